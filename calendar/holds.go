@@ -1,0 +1,180 @@
+package calendar
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/bookonce/bookonce/idempotency"
+	"github.com/bookonce/bookonce/internal/web"
+)
+
+func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	tx, ok := idempotency.Tx(ctx)
+	if !ok {
+		s.internalError(w, r, "create hold", errors.New("no idempotency transaction"))
+		return
+	}
+	tenant := tenantOf(r)
+	var req HoldRequest
+	if p := decodeStrict(r, &req); p != nil {
+		web.WriteProblem(w, p)
+		return
+	}
+	if p := validateHold(req); p != nil {
+		web.WriteProblem(w, p)
+		return
+	}
+	svc, err := loadService(ctx, tx, tenant, req.Service)
+	if errors.Is(err, errNotFound) {
+		web.WriteProblem(w, web.NewProblem(http.StatusUnprocessableEntity, CodeUnknownService, "unknown service "+quote(req.Service)+"; GET /v1/services lists them"))
+		return
+	} else if err != nil {
+		s.internalError(w, r, "load service", err)
+		return
+	}
+	resources, err := loadResources(ctx, tx, tenant)
+	if err != nil {
+		s.internalError(w, r, "load resources", err)
+		return
+	}
+	candidates, p := s.candidates(resources, req, svc)
+	if p != nil {
+		web.WriteProblem(w, p)
+		return
+	}
+
+	now := s.now()
+	if err := expireHolds(ctx, tx, tenant, now); err != nil {
+		s.internalError(w, r, "create hold", err)
+		return
+	}
+	start := req.Start.UTC()
+	end := start.Add(minutes(svc.DurationMinutes))
+	// The business reference guards callers whose key changed (a reset or
+	// retried workflow): same slot returns the existing hold, another slot
+	// is a conflict.
+	if existing, err := activeByReference(ctx, tx, tenant, req.Reference); err == nil {
+		s.answerExisting(w, r, existing, req, start)
+		return
+	} else if !errors.Is(err, errNotFound) {
+		s.internalError(w, r, "look up reference", err)
+		return
+	}
+	for _, res := range candidates {
+		h := Hold{
+			ID: newID("hold_"), Object: "hold", Status: HoldHeld, ResourceID: res.ID, Service: svc.ID,
+			Customer: req.Customer, Reference: req.Reference, Start: start, End: end,
+			ExpiresAt: now.Add(s.HoldTTL), CreatedAt: now,
+		}
+		err := insertHold(ctx, tx, tenant, h)
+		if err == nil {
+			idempotency.SetResource(ctx, "hold", h.ID)
+			w.Header().Set("Location", "/v1/holds/"+h.ID)
+			web.WriteJSON(w, http.StatusCreated, h)
+			return
+		}
+		switch code, name := constraintViolation(err); {
+		case code == "23P01": // exclusion: the slot is taken on this resource
+			continue
+		case code == "23505" && name == "calendar_reservations_active_reference":
+			// A concurrent request with another key won the reference.
+			if existing, err := activeByReference(ctx, tx, tenant, req.Reference); err == nil {
+				s.answerExisting(w, r, existing, req, start)
+				return
+			}
+			s.internalError(w, r, "create hold", err)
+			return
+		default:
+			s.internalError(w, r, "insert hold", err)
+			return
+		}
+	}
+	p = web.NewProblem(http.StatusConflict, CodeSlotUnavailable, "the slot "+start.Format("2006-01-02T15:04Z07:00")+" is taken")
+	p.Extra = map[string]any{"alternatives": s.alternatives(r, tenant, candidates, svc, start)}
+	final(ctx, w, p)
+}
+
+func (s *Server) answerExisting(w http.ResponseWriter, r *http.Request, h Hold, req HoldRequest, start time.Time) {
+	same := h.Start.Equal(start) && h.Service == req.Service && h.Customer == req.Customer &&
+		(req.ResourceID == "" || req.ResourceID == h.ResourceID)
+	if !same {
+		final(r.Context(), w, web.NewProblem(http.StatusConflict, CodeReferenceConflict,
+			"reference "+quote(req.Reference)+" already holds another slot ("+h.ID+")"))
+		return
+	}
+	idempotency.SetResource(r.Context(), "hold", h.ID)
+	web.WriteJSON(w, http.StatusOK, h)
+}
+
+func (s *Server) candidates(resources []Resource, req HoldRequest, svc Service) ([]Resource, *web.Problem) {
+	end := req.Start.Add(minutes(svc.DurationMinutes))
+	var out []Resource
+	known := false
+	for _, res := range resources {
+		if req.ResourceID != "" && res.ID != req.ResourceID {
+			continue
+		}
+		known = true
+		if withinHours(res, req.Start, end, s.Timezone) {
+			out = append(out, res)
+		}
+	}
+	if !known {
+		return nil, web.NewProblem(http.StatusUnprocessableEntity, CodeUnknownResource, "unknown resource "+quote(req.ResourceID)+"; GET /v1/resources lists them")
+	}
+	if len(out) == 0 {
+		return nil, web.NewProblem(http.StatusUnprocessableEntity, CodeOutsideOpeningHours,
+			"the slot "+req.Start.In(s.Timezone).Format("Mon 2006-01-02 15:04")+" ("+s.Timezone.String()+") is outside opening hours")
+	}
+	return out, nil
+}
+
+// alternatives offers up to three free slots on the same day onwards.
+func (s *Server) alternatives(r *http.Request, tenant string, resources []Resource, svc Service, start time.Time) []Slot {
+	var out []Slot
+	for _, res := range resources {
+		b, err := busy(r.Context(), s.Pool, tenant, res.ID, start, start.Add(72*time.Hour), s.now())
+		if err != nil {
+			return out
+		}
+		out = append(out, freeSlots(res, b, start, start.Add(72*time.Hour), minutes(svc.DurationMinutes), 30*time.Minute, s.Timezone, 3-len(out))...)
+		if len(out) >= 3 {
+			break
+		}
+	}
+	if out == nil {
+		out = []Slot{}
+	}
+	return out
+}
+
+func validateHold(req HoldRequest) *web.Problem {
+	var errs []web.FieldError
+	if strings.TrimSpace(req.Service) == "" {
+		errs = append(errs, web.FieldError{Field: "service", Detail: "required"})
+	}
+	if req.Start.IsZero() {
+		errs = append(errs, web.FieldError{Field: "start", Detail: "required, RFC 3339 with a zone"})
+	} else if req.Start.Second() != 0 || req.Start.Nanosecond() != 0 {
+		errs = append(errs, web.FieldError{Field: "start", Detail: "must be on a whole minute"})
+	}
+	if strings.TrimSpace(req.Customer) == "" {
+		errs = append(errs, web.FieldError{Field: "customer", Detail: "required"})
+	}
+	if strings.TrimSpace(req.Reference) == "" || len(req.Reference) > 255 {
+		errs = append(errs, web.FieldError{Field: "reference", Detail: "required, at most 255 bytes"})
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	p := web.NewProblem(http.StatusBadRequest, CodeInvalidRequest, "the hold request is invalid")
+	p.Errors = errs
+	return p
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+func minutes(n int) time.Duration { return time.Duration(n) * time.Minute }

@@ -1,0 +1,48 @@
+// Command devserver runs only the embedded Temporal server and its Web UI,
+// for working on bookonce processes started separately.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/devserver"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+func main() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookonce:", err)
+		os.Exit(2)
+	}
+	log := stack.Logger(cfg, os.Stderr)
+	ctx, stop := stack.SignalContext()
+	defer stop()
+	ts, err := devserver.StartTemporal(ctx, devserver.Options{
+		Address: cfg.TemporalAddress, DatabaseFile: filepath.Join(cfg.DataDir, "temporal.db"), Namespace: cfg.TemporalNamespace,
+	})
+	if err != nil {
+		stack.Fatal(log, "embedded Temporal server", err)
+	}
+	defer func() { _ = ts.Stop() }()
+	tc, err := stack.Dial(ctx, cfg, log)
+	if err != nil {
+		stack.Fatal(log, "Temporal", err)
+	}
+	err = workflows.EnsureSearchAttributes(ctx, tc, cfg.TemporalNamespace)
+	tc.Close()
+	if err != nil {
+		stack.Fatal(log, "search attributes", err)
+	}
+	ui, err := devserver.StartUI(ctx, ts.HostPort(), "127.0.0.1", cfg.TemporalUIPort, cfg.TemporalNamespace)
+	if err != nil {
+		stack.Fatal(log, "Temporal Web UI", err)
+	}
+	defer ui.Stop()
+	fmt.Fprintf(os.Stderr, "Temporal %s, Web UI %s (Ctrl-C stops)\n", ts.HostPort(), ui.URL())
+	<-ctx.Done()
+}

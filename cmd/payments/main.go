@@ -1,0 +1,40 @@
+// Command payments serves the Stripe-compatible payment API (PaymentIntents
+// with manual capture, refunds) with the Idempotency-Key contract.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/web"
+)
+
+func main() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookonce:", err)
+		os.Exit(2)
+	}
+	log := stack.Logger(cfg, os.Stderr)
+	ctx, stop := stack.SignalContext()
+	defer stop()
+	pool, closeDB, err := stack.Database(ctx, cfg, log)
+	if err != nil {
+		stack.Fatal(log, "PostgreSQL", err)
+	}
+	defer closeDB()
+	svc, store := stack.PaymentsService(cfg, pool, log)
+	g, gctx := errgroup.WithContext(ctx)
+	if err := stack.ServeAll(gctx, g, log, map[string]web.Service{cfg.PaymentsListen: svc}); err != nil {
+		stack.Fatal(log, "listen", err)
+	}
+	g.Go(func() error { store.RunReaper(gctx, stack.ReapEvery); return nil })
+	log.Info("payment API listening", "addr", cfg.PaymentsListen)
+	if err := g.Wait(); err != nil && ctx.Err() == nil {
+		stack.Fatal(log, "payment API", err)
+	}
+}

@@ -1,0 +1,45 @@
+// Command worker runs the bookonce Temporal worker: the appointment and
+// payment sagas and their activities. Run as many as you like; the
+// idempotency keys make their retries and re-executions harmless.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+func main() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookonce:", err)
+		os.Exit(2)
+	}
+	log := stack.Logger(cfg, os.Stderr)
+	ctx, stop := stack.SignalContext()
+	defer stop()
+
+	tc, err := stack.Dial(ctx, cfg, log)
+	if err != nil {
+		stack.Fatal(log, "Temporal", err)
+	}
+	defer tc.Close()
+	saCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	if err := workflows.EnsureSearchAttributes(saCtx, tc, cfg.TemporalNamespace); err != nil {
+		// A worker without operator rights may still run if they exist.
+		log.Warn("could not ensure search attributes", "err", err)
+	}
+	cancel()
+	w := stack.Worker(tc, cfg)
+	log.Info("worker started", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace)
+	if err := w.Run(worker.InterruptCh()); err != nil {
+		stack.Fatal(log, "worker", err)
+	}
+}

@@ -1,0 +1,72 @@
+package config_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/config"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := config.Load(env(nil))
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:7233", c.TemporalAddress)
+	require.False(t, c.TemporalAddressSet)
+	require.Equal(t, "default", c.TemporalNamespace)
+	require.Equal(t, map[string]string{"dev-token": "demo"}, c.APITokens)
+	require.Equal(t, "dev-twilio-auth-token", c.TwilioAuthToken)
+	require.Equal(t, "http://127.0.0.1:8080", c.PublicBaseURL)
+	require.Equal(t, "Europe/Berlin", c.Timezone.String())
+	require.Equal(t, 72*time.Hour, c.IdempotencyTTL)
+	require.Equal(t, 8233, c.TemporalUIPort)
+	tok, ok := c.TokenFor("demo")
+	require.True(t, ok)
+	require.Equal(t, "dev-token", tok)
+}
+
+func TestOverridesAndErrors(t *testing.T) {
+	c, err := config.Load(env(map[string]string{"TEMPORAL_ADDRESS": "temporal:7233", "BOOKONCE_API_TOKENS": "a:t1, b:t2", "PUBLIC_BASE_URL": "https://x.example/"}))
+	require.NoError(t, err)
+	require.True(t, c.TemporalAddressSet)
+	require.Equal(t, map[string]string{"t1": "a", "t2": "b"}, c.APITokens)
+	require.Equal(t, "https://x.example", c.PublicBaseURL)
+
+	for name, e := range map[string]map[string]string{
+		"bad ttl":      {"IDEMPOTENCY_TTL": "forever"},
+		"negative ttl": {"HOLD_TTL": "-1m"},
+		"bad tokens":   {"BOOKONCE_API_TOKENS": "no-colon"},
+		"dup token":    {"BOOKONCE_API_TOKENS": "a:t,b:t"},
+		"bad zone":     {"BOOKONCE_TIMEZONE": "Mars/Olympus"},
+		"bad format":   {"LOG_FORMAT": "xml"},
+		"bad port":     {"TEMPORAL_UI_PORT": "http"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := config.Load(env(e))
+			require.Error(t, err)
+			for k := range e {
+				require.Contains(t, err.Error(), k, "the message names the variable")
+			}
+		})
+	}
+}
+
+// TestReadmeDocumentsEveryVariable reads every variable Load looks up and
+// requires a row for it in the README's configuration table.
+func TestReadmeDocumentsEveryVariable(t *testing.T) {
+	looked := map[string]bool{}
+	_, err := config.Load(func(k string) (string, bool) { looked[k] = true; return "", false })
+	require.NoError(t, err)
+	md, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for k := range looked {
+		require.Contains(t, string(md), "| `"+k+"` |", "README's configuration table lacks %s", k)
+	}
+	require.Len(t, looked, 20, "a new variable needs a README row and this count")
+}

@@ -1,0 +1,254 @@
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+// Options configures an embedded Temporal server.
+type Options struct {
+	// Address is the frontend gRPC listen address; "127.0.0.1:0" picks a
+	// free port (tests).
+	Address string
+	// DatabaseFile persists state in SQLite; empty keeps it in memory.
+	DatabaseFile string
+	// Namespace is registered at start ("default" when empty).
+	Namespace string
+	// Logger receives the server's own logs; nil discards them.
+	Logger log.Logger
+}
+
+// Temporal is a running embedded server.
+type Temporal struct {
+	server    temporal.Server
+	hostPort  string
+	namespace string
+}
+
+// StartTemporal starts the server and returns once its frontend answers.
+func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	if opts.Logger == nil {
+		opts.Logger = log.NewNoopLogger()
+	}
+	host, port, err := resolveAddress(opts.Address)
+	if err != nil {
+		return nil, err
+	}
+	if err := probeFree(host, port); err != nil {
+		return nil, err
+	}
+
+	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
+	if opts.DatabaseFile == "" {
+		// A shared in-memory database, unique per server in this process.
+		sqlCfg.ConnectAttributes["mode"] = "memory"
+		sqlCfg.ConnectAttributes["cache"] = "shared"
+		sqlCfg.DatabaseName = fmt.Sprintf("bookonce-%d-%d", os.Getpid(), time.Now().UnixNano())
+	} else {
+		sqlCfg.ConnectAttributes["mode"] = "rwc"
+		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
+		sqlCfg.ConnectAttributes["_synchronous"] = "2"
+		sqlCfg.DatabaseName = opts.DatabaseFile
+		if err := os.MkdirAll(filepath.Dir(opts.DatabaseFile), 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", filepath.Dir(opts.DatabaseFile), err)
+		}
+		if _, err := os.Stat(opts.DatabaseFile); errors.Is(err, os.ErrNotExist) {
+			if err := sqlite.SetupSchema(sqlCfg); err != nil {
+				return nil, fmt.Errorf("create Temporal schema in %s: %w", opts.DatabaseFile, err)
+			}
+		}
+	}
+	cfg, err := serverConfig(host, port, sqlCfg)
+	if err != nil {
+		return nil, err
+	}
+
+	ns, err := sqlite.NewNamespaceConfig(cfg.ClusterMetadata.CurrentClusterName, opts.Namespace, false, nil)
+	if err != nil {
+		return nil, fmt.Errorf("namespace config: %w", err)
+	}
+	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
+		return nil, fmt.Errorf("create namespace %s: %w", opts.Namespace, err)
+	}
+
+	authorizer, err := authorization.GetAuthorizerFromConfig(&cfg.Global.Authorization)
+	if err != nil {
+		return nil, fmt.Errorf("authorizer: %w", err)
+	}
+	claimMapper, err := authorization.GetClaimMapperFromConfig(&cfg.Global.Authorization, opts.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("claim mapper: %w", err)
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(cfg),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithLogger(opts.Logger),
+		temporal.WithAuthorizer(authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			// New search attributes are visible at once, not after a cache TTL.
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create Temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start Temporal server: %w", err)
+	}
+	t := &Temporal{server: srv, hostPort: net.JoinHostPort(host, strconv.Itoa(port)), namespace: opts.Namespace}
+	if err := t.waitReady(ctx); err != nil {
+		_ = srv.Stop()
+		return nil, err
+	}
+	return t, nil
+}
+
+// HostPort is the frontend gRPC address.
+func (t *Temporal) HostPort() string { return t.hostPort }
+
+// Namespace is the registered namespace.
+func (t *Temporal) Namespace() string { return t.namespace }
+
+// Stop shuts the server down.
+func (t *Temporal) Stop() error { return t.server.Stop() }
+
+// waitReady dials until the namespace answers, so callers never race the
+// server's start-up.
+func (t *Temporal) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var lastErr error
+	for {
+		c, err := client.DialContext(ctx, client.Options{HostPort: t.hostPort, Namespace: t.namespace, Logger: quietLogger{}})
+		if err == nil {
+			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
+			if err == nil {
+				_, err = c.WorkflowService().DescribeNamespace(ctx, describeNamespace(t.namespace))
+			}
+			c.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("Temporal server did not become ready: %w", lastErr)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func serverConfig(host string, port int, sqlCfg *config.SQL) (*config.Config, error) {
+	services := map[string]config.Service{}
+	for i, name := range []string{"frontend", "history", "matching", "worker"} {
+		grpcPort := port
+		if i > 0 {
+			p, err := freePort(host)
+			if err != nil {
+				return nil, err
+			}
+			grpcPort = p
+		}
+		membership, err := freePort(host)
+		if err != nil {
+			return nil, err
+		}
+		services[name] = config.Service{RPC: config.RPC{GRPCPort: grpcPort, MembershipPort: membership, BindOnIP: host}}
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	return &config.Config{
+		Global: config.Global{
+			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: host},
+		},
+		Persistence: config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace:    false,
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        "active",
+			CurrentClusterName:       "active",
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				"active": {Enabled: true, InitialFailoverVersion: 1, RPCAddress: addr},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services:            services,
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+			History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+			Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+		}},
+		// The server's internal workers dial this address.
+		PublicClient: config.PublicClient{HostPort: addr},
+	}, nil
+}
+
+func resolveAddress(addr string) (string, int, error) {
+	if addr == "" {
+		addr = "127.0.0.1:7233"
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("Temporal address %q: %w", addr, err)
+	}
+	if host == "" || host == "localhost" {
+		host = "127.0.0.1"
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return "", 0, fmt.Errorf("Temporal address %q: bad port", addr)
+	}
+	if port == 0 {
+		if port, err = freePort(host); err != nil {
+			return "", 0, err
+		}
+	}
+	return host, port, nil
+}
+
+// probeFree fails early with a clear message when another server (often
+// `temporal server start-dev`) already holds the port.
+func probeFree(host string, port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("port %d is taken (another Temporal server?): stop it, or set TEMPORAL_ADDRESS to use it instead of the embedded one: %w", port, err)
+	}
+	return l.Close()
+}
+
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,70 @@
+-- +goose Up
+-- The calendar: resources (bays, technicians) with opening hours, services
+-- with durations, and reservations. A reservation is a hold that may be
+-- confirmed into a booking; both block their resource's time.
+CREATE EXTENSION IF NOT EXISTS btree_gist;
+
+CREATE TABLE calendar_resources (
+    tenant_id  text NOT NULL,
+    id         text NOT NULL,
+    name       text NOT NULL,
+    kind       text NOT NULL CHECK (kind IN ('bay', 'technician')),
+    -- Opening hours in the business time zone, the same every open weekday.
+    opens_at   time NOT NULL,
+    closes_at  time NOT NULL CHECK (closes_at > opens_at),
+    -- ISO weekdays (1 = Monday ... 7 = Sunday) the resource is open.
+    weekdays   smallint[] NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+);
+
+CREATE TABLE calendar_services (
+    tenant_id        text NOT NULL,
+    id               text NOT NULL,
+    name             text NOT NULL,
+    duration_minutes integer NOT NULL CHECK (duration_minutes > 0),
+    PRIMARY KEY (tenant_id, id)
+);
+
+CREATE TABLE calendar_reservations (
+    id              text PRIMARY KEY,
+    tenant_id       text NOT NULL,
+    resource_id     text NOT NULL,
+    service         text NOT NULL,
+    customer        text NOT NULL,
+    -- The caller's business reference (the booking's workflow ID).
+    reference       text NOT NULL,
+    slot            tstzrange NOT NULL,
+    status          text NOT NULL CHECK (status IN ('held', 'confirmed', 'released', 'expired', 'cancelled')),
+    hold_expires_at timestamptz NOT NULL,
+    booking_id      text UNIQUE,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    FOREIGN KEY (tenant_id, resource_id) REFERENCES calendar_resources (tenant_id, id),
+    FOREIGN KEY (tenant_id, service) REFERENCES calendar_services (tenant_id, id),
+    -- Rule 11: the database, not application code, forbids two active
+    -- reservations of one resource that overlap in time.
+    CONSTRAINT calendar_no_overlap EXCLUDE USING gist (
+        tenant_id WITH =, resource_id WITH =, slot WITH &&
+    ) WHERE (status IN ('held', 'confirmed'))
+);
+
+-- One active reservation per business reference: protects even a caller
+-- whose idempotency key changed (a reset workflow has a new run ID).
+CREATE UNIQUE INDEX calendar_reservations_active_reference
+    ON calendar_reservations (tenant_id, reference) WHERE status IN ('held', 'confirmed');
+CREATE INDEX calendar_reservations_customer ON calendar_reservations (tenant_id, customer);
+
+-- Tenant demo: two bays open Monday to Saturday, a technician on weekdays.
+INSERT INTO calendar_resources (tenant_id, id, name, kind, opens_at, closes_at, weekdays) VALUES
+    ('demo', 'bay-1', 'Bay 1', 'bay', '08:00', '18:00', '{1,2,3,4,5,6}'),
+    ('demo', 'bay-2', 'Bay 2', 'bay', '08:00', '18:00', '{1,2,3,4,5,6}'),
+    ('demo', 'tech-anna', 'Anna (technician)', 'technician', '09:00', '17:00', '{1,2,3,4,5}');
+INSERT INTO calendar_services (tenant_id, id, name, duration_minutes) VALUES
+    ('demo', 'tire-change', 'Reifenwechsel / tire change', 30),
+    ('demo', 'inspection', 'Inspektion / inspection', 90),
+    ('demo', 'oil-change', 'Ölwechsel / oil change', 45);
+
+-- +goose Down
+DROP TABLE calendar_reservations;
+DROP TABLE calendar_services;
+DROP TABLE calendar_resources;

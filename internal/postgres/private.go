@@ -1,0 +1,139 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// binaries are the PostgreSQL server programs needed for a private cluster.
+type binaries struct{ initdb, pgctl string }
+
+// findBinaries looks on PATH, then in Debian's versioned directories
+// (newest first), where initdb is not on PATH by default.
+func findBinaries() (binaries, error) {
+	if i, err := exec.LookPath("initdb"); err == nil {
+		if p, err := exec.LookPath("pg_ctl"); err == nil {
+			return binaries{i, p}, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	for _, d := range dirs {
+		i, p := filepath.Join(d, "initdb"), filepath.Join(d, "pg_ctl")
+		if isExecutable(i) && isExecutable(p) {
+			return binaries{i, p}, nil
+		}
+	}
+	return binaries{}, errors.New("initdb and pg_ctl not found")
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode()&0o111 != 0
+}
+
+// startPrivate initialises (once) and starts a cluster in dir on a free
+// loopback port. PostgreSQL refuses to run as root, so as root the cluster
+// belongs to the "postgres" system user.
+func startPrivate(ctx context.Context, bin binaries, dir string, log *slog.Logger) (Server, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Server{}, err
+	}
+	runAs, err := clusterOwner()
+	if err != nil {
+		return Server{}, err
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return Server{}, fmt.Errorf("create %s: %w", abs, err)
+	}
+	if runAs != nil {
+		if err := chownTree(filepath.Dir(abs), abs, runAs); err != nil {
+			return Server{}, err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(abs, "PG_VERSION")); err != nil {
+		log.Info("initialising private PostgreSQL cluster (first start only)")
+		if out, err := run(ctx, runAs, bin.initdb, "-D", abs, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions"); err != nil {
+			return Server{}, fmt.Errorf("initdb: %w: %s", err, out)
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return Server{}, err
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1", port, abs)
+	if out, err := run(ctx, runAs, bin.pgctl, "-D", abs, "-o", opts, "-l", filepath.Join(abs, "server.log"), "-w", "-t", "60", "start"); err != nil {
+		return Server{}, fmt.Errorf("pg_ctl start: %w: %s (see %s)", err, out, filepath.Join(abs, "server.log"))
+	}
+	adminURL := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	log.Info("private PostgreSQL cluster started", "addr", fmt.Sprintf("127.0.0.1:%d", port))
+	stop := func() error {
+		out, err := run(context.Background(), runAs, bin.pgctl, "-D", abs, "-m", "fast", "-w", "stop")
+		if err != nil {
+			return fmt.Errorf("pg_ctl stop: %w: %s", err, out)
+		}
+		return nil
+	}
+	return Server{AdminURL: adminURL, Stop: stop}, nil
+}
+
+// clusterOwner returns nil when the current user may own the cluster, or
+// the postgres user when running as root.
+func clusterOwner() (*user.User, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, errors.New("running as root and no 'postgres' system user exists: PostgreSQL refuses to run as root; " +
+			"run bookonce as a normal user or set DATABASE_URL")
+	}
+	return u, nil
+}
+
+func chownTree(parent, dir string, u *user.User) error {
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	// The parent must be traversable by the cluster owner.
+	_ = os.Chmod(parent, 0o755)
+	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+}
+
+func run(ctx context.Context, as *user.User, name string, args ...string) (string, error) {
+	if as != nil {
+		args = append([]string{"-u", as.Username, "--", name}, args...)
+		name = "runuser"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = os.TempDir() // the owner may not be able to read our cwd
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

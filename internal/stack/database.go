@@ -1,0 +1,33 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/postgres"
+)
+
+// Database finds or starts PostgreSQL, opens a pool and migrates the
+// schema. The returned close function also stops a private cluster that
+// was started here.
+func Database(ctx context.Context, cfg config.Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
+	url, stop, err := postgres.Discover(ctx, postgres.Options{URL: cfg.DatabaseURL, DataDir: cfg.DataDir, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := postgres.Open(ctx, url)
+	if err != nil {
+		_ = stop()
+		return nil, nil, fmt.Errorf("database: %w", err)
+	}
+	return pool, func() {
+		pool.Close()
+		if err := stop(); err != nil {
+			log.Warn("stop private PostgreSQL", "err", err)
+		}
+	}, nil
+}

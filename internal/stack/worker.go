@@ -1,0 +1,55 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// Dial connects to the Temporal cluster named by the configuration.
+func Dial(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Client, error) {
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
+		Logger: sdklog.NewStructuredLogger(log.With("component", "temporal-sdk")),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", cfg.TemporalAddress, cfg.TemporalNamespace, err)
+	}
+	return c, nil
+}
+
+// NewActivities wires the activities to the configured APIs. The worker
+// calls the APIs with the token of the booking's tenant.
+func NewActivities(cfg config.Config) *activities.Activities {
+	return &activities.Activities{
+		Calendar: func(tenant string) (*calendar.Client, error) {
+			tok, ok := cfg.TokenFor(tenant)
+			if !ok {
+				return nil, fmt.Errorf("no API token for tenant %q in BOOKONCE_API_TOKENS", tenant)
+			}
+			return calendar.NewClient(cfg.CalendarURL, tok), nil
+		},
+	}
+}
+
+// Register adds every workflow and activity to a worker.
+func Register(r worker.Registry, acts *activities.Activities) {
+	r.RegisterWorkflow(workflows.AppointmentWorkflow)
+	r.RegisterActivity(acts)
+}
+
+// Worker creates the bookonce worker on the configured task queue.
+func Worker(c client.Client, cfg config.Config) worker.Worker {
+	w := worker.New(c, cfg.TaskQueue, worker.Options{})
+	Register(w, NewActivities(cfg))
+	return w
+}

@@ -1,0 +1,100 @@
+package testsupport
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/postgres"
+)
+
+var (
+	serverOnce sync.Once
+	server     postgres.Server
+	serverErr  error
+)
+
+// adminURL finds the PostgreSQL server tests use: BOOKONCE_TEST_DATABASE_URL
+// (a maintenance database URL), else the same discovery as the app, with a
+// private cluster under the system temp dir when nothing answers.
+func adminURL(t testing.TB) string {
+	t.Helper()
+	serverOnce.Do(func() {
+		if u := os.Getenv("BOOKONCE_TEST_DATABASE_URL"); u != "" {
+			server = postgres.Server{AdminURL: u, Stop: func() error { return nil }}
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		server, serverErr = postgres.FindServer(ctx, postgres.Options{DataDir: os.TempDir() + "/bookonce-test"})
+	})
+	if serverErr != nil {
+		t.Fatalf("tests need PostgreSQL: %v", serverErr)
+	}
+	return server.AdminURL
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-z0-9_]+`)
+
+// Database creates a fresh, migrated database for this test and returns a
+// pool on it. The database is dropped when the test ends, so parallel
+// packages and reruns never see each other's rows.
+func Database(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, _ := DatabaseURL(t)
+	return pool
+}
+
+// DatabaseURL is Database that also returns the connection URL, for code
+// under test that opens its own pool.
+func DatabaseURL(t testing.TB) (*pgxpool.Pool, string) {
+	t.Helper()
+	admin := adminURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	name := "bookonce_t_" + unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "_")
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	name += "_" + hex.EncodeToString(suffix)
+
+	conn, err := pgx.Connect(ctx, admin)
+	require.NoError(t, err, "connect to the test PostgreSQL server")
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	conn.Close(ctx)
+	require.NoError(t, err, "create test database")
+
+	dbURL, err := postgres.WithDatabase(admin, name)
+	require.NoError(t, err)
+	pool, err := postgres.Open(ctx, dbURL)
+	require.NoError(t, err, "open and migrate test database")
+
+	t.Cleanup(func() {
+		pool.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			t.Logf("drop test database %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Logf("drop test database %s: %v", name, err)
+		}
+	})
+	return pool, dbURL
+}

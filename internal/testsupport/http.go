@@ -1,0 +1,47 @@
+package testsupport
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+)
+
+// Config returns the dev configuration (as with no environment), for
+// tests that assemble services the way the commands do.
+func Config(t testing.TB) config.Config {
+	t.Helper()
+	cfg, err := config.Load(func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	return cfg
+}
+
+// CalendarAPI serves the calendar API on a loopback port backed by pool.
+func CalendarAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.Server {
+	t.Helper()
+	svc, _ := stack.CalendarService(cfg, pool, stack.Logger(cfg, testWriter{t}))
+	srv := httptest.NewServer(svc.Mux())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// PaymentsAPI serves the payment API on a loopback port backed by pool.
+func PaymentsAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.Server {
+	t.Helper()
+	svc, _ := stack.PaymentsService(cfg, pool, stack.Logger(cfg, testWriter{t}))
+	srv := httptest.NewServer(svc.Mux())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// testWriter sends service logs to the test log, shown only on failure.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}

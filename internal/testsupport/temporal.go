@@ -1,0 +1,95 @@
+package testsupport
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookonce/bookonce/internal/devserver"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+var (
+	temporalOnce sync.Once
+	temporalSrv  *devserver.Temporal
+	temporalErr  error
+)
+
+// Temporal returns a client of the package's in-process Temporal server
+// (in-memory SQLite, started once per test binary, with bookonce's search
+// attributes registered). Tests isolate themselves by task queue and
+// workflow ID, not by server, because a server start costs seconds.
+func Temporal(t testing.TB) client.Client {
+	t.Helper()
+	temporalOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		temporalSrv, temporalErr = devserver.StartTemporal(ctx, devserver.Options{Address: "127.0.0.1:0"})
+		if temporalErr != nil {
+			return
+		}
+		c, err := client.DialContext(ctx, client.Options{HostPort: temporalSrv.HostPort(), Namespace: temporalSrv.Namespace()})
+		if err != nil {
+			temporalErr = err
+			return
+		}
+		defer c.Close()
+		temporalErr = workflows.EnsureSearchAttributes(ctx, c, temporalSrv.Namespace())
+	})
+	require.NoError(t, temporalErr, "start in-process Temporal server")
+	c, err := client.Dial(client.Options{HostPort: temporalSrv.HostPort(), Namespace: temporalSrv.Namespace(), Logger: quiet{}})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// TemporalHostPort is the address of the package's in-process server.
+func TemporalHostPort(t testing.TB) string {
+	Temporal(t)
+	return temporalSrv.HostPort()
+}
+
+// TaskQueue returns a task queue name unique to this test.
+func TaskQueue(t testing.TB) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return "test-" + hex.EncodeToString(b)
+}
+
+// Worker starts a worker on queue that registers what register adds, and
+// stops it when the test ends.
+func Worker(t testing.TB, c client.Client, queue string, register func(worker.Registry)) worker.Worker {
+	t.Helper()
+	w := worker.New(c, queue, worker.Options{WorkflowPanicPolicy: worker.FailWorkflow})
+	register(w)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// Eventually polls cond until it holds or the deadline passes; the message
+// says what was awaited. It is a condition wait, not a sleep.
+func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}

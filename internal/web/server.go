@@ -1,0 +1,84 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Health reports whether a service can serve; nil means healthy.
+type Health func(ctx context.Context) error
+
+// Service is one HTTP service: its routes plus /healthz and /metrics.
+type Service struct {
+	Name     string
+	Handler  http.Handler
+	Health   Health
+	Gatherer prometheus.Gatherer
+	Logger   *slog.Logger
+}
+
+// Mux returns the service's routes with /healthz and /metrics mounted.
+func (s Service) Mux() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if s.Health != nil {
+			if err := s.Health(ctx); err != nil {
+				WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unhealthy", "service": s.Name, "error": err.Error()})
+				return
+			}
+		}
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": s.Name})
+	})
+	g := s.Gatherer
+	if g == nil {
+		g = prometheus.DefaultGatherer
+	}
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	if s.Handler != nil {
+		mux.Handle("/", s.Handler)
+	}
+	return mux
+}
+
+// Listen binds addr, so a caller learns of a taken port before it reports
+// the service as up.
+func Listen(addr string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return l, nil
+}
+
+// Serve runs the service on l until ctx ends, then drains requests for up
+// to ten seconds.
+func (s Service) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.Mux(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("%s: %w", s.Name, err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("%s shutdown: %w", s.Name, err)
+	}
+	return nil
+}

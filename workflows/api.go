@@ -1,0 +1,75 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// StartAppointment starts the saga for req under its deterministic workflow
+// ID. A second start of the same intent attaches to the existing run, or,
+// once that run has completed, returns it instead of booking again:
+// existing reports the completed case; attaching to a running one is not
+// distinguished by the SDK.
+func StartAppointment(ctx context.Context, c client.Client, taskQueue string, req BookingRequest) (run client.WorkflowRun, existing bool, err error) {
+	if req.IntentID == "" {
+		req.IntentID = IntentID(req.Tenant, req.Customer, req.Service, req.ResourceID, req.SlotStart)
+	}
+	id := AppointmentWorkflowID(req.Tenant, req.IntentID)
+	opts := client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: taskQueue,
+		// Running: attach. Completed: refuse, so the intent is not booked
+		// twice. Failed or terminated: a new run may try again (the business
+		// reference still finds anything the old run left).
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		// Tell a completed duplicate apart from a fresh start.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			CustomerPhoneKey.ValueSet(req.Customer), ChannelKey.ValueSet(string(req.Channel)),
+			BookingStatusKey.ValueSet(string(StatusRequested)), ServiceKey.ValueSet(req.Service),
+			SlotStartKey.ValueSet(req.SlotStart.UTC()),
+		),
+		StaticSummary: fmt.Sprintf("%s for %s at %s", req.Service, maskPhone(req.Customer), req.SlotStart.UTC().Format(time.RFC3339)),
+		StaticDetails: fmt.Sprintf("Booking intent %s via %s (tenant %s), deposit %d %s. The workflow ID is the business reference sent to the calendar and payment APIs.",
+			req.IntentID, req.Channel, req.Tenant, req.DepositAmount, req.Currency),
+	}
+	run, err = c.ExecuteWorkflow(ctx, opts, AppointmentWorkflow, req)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return c.GetWorkflow(ctx, id, ""), true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("start appointment %s: %w", id, err)
+	}
+	return run, false, nil
+}
+
+// AppointmentStatus queries a running or closed appointment's state.
+func AppointmentStatus(ctx context.Context, c client.Client, workflowID string) (BookingState, error) {
+	resp, err := c.QueryWorkflow(ctx, workflowID, "", QueryStatus)
+	if err != nil {
+		return BookingState{}, fmt.Errorf("query %s: %w", workflowID, err)
+	}
+	var st BookingState
+	if err := resp.Get(&st); err != nil {
+		return BookingState{}, fmt.Errorf("decode status of %s: %w", workflowID, err)
+	}
+	return st, nil
+}
+
+// maskPhone keeps the country code and last two digits, so summaries and
+// logs identify a booking without exposing the number.
+func maskPhone(p string) string {
+	if len(p) <= 5 {
+		return "***"
+	}
+	return p[:3] + "******" + p[len(p)-2:]
+}

@@ -1,0 +1,104 @@
+// Package workflows holds bookonce's sagas. Workflow code is deterministic:
+// no clock, no randomness, no map iteration for decisions, no goroutines;
+// every side effect is an activity (package activities).
+package workflows
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bookonce/bookonce/activities"
+)
+
+// TaskQueue is the default task queue of the bookonce worker.
+const TaskQueue = "bookonce"
+
+// BookingStatus is the state of a booking, shown as the BookingStatus
+// search attribute.
+type BookingStatus string
+
+// Booking states. Confirmed, Rejected, PaymentFailed and Cancelled are
+// final; NeedsReview waits for a person.
+const (
+	StatusRequested     BookingStatus = "Requested"
+	StatusHolding       BookingStatus = "Holding"
+	StatusHeld          BookingStatus = "Held"
+	StatusConfirming    BookingStatus = "Confirming"
+	StatusConfirmed     BookingStatus = "Confirmed"
+	StatusRejected      BookingStatus = "Rejected"
+	StatusPaymentFailed BookingStatus = "PaymentFailed"
+	StatusCancelled     BookingStatus = "Cancelled"
+	StatusNeedsReview   BookingStatus = "NeedsReview"
+)
+
+// QueryStatus is the query that returns a BookingState.
+const QueryStatus = "status"
+
+// Channel is where a request came from.
+type Channel string
+
+// Channels.
+const (
+	ChannelVoice    Channel = "voice"
+	ChannelWhatsApp Channel = "whatsapp"
+	ChannelAPI      Channel = "api"
+)
+
+// BookingRequest is the input of AppointmentWorkflow.
+type BookingRequest struct {
+	Tenant   string `json:"tenant"`
+	Customer string `json:"customer"` // E.164
+	Service  string `json:"service"`
+	// ResourceID is optional: empty lets the calendar pick a free resource.
+	ResourceID    string    `json:"resource_id,omitempty"`
+	SlotStart     time.Time `json:"slot_start"`
+	Channel       Channel   `json:"channel"`
+	IntentID      string    `json:"intent_id"`
+	DepositAmount int64     `json:"deposit_amount"` // minor units
+	Currency      string    `json:"currency"`
+}
+
+// IntentID hashes the business intent (tenant, customer, service,
+// resource, slot start in UTC to the minute). Phrasing, channel and retries
+// do not change it, so the same wish always maps to one workflow ID.
+func IntentID(tenant, customer, service, resource string, start time.Time) string {
+	canonical := strings.Join([]string{tenant, customer, service, resource, start.UTC().Truncate(time.Minute).Format(time.RFC3339)}, "\x00")
+	sum := sha256.Sum256([]byte(canonical))
+	return hex.EncodeToString(sum[:])[:24]
+}
+
+// AppointmentWorkflowID is the meaningful, deterministic workflow ID of a
+// booking intent; it is also the business reference sent downstream.
+func AppointmentWorkflowID(tenant, intentID string) string {
+	return fmt.Sprintf("appointment:%s:%s", tenant, intentID)
+}
+
+// Step is one row of the saga's status table.
+type Step struct {
+	Name         string `json:"name"`
+	ActivityID   string `json:"activity_id"`
+	Key          string `json:"key,omitempty"`
+	Attempt      int32  `json:"attempt,omitempty"`
+	DownstreamID string `json:"downstream_id,omitempty"`
+	Result       string `json:"result"` // ok, failed, compensated, pending
+	Error        string `json:"error,omitempty"`
+}
+
+// BookingState is what the status query returns and the workflow result.
+type BookingState struct {
+	Status    BookingStatus `json:"status"`
+	Reference string        `json:"reference"`
+	HoldID    string        `json:"hold_id,omitempty"`
+	BookingID string        `json:"booking_id,omitempty"`
+	Reason    string        `json:"reason,omitempty"`
+	// Alternatives are free slots offered when the wished one was taken.
+	Alternatives []time.Time `json:"alternatives,omitempty"`
+	Steps        []Step      `json:"steps"`
+}
+
+func stepFrom(name, activityID string, s activities.Step) Step {
+	return Step{Name: name, ActivityID: activityID, Key: s.Key, Attempt: s.Attempt, DownstreamID: s.DownstreamID, Result: "ok"}
+}
