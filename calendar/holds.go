@@ -93,7 +93,7 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p = web.NewProblem(http.StatusConflict, CodeSlotUnavailable, "the slot "+start.Format("2006-01-02T15:04Z07:00")+" is taken")
-	p.Extra = map[string]any{"alternatives": s.alternatives(r, tenant, candidates, svc, start)}
+	p.Extra = map[string]any{"alternatives": s.alternatives(r, tx, tenant, candidates, svc, start)}
 	final(ctx, w, p)
 }
 
@@ -132,11 +132,13 @@ func (s *Server) candidates(resources []Resource, req HoldRequest, svc Service) 
 	return out, nil
 }
 
-// alternatives offers up to three free slots on the same day onwards.
-func (s *Server) alternatives(r *http.Request, tenant string, resources []Resource, svc Service, start time.Time) []Slot {
+// alternatives offers up to three free slots from the wished start on. It
+// reads through the request's transaction: taking a second pool connection
+// while holding one deadlocks under load.
+func (s *Server) alternatives(r *http.Request, q querier, tenant string, resources []Resource, svc Service, start time.Time) []Slot {
 	var out []Slot
 	for _, res := range resources {
-		b, err := busy(r.Context(), s.Pool, tenant, res.ID, start, start.Add(72*time.Hour), s.now())
+		b, err := busy(r.Context(), q, tenant, res.ID, start, start.Add(72*time.Hour), s.now())
 		if err != nil {
 			return out
 		}

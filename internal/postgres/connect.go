@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -122,6 +123,11 @@ func Open(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	if !strings.Contains(dbURL, "pool_max_conns") {
+		// pgx's default (max(4, CPUs)) is too small for an API server whose
+		// requests each hold a transaction for the idempotency record.
+		cfg.MaxConns = 16
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
