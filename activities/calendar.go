@@ -9,6 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/review"
 )
 
 // Error types of application errors raised by calendar activities; the
@@ -16,12 +18,20 @@ import (
 const (
 	ErrTypeSlotUnavailable = "SlotUnavailable"
 	ErrTypeCalendarFinal   = "CalendarRejected"
+	// ErrTypeHoldExpired: the hold lapsed before confirmation.
+	ErrTypeHoldExpired = "HoldExpired"
 )
 
 // Activities holds the clients the side effects use.
 type Activities struct {
 	// Calendar returns the calendar client of a tenant.
 	Calendar func(tenant string) (*calendar.Client, error)
+	// Payments returns the payment gateway of a tenant.
+	Payments func(tenant string) (payments.Gateway, error)
+	// Messages sends confirmations.
+	Messages Messenger
+	// Reviews is the human review queue.
+	Reviews *review.Store
 }
 
 // HoldSlotInput asks for a hold of one slot.
@@ -84,25 +94,99 @@ func (a *Activities) ConfirmHold(ctx context.Context, in ConfirmHoldInput) (Conf
 	return ConfirmHoldResult{Step: stepOf(ctx, key, b.ID), Booking: b}, nil
 }
 
-// ReleaseHoldInput names the hold to release.
+// ReleaseHoldInput names the hold to release: by ID, or, when HoldID is
+// empty, every held hold of the reference.
 type ReleaseHoldInput struct {
-	Tenant string `json:"tenant"`
-	HoldID string `json:"hold_id"`
+	Tenant    string `json:"tenant"`
+	HoldID    string `json:"hold_id,omitempty"`
+	Reference string `json:"reference"`
 }
 
-// ReleaseHold is the compensation of HoldSlot. Released or expired already
-// counts as success, so running it twice is harmless.
+// ReleaseHold is the compensation of HoldSlot. It is registered before the
+// hold is placed, because a hold whose answer was lost may exist: then it is
+// found by the reference. Released or expired already counts as success, so
+// running it twice is harmless.
 func (a *Activities) ReleaseHold(ctx context.Context, in ReleaseHoldInput) (Step, error) {
 	c, err := a.Calendar(in.Tenant)
 	if err != nil {
 		return Step{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)
 	}
-	key := KeyOf(ctx)
-	h, err := c.ReleaseHold(ctx, key, in.HoldID)
-	if err != nil {
-		return Step{}, calendarError("release hold", err)
+	ids := []string{in.HoldID}
+	if in.HoldID == "" {
+		holds, err := c.HoldsByReference(ctx, in.Reference)
+		if err != nil {
+			return Step{}, calendarError("find holds", err)
+		}
+		ids = ids[:0]
+		for _, h := range holds {
+			if h.Status == calendar.HoldHeld {
+				ids = append(ids, h.ID)
+			}
+		}
 	}
-	return stepOf(ctx, key, h.ID), nil
+	var last Step
+	for _, id := range ids {
+		// One key per hold: the route's fingerprint includes the hold ID.
+		key := SubKey(ctx, id)
+		h, err := c.ReleaseHold(ctx, key, id)
+		if err != nil {
+			return Step{}, calendarError("release hold", err)
+		}
+		last = stepOf(ctx, key, h.ID)
+	}
+	return last, nil
+}
+
+// CancelBookingInput names a booking to cancel.
+type CancelBookingInput struct {
+	Tenant    string `json:"tenant"`
+	BookingID string `json:"booking_id"`
+}
+
+// CancelBooking is the compensation of ConfirmHold; cancelling a cancelled
+// booking is success.
+func (a *Activities) CancelBooking(ctx context.Context, in CancelBookingInput) (Step, error) {
+	c, err := a.Calendar(in.Tenant)
+	if err != nil {
+		return Step{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)
+	}
+	key := KeyOf(ctx)
+	b, err := c.CancelBooking(ctx, key, in.BookingID)
+	if err != nil {
+		return Step{}, calendarError("cancel booking", err)
+	}
+	return stepOf(ctx, key, b.ID), nil
+}
+
+// FindHoldInput names the reference to reconcile.
+type FindHoldInput struct {
+	Tenant    string `json:"tenant"`
+	Reference string `json:"reference"`
+}
+
+// FindHoldResult says whether an active hold of the reference exists.
+type FindHoldResult struct {
+	Found bool          `json:"found"`
+	Hold  calendar.Hold `json:"hold"`
+}
+
+// FindHold reconciles a hold whose outcome is unknown: the reference finds
+// it whatever key placed it.
+func (a *Activities) FindHold(ctx context.Context, in FindHoldInput) (FindHoldResult, error) {
+	c, err := a.Calendar(in.Tenant)
+	if err != nil {
+		return FindHoldResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)
+	}
+	holds, err := c.HoldsByReference(ctx, in.Reference)
+	if err != nil {
+		return FindHoldResult{}, calendarError("find hold", err)
+	}
+	for _, h := range holds {
+		if h.Status == calendar.HoldHeld || h.Status == calendar.HoldConfirmed {
+			return FindHoldResult{Found: true, Hold: h}, nil
+		}
+	}
+	return FindHoldResult{}, nil
 }
 
 // calendarError maps a client error to Temporal's retry semantics: final
@@ -113,8 +197,11 @@ func calendarError(op string, err error) error {
 	if !errors.As(err, &ce) || ce.Outcome != calendar.Final {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	if ce.Code == calendar.CodeSlotUnavailable {
+	switch ce.Code {
+	case calendar.CodeSlotUnavailable:
 		return temporal.NewNonRetryableApplicationError(ce.Error(), ErrTypeSlotUnavailable, err, ce.Alternatives)
+	case calendar.CodeHoldExpired:
+		return temporal.NewNonRetryableApplicationError(ce.Error(), ErrTypeHoldExpired, err)
 	}
 	return temporal.NewNonRetryableApplicationError(ce.Error(), ErrTypeCalendarFinal, err, ce.Code)
 }

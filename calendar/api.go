@@ -51,6 +51,7 @@ func (s *Server) Handler() http.Handler {
 	idem(OpReleaseHold, s.releaseHold)
 	idem(OpCancelBooking, s.cancelBooking)
 	mux.HandleFunc("GET /v1/holds/{id}", s.getHold)
+	mux.HandleFunc("GET /v1/holds", s.listHolds)
 	mux.HandleFunc("GET /v1/bookings", s.listBookings)
 	mux.HandleFunc("GET /v1/bookings/{id}", s.getBooking)
 	mux.HandleFunc("GET /v1/availability", s.availability)

@@ -125,6 +125,12 @@ func (c *Client) GetHold(ctx context.Context, id string) (Hold, error) {
 	return h, c.do(ctx, "get hold", http.MethodGet, "/v1/holds/"+url.PathEscape(id), "", nil, &h)
 }
 
+// HoldsByReference lists the holds of a business reference, newest first.
+func (c *Client) HoldsByReference(ctx context.Context, reference string) ([]Hold, error) {
+	var l List[Hold]
+	return l.Data, c.do(ctx, "list holds", http.MethodGet, "/v1/holds?reference="+url.QueryEscape(reference), "", nil, &l)
+}
+
 // GetBooking reads a booking.
 func (c *Client) GetBooking(ctx context.Context, id string) (Booking, error) {
 	var b Booking

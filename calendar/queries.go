@@ -26,6 +26,35 @@ func (s *Server) getHold(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusOK, h)
 }
 
+// listHolds lists the holds of a business reference, newest first:
+// GET /v1/holds?reference=. The saga reconciles by it when a key's outcome
+// is unknown.
+func (s *Server) listHolds(w http.ResponseWriter, r *http.Request) {
+	ref := r.URL.Query().Get("reference")
+	if ref == "" {
+		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, CodeInvalidRequest, "query parameter reference is required"))
+		return
+	}
+	rows, err := s.Pool.Query(r.Context(), `SELECT `+reservationColumns+` FROM calendar_reservations
+		WHERE tenant_id = $1 AND reference = $2 ORDER BY created_at DESC, id LIMIT 100`, tenantOf(r), ref)
+	if err != nil {
+		s.internalError(w, r, "list holds", err)
+		return
+	}
+	holds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Hold, error) { return scanReservation(row) })
+	if err != nil {
+		s.internalError(w, r, "list holds", err)
+		return
+	}
+	now := s.now()
+	for i := range holds {
+		if holds[i].Status == HoldHeld && !holds[i].ExpiresAt.After(now) {
+			holds[i].Status = HoldExpired
+		}
+	}
+	web.WriteJSON(w, http.StatusOK, List[Hold]{Data: nonNil(holds)})
+}
+
 func (s *Server) getBooking(w http.ResponseWriter, r *http.Request) {
 	h, err := getByBookingID(r.Context(), s.Pool, tenantOf(r), r.PathValue("id"), false)
 	if errors.Is(err, errNotFound) {

@@ -1,32 +1,27 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
 )
 
-// Activity IDs are explicit so that keys and the status table name the
-// step, and so that a reset or replay derives the same key for the same
-// step of the same run.
-const (
-	activityHold    = "hold-slot"
-	activityConfirm = "confirm-hold"
-	activityRelease = "release-hold"
-)
-
 // act is a nil receiver used only to name activity methods.
 var act *activities.Activities
 
-// AppointmentWorkflow turns one booking intent into one held and confirmed
-// appointment. Its workflow ID is the business reference sent downstream.
+// AppointmentWorkflow turns one booking intent into exactly one held and
+// confirmed appointment, one captured deposit and one confirmation: hold
+// the slot, authorise the deposit (PaymentWorkflow), confirm the hold,
+// capture, send the confirmation. Every undo is registered before its step
+// and runs in reverse on failure or cancellation. The workflow ID is the
+// business reference sent downstream with every call.
 func AppointmentWorkflow(ctx workflow.Context, req BookingRequest) (BookingState, error) {
-	a := &appointment{req: req}
+	a := &appointment{req: req, tuning: req.Tuning.withDefaults()}
 	if err := a.setup(ctx); err != nil {
 		return a.state, err
 	}
@@ -34,122 +29,181 @@ func AppointmentWorkflow(ctx workflow.Context, req BookingRequest) (BookingState
 }
 
 type appointment struct {
-	req   BookingRequest
-	state BookingState
-	// compensations run in reverse order when the saga fails.
-	compensations []func(workflow.Context) error
+	req    BookingRequest
+	tuning Tuning
+	state  BookingState
+	saga   saga
+	// cancel receives the customer's cancellation; payments the child's reports.
+	cancel   workflow.ReceiveChannel
+	payments workflow.ReceiveChannel
+	child    workflow.ChildWorkflowFuture
+	info     *workflow.Info
 }
 
 func (a *appointment) setup(ctx workflow.Context) error {
-	a.state = BookingState{Status: StatusRequested, Reference: workflow.GetInfo(ctx).WorkflowExecution.ID, Steps: []Step{}}
+	a.info = workflow.GetInfo(ctx)
+	a.state = BookingState{Status: StatusRequested, Reference: a.info.WorkflowExecution.ID, Steps: []Step{}}
+	a.cancel = workflow.GetSignalChannel(ctx, SignalCancel)
+	a.payments = workflow.GetSignalChannel(ctx, SignalPaymentStatus)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (BookingState, error) { return a.state, nil }); err != nil {
 		return fmt.Errorf("register status query: %w", err)
 	}
 	return a.upsert(ctx, StatusRequested, "starting")
 }
 
+// outcome ends the saga in a final, visible state.
+type outcome struct {
+	status BookingStatus
+	reason string
+}
+
 func (a *appointment) run(ctx workflow.Context) (BookingState, error) {
-	hold, err := a.hold(ctx)
-	if err != nil {
-		return a.fail(ctx, err)
+	if o := a.book(ctx); o != nil {
+		if err := a.saga.compensate(ctx); err != nil {
+			a.state.Reason = o.reason + "; compensation failed: " + err.Error()
+		} else {
+			a.state.Reason = o.reason
+		}
+		dctx, cancel := workflow.NewDisconnectedContext(ctx)
+		defer cancel()
+		_ = a.upsert(dctx, o.status, "ended: "+a.state.Reason)
+		return a.state, nil
 	}
-	a.state.HoldID = hold.Hold.ID
-	// Registered before the next step: if confirmation fails or its answer
-	// is lost, the hold must not stay.
-	a.compensations = append(a.compensations, func(ctx workflow.Context) error { return a.release(ctx, hold.Hold.ID) })
-	if err := a.upsert(ctx, StatusHeld, "slot held, confirming"); err != nil {
-		return a.fail(ctx, err)
-	}
-
-	booking, err := a.confirm(ctx, hold.Hold.ID)
-	if err != nil {
-		return a.fail(ctx, err)
-	}
-	a.state.BookingID = booking.Booking.ID
-	a.compensations = nil
-	if err := a.upsert(ctx, StatusConfirmed, "booked "+booking.Booking.ID); err != nil {
-		return a.state, err
-	}
-	return a.state, nil
+	a.confirmation(ctx)
+	return a.state, a.upsert(ctx, StatusConfirmed, "booked "+a.state.BookingID)
 }
 
-func (a *appointment) hold(ctx workflow.Context) (activities.HoldSlotResult, error) {
-	if err := a.upsert(ctx, StatusHolding, "placing a hold in the calendar"); err != nil {
-		return activities.HoldSlotResult{}, err
+// book runs the steps up to the captured deposit; nil means committed.
+func (a *appointment) book(ctx workflow.Context) *outcome {
+	if a.cancelRequested() {
+		return &outcome{StatusCancelled, "cancelled by the customer"}
 	}
-	var res activities.HoldSlotResult
-	err := workflow.ExecuteActivity(activityCtx(ctx, activityHold, "Hold "+a.req.Service+" at "+a.req.SlotStart.UTC().Format(time.RFC3339)),
-		act.HoldSlot, activities.HoldSlotInput{
-			Tenant: a.req.Tenant, Reference: a.state.Reference, ResourceID: a.req.ResourceID,
-			Service: a.req.Service, Customer: a.req.Customer, Start: a.req.SlotStart,
-		}).Get(ctx, &res)
-	a.record("hold slot", activityHold, res.Step, err)
-	return res, err
-}
-
-func (a *appointment) confirm(ctx workflow.Context, holdID string) (activities.ConfirmHoldResult, error) {
-	if err := a.upsert(ctx, StatusConfirming, "confirming hold "+holdID); err != nil {
-		return activities.ConfirmHoldResult{}, err
+	a.saga.add("release hold", func(ctx workflow.Context) error { return a.release(ctx) })
+	hold, o := a.holdSlot(ctx, "hold-slot")
+	if o != nil {
+		return o
 	}
-	var res activities.ConfirmHoldResult
-	err := workflow.ExecuteActivity(activityCtx(ctx, activityConfirm, "Confirm hold "+holdID),
-		act.ConfirmHold, activities.ConfirmHoldInput{Tenant: a.req.Tenant, HoldID: holdID}).Get(ctx, &res)
-	a.record("confirm hold", activityConfirm, res.Step, err)
-	return res, err
-}
-
-func (a *appointment) release(ctx workflow.Context, holdID string) error {
-	var step activities.Step
-	err := workflow.ExecuteActivity(activityCtx(ctx, activityRelease, "Release hold "+holdID),
-		act.ReleaseHold, activities.ReleaseHoldInput{Tenant: a.req.Tenant, HoldID: holdID}).Get(ctx, &step)
-	a.record("release hold", activityRelease, step, err)
-	return err
-}
-
-// fail compensates in reverse order in a disconnected context (so that a
-// cancelled workflow still undoes its steps) and ends in a visible state.
-func (a *appointment) fail(ctx workflow.Context, cause error) (BookingState, error) {
-	dctx, cancel := workflow.NewDisconnectedContext(ctx)
-	defer cancel()
-	for i := len(a.compensations) - 1; i >= 0; i-- {
-		if err := a.compensations[i](dctx); err != nil {
-			workflow.GetLogger(ctx).Error("compensation failed", "error", err)
+	a.state.HoldID = hold
+	if err := a.upsert(ctx, StatusHeld, "slot held"); err != nil {
+		return &outcome{StatusRejected, err.Error()}
+	}
+	if a.req.DepositAmount > 0 {
+		a.saga.add("void deposit", func(ctx workflow.Context) error { return a.voidDeposit(ctx) })
+		if o := a.authorize(ctx); o != nil {
+			return o
 		}
 	}
-	status, reason := StatusRejected, cause.Error()
-	var appErr *temporal.ApplicationError
-	if errors.As(cause, &appErr) && appErr.Type() == activities.ErrTypeSlotUnavailable {
-		reason = "slot_unavailable"
-		a.state.Alternatives = alternatives(appErr)
+	if a.cancelRequested() {
+		return &outcome{StatusCancelled, "cancelled by the customer"}
 	}
-	if temporal.IsCanceledError(cause) {
-		status, reason = StatusCancelled, "cancelled"
+	if o := a.confirm(ctx); o != nil {
+		return o
 	}
-	a.state.Reason = reason
-	_ = a.upsert(dctx, status, "ended: "+reason)
-	return a.state, nil
-}
-
-func alternatives(appErr *temporal.ApplicationError) []time.Time {
-	var slots []struct {
-		Start time.Time `json:"start"`
-	}
-	if appErr.HasDetails() && appErr.Details(&slots) == nil {
-		out := make([]time.Time, 0, len(slots))
-		for _, s := range slots {
-			out = append(out, s.Start)
+	a.saga.add("cancel booking", func(ctx workflow.Context) error { return a.cancelBooking(ctx) })
+	if a.req.DepositAmount > 0 {
+		if o := a.capture(ctx); o != nil {
+			return o
 		}
-		return out
 	}
+	a.saga.clear() // committed: booked and paid
 	return nil
 }
 
-func (a *appointment) record(name, activityID string, s activities.Step, err error) {
-	step := stepFrom(name, activityID, s)
-	if err != nil {
-		step.Result, step.Error = "failed", err.Error()
+// cancelRequested drains a pending cancellation without blocking.
+func (a *appointment) cancelRequested() bool {
+	var any bool
+	return a.cancel.ReceiveAsync(&any)
+}
+
+func (a *appointment) fromError(err error) *outcome {
+	switch {
+	case temporal.IsCanceledError(err):
+		return &outcome{StatusCancelled, "cancelled"}
+	case errorType(err) == activities.ErrTypeSlotUnavailable:
+		return &outcome{StatusRejected, "slot_unavailable"}
+	case errorType(err) == activities.ErrTypeHoldExpired:
+		return &outcome{StatusRejected, "hold_expired"}
 	}
-	a.state.Steps = append(a.state.Steps, step)
+	return &outcome{StatusRejected, err.Error()}
+}
+
+// authorize starts the payment saga and waits for its report.
+func (a *appointment) authorize(ctx workflow.Context) *outcome {
+	if err := a.upsert(ctx, StatusAuthorizing, "authorising the deposit"); err != nil {
+		return &outcome{StatusRejected, err.Error()}
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: PaymentWorkflowID(a.state.Reference),
+		// Terminated with the appointment: the appointment's own
+		// compensation voids the deposit by reference first.
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE,
+		StaticSummary:     fmt.Sprintf("Deposit %d %s for %s", a.req.DepositAmount, a.req.Currency, a.state.Reference),
+	})
+	a.child = workflow.ExecuteChildWorkflow(cctx, PaymentWorkflow, PaymentRequest{
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Amount: a.req.DepositAmount,
+		Currency: a.req.Currency, PaymentMethod: a.req.PaymentMethod, Description: "Deposit " + a.req.Service,
+		DecisionTimeout: 30 * time.Minute, Tuning: a.req.Tuning,
+	})
+	timer := workflow.NewTimer(ctx, a.tuning.AuthorizationTimeout)
+	for {
+		var report PaymentState
+		var childDone, timedOut, cancelled bool
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(a.payments, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &report) })
+		sel.AddFuture(a.child, func(f workflow.Future) { childDone = true; _ = f.Get(ctx, &report) })
+		sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
+		sel.AddReceive(a.cancel, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); cancelled = true })
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
+		sel.Select(ctx)
+		switch {
+		case cancelled:
+			return &outcome{StatusCancelled, "cancelled"}
+		case timedOut:
+			return &outcome{StatusPaymentFailed, "no authorisation in time"}
+		}
+		a.state.Payment, a.state.IntentID = report.Status, report.IntentID
+		switch report.Status {
+		case PaymentAuthorized:
+			a.recordChild("authorize deposit (payment saga)", report)
+			return nil
+		case PaymentNeedsReview:
+			_ = a.upsert(ctx, StatusNeedsReview, "deposit outcome unknown: waiting for review")
+		case PaymentDeclined, PaymentFailed, PaymentVoided:
+			a.recordChild("authorize deposit (payment saga)", report)
+			return &outcome{StatusPaymentFailed, report.Reason}
+		default:
+			if childDone {
+				return &outcome{StatusPaymentFailed, "payment saga ended: " + string(report.Status)}
+			}
+		}
+	}
+}
+
+// capture tells the payment saga to capture and waits for it to finish.
+func (a *appointment) capture(ctx workflow.Context) *outcome {
+	if err := a.child.SignalChildWorkflow(ctx, SignalPaymentDecision, PaymentCapture).Get(ctx, nil); err != nil {
+		return &outcome{StatusPaymentFailed, "signal capture: " + err.Error()}
+	}
+	var final PaymentState
+	if err := a.child.Get(ctx, &final); err != nil {
+		return a.fromError(err)
+	}
+	a.state.Payment = final.Status
+	if final.Status != PaymentCaptured {
+		return &outcome{StatusPaymentFailed, "deposit not captured: " + final.Reason}
+	}
+	a.recordChild("capture deposit (payment saga)", final)
+	return nil
+}
+
+// recordChild copies the payment saga's last step into the status table.
+func (a *appointment) recordChild(name string, p PaymentState) {
+	if len(p.Steps) == 0 {
+		return
+	}
+	s := p.Steps[len(p.Steps)-1]
+	s.Name = name
+	a.state.Steps = append(a.state.Steps, s)
 }
 
 // upsert moves the status and publishes it to the Web UI.
@@ -167,21 +221,4 @@ func (a *appointment) upsert(ctx workflow.Context, status BookingStatus, details
 		return fmt.Errorf("upsert search attributes: %w", err)
 	}
 	return nil
-}
-
-// activityCtx sets the activity ID, a summary for the Web UI, and a retry
-// policy that keeps retrying transient and unknown outcomes with the same
-// key (the downstream replays) while final answers stop at once.
-func activityCtx(ctx workflow.Context, id, summary string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ActivityID:          id,
-		Summary:             summary,
-		StartToCloseTimeout: 15 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    200 * time.Millisecond,
-			BackoffCoefficient: 2,
-			MaximumInterval:    10 * time.Second,
-			MaximumAttempts:    20,
-		},
-	})
 }

@@ -26,6 +26,7 @@ const (
 	StatusRequested     BookingStatus = "Requested"
 	StatusHolding       BookingStatus = "Holding"
 	StatusHeld          BookingStatus = "Held"
+	StatusAuthorizing   BookingStatus = "Authorizing"
 	StatusConfirming    BookingStatus = "Confirming"
 	StatusConfirmed     BookingStatus = "Confirmed"
 	StatusRejected      BookingStatus = "Rejected"
@@ -57,8 +58,12 @@ type BookingRequest struct {
 	SlotStart     time.Time `json:"slot_start"`
 	Channel       Channel   `json:"channel"`
 	IntentID      string    `json:"intent_id"`
-	DepositAmount int64     `json:"deposit_amount"` // minor units
+	DepositAmount int64     `json:"deposit_amount"` // minor units; 0 = no deposit
 	Currency      string    `json:"currency"`
+	// PaymentMethod is the card for the deposit (a Stripe PaymentMethod ID).
+	PaymentMethod string `json:"payment_method,omitempty"`
+	// Tuning shortens timeouts and retries (tests); zero means defaults.
+	Tuning Tuning `json:"tuning,omitempty"`
 }
 
 // IntentID hashes the business intent (tenant, customer, service,
@@ -93,6 +98,14 @@ type BookingState struct {
 	Reference string        `json:"reference"`
 	HoldID    string        `json:"hold_id,omitempty"`
 	BookingID string        `json:"booking_id,omitempty"`
+	// Payment is the deposit's state as last reported by PaymentWorkflow.
+	Payment PaymentStatus `json:"payment,omitempty"`
+	// IntentID is the deposit's payment intent.
+	IntentID string `json:"intent_id,omitempty"`
+	// MessageID is the confirmation's outbox row.
+	MessageID string `json:"message_id,omitempty"`
+	// ReviewCase is the open review case, if any.
+	ReviewCase string `json:"review_case,omitempty"`
 	Reason    string        `json:"reason,omitempty"`
 	// Alternatives are free slots offered when the wished one was taken.
 	Alternatives []time.Time `json:"alternatives,omitempty"`

@@ -84,7 +84,7 @@ func main() {
 	g.Go(func() error { payStore.RunReaper(gctx, stack.ReapEvery); return nil })
 
 	step("worker")
-	w := stack.Worker(tc, cfg)
+	w := stack.Worker(tc, cfg, pool)
 	if err := w.Start(); err != nil {
 		stack.Fatal(log, "worker", err)
 	}

@@ -26,6 +26,11 @@ func main() {
 	ctx, stop := stack.SignalContext()
 	defer stop()
 
+	pool, closeDB, err := stack.Database(ctx, cfg, log)
+	if err != nil {
+		stack.Fatal(log, "PostgreSQL", err)
+	}
+	defer closeDB()
 	tc, err := stack.Dial(ctx, cfg, log)
 	if err != nil {
 		stack.Fatal(log, "Temporal", err)
@@ -37,7 +42,7 @@ func main() {
 		log.Warn("could not ensure search attributes", "err", err)
 	}
 	cancel()
-	w := stack.Worker(tc, cfg)
+	w := stack.Worker(tc, cfg, pool)
 	log.Info("worker started", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace)
 	if err := w.Run(worker.InterruptCh()); err != nil {
 		stack.Fatal(log, "worker", err)

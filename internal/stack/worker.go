@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -12,6 +16,9 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -27,29 +34,47 @@ func Dial(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Clie
 	return c, nil
 }
 
-// NewActivities wires the activities to the configured APIs. The worker
-// calls the APIs with the token of the booking's tenant.
-func NewActivities(cfg config.Config) *activities.Activities {
+// NewActivities wires the activities to the configured APIs, the outbox
+// and the review queue. The worker calls the APIs with the token of the
+// booking's tenant.
+func NewActivities(cfg config.Config, pool *pgxpool.Pool) *activities.Activities {
+	token := func(tenant string) (string, error) {
+		tok, ok := cfg.TokenFor(tenant)
+		if !ok {
+			return "", fmt.Errorf("no API token for tenant %q in BOOKONCE_API_TOKENS", tenant)
+		}
+		return tok, nil
+	}
 	return &activities.Activities{
 		Calendar: func(tenant string) (*calendar.Client, error) {
-			tok, ok := cfg.TokenFor(tenant)
-			if !ok {
-				return nil, fmt.Errorf("no API token for tenant %q in BOOKONCE_API_TOKENS", tenant)
+			tok, err := token(tenant)
+			if err != nil {
+				return nil, err
 			}
 			return calendar.NewClient(cfg.CalendarURL, tok), nil
 		},
+		Payments: func(tenant string) (payments.Gateway, error) {
+			tok, err := token(tenant)
+			if err != nil {
+				return nil, err
+			}
+			return payments.NewStripeGateway(cfg.PaymentsURL, tok, &http.Client{Timeout: 10 * time.Second}), nil
+		},
+		Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}},
+		Reviews:  &review.Store{Pool: pool},
 	}
 }
 
 // Register adds every workflow and activity to a worker.
 func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.AppointmentWorkflow)
+	r.RegisterWorkflow(workflows.PaymentWorkflow)
 	r.RegisterActivity(acts)
 }
 
 // Worker creates the bookonce worker on the configured task queue.
-func Worker(c client.Client, cfg config.Config) worker.Worker {
+func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool) worker.Worker {
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
-	Register(w, NewActivities(cfg))
+	Register(w, NewActivities(cfg, pool))
 	return w
 }

@@ -1,0 +1,69 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/review"
+)
+
+// Messenger is the port through which confirmations leave. The default,
+// OutboxMessenger, reserves the message in the outbox (unique per booking
+// and kind); the channels' sender delivers reserved messages through Twilio.
+type Messenger interface {
+	Send(ctx context.Context, key string, m outbox.Message) (outbox.Message, error)
+}
+
+// OutboxMessenger records messages in the outbox for the sender.
+type OutboxMessenger struct{ Store *outbox.Store }
+
+// Send reserves m; a second reservation for the same booking and kind
+// returns the first.
+func (o OutboxMessenger) Send(ctx context.Context, key string, m outbox.Message) (outbox.Message, error) {
+	return o.Store.Reserve(ctx, key, m)
+}
+
+// ConfirmationInput is the confirmation of a booking.
+type ConfirmationInput struct {
+	Tenant    string `json:"tenant"`
+	Reference string `json:"reference"`
+	Channel   string `json:"channel"`
+	Customer  string `json:"customer"`
+	Text      string `json:"text"`
+}
+
+// SendConfirmation sends the booking confirmation exactly once.
+func (a *Activities) SendConfirmation(ctx context.Context, in ConfirmationInput) (Step, error) {
+	key := KeyOf(ctx)
+	m, err := a.Messages.Send(ctx, key, outbox.Message{
+		Tenant: in.Tenant, Reference: in.Reference, Kind: "confirmation", Channel: in.Channel, Recipient: in.Customer, Body: in.Text,
+	})
+	if err != nil {
+		return Step{}, fmt.Errorf("send confirmation: %w", err)
+	}
+	return stepOf(ctx, key, m.ID), nil
+}
+
+// ReviewInput opens a review case for the running workflow.
+type ReviewInput struct {
+	Tenant     string         `json:"tenant"`
+	WorkflowID string         `json:"workflow_id"`
+	Reason     review.Reason  `json:"reason"`
+	Details    map[string]any `json:"details"`
+}
+
+// OpenReviewCase opens (once per activity execution) a case for a person.
+func (a *Activities) OpenReviewCase(ctx context.Context, in ReviewInput) (Step, error) {
+	key := KeyOf(ctx)
+	details, err := json.Marshal(in.Details)
+	if err != nil {
+		return Step{}, fmt.Errorf("review details: %w", err)
+	}
+	c, err := a.Reviews.Open(ctx, key, review.Case{Tenant: in.Tenant, WorkflowID: in.WorkflowID, Reason: in.Reason, Details: details})
+	if err != nil {
+		return Step{}, err
+	}
+	return stepOf(ctx, key, c.ID), nil
+}

@@ -1,0 +1,157 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/bookonce/bookonce/payments"
+)
+
+// Error types of payment activities.
+const (
+	ErrTypePaymentDeclined = "PaymentDeclined"
+	ErrTypePaymentFinal    = "PaymentRejected"
+)
+
+// DepositStep is the saga step name stored with the authorisation, so the
+// payment API holds one live authorisation per booking step.
+const DepositStep = "deposit"
+
+// DepositInput authorises a booking's deposit.
+type DepositInput struct {
+	Tenant        string `json:"tenant"`
+	Reference     string `json:"reference"`
+	Amount        int64  `json:"amount"`
+	Currency      string `json:"currency"`
+	PaymentMethod string `json:"payment_method"`
+	Description   string `json:"description"`
+}
+
+// IntentInput names a payment intent; with IntentID empty the intent is
+// found by the booking reference (a compensation registered before the
+// step whose answer may have been lost).
+type IntentInput struct {
+	Tenant    string `json:"tenant"`
+	Reference string `json:"reference"`
+	IntentID  string `json:"intent_id,omitempty"`
+}
+
+// IntentResult is an intent and the step record.
+type IntentResult struct {
+	Step   Step            `json:"step"`
+	Intent payments.Intent `json:"intent"`
+	// Found is false when a lookup by reference found nothing.
+	Found bool `json:"found"`
+}
+
+func (a *Activities) gateway(tenant string) (payments.Gateway, error) {
+	g, err := a.Payments(tenant)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePaymentFinal, err)
+	}
+	return g, nil
+}
+
+// AuthorizeDeposit places the deposit hold on the card (manual capture).
+func (a *Activities) AuthorizeDeposit(ctx context.Context, in DepositInput) (IntentResult, error) {
+	g, err := a.gateway(in.Tenant)
+	if err != nil {
+		return IntentResult{}, err
+	}
+	key := KeyOf(ctx)
+	pi, err := g.Authorize(ctx, key, payments.Authorization{
+		Amount: in.Amount, Currency: in.Currency, Reference: in.Reference, Step: DepositStep,
+		PaymentMethod: in.PaymentMethod, Description: in.Description,
+	})
+	if err != nil {
+		return IntentResult{}, paymentError("authorize deposit", err)
+	}
+	if pi.Status == payments.StatusRequiresPaymentMethod {
+		return IntentResult{}, temporal.NewNonRetryableApplicationError("card declined", ErrTypePaymentDeclined, nil, pi.ID)
+	}
+	return IntentResult{Step: stepOf(ctx, key, pi.ID), Intent: pi, Found: true}, nil
+}
+
+// CaptureDeposit captures the authorised deposit; an already captured
+// intent counts as success.
+func (a *Activities) CaptureDeposit(ctx context.Context, in IntentInput) (IntentResult, error) {
+	g, err := a.gateway(in.Tenant)
+	if err != nil {
+		return IntentResult{}, err
+	}
+	key := KeyOf(ctx)
+	pi, err := g.Capture(ctx, key, in.IntentID)
+	if err != nil {
+		return IntentResult{}, paymentError("capture deposit", err)
+	}
+	return IntentResult{Step: stepOf(ctx, key, pi.ID), Intent: pi, Found: true}, nil
+}
+
+// VoidDeposit releases the authorisation (the compensation of
+// AuthorizeDeposit). Nothing to void, or already voided, is success.
+func (a *Activities) VoidDeposit(ctx context.Context, in IntentInput) (IntentResult, error) {
+	g, err := a.gateway(in.Tenant)
+	if err != nil {
+		return IntentResult{}, err
+	}
+	key := KeyOf(ctx)
+	id := in.IntentID
+	if id == "" {
+		pi, found, err := g.FindByReference(ctx, in.Reference, DepositStep)
+		if err != nil {
+			return IntentResult{}, paymentError("find deposit", err)
+		}
+		if !found || pi.Status != payments.StatusRequiresCapture {
+			return IntentResult{Step: stepOf(ctx, key, pi.ID), Intent: pi, Found: found}, nil
+		}
+		id = pi.ID
+	}
+	pi, err := g.Void(ctx, key, id)
+	if err != nil {
+		return IntentResult{}, paymentError("void deposit", err)
+	}
+	return IntentResult{Step: stepOf(ctx, key, pi.ID), Intent: pi, Found: true}, nil
+}
+
+// RefundDeposit gives a captured deposit back. The key makes a second run
+// of the compensation replay the first refund instead of refunding twice.
+func (a *Activities) RefundDeposit(ctx context.Context, in IntentInput) (Step, error) {
+	g, err := a.gateway(in.Tenant)
+	if err != nil {
+		return Step{}, err
+	}
+	key := KeyOf(ctx)
+	r, err := g.Refund(ctx, key, in.IntentID, 0)
+	if err != nil {
+		return Step{}, paymentError("refund deposit", err)
+	}
+	return stepOf(ctx, key, r.ID), nil
+}
+
+// FindDeposit reconciles an authorisation whose outcome is unknown by the
+// booking reference.
+func (a *Activities) FindDeposit(ctx context.Context, in IntentInput) (IntentResult, error) {
+	g, err := a.gateway(in.Tenant)
+	if err != nil {
+		return IntentResult{}, err
+	}
+	pi, found, err := g.FindByReference(ctx, in.Reference, DepositStep)
+	if err != nil {
+		return IntentResult{}, paymentError("find deposit", err)
+	}
+	return IntentResult{Intent: pi, Found: found && pi.Status != payments.StatusRequiresPaymentMethod}, nil
+}
+
+func paymentError(op string, err error) error {
+	var pe *payments.Error
+	if !errors.As(err, &pe) || pe.Outcome != payments.Final {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if pe.Code == "card_declined" {
+		return temporal.NewNonRetryableApplicationError(pe.Error(), ErrTypePaymentDeclined, err)
+	}
+	return temporal.NewNonRetryableApplicationError(pe.Error(), ErrTypePaymentFinal, err, pe.Code)
+}

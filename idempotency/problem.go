@@ -1,0 +1,75 @@
+package idempotency
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/bookonce/bookonce/internal/web"
+)
+
+// Problem codes the middleware answers with. They are stable: clients
+// switch on them (calendar.Client treats idempotency_key_in_flight as
+// retryable).
+const (
+	CodeKeyMissing    = "idempotency_key_missing"
+	CodeKeyInvalid    = "idempotency_key_invalid"
+	CodeKeyReused     = "idempotency_key_reused"
+	CodeKeyInFlight   = "idempotency_key_in_flight"
+	CodeMalformedBody = "malformed_body"
+	CodeBodyTooLarge  = "payload_too_large"
+	CodeRateLimited   = "rate_limited"
+	CodeUnauthorized  = "unauthenticated"
+	CodeInternal      = "internal"
+)
+
+// stripeTypes maps codes to Stripe error types. Key problems are
+// idempotency_error (what Stripe itself sends); request problems are
+// invalid_request_error; our own failures are api_error.
+var stripeTypes = map[string]string{
+	CodeKeyMissing:    "idempotency_error",
+	CodeKeyInvalid:    "idempotency_error",
+	CodeKeyReused:     "idempotency_error",
+	CodeKeyInFlight:   "idempotency_error",
+	CodeMalformedBody: "invalid_request_error",
+	CodeBodyTooLarge:  "invalid_request_error",
+	CodeRateLimited:   "invalid_request_error",
+	CodeUnauthorized:  "invalid_request_error",
+	CodeInternal:      "api_error",
+}
+
+// problem writes an error answer in the store's style.
+func (s *Store) problem(w http.ResponseWriter, status int, code, detail string) {
+	if s.style != StripeJSON {
+		web.WriteProblem(w, web.NewProblem(status, code, detail))
+		return
+	}
+	typ := stripeTypes[code]
+	if typ == "" {
+		typ = "api_error"
+	}
+	var doc struct {
+		Error struct {
+			Type    string `json:"type"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	doc.Error.Type, doc.Error.Code, doc.Error.Message = typ, code, detail
+	body, _ := json.Marshal(doc) // three strings cannot fail to encode
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// retryAfter sets Retry-After to the whole seconds until t, at least 1, so
+// a client never busy-loops on "0".
+func retryAfter(w http.ResponseWriter, now, t time.Time) {
+	secs := int((t.Sub(now) + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+}

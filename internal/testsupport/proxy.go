@@ -1,0 +1,110 @@
+package testsupport
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Proxy forwards to an upstream API and can pause one matching request,
+// either before it reaches the upstream or after the upstream answered
+// (committed) and before the answer goes back: the "response lost" and
+// "worker died mid-call" cases of the failure matrix.
+type Proxy struct {
+	URL      string
+	upstream string
+	mu       sync.Mutex
+	pauses   []*Pause
+}
+
+// Pause is one armed interception.
+type Pause struct {
+	method, prefix string
+	after          bool
+	used           bool
+	reached        chan struct{}
+	release        chan struct{}
+	// Drop makes the paused request fail (connection closed) on release
+	// instead of answering.
+	Drop bool
+}
+
+// Reached is closed when the matching request hit the pause point.
+func (p *Pause) Reached() <-chan struct{} { return p.reached }
+
+// Release lets the paused request continue.
+func (p *Pause) Release() { close(p.release) }
+
+// NewProxy starts a proxy to upstream on loopback.
+func NewProxy(t testing.TB, upstream string) *Proxy {
+	p := &Proxy{upstream: strings.TrimRight(upstream, "/")}
+	srv := httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(srv.Close)
+	p.URL = srv.URL
+	return p
+}
+
+// PauseAt arms a pause for the next request with method and a path
+// starting with prefix; afterUpstream pauses once the upstream answered.
+func (p *Proxy) PauseAt(method, prefix string, afterUpstream bool) *Pause {
+	pa := &Pause{method: method, prefix: prefix, after: afterUpstream, reached: make(chan struct{}), release: make(chan struct{})}
+	p.mu.Lock()
+	p.pauses = append(p.pauses, pa)
+	p.mu.Unlock()
+	return pa
+}
+
+func (p *Proxy) take(r *http.Request) *Pause {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pa := range p.pauses {
+		if !pa.used && pa.method == r.Method && strings.HasPrefix(r.URL.Path, pa.prefix) {
+			pa.used = true
+			return pa
+		}
+	}
+	return nil
+}
+
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
+	pa := p.take(r)
+	if pa != nil && !pa.after {
+		close(pa.reached)
+		<-pa.release
+	}
+	body, _ := io.ReadAll(r.Body)
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.upstream+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if pa != nil && pa.after {
+		close(pa.reached)
+		<-pa.release
+	}
+	if pa != nil && pa.Drop {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+	}
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(out)
+}

@@ -1,0 +1,64 @@
+// Package outbox is how messages leave bookonce: a message is first
+// reserved as a row unique per booking and kind, then sent, then marked
+// with the provider's ID. Twilio has no idempotency keys for messages, so
+// the reservation is what makes a confirmation exist once.
+package outbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Message is one outbound message.
+type Message struct {
+	ID         string `json:"id"`
+	Tenant     string `json:"tenant"`
+	Reference  string `json:"reference"`
+	Kind       string `json:"kind"`
+	Channel    string `json:"channel"`
+	Recipient  string `json:"recipient"`
+	Body       string `json:"body"`
+	State      string `json:"state"`
+	ProviderID string `json:"provider_id,omitempty"`
+}
+
+// Store keeps the outbox in PostgreSQL.
+type Store struct{ Pool *pgxpool.Pool }
+
+// ErrConflict means another message of the same kind exists for the
+// booking with a different body: never silently replaced.
+var ErrConflict = errors.New("outbox: a different message of this kind exists for the booking")
+
+// Reserve inserts m as pending under key, or returns the existing row for
+// the same booking and kind. A retry, a reset workflow or a second worker
+// therefore always meets the first reservation.
+func (s *Store) Reserve(ctx context.Context, key string, m Message) (Message, error) {
+	b := make([]byte, 10)
+	_, _ = rand.Read(b)
+	_, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, idempotency_key)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
+		"msg_"+hex.EncodeToString(b), m.Tenant, m.Reference, m.Kind, m.Channel, m.Recipient, m.Body, key)
+	if err != nil {
+		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
+	}
+	var got Message
+	err = s.Pool.QueryRow(ctx, `SELECT id, tenant_id, reference, kind, channel, recipient, body, state, coalesce(provider_id, '')
+		FROM outbox_messages WHERE tenant_id = $1 AND reference = $2 AND kind = $3`, m.Tenant, m.Reference, m.Kind).
+		Scan(&got.ID, &got.Tenant, &got.Reference, &got.Kind, &got.Channel, &got.Recipient, &got.Body, &got.State, &got.ProviderID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Message{}, fmt.Errorf("reserve outbox message: row vanished")
+	}
+	if err != nil {
+		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
+	}
+	if got.Recipient != m.Recipient || got.Body != m.Body {
+		return got, ErrConflict
+	}
+	return got, nil
+}

@@ -1,0 +1,108 @@
+package payments
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Outcome classifies a failed gateway call for the caller's retry decision.
+type Outcome int
+
+// Outcomes of a failed call.
+const (
+	// Retryable: the provider decided nothing (a key in flight, a rate
+	// limit, a server error that rolled back); repeat with the same key.
+	Retryable Outcome = iota + 1
+	// Final: the provider decided (declined, invalid, wrong state);
+	// repeating the call gives the same answer.
+	Final
+	// Unknown: the request may or may not have taken effect (no response,
+	// timeout, 502/503/504 from a proxy). Retry with the same key or
+	// reconcile by reference; never re-send with a new key.
+	Unknown
+)
+
+// String names the outcome for logs.
+func (o Outcome) String() string {
+	switch o {
+	case Retryable:
+		return "retryable"
+	case Final:
+		return "final"
+	case Unknown:
+		return "unknown"
+	}
+	return "invalid"
+}
+
+// Error is a failed gateway call, classified at the boundary so that no
+// stripe-go type leaks into workflows.
+type Error struct {
+	// Op names the gateway method, e.g. "authorize".
+	Op string
+	// Status is the HTTP status; 0 when no response arrived.
+	Status int
+	// Type is Stripe's error type (card_error, invalid_request_error,
+	// idempotency_error, api_error); Code its error code (card_declined,
+	// payment_intent_unexpected_state, ...); DeclineCode the card's reason.
+	Type, Code, DeclineCode string
+	// Param names the offending request parameter, if any.
+	Param   string
+	Message string
+	Outcome Outcome
+	// Err is the underlying error (a *stripe.Error or a transport error).
+	Err error
+}
+
+// Error describes the failure with its outcome, so a log line alone tells
+// whether the effect may have happened.
+func (e *Error) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("payments %s: %s outcome: %v", e.Op, e.Outcome, e.Err)
+	}
+	return fmt.Sprintf("payments %s: %d %s %s: %s (%s)", e.Op, e.Status, e.Type, e.Code, e.Message, e.Outcome)
+}
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// OutcomeOf returns the outcome class of err: nil is no failure (0), and a
+// foreign error is Unknown, because without evidence a side effect may
+// have happened.
+func OutcomeOf(err error) Outcome {
+	if err == nil {
+		return 0
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Outcome
+	}
+	return Unknown
+}
+
+// CodeOf returns the provider's error code of err, or "".
+func CodeOf(err error) string {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// outcomeForStatus maps an HTTP answer to an outcome. 502/503/504 come
+// from whatever sits in front of the API as often as from the API, so the
+// request may have been processed: Unknown. 409 (the key is in flight) and
+// 429 decide nothing yet. Other 5xx are Retryable: our API rolls back and
+// releases the key on them. 4xx are decisions.
+func outcomeForStatus(status int) Outcome {
+	switch {
+	case status == http.StatusBadGateway, status == http.StatusServiceUnavailable, status == http.StatusGatewayTimeout:
+		return Unknown
+	case status == http.StatusConflict, status == http.StatusTooManyRequests, status >= 500:
+		return Retryable
+	case status >= 400:
+		return Final
+	}
+	return Unknown
+}

@@ -1,0 +1,310 @@
+package payments
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bookonce/bookonce/idempotency"
+)
+
+// MaxAmount is the largest amount in minor units, Stripe's eight digits.
+const MaxAmount = 99999999
+
+// currencies are the ISO 4217 codes the API accepts, lowercase as Stripe
+// writes them. The amount is always in the currency's minor unit (cents;
+// whole yen for zero-decimal jpy), as with Stripe.
+var currencies = map[string]bool{
+	"eur": true, "usd": true, "gbp": true, "chf": true, "sek": true, "nok": true, "dkk": true, "pln": true,
+	"czk": true, "huf": true, "ron": true, "bgn": true, "cad": true, "aud": true, "nzd": true, "jpy": true,
+}
+
+// decline is the answer of a test card that fails.
+type decline struct{ code, declineCode, message string }
+
+// testCards are Stripe's test PaymentMethod tokens this API knows. A nil
+// decline authorises. Unknown tokens answer resource_missing, as Stripe does
+// for a PaymentMethod that does not exist.
+var testCards = map[string]*decline{
+	"pm_card_visa":                            nil,
+	"pm_card_visa_debit":                      nil,
+	"pm_card_mastercard":                      nil,
+	"pm_card_amex":                            nil,
+	"pm_card_chargeDeclined":                  {CodeCardDeclined, "generic_decline", "Your card was declined."},
+	"pm_card_chargeDeclinedInsufficientFunds": {CodeCardDeclined, "insufficient_funds", "Your card has insufficient funds."},
+	"pm_card_chargeDeclinedExpiredCard":       {"expired_card", "expired_card", "Your card has expired."},
+}
+
+var createIntentSpec = formSpec{
+	scalars: []string{"amount", "currency", "capture_method", "confirm", "payment_method", "customer", "description"},
+	maps:    []string{"metadata"},
+	lists:   []string{"expand"},
+}
+
+// validateCreate turns the form into the row to insert, or the first
+// problem Stripe would name. Nothing is written before it passes.
+func validateCreate(f form) (intentRow, *apiError) {
+	var row intentRow
+	amount, ok, err := f.integer("amount", 1, MaxAmount)
+	if err != nil {
+		return row, err
+	} else if !ok {
+		return row, missingParam("amount")
+	}
+	cur, ok := f.str("currency")
+	if !ok {
+		return row, missingParam("currency")
+	}
+	if !currencies[cur] {
+		return row, invalidRequest("currency", "", "Invalid currency: "+cur+". Supported: eur, usd, gbp, chf and other ISO 4217 codes in lowercase.")
+	}
+	method, err := f.oneOf("capture_method", "manual", "automatic", "automatic_async")
+	if err != nil {
+		return row, err
+	}
+	if method == "" {
+		method = "automatic_async" // Stripe's default; deposits must ask for manual
+	}
+	confirm, sent, err := f.boolean("confirm")
+	switch {
+	case err != nil:
+		return row, err
+	case !sent:
+		return row, invalidRequest("confirm", CodeParameterMissing, "This API creates and confirms in one call: send confirm=true.")
+	case !confirm:
+		return row, invalidRequest("confirm", "", "This API does not support unconfirmed PaymentIntents: send confirm=true.")
+	}
+	pm, ok := f.str("payment_method")
+	if !ok || pm == "" {
+		return row, missingParam("payment_method")
+	}
+	if _, known := testCards[pm]; !known {
+		return row, invalidRequest("payment_method", CodeResourceMissing, "No such PaymentMethod: '"+pm+"'")
+	}
+	customer, _ := f.str("customer")
+	if customer != "" && !strings.HasPrefix(customer, "cus_") {
+		return row, invalidRequest("customer", CodeResourceMissing, "No such customer: '"+customer+"'")
+	}
+	desc, _ := f.str("description")
+	if len(desc) > 1000 {
+		return row, invalidRequest("description", "", "description can be at most 1000 characters long")
+	}
+	return intentRow{
+		Amount: amount, Currency: cur, CaptureMethod: method, PaymentMethod: pm, Customer: customer,
+		Description: desc, Metadata: f.maps["metadata"],
+	}, nil
+}
+
+// createIntent creates and confirms a PaymentIntent: manual capture
+// authorises (requires_capture), automatic capture charges (succeeded), a
+// declining test card answers 402 card_error, which is a decided outcome
+// and stored with the key like a success.
+func (s *Server) createIntent(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	tx, ok := s.txOf(w, r)
+	if !ok {
+		return
+	}
+	f, apiErr := readForm(r, createIntentSpec)
+	if apiErr != nil {
+		writeError(ctx, w, apiErr)
+		return
+	}
+	expand, apiErr := f.expand("latest_charge")
+	if apiErr != nil {
+		writeError(ctx, w, apiErr)
+		return
+	}
+	row, apiErr := validateCreate(f)
+	if apiErr != nil {
+		writeError(ctx, w, apiErr)
+		return
+	}
+	tenant := tenantOf(r)
+	ref, hasRef := row.Metadata[MetadataReference]
+	step := row.Metadata[MetadataStep]
+	// The booking step guards a caller whose key changed (a reset
+	// workflow): an equal request gets the intent that already exists.
+	if hasRef {
+		if existing, err := liveAuthorisation(ctx, tx, tenant, ref, step); err == nil {
+			s.answerExisting(w, r, existing, row, expand["latest_charge"])
+			return
+		} else if !errors.Is(err, errNotFound) {
+			s.internalError(w, r, "look up booking reference", err)
+			return
+		}
+	}
+
+	now := s.now()
+	row.ID, row.CreatedAt = newID("pi_"), now
+	d := testCards[row.PaymentMethod]
+	var capturedAt = &now
+	switch {
+	case d != nil:
+		// Stripe keeps the declined intent, detached from the card.
+		row.Status, row.PaymentMethod, capturedAt = StatusRequiresPaymentMethod, "", nil
+		row.LastPaymentError, _ = json.Marshal(map[string]string{
+			"type": typeCard, "code": d.code, "decline_code": d.declineCode, "message": d.message})
+	case row.CaptureMethod == "manual":
+		row.Status, row.ChargeID, capturedAt = StatusRequiresCapture, newID("ch_"), nil
+	default:
+		row.Status, row.ChargeID, row.AmountCaptured = StatusSucceeded, newID("ch_"), row.Amount
+	}
+	if err := insertIntent(ctx, tx, tenant, row, capturedAt); err != nil {
+		if code, name := constraintViolation(err); code == "23505" && name == constraintOneAuthorisation {
+			// A concurrent request with another key won the booking step
+			// and has committed (the index waited for it): answer that one.
+			if existing, err := liveAuthorisation(ctx, tx, tenant, ref, step); err == nil {
+				s.answerExisting(w, r, existing, row, expand["latest_charge"])
+				return
+			}
+		}
+		s.internalError(w, r, "insert payment intent", err)
+		return
+	}
+	idempotency.SetResource(ctx, "payment_intent", row.ID)
+	if d != nil {
+		writeError(ctx, w, &apiError{status: http.StatusPaymentRequired, keep: true, Type: typeCard,
+			Code: d.code, DeclineCode: d.declineCode, Message: d.message, PaymentIntent: row.object(expand["latest_charge"])})
+		return
+	}
+	writeJSON(w, http.StatusOK, row.object(expand["latest_charge"]))
+}
+
+// LayerReference is the layer label under which bookonce_duplicates_blocked_total
+// counts creates stopped by the booking-step guard rather than by their key.
+const LayerReference = "payment_reference"
+
+// answerExisting answers a create whose booking step is already
+// authorised: the same amount and currency is the same business intent
+// (200 with the existing intent), anything else is a conflict that must not
+// be papered over.
+func (s *Server) answerExisting(w http.ResponseWriter, r *http.Request, existing, req intentRow, expandCharge bool) {
+	// Rule 12: a duplicate that got past the idempotency key is the early
+	// warning that some caller changed its key for the same operation.
+	s.Idempotency.Metrics().DuplicatesBlocked.WithLabelValues(LayerReference, tenantOf(r), OpCreateIntent).Inc()
+	s.log().InfoContext(r.Context(), "payments: booking step already authorised",
+		"intent", existing.ID, "reference", existing.Metadata[MetadataReference], "step", existing.Metadata[MetadataStep])
+	if existing.Amount != req.Amount || existing.Currency != req.Currency {
+		writeError(r.Context(), w, &apiError{
+			status: http.StatusBadRequest, keep: true, Type: typeInvalidRequest, Code: CodeReferenceConflict,
+			Param: "metadata[" + MetadataReference + "]",
+			Message: "booking_reference " + existing.Metadata[MetadataReference] + " (step " + existing.Metadata[MetadataStep] +
+				") is already authorised by " + existing.ID + " for another amount or currency",
+		})
+		return
+	}
+	answerIntent(r.Context(), w, existing, expandCharge)
+}
+
+var expandSpec = formSpec{lists: []string{"expand"}}
+
+func (s *Server) getIntent(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	f, apiErr := readQuery(r, expandSpec)
+	if apiErr != nil {
+		writeError(ctx, w, apiErr)
+		return
+	}
+	expand, apiErr := f.expand("latest_charge")
+	if apiErr != nil {
+		writeError(ctx, w, apiErr)
+		return
+	}
+	row, err := getIntent(ctx, s.Pool, tenantOf(r), r.PathValue("id"), false)
+	if errors.Is(err, errNotFound) {
+		writeError(ctx, w, noSuchIntent(http.StatusNotFound, "intent", r.PathValue("id")))
+		return
+	} else if err != nil {
+		s.internalError(w, r, "read payment intent", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, row.object(expand["latest_charge"]))
+}
+
+var captureSpec = formSpec{scalars: []string{"amount_to_capture"}, lists: []string{"expand"}}
+
+// captureIntent captures an authorised intent, fully or partially; the
+// rest of the authorisation is released, as with Stripe.
+func (s *Server) captureIntent(w http.ResponseWriter, r *http.Request) {
+	s.transition(w, r, captureSpec, func(tx pgx.Tx, f form, row *intentRow) *apiError {
+		if row.Status != StatusRequiresCapture {
+			return unexpectedState(row.object(false), "capture", "captured: requires_capture")
+		}
+		amount, sent, apiErr := f.integer("amount_to_capture", 1, MaxAmount)
+		if apiErr != nil {
+			return apiErr
+		}
+		if !sent {
+			amount = row.Amount
+		} else if amount > row.Amount {
+			return invalidRequest("amount_to_capture", CodeAmountTooLarge,
+				"The amount to capture must be less than or equal to the PaymentIntent's amount_capturable.")
+		}
+		now := s.now()
+		if err := captureIntent(r.Context(), tx, tenantOf(r), row.ID, amount, now); err != nil {
+			return s.failed(r, "capture payment intent", err)
+		}
+		row.Status, row.AmountCaptured = StatusSucceeded, amount
+		return nil
+	})
+}
+
+var cancelSpec = formSpec{scalars: []string{"cancellation_reason"}, lists: []string{"expand"}}
+
+// cancelIntent voids an authorisation (or a declined intent).
+func (s *Server) cancelIntent(w http.ResponseWriter, r *http.Request) {
+	s.transition(w, r, cancelSpec, func(tx pgx.Tx, f form, row *intentRow) *apiError {
+		reason, apiErr := f.oneOf("cancellation_reason", "duplicate", "fraudulent", "requested_by_customer", "abandoned")
+		if apiErr != nil {
+			return apiErr
+		}
+		if row.Status != StatusRequiresCapture && row.Status != StatusRequiresPaymentMethod {
+			return unexpectedState(row.object(false), "cancellation", "canceled: requires_payment_method, requires_capture")
+		}
+		now := s.now()
+		if err := cancelIntent(r.Context(), tx, tenantOf(r), row.ID, reason, now); err != nil {
+			return s.failed(r, "cancel payment intent", err)
+		}
+		row.Status, row.CancellationReason, row.CanceledAt = StatusCanceled, reason, &now
+		return nil
+	})
+}
+
+// transition runs a state change on the intent named in the path, locked
+// for the rest of the request so that a concurrent capture and cancel of
+// one intent are decided one after the other.
+func (s *Server) transition(w http.ResponseWriter, r *http.Request, spec formSpec, change func(pgx.Tx, form, *intentRow) *apiError) {
+	ctx := r.Context()
+	tx, ok := s.txOf(w, r)
+	if !ok {
+		return
+	}
+	f, apiErr := readForm(r, spec)
+	if apiErr != nil {
+		writeError(ctx, w, apiErr)
+		return
+	}
+	expand, apiErr := f.expand("latest_charge")
+	if apiErr != nil {
+		writeError(ctx, w, apiErr)
+		return
+	}
+	id := r.PathValue("id")
+	row, err := getIntent(ctx, tx, tenantOf(r), id, true)
+	if errors.Is(err, errNotFound) {
+		writeError(ctx, w, noSuchIntent(http.StatusNotFound, "intent", id))
+		return
+	} else if err != nil {
+		s.internalError(w, r, "read payment intent", err)
+		return
+	}
+	if apiErr := change(tx, f, &row); apiErr != nil {
+		writeError(ctx, w, apiErr)
+		return
+	}
+	answerIntent(ctx, w, row, expand["latest_charge"])
+}

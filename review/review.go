@@ -1,0 +1,118 @@
+// Package review is the human review queue: cases for outcomes the system
+// must not decide alone (an unknown commit status, a potential cross-channel
+// duplicate). A person resolves a case; the waiting workflow continues.
+package review
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Reason says why a case was opened.
+type Reason string
+
+// Reasons.
+const (
+	ReasonUnknownOutcome     Reason = "unknown_outcome"
+	ReasonPotentialDuplicate Reason = "potential_duplicate"
+)
+
+// Action is a reviewer's decision.
+type Action string
+
+// Actions. Retry runs the uncertain step again (after the reviewer checked
+// it did not happen); Abandon gives up and compensates; Proceed accepts
+// that it happened; Merge and Separate decide potential duplicates.
+const (
+	ActionRetry    Action = "retry"
+	ActionAbandon  Action = "abandon"
+	ActionProceed  Action = "proceed"
+	ActionMerge    Action = "merge"
+	ActionSeparate Action = "separate"
+)
+
+// Case is one review case.
+type Case struct {
+	ID         string          `json:"id"`
+	Tenant     string          `json:"tenant"`
+	WorkflowID string          `json:"workflow_id"`
+	Reason     Reason          `json:"reason"`
+	Details    json.RawMessage `json:"details"`
+	Status     string          `json:"status"`
+	Resolution Action          `json:"resolution,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+// Store keeps cases in PostgreSQL.
+type Store struct{ Pool *pgxpool.Pool }
+
+// ErrNotFound is returned for an unknown case.
+var ErrNotFound = errors.New("review case not found")
+
+const columns = `id, tenant_id, workflow_id, reason, details, status, coalesce(resolution, ''), created_at`
+
+func scan(row pgx.Row) (Case, error) {
+	var c Case
+	err := row.Scan(&c.ID, &c.Tenant, &c.WorkflowID, &c.Reason, &c.Details, &c.Status, &c.Resolution, &c.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Case{}, ErrNotFound
+	}
+	return c, err
+}
+
+// Open opens a case under key, or returns the case already opened with it:
+// a retried activity must not open a second case.
+func (s *Store) Open(ctx context.Context, key string, c Case) (Case, error) {
+	if len(c.Details) == 0 {
+		c.Details = json.RawMessage("{}")
+	}
+	b := make([]byte, 10)
+	_, _ = rand.Read(b)
+	_, err := s.Pool.Exec(ctx, `INSERT INTO review_cases (id, tenant_id, workflow_id, reason, details, idempotency_key)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (idempotency_key) DO NOTHING`,
+		"rc_"+hex.EncodeToString(b), c.Tenant, c.WorkflowID, string(c.Reason), c.Details, key)
+	if err != nil {
+		return Case{}, fmt.Errorf("open review case: %w", err)
+	}
+	return scan(s.Pool.QueryRow(ctx, `SELECT `+columns+` FROM review_cases WHERE idempotency_key = $1`, key))
+}
+
+// Get returns a case.
+func (s *Store) Get(ctx context.Context, id string) (Case, error) {
+	return scan(s.Pool.QueryRow(ctx, `SELECT `+columns+` FROM review_cases WHERE id = $1`, id))
+}
+
+// ListOpen lists a tenant's open cases, oldest first.
+func (s *Store) ListOpen(ctx context.Context, tenant string) ([]Case, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT `+columns+` FROM review_cases WHERE tenant_id = $1 AND status = 'open' ORDER BY created_at, id`, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("list review cases: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Case, error) { return scan(r) })
+}
+
+// Resolve records a decision once; resolving a resolved case with the same
+// action succeeds (a double click), with another action fails.
+func (s *Store) Resolve(ctx context.Context, id string, action Action) (Case, error) {
+	tag, err := s.Pool.Exec(ctx, `UPDATE review_cases SET status = 'resolved', resolution = $2, resolved_at = now()
+		WHERE id = $1 AND status = 'open'`, id, string(action))
+	if err != nil {
+		return Case{}, fmt.Errorf("resolve review case: %w", err)
+	}
+	c, err := s.Get(ctx, id)
+	if err != nil {
+		return Case{}, err
+	}
+	if tag.RowsAffected() == 0 && c.Resolution != action {
+		return c, fmt.Errorf("review case %s was already resolved as %s", id, c.Resolution)
+	}
+	return c, nil
+}

@@ -1,0 +1,188 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/review"
+)
+
+// PaymentWorkflow is the deposit saga, a child of AppointmentWorkflow:
+// authorise with manual capture, tell the parent, then wait for its
+// decision (capture or void); without a decision in time it voids on its
+// own. Its own compensation (void) is registered before authorising.
+func PaymentWorkflow(ctx workflow.Context, req PaymentRequest) (PaymentState, error) {
+	p := &payment{req: req, tuning: req.Tuning.withDefaults()}
+	if err := p.setup(ctx); err != nil {
+		return p.state, err
+	}
+	return p.run(ctx)
+}
+
+// PaymentWorkflowID derives the child's ID from the appointment's, so a
+// re-run of the parent meets the same child.
+func PaymentWorkflowID(appointmentID string) string { return "payment:" + appointmentID }
+
+type payment struct {
+	req    PaymentRequest
+	tuning Tuning
+	state  PaymentState
+	saga   saga
+}
+
+func (p *payment) setup(ctx workflow.Context) error {
+	p.state = PaymentState{Status: PaymentAuthorizing, Steps: []Step{}}
+	return workflow.SetQueryHandler(ctx, QueryStatus, func() (PaymentState, error) { return p.state, nil })
+}
+
+func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
+	p.saga.add("void deposit", func(ctx workflow.Context) error { return p.void(ctx) })
+	intent, err := p.authorize(ctx)
+	if err != nil {
+		_ = p.saga.compensate(ctx)
+		if errorType(err) == activities.ErrTypePaymentDeclined {
+			return p.finish(ctx, PaymentDeclined, "card_declined")
+		}
+		return p.finish(ctx, PaymentFailed, err.Error())
+	}
+	p.state.IntentID = intent
+	p.set(ctx, PaymentAuthorized, "")
+	p.notifyParent(ctx)
+
+	decision, timedOut := p.awaitDecision(ctx)
+	if ctx.Err() != nil { // the appointment was cancelled
+		_ = p.saga.compensate(ctx)
+		return p.finish(ctx, PaymentVoided, "cancelled")
+	}
+	if timedOut || decision == PaymentVoid {
+		reason := "voided by the appointment"
+		if timedOut {
+			reason = "no decision in time"
+		}
+		if err := p.saga.compensate(ctx); err != nil {
+			return p.finish(ctx, PaymentFailed, "void: "+err.Error())
+		}
+		return p.finish(ctx, PaymentVoided, reason)
+	}
+	if err := p.capture(ctx); err != nil {
+		_ = p.saga.compensate(ctx)
+		return p.finish(ctx, PaymentFailed, "capture: "+err.Error())
+	}
+	p.saga.clear()
+	return p.finish(ctx, PaymentCaptured, "")
+}
+
+// authorize runs the authorisation; an outcome still unknown after the
+// retries is reconciled by reference, then, if still unknown, reviewed.
+func (p *payment) authorize(ctx workflow.Context) (string, error) {
+	in := activities.DepositInput{
+		Tenant: p.req.Tenant, Reference: p.req.Reference, Amount: p.req.Amount, Currency: p.req.Currency,
+		PaymentMethod: p.req.PaymentMethod, Description: p.req.Description,
+	}
+	for attempt := 1; ; attempt++ {
+		id := "authorize-deposit"
+		if attempt > 1 {
+			id = fmt.Sprintf("authorize-deposit-%d", attempt)
+		}
+		var res activities.IntentResult
+		err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, id, fmt.Sprintf("Authorise %d %s", p.req.Amount, p.req.Currency)),
+			act.AuthorizeDeposit, in).Get(ctx, &res)
+		p.record("authorize deposit", id, res.Step, err)
+		if err == nil {
+			return res.Intent.ID, nil
+		}
+		if isFinal(err) {
+			return "", err
+		}
+		// Unknown: look the authorisation up by the booking reference.
+		var found activities.IntentResult
+		ferr := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, fmt.Sprintf("find-deposit-%d", attempt), "Reconcile deposit by reference"),
+			act.FindDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference}).Get(ctx, &found)
+		if ferr == nil && found.Found {
+			return found.Intent.ID, nil
+		}
+		if ferr == nil && attempt == 1 {
+			continue // the payment API answered: nothing happened, try once more
+		}
+		action, rerr := awaitReview(ctx, p.tuning, p.req.Tenant, id, err, func(string) {
+			p.set(ctx, PaymentNeedsReview, "deposit outcome unknown: waiting for review")
+			p.notifyParent(ctx)
+		})
+		if rerr != nil || action != review.ActionRetry {
+			return "", fmt.Errorf("deposit outcome unknown, review: %s: %w", action, err)
+		}
+		p.set(ctx, PaymentAuthorizing, "retrying after review")
+	}
+}
+
+func (p *payment) awaitDecision(ctx workflow.Context) (PaymentAction, bool) {
+	timeout := p.req.DecisionTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Minute
+	}
+	workflow.SetCurrentDetails(ctx, "authorised; waiting for the appointment to capture or void")
+	var action PaymentAction
+	timedOut := false
+	timerCtx, cancelTimer := workflow.WithCancel(ctx)
+	defer cancelTimer()
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalPaymentDecision), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, &action)
+	})
+	sel.AddFuture(workflow.NewTimer(timerCtx, timeout), func(workflow.Future) { timedOut = true })
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+	sel.Select(ctx)
+	return action, timedOut
+}
+
+func (p *payment) capture(ctx workflow.Context) error {
+	var res activities.IntentResult
+	err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, "capture-deposit", "Capture deposit "+p.state.IntentID),
+		act.CaptureDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference, IntentID: p.state.IntentID}).Get(ctx, &res)
+	p.record("capture deposit", "capture-deposit", res.Step, err)
+	return err
+}
+
+func (p *payment) void(ctx workflow.Context) error {
+	var res activities.IntentResult
+	err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, "void-deposit", "Void deposit of "+p.req.Reference),
+		act.VoidDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference, IntentID: p.state.IntentID}).Get(ctx, &res)
+	p.record("void deposit", "void-deposit", res.Step, err)
+	return err
+}
+
+func (p *payment) set(ctx workflow.Context, s PaymentStatus, details string) {
+	p.state.Status = s
+	if details != "" {
+		workflow.SetCurrentDetails(ctx, details)
+	}
+}
+
+func (p *payment) finish(ctx workflow.Context, s PaymentStatus, reason string) (PaymentState, error) {
+	p.state.Reason = reason
+	p.set(ctx, s, "ended: "+string(s))
+	p.notifyParent(ctx)
+	return p.state, nil
+}
+
+// notifyParent signals the appointment; it may have ended, which is fine.
+func (p *payment) notifyParent(ctx workflow.Context) {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if parent == nil {
+		return
+	}
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	_ = workflow.SignalExternalWorkflow(dctx, parent.ID, "", SignalPaymentStatus, p.state).Get(dctx, nil)
+}
+
+func (p *payment) record(name, activityID string, s activities.Step, err error) {
+	step := stepFrom(name, activityID, s)
+	if err != nil {
+		step.Result, step.Error = "failed", err.Error()
+	}
+	p.state.Steps = append(p.state.Steps, step)
+}

@@ -1,0 +1,66 @@
+package workflows
+
+import "github.com/bookonce/bookonce/review"
+
+// Signal names. Typed constants, so senders and receivers cannot drift.
+const (
+	// SignalCancel: the customer cancels before the booking is confirmed.
+	SignalCancel = "cancel"
+	// SignalReviewDecision carries a reviewer's ReviewDecision.
+	SignalReviewDecision = "review-decision"
+	// SignalPaymentDecision: the appointment tells its payment to capture or void.
+	SignalPaymentDecision = "payment-decision"
+	// SignalPaymentStatus: the payment tells its appointment how authorisation went.
+	SignalPaymentStatus = "payment-status"
+)
+
+// ReviewDecision resolves the review case a workflow waits on.
+type ReviewDecision struct {
+	CaseID string        `json:"case_id"`
+	Action review.Action `json:"action"`
+}
+
+// PaymentAction is the appointment's decision on the deposit.
+type PaymentAction string
+
+// Payment decisions.
+const (
+	PaymentCapture PaymentAction = "capture"
+	PaymentVoid    PaymentAction = "void"
+)
+
+// PaymentStatus is the state of a deposit.
+type PaymentStatus string
+
+// Deposit states.
+const (
+	PaymentAuthorizing PaymentStatus = "Authorizing"
+	PaymentAuthorized  PaymentStatus = "Authorized"
+	PaymentDeclined    PaymentStatus = "Declined"
+	PaymentCaptured    PaymentStatus = "Captured"
+	PaymentVoided      PaymentStatus = "Voided"
+	PaymentNeedsReview PaymentStatus = "NeedsReview"
+	PaymentFailed      PaymentStatus = "Failed"
+)
+
+// PaymentRequest is the input of PaymentWorkflow.
+type PaymentRequest struct {
+	Tenant        string `json:"tenant"`
+	Reference     string `json:"reference"` // the appointment's workflow ID
+	Customer      string `json:"customer"`
+	Amount        int64  `json:"amount"`
+	Currency      string `json:"currency"`
+	PaymentMethod string `json:"payment_method"`
+	Description   string `json:"description"`
+	// DecisionTimeout voids the authorisation when no decision arrives.
+	DecisionTimeout Duration `json:"decision_timeout"`
+	Tuning          Tuning   `json:"tuning"`
+}
+
+// PaymentState is the payment's status query result and workflow result.
+type PaymentState struct {
+	Status   PaymentStatus `json:"status"`
+	IntentID string        `json:"intent_id,omitempty"`
+	Reason   string        `json:"reason,omitempty"`
+	Steps    []Step        `json:"steps"`
+}

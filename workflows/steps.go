@@ -1,0 +1,181 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/review"
+)
+
+// holdSlot places the hold. An outcome still unknown after the retries is
+// reconciled by the reference; if the calendar says nothing happened the
+// hold is tried once more; if it cannot say, a person decides.
+func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outcome) {
+	if err := a.upsert(ctx, StatusHolding, "placing a hold in the calendar"); err != nil {
+		return "", &outcome{StatusRejected, err.Error()}
+	}
+	for attempt := 1; ; attempt++ {
+		id := base
+		if attempt > 1 {
+			id = fmt.Sprintf("%s-%d", base, attempt)
+		}
+		var res activities.HoldSlotResult
+		err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, id, "Hold "+a.req.Service+" at "+a.req.SlotStart.UTC().Format(time.RFC3339)),
+			act.HoldSlot, activities.HoldSlotInput{
+				Tenant: a.req.Tenant, Reference: a.state.Reference, ResourceID: a.req.ResourceID,
+				Service: a.req.Service, Customer: a.req.Customer, Start: a.req.SlotStart,
+			}).Get(ctx, &res)
+		a.record("hold slot", id, res.Step, err)
+		if err == nil {
+			return res.Hold.ID, nil
+		}
+		if isFinal(err) {
+			o := a.fromError(err)
+			if o.reason == "slot_unavailable" {
+				a.state.Alternatives = alternatives(err)
+			}
+			return "", o
+		}
+		var found activities.FindHoldResult
+		ferr := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "find-"+id, "Reconcile hold by reference"),
+			act.FindHold, activities.FindHoldInput{Tenant: a.req.Tenant, Reference: a.state.Reference}).Get(ctx, &found)
+		if ferr == nil && found.Found {
+			return found.Hold.ID, nil
+		}
+		if ferr == nil && attempt == 1 {
+			continue // the calendar answered: nothing was held, try once more
+		}
+		action, rerr := awaitReview(ctx, a.tuning, a.req.Tenant, id, err, func(caseID string) {
+			a.state.ReviewCase = caseID
+			_ = a.upsert(ctx, StatusNeedsReview, "hold outcome unknown: waiting for review case "+caseID)
+		})
+		a.state.ReviewCase = ""
+		if rerr != nil || action != review.ActionRetry {
+			return "", &outcome{StatusRejected, fmt.Sprintf("hold outcome unknown; review decided %s", action)}
+		}
+		_ = a.upsert(ctx, StatusHolding, "retrying the hold after review")
+	}
+}
+
+// confirm turns the hold into a booking; a hold that expired meanwhile is
+// placed once more and confirmed, else the booking is rejected.
+func (a *appointment) confirm(ctx workflow.Context) *outcome {
+	for round := 1; round <= 2; round++ {
+		id := "confirm-hold"
+		if round > 1 {
+			id = "confirm-hold-2"
+		}
+		if err := a.upsert(ctx, StatusConfirming, "confirming hold "+a.state.HoldID); err != nil {
+			return &outcome{StatusRejected, err.Error()}
+		}
+		var res activities.ConfirmHoldResult
+		err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, id, "Confirm hold "+a.state.HoldID),
+			act.ConfirmHold, activities.ConfirmHoldInput{Tenant: a.req.Tenant, HoldID: a.state.HoldID}).Get(ctx, &res)
+		a.record("confirm hold", id, res.Step, err)
+		if err == nil {
+			a.state.BookingID = res.Booking.ID
+			return nil
+		}
+		if errorType(err) != activities.ErrTypeHoldExpired || round == 2 {
+			return a.fromError(err)
+		}
+		hold, o := a.holdSlot(ctx, "rehold-slot")
+		if o != nil {
+			return o
+		}
+		a.state.HoldID = hold
+	}
+	return &outcome{StatusRejected, "hold_expired"}
+}
+
+// confirmation sends the confirmation once; its failure does not undo a
+// paid booking, it is visible in the step table.
+func (a *appointment) confirmation(ctx workflow.Context) {
+	text := fmt.Sprintf("Ihr Termin ist bestätigt: %s am %s (Buchung %s).", a.req.Service,
+		a.req.SlotStart.Format("02.01.2006 15:04 MST"), a.state.BookingID)
+	var step activities.Step
+	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "send-confirmation", "Send confirmation"),
+		act.SendConfirmation, activities.ConfirmationInput{
+			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: string(a.req.Channel), Customer: a.req.Customer, Text: text,
+		}).Get(ctx, &step)
+	a.record("send confirmation", "send-confirmation", step, err)
+	a.state.MessageID = step.DownstreamID
+}
+
+func (a *appointment) release(ctx workflow.Context) error {
+	var step activities.Step
+	// By reference, not ID: a hold whose answer was lost is found too.
+	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "release-hold", "Release holds of "+a.state.Reference),
+		act.ReleaseHold, activities.ReleaseHoldInput{Tenant: a.req.Tenant, Reference: a.state.Reference}).Get(ctx, &step)
+	a.recordCompensation("release hold", "release-hold", step, err)
+	return err
+}
+
+func (a *appointment) voidDeposit(ctx workflow.Context) error {
+	if a.child != nil {
+		// The payment saga may still be authorising (its answer not yet
+		// back): tell it to void and wait until it has finished, so an
+		// authorisation that lands after the cancellation is voided too.
+		// The saga's own waits are bounded (retries, review timeout).
+		if err := a.child.SignalChildWorkflow(ctx, SignalPaymentDecision, PaymentVoid).Get(ctx, nil); err == nil {
+			var final PaymentState
+			_ = a.child.Get(ctx, &final)
+		}
+	}
+	var res activities.IntentResult
+	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "void-deposit", "Void deposit of "+a.state.Reference),
+		act.VoidDeposit, activities.IntentInput{Tenant: a.req.Tenant, Reference: a.state.Reference}).Get(ctx, &res)
+	a.recordCompensation("void deposit", "void-deposit", res.Step, err)
+	return err
+}
+
+func (a *appointment) cancelBooking(ctx workflow.Context) error {
+	var step activities.Step
+	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "cancel-booking", "Cancel booking "+a.state.BookingID),
+		act.CancelBooking, activities.CancelBookingInput{Tenant: a.req.Tenant, BookingID: a.state.BookingID}).Get(ctx, &step)
+	a.recordCompensation("cancel booking", "cancel-booking", step, err)
+	return err
+}
+
+func (a *appointment) record(name, activityID string, s activities.Step, err error) {
+	step := stepFrom(name, activityID, s)
+	if step.Key == "" {
+		// A failed step shows the key it sent, derived as the activity did.
+		info := a.info
+		step.Key = activities.Key(info.Namespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, activityID)
+	}
+	if err != nil {
+		step.Result, step.Error = "failed", err.Error()
+	}
+	a.state.Steps = append(a.state.Steps, step)
+}
+
+func (a *appointment) recordCompensation(name, activityID string, s activities.Step, err error) {
+	a.record(name, activityID, s, err)
+	if err == nil {
+		a.state.Steps[len(a.state.Steps)-1].Result = "compensated"
+	}
+}
+
+// alternatives reads the free slots a slot_unavailable answer offered.
+func alternatives(err error) []time.Time {
+	var appErr *temporal.ApplicationError
+	if !asApplicationError(err, &appErr) || !appErr.HasDetails() {
+		return nil
+	}
+	var slots []struct {
+		Start time.Time `json:"start"`
+	}
+	if appErr.Details(&slots) != nil {
+		return nil
+	}
+	out := make([]time.Time, 0, len(slots))
+	for _, s := range slots {
+		out = append(out, s.Start)
+	}
+	return out
+}
