@@ -7,7 +7,7 @@ GO ?= go
 # Two cores: packages with the in-process Temporal server are heavy.
 TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: run test vet build fuzz clean help
+.PHONY: run test vet build fuzz histories clean help
 
 help:
 	@echo "make run    start PostgreSQL (found or private), Temporal + Web UI, worker, gateway and the APIs"
@@ -33,6 +33,11 @@ test: vet
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzCanonicalJSON -fuzztime=30s ./idempotency/
 	$(GO) test -run='^$$' -fuzz=FuzzParseForm -fuzztime=30s ./payments/
+
+# Re-record the workflow histories that `make test` replays (after an
+# intended workflow change; see README "Changing a workflow").
+histories:
+	BOOKONCE_RECORD_HISTORIES=1 $(GO) test -count=1 -run 'TestRecordHistories' ./workflows/
 
 clean:
 	rm -rf bin

@@ -18,7 +18,7 @@ import (
 
 // bookFlags are the flags of "starter book".
 type bookFlags struct {
-	tenant, customer, service, resource, start, channel, currency string
+	tenant, customer, service, resource, start, channel, currency, method string
 	deposit                                                       int64
 	wait                                                          bool
 }
@@ -34,6 +34,7 @@ func parseBook(args []string) (bookFlags, error) {
 	fs.StringVar(&f.channel, "channel", string(workflows.ChannelAPI), "channel: api, voice or whatsapp")
 	fs.Int64Var(&f.deposit, "deposit", 2000, "deposit in minor units (2000 = 20.00)")
 	fs.StringVar(&f.currency, "currency", "eur", "deposit currency")
+	fs.StringVar(&f.method, "payment-method", "pm_card_visa", "card for the deposit (test cards: pm_card_visa, pm_card_chargeDeclined)")
 	fs.BoolVar(&f.wait, "wait", true, "wait for the booking's outcome")
 	if err := fs.Parse(args); err != nil {
 		return f, err
@@ -70,6 +71,7 @@ func (f bookFlags) request() (workflows.BookingRequest, error) {
 	return workflows.BookingRequest{
 		Tenant: f.tenant, Customer: phonenumbers.Format(num, phonenumbers.E164), Service: f.service, ResourceID: f.resource,
 		SlotStart: start, Channel: workflows.Channel(f.channel), DepositAmount: f.deposit, Currency: strings.ToLower(f.currency),
+		PaymentMethod: f.method,
 	}, nil
 }
 

@@ -46,6 +46,15 @@ func printState(w io.Writer, id string, st workflows.BookingState) {
 	if st.BookingID != "" {
 		fmt.Fprintf(w, "booked    %s\n", st.BookingID)
 	}
+	if st.Payment != "" {
+		fmt.Fprintf(w, "deposit   %s %s\n", st.Payment, st.IntentID)
+	}
+	if st.MessageID != "" {
+		fmt.Fprintf(w, "message   %s\n", st.MessageID)
+	}
+	if st.ReviewCase != "" {
+		fmt.Fprintf(w, "review    %s (open)\n", st.ReviewCase)
+	}
 	if st.Reason != "" {
 		fmt.Fprintf(w, "reason    %s\n", st.Reason)
 	}
