@@ -32,6 +32,8 @@ type Activities struct {
 	Messages Messenger
 	// Reviews is the human review queue.
 	Reviews *review.Store
+	// Understanding serves the conversation: extraction and dedup.
+	Understanding Understanding
 }
 
 // HoldSlotInput asks for a hold of one slot.

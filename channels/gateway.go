@@ -1,32 +1,118 @@
 // Package channels is where customers reach bookonce: the webhook gateway
-// for Twilio voice and WhatsApp. Webhooks are recorded in an inbox before
-// any effect and handed to the customer's conversation workflow.
+// for Twilio voice and WhatsApp. Every delivery is verified, recorded in
+// the inbox before any effect, and handed to the customer's conversation
+// workflow; a redelivery is dropped at the edge.
 package channels
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	twclient "github.com/twilio/twilio-go/client"
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/review"
 )
 
-// Gateway serves the channel webhooks.
+// Gateway serves the channel webhooks and the review API.
 type Gateway struct {
-	Pool     *pgxpool.Pool
-	Temporal client.Client
+	Pool      *pgxpool.Pool
+	Temporal  client.Client
+	TaskQueue string
+	// Tenant owns the Twilio number(s) this gateway answers for.
+	Tenant string
+	// TwilioAuthToken verifies X-Twilio-Signature; PublicBaseURL is the URL
+	// Twilio signed (never the Host header, which a proxy may rewrite).
+	TwilioAuthToken string
+	PublicBaseURL   string
+	// Region is the default region for numbers without a country code.
+	Region string
+	// Deposit terms of bookings started from conversations.
+	DepositAmount int64
+	Currency      string
+	PaymentMethod string
+	// Tokens authenticate the review API (token -> tenant).
+	Tokens  map[string]string
+	Reviews *review.Store
+	Metrics *Metrics
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
+
+func (g *Gateway) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+func (g *Gateway) log() *slog.Logger {
+	if g.Logger != nil {
+		return g.Logger
+	}
+	return slog.Default()
+}
+
+// Routes of the gateway.
+const (
+	RouteWhatsApp    = "/webhooks/twilio/whatsapp"
+	RouteVoice       = "/webhooks/twilio/voice"
+	RouteVoiceGather = "/webhooks/twilio/voice/gather"
+	RouteStatus      = "/webhooks/twilio/status"
+)
 
 // Handler returns the gateway's routes.
 func (g *Gateway) Handler() http.Handler {
+	if g.Metrics == nil {
+		g.Metrics = NewMetrics(nil)
+	}
 	mux := http.NewServeMux()
+	mux.Handle("POST "+RouteWhatsApp, g.signed(RouteWhatsApp, g.whatsapp))
+	mux.Handle("POST "+RouteVoice, g.signed(RouteVoice, g.voice))
+	mux.Handle("POST "+RouteVoiceGather, g.signed(RouteVoiceGather, g.voiceGather))
+	mux.Handle("POST "+RouteStatus, g.signed(RouteStatus, g.status))
+	api := http.NewServeMux()
+	api.HandleFunc("GET /v1/review-cases", g.listCases)
+	api.HandleFunc("POST /v1/review-cases/{id}/resolve", g.resolveCase)
+	mux.Handle("/v1/", web.BearerAuth(g.Tokens, api))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path))
 	})
 	return mux
+}
+
+// signed verifies Twilio's signature over PUBLIC_BASE_URL + the request
+// URI and the POST form, before anything is parsed further or written.
+func (g *Gateway) signed(route string, next http.HandlerFunc) http.Handler {
+	validator := twclient.NewRequestValidator(g.TwilioAuthToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		if err := r.ParseForm(); err != nil {
+			g.Metrics.rejected.WithLabelValues(route, "malformed").Inc()
+			http.Error(w, "malformed form", http.StatusBadRequest)
+			return
+		}
+		params := make(map[string]string, len(r.PostForm))
+		for k, v := range r.PostForm {
+			if len(v) > 0 {
+				params[k] = v[0]
+			}
+		}
+		sig := r.Header.Get("X-Twilio-Signature")
+		if sig == "" || !validator.Validate(g.PublicBaseURL+r.URL.RequestURI(), params, sig) {
+			g.Metrics.rejected.WithLabelValues(route, "signature").Inc()
+			g.log().Warn("webhook with a missing or wrong signature", "route", route)
+			http.Error(w, "invalid signature", http.StatusForbidden)
+			return
+		}
+		next(w, r)
+	})
 }
 
 // Health reports whether PostgreSQL and Temporal answer: without either,
@@ -39,4 +125,34 @@ func (g *Gateway) Health(ctx context.Context) error {
 		return fmt.Errorf("temporal: %w", err)
 	}
 	return nil
+}
+
+// Metrics are the gateway's counters.
+type Metrics struct {
+	duplicates *prometheus.CounterVec
+	rejected   *prometheus.CounterVec
+	accepted   *prometheus.CounterVec
+}
+
+// DuplicatesBlocked is the counter of duplicates blocked at the edge.
+func (m *Metrics) DuplicatesBlocked() *prometheus.CounterVec { return m.duplicates }
+
+// NewMetrics creates the counters and registers them on reg (if non-nil).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bookonce_duplicates_blocked_total",
+			Help: "Duplicates blocked, by layer (inbox here), tenant and route: the early warning that infrastructure redelivers.",
+		}, []string{"layer", "tenant", "route"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bookonce_webhooks_rejected_total", Help: "Webhooks rejected before the inbox, by route and reason.",
+		}, []string{"route", "reason"}),
+		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bookonce_webhooks_accepted_total", Help: "Webhooks recorded in the inbox, by route.",
+		}, []string{"route"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.duplicates, m.rejected, m.accepted)
+	}
+	return m
 }

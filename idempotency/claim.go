@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -186,7 +187,12 @@ func (s *Store) release(sc scope, owner [16]byte) {
 	// key blocked until its lease ends.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, _ = s.pool.Exec(ctx, `DELETE FROM idempotency_keys
+	_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys
 		WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3 AND owner = $4 AND state = 'pending'`,
 		sc.tenant, sc.operation, sc.key, owner)
+	if err != nil {
+		// Not fatal: the row stays pending until its lease ends, then the
+		// next retry takes it over. Retries get 409 until then.
+		slog.Error("idempotency: release key", "operation", sc.operation, "err", err)
+	}
 }

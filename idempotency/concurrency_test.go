@@ -47,6 +47,7 @@ func checkOneEffect(t *testing.T, resps []response) {
 }
 
 func TestConcurrentIdenticalRequestsOneEffect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, idempotency.Options{})
 	const perKey = 5
 	fire := func(key, customer string) []response {
@@ -114,6 +115,7 @@ func TestConcurrentIdenticalRequestsOneEffect(t *testing.T) {
 // The client times out after the server did the work; the server still
 // commits, and the retry gets the original answer.
 func TestCommitThenLostResponse(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, idempotency.Options{})
 	entered, release := make(chan struct{}), make(chan struct{})
 	e.hooks.Store("lost", func() { close(entered); <-release })
@@ -156,6 +158,7 @@ func TestCommitThenLostResponse(t *testing.T) {
 }
 
 func TestLeaseExpiry(t *testing.T) {
+	t.Parallel()
 	t.Run("crashed holder is taken over once", func(t *testing.T) {
 		e := newEnv(t, idempotency.Options{})
 		body := []byte(`{"customer":"crash"}`)

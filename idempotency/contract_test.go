@@ -16,6 +16,7 @@ import (
 )
 
 func TestPayloadAndScope(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, idempotency.Options{})
 	first := e.postTo("/v1/holds", "tok-a", "k1", []byte(`{"customer":"anna","mode":""}`))
 	require.Equal(t, http.StatusCreated, first.status)
@@ -65,6 +66,7 @@ func TestPayloadAndScope(t *testing.T) {
 }
 
 func TestNotStoredOutcomes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, idempotency.Options{})
 	for _, tc := range []struct {
 		name, mode string
@@ -119,6 +121,7 @@ func TestNotStoredOutcomes(t *testing.T) {
 }
 
 func TestRejectedBeforeClaim(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, idempotency.Options{})
 	valid := []byte(`{"customer":"x"}`)
 	for _, tc := range []struct {
@@ -196,6 +199,7 @@ func TestRejectedBeforeClaim(t *testing.T) {
 }
 
 func TestQuota(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, idempotency.Options{QuotaPerMinute: 3})
 	for _, k := range []string{"q1", "q2", "q3"} {
 		require.Equal(t, http.StatusCreated, e.post(k, demoRequest{Customer: k}).status)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, idempotency.Options{Lease: 30 * time.Second})
 	m := e.store.Metrics()
 	val := func(c *prometheus.CounterVec, labels ...string) float64 {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestReaperAndExpiry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, idempotency.Options{TTL: 2 * time.Hour})
 	ctx := context.Background()
 	old := make(map[string]response)

@@ -72,8 +72,8 @@ func (s *Store) Reap(ctx context.Context, batch int) (int, error) {
 	return n, nil
 }
 
-// RunReaper calls Reap every interval until ctx ends. When a batch comes
-// back full it continues at once, so a backlog drains in small
+// RunReaper calls Reap at once and then every interval until ctx ends.
+// When a batch comes back full it continues at once, so a backlog drains in small
 // transactions instead of one long lock. Errors are logged, not fatal: the
 // next tick retries and expired rows only cost space meanwhile.
 func (s *Store) RunReaper(ctx context.Context, interval time.Duration) {

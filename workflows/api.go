@@ -32,11 +32,7 @@ func StartAppointment(ctx context.Context, c client.Client, taskQueue string, re
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		// Tell a completed duplicate apart from a fresh start.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			CustomerPhoneKey.ValueSet(req.Customer), ChannelKey.ValueSet(string(req.Channel)),
-			BookingStatusKey.ValueSet(string(StatusRequested)), ServiceKey.ValueSet(req.Service),
-			SlotStartKey.ValueSet(req.SlotStart.UTC()),
-		),
+		TypedSearchAttributes: initialAttributes(req),
 		StaticSummary: fmt.Sprintf("%s for %s at %s", req.Service, maskPhone(req.Customer), req.SlotStart.UTC().Format(time.RFC3339)),
 		StaticDetails: fmt.Sprintf("Booking intent %s via %s (tenant %s), deposit %d %s. The workflow ID is the business reference sent to the calendar and payment APIs.",
 			req.IntentID, req.Channel, req.Tenant, req.DepositAmount, req.Currency),
@@ -50,6 +46,16 @@ func StartAppointment(ctx context.Context, c client.Client, taskQueue string, re
 		return nil, false, fmt.Errorf("start appointment %s: %w", id, err)
 	}
 	return run, false, nil
+}
+
+// initialAttributes are the search attributes a booking starts with, so
+// the Web UI lists it from its first moment.
+func initialAttributes(req BookingRequest) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(
+		CustomerPhoneKey.ValueSet(req.Customer), ChannelKey.ValueSet(string(req.Channel)),
+		BookingStatusKey.ValueSet(string(StatusRequested)), ServiceKey.ValueSet(req.Service),
+		SlotStartKey.ValueSet(req.SlotStart.UTC()),
+	)
 }
 
 // AppointmentStatus queries a running or closed appointment's state.

@@ -71,10 +71,11 @@ func main() {
 
 	step("APIs and gateway")
 	g, gctx := errgroup.WithContext(ctx)
+	gw, gwReg := stack.Gateway(cfg, pool, tc, log)
 	calendarSvc, calStore := stack.CalendarService(cfg, pool, log)
 	paymentsSvc, payStore := stack.PaymentsService(cfg, pool, log)
 	if err := stack.ServeAll(gctx, g, log, map[string]web.Service{
-		cfg.GatewayListen:  stack.GatewayService(pool, tc, log),
+		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
 		cfg.CalendarListen: calendarSvc,
 		cfg.PaymentsListen: paymentsSvc,
 	}); err != nil {
@@ -82,6 +83,7 @@ func main() {
 	}
 	g.Go(func() error { calStore.RunReaper(gctx, stack.ReapEvery); return nil })
 	g.Go(func() error { payStore.RunReaper(gctx, stack.ReapEvery); return nil })
+	g.Go(func() error { gw.RunRelay(gctx, stack.RelayEvery); return nil })
 
 	step("worker")
 	w := stack.Worker(tc, cfg, pool)

@@ -33,9 +33,11 @@ func main() {
 	}
 	defer tc.Close()
 	g, gctx := errgroup.WithContext(ctx)
-	if err := stack.ServeAll(gctx, g, log, map[string]web.Service{cfg.GatewayListen: stack.GatewayService(pool, tc, log)}); err != nil {
+	gw, reg := stack.Gateway(cfg, pool, tc, log)
+	if err := stack.ServeAll(gctx, g, log, map[string]web.Service{cfg.GatewayListen: stack.GatewayService(gw, reg, log)}); err != nil {
 		stack.Fatal(log, "listen", err)
 	}
+	g.Go(func() error { gw.RunRelay(gctx, stack.RelayEvery); return nil })
 	log.Info("gateway listening", "addr", cfg.GatewayListen)
 	if err := g.Wait(); err != nil && ctx.Err() == nil {
 		stack.Fatal(log, "gateway", err)

@@ -15,6 +15,8 @@ const usage = `usage: starter <command> [flags]
 commands:
   book     start an appointment booking and wait for its outcome
   status   print a booking's saga step table: starter status <workflow-id>
+  simulate post a signed Twilio webhook to the gateway (WhatsApp or voice)
+  review   list open review cases, or resolve one: starter review list | resolve <case-id> <action>
 
 Run "starter <command> -h" for the flags of a command. Configuration comes
 from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...; see README).
@@ -31,6 +33,10 @@ func main() {
 		err = book(os.Args[2:])
 	case "status":
 		err = status(os.Args[2:])
+	case "simulate":
+		err = simulate(os.Args[2:])
+	case "review":
+		err = reviewCmd(os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return

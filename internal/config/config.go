@@ -58,6 +58,9 @@ type Config struct {
 	IdempotencyTTL time.Duration
 	// HoldTTL is how long a calendar hold lives before it expires.
 	HoldTTL time.Duration
+	// DedupWindow is how close in time two different wishes of one customer
+	// must be to be reviewed as a potential duplicate.
+	DedupWindow time.Duration
 
 	// LogFormat is "text" or "json"; LogLevel is debug, info, warn or error.
 	LogFormat string
@@ -108,6 +111,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		TwilioAuthToken:   get("TWILIO_AUTH_TOKEN", "dev-twilio-auth-token"),
 		IdempotencyTTL:    dur("IDEMPOTENCY_TTL", "72h"),
 		HoldTTL:           dur("HOLD_TTL", "10m"),
+		DedupWindow:       dur("DEDUP_WINDOW", "3m"),
 		LogFormat:         get("LOG_FORMAT", "text"),
 		LogLevel:          get("LOG_LEVEL", "info"),
 	}

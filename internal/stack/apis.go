@@ -15,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/review"
 )
 
 // Registry is a Prometheus registry with the Go and process collectors,
@@ -51,8 +52,30 @@ func PaymentsService(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (w
 // ReapEvery is how often expired idempotency keys are deleted.
 const ReapEvery = time.Minute
 
+// RelayEvery is how often the gateway re-delivers inbox events that could
+// not reach Temporal when they arrived.
+const RelayEvery = 5 * time.Second
+
+// Deposit terms of bookings that conversations start (demo tenant).
+const (
+	ConversationDeposit  = 2000
+	ConversationCurrency = "eur"
+	ConversationCard     = "pm_card_visa"
+)
+
+// Gateway builds the webhook gateway.
+func Gateway(cfg config.Config, pool *pgxpool.Pool, tc client.Client, log *slog.Logger) (*channels.Gateway, *prometheus.Registry) {
+	reg := Registry()
+	return &channels.Gateway{
+		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenant: config.DefaultTenant,
+		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE",
+		DepositAmount: ConversationDeposit, Currency: ConversationCurrency, PaymentMethod: ConversationCard,
+		Tokens: cfg.APITokens, Reviews: &review.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
+		Logger: log.With("service", "gateway"),
+	}, reg
+}
+
 // GatewayService builds the webhook gateway service.
-func GatewayService(pool *pgxpool.Pool, tc client.Client, log *slog.Logger) web.Service {
-	g := &channels.Gateway{Pool: pool, Temporal: tc}
-	return web.Service{Name: "gateway", Handler: g.Handler(), Health: g.Health, Gatherer: Registry(), Logger: log}
+func GatewayService(g *channels.Gateway, reg *prometheus.Registry, log *slog.Logger) web.Service {
+	return web.Service{Name: "gateway", Handler: g.Handler(), Health: g.Health, Gatherer: reg, Logger: log}
 }

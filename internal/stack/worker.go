@@ -15,6 +15,8 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/channels/intent"
+	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/payments"
@@ -62,6 +64,17 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool) *activities.Activities
 		},
 		Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}},
 		Reviews:  &review.Store{Pool: pool},
+		Understanding: activities.Understanding{
+			Extractor: intent.Rules{},
+			Catalogue: func(tenant string) (intent.Catalogue, error) {
+				if tenant != config.DefaultTenant {
+					return intent.Catalogue{}, fmt.Errorf("no catalogue for tenant %q", tenant)
+				}
+				return intent.DemoCatalogue(), nil
+			},
+			Location: cfg.Timezone,
+			Dedup:    &dedup.Store{Pool: pool, Window: cfg.DedupWindow, Retention: cfg.IdempotencyTTL, Location: cfg.Timezone},
+		},
 	}
 }
 
@@ -69,6 +82,7 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool) *activities.Activities
 func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.AppointmentWorkflow)
 	r.RegisterWorkflow(workflows.PaymentWorkflow)
+	r.RegisterWorkflow(workflows.ConversationWorkflow)
 	r.RegisterActivity(acts)
 }
 

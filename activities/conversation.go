@@ -1,0 +1,111 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/bookonce/bookonce/channels/intent"
+	"github.com/bookonce/bookonce/dedup"
+	"github.com/bookonce/bookonce/outbox"
+)
+
+// ErrTypeDedupFinal marks a dedup failure that retrying cannot fix.
+const ErrTypeDedupFinal = "DedupRejected"
+
+// Understanding holds what the conversation activities need besides the
+// clients: the extractor, the catalogue, the business time zone, dedup.
+type Understanding struct {
+	Extractor intent.Extractor
+	Catalogue func(tenant string) (intent.Catalogue, error)
+	Location  *time.Location
+	Dedup     *dedup.Store
+}
+
+// ExtractInput is one inbound text to understand.
+type ExtractInput struct {
+	Tenant     string    `json:"tenant"`
+	Text       string    `json:"text"`
+	ReceivedAt time.Time `json:"received_at"`
+}
+
+// Understood is an extraction validated against the catalogue and the
+// opening hours; Question is set when the customer must be asked.
+type Understood struct {
+	Result   intent.Result `json:"result"`
+	Question string        `json:"question,omitempty"`
+}
+
+// ExtractIntent understands a message relative to when it was received
+// (not when the activity runs: a retry must understand it the same way).
+func (a *Activities) ExtractIntent(ctx context.Context, in ExtractInput) (Understood, error) {
+	u := a.Understanding
+	cat, err := u.Catalogue(in.Tenant)
+	if err != nil {
+		return Understood{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeDedupFinal, err)
+	}
+	r, err := u.Extractor.Extract(ctx, in.Text, in.ReceivedAt, u.Location, cat)
+	if err != nil {
+		return Understood{}, fmt.Errorf("extract intent: %w", err)
+	}
+	out := Understood{Result: r, Question: r.Question}
+	return out, nil
+}
+
+// ValidateInput is a complete wish to check before anything starts.
+type ValidateInput struct {
+	Tenant     string        `json:"tenant"`
+	Result     intent.Result `json:"result"`
+	ReceivedAt time.Time     `json:"received_at"`
+}
+
+// ValidateIntent checks a wish against catalogue and opening hours and
+// returns the clarifying question when it does not fit ("" when it does).
+func (a *Activities) ValidateIntent(ctx context.Context, in ValidateInput) (string, error) {
+	cat, err := a.Understanding.Catalogue(in.Tenant)
+	if err != nil {
+		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeDedupFinal, err)
+	}
+	err = intent.Validate(in.Result, in.ReceivedAt, a.Understanding.Location, cat)
+	var ve *intent.ValidationError
+	if errors.As(err, &ve) {
+		return ve.Question, nil
+	}
+	return "", err
+}
+
+// DecideDedup takes the cross-channel decision for an intent, once per
+// activity execution: a retry returns the decision already taken.
+func (a *Activities) DecideDedup(ctx context.Context, in dedup.Intent) (dedup.Decision, error) {
+	d, err := a.Understanding.Dedup.Decide(ctx, KeyOf(ctx), in)
+	if err != nil {
+		return dedup.Decision{}, err
+	}
+	dedupDecisions.WithLabelValues(string(d.Kind), d.ChannelPair).Inc()
+	return d, nil
+}
+
+// ReplyInput is a message back to the customer about one inbound event.
+type ReplyInput struct {
+	Tenant         string `json:"tenant"`
+	ConversationID string `json:"conversation_id"`
+	Customer       string `json:"customer"`
+	Channel        string `json:"channel"`
+	EventID        string `json:"event_id"`
+	Text           string `json:"text"`
+}
+
+// SendReply reserves one reply per inbound event in the outbox.
+func (a *Activities) SendReply(ctx context.Context, in ReplyInput) (Step, error) {
+	key := KeyOf(ctx)
+	m, err := a.Messages.Send(ctx, key, outbox.Message{
+		Tenant: in.Tenant, Reference: in.ConversationID, Kind: "reply:" + in.EventID, Channel: in.Channel, Recipient: in.Customer, Body: in.Text,
+	})
+	if err != nil && !errors.Is(err, outbox.ErrConflict) {
+		return Step{}, fmt.Errorf("send reply: %w", err)
+	}
+	return stepOf(ctx, key, m.ID), nil
+}

@@ -1,0 +1,250 @@
+package channels_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+	twclient "github.com/twilio/twilio-go/client"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookonce/bookonce/channels"
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+type env struct {
+	pool *pgxpool.Pool
+	tc   client.Client
+	sim  channels.Simulator
+	reg  *prometheus.Registry
+	gw   *channels.Gateway
+	url  string
+}
+
+const authToken = "test-twilio-token"
+
+func newEnv(t *testing.T) env {
+	t.Helper()
+	pool := testsupport.Database(t)
+	cfg := testsupport.Config(t)
+	cfg.TwilioAuthToken = authToken
+	cfg.CalendarURL = testsupport.CalendarAPI(t, cfg, pool).URL
+	cfg.PaymentsURL = testsupport.PaymentsAPI(t, cfg, pool).URL
+	cfg.TaskQueue = testsupport.TaskQueue(t)
+	tc := testsupport.Temporal(t)
+	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool)) })
+	gw, reg := stack.Gateway(cfg, pool, tc, stack.Logger(cfg, testLog{t}))
+	srv := httptest.NewServer(gw.Handler())
+	t.Cleanup(srv.Close)
+	// Twilio signs the public URL; the gateway must use it, not Host.
+	gw.PublicBaseURL = "https://bookonce.example"
+	return env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL,
+		sim: channels.Simulator{GatewayURL: srv.URL, PublicBaseURL: "https://bookonce.example", AuthToken: authToken}}
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) { l.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+
+func (e env) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, e.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
+
+// Each test uses its own customer number: the conversation workflow of a
+// customer is long-lived and the Temporal server is shared by the package.
+
+// tuesdayText names next Tuesday explicitly, so the wish is in the future
+// whatever day the test runs.
+func nextTuesday() time.Time {
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	d := time.Now().In(berlin).AddDate(0, 0, 1)
+	for d.Weekday() != time.Tuesday {
+		d = d.AddDate(0, 0, 1)
+	}
+	return d
+}
+
+func dateText(d time.Time) string { return fmt.Sprintf("%d.%d.", d.Day(), int(d.Month())) }
+
+func TestSignatureHelperMatchesTwilio(t *testing.T) {
+	form := url.Values{"Body": {"Hallo"}, "From": {"whatsapp:+4915112345678"}, "MessageSid": {"SM1"}}
+	sig := channels.Sign(authToken, "https://x.example/webhooks/twilio/whatsapp", form)
+	v := twclient.NewRequestValidator(authToken)
+	params := map[string]string{}
+	for k := range form {
+		params[k] = form.Get(k)
+	}
+	require.True(t, v.Validate("https://x.example/webhooks/twilio/whatsapp", params, sig))
+	require.False(t, v.Validate("https://x.example/webhooks/twilio/voice", params, sig))
+}
+
+func TestUnsignedOrWronglySignedWebhooksAreRejected(t *testing.T) {
+	e := newEnv(t)
+	form := channels.WhatsApp("SMbad", "+4915112345678", "Dienstag 14 Uhr Reifenwechsel")
+	cases := map[string]func(*http.Request){
+		"no signature":    func(r *http.Request) {},
+		"wrong token":     func(r *http.Request) { r.Header.Set("X-Twilio-Signature", channels.Sign("other", "https://bookonce.example"+channels.RouteWhatsApp, form)) },
+		"signed for host": func(r *http.Request) { r.Header.Set("X-Twilio-Signature", channels.Sign(authToken, e.url+channels.RouteWhatsApp, form)) },
+	}
+	for name, sign := range cases {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, e.url+channels.RouteWhatsApp, strings.NewReader(form.Encode()))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			sign(req)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusForbidden, resp.StatusCode)
+		})
+	}
+	require.Zero(t, e.count(t, `SELECT count(*) FROM inbox_events`), "nothing stored")
+}
+
+// TestSameWhatsAppWebhookThreeTimesAlsoConcurrently: one inbox row, one
+// signal, one booking, one confirmation.
+func TestSameWhatsAppWebhookThreeTimesAlsoConcurrently(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	day := nextTuesday()
+	form := channels.WhatsApp("SMdup1", "+4915111111111", "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, form)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, status)
+		}()
+	}
+	wg.Wait()
+	status, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, form) // a late redelivery
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status)
+
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = 'SMdup1'`))
+	require.Equal(t, 3.0, testutil.ToFloat64(e.gw.Metrics.DuplicatesBlocked().WithLabelValues("inbox", "demo", channels.RouteWhatsApp)),
+		"three redeliveries blocked at the inbox")
+	testsupport.Eventually(t, 60*time.Second, "one confirmed booking with its confirmation", func() bool {
+		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 1 &&
+			e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'confirmation'`) == 1
+	})
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM calendar_reservations`))
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM payment_intents WHERE status = 'succeeded'`))
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM booking_intents`))
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind LIKE 'reply:%'`), "one reply, not three")
+}
+
+// TestVoiceAndWhatsAppSameIntentMerge: a call and a WhatsApp message with
+// the same wish within a minute: one booking, both events linked to it.
+func TestVoiceAndWhatsAppSameIntentMerge(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	day := nextTuesday()
+	call := channels.NewSID("CA")
+	status, _, err := e.sim.Post(ctx, channels.RouteVoice, url.Values{"CallSid": {call}, "From": {"+4915122222222"}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status)
+	status, twiml, err := e.sim.Post(ctx, channels.RouteVoiceGather+"?step=1", channels.Speech(call, "+4915122222222", "Am "+dateText(day)+" um 14 Uhr Reifenwechsel"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, twiml, "<Gather")
+	status, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMmerge", "+4915122222222", "Ja, "+dateText(day)+" 14 Uhr Reifenwechsel passt"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status)
+
+	testsupport.Eventually(t, 60*time.Second, "both events decided", func() bool {
+		return e.count(t, `SELECT count(*) FROM dedup_decisions`) == 2
+	})
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM dedup_decisions WHERE decision = 'merge'`))
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM booking_intents WHERE cardinality(events) = 2`), "both events linked to the one intent")
+	testsupport.Eventually(t, 60*time.Second, "the booking confirmed", func() bool {
+		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 1
+	})
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM calendar_reservations`))
+}
+
+// TestDifferentRequestsInWindowGoToReviewThenSeparate: 14:00 tire change and
+// 14:00 inspection from one number: a review case, not a merge and not two
+// silent bookings; resolving "separate" books the second.
+func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	day := nextTuesday()
+	_, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMa", "+4915133333333", "Reifenwechsel am "+dateText(day)+" um 14 Uhr"))
+	require.NoError(t, err)
+	testsupport.Eventually(t, 30*time.Second, "the first intent", func() bool {
+		return e.count(t, `SELECT count(*) FROM dedup_decisions WHERE decision = 'new'`) == 1
+	})
+	_, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMb", "+4915133333333", "Inspektion am "+dateText(day)+" um 14 Uhr"))
+	require.NoError(t, err)
+	var caseID string
+	testsupport.Eventually(t, 30*time.Second, "a review case", func() bool {
+		return e.pool.QueryRow(ctx, `SELECT id FROM review_cases WHERE reason = 'potential_duplicate' AND status = 'open'`).Scan(&caseID) == nil
+	})
+	testsupport.Eventually(t, 60*time.Second, "the first booking confirmed", func() bool {
+		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 1
+	})
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM booking_intents`), "the second is not booked silently")
+
+	// Resolve through the authenticated API, twice (a double click).
+	for range 2 {
+		req, err := http.NewRequest(http.MethodPost, e.url+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"separate"}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	testsupport.Eventually(t, 60*time.Second, "the second booking confirmed", func() bool {
+		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 2
+	})
+	require.Equal(t, 2, e.count(t, `SELECT count(*) FROM booking_intents`))
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM review_cases WHERE status = 'resolved' AND resolution = 'separate'`))
+}
+
+func TestTemporalDownEventStaysPendingAndRelayDelivers(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	// A gateway whose Temporal client points nowhere accepts and keeps.
+	down, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
+	require.NoError(t, err)
+	broken := *e.gw
+	broken.Temporal = down
+	srv := httptest.NewServer(broken.Handler())
+	defer srv.Close()
+	sim := e.sim
+	sim.GatewayURL = srv.URL
+	status, _, err := sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMlate", "+4915144444444", "Hallo"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status, "accepted: nothing accepted is lost")
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = 'SMlate' AND state = 'pending'`))
+	n, err := e.gw.RelayPending(ctx, -time.Second)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = 'SMlate' AND state = 'delivered'`))
+	testsupport.Eventually(t, 30*time.Second, "the conversation to answer", func() bool {
+		return e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:SMlate'`) == 1
+	})
+	_, err = e.tc.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID("demo", "+4915144444444"), "")
+	require.NoError(t, err)
+}

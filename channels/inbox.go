@@ -1,0 +1,155 @@
+package channels
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/nyaruka/phonenumbers"
+	"go.temporal.io/sdk/client"
+
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// inboxEvent is what the inbox keeps of a delivery: enough to hand it to
+// the conversation again if Temporal was unreachable.
+type inboxEvent struct {
+	Tenant   string                 `json:"tenant"`
+	Customer string                 `json:"customer"`
+	Event    workflows.InboundEvent `json:"event"`
+}
+
+// record inserts the delivery under its unique (provider, event_id); false
+// means it was delivered before and must be dropped.
+func (g *Gateway) record(ctx context.Context, eventID, kind string, ev inboxEvent) (bool, error) {
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return false, err
+	}
+	tag, err := g.Pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload)
+		VALUES ('twilio', $1, $2, $3, $4, $5, $6) ON CONFLICT (provider, event_id) DO NOTHING`,
+		eventID, ev.Tenant, kind, ev.Customer, string(ev.Event.Channel), payload)
+	if err != nil {
+		return false, fmt.Errorf("inbox: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// deliver hands an inbox event to the customer's conversation workflow
+// (started if needed) and marks it delivered. On failure the row stays
+// pending for the relay; the conversation ignores an event ID it has seen,
+// so a second delivery has no effect.
+func (g *Gateway) deliver(ctx context.Context, ev inboxEvent) error {
+	return g.deliverWith(ctx, g.Pool, ev)
+}
+
+// execer is a pool or the relay's transaction (which holds the row lock).
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	id := workflows.ConversationWorkflowID(ev.Tenant, ev.Customer)
+	_, err := g.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev.Event, client.StartWorkflowOptions{
+		ID: id, TaskQueue: g.TaskQueue,
+		StaticSummary: "Conversation with " + mask(ev.Customer),
+	}, workflows.ConversationWorkflow, workflows.ConversationInput{
+		Tenant: ev.Tenant, Customer: ev.Customer, DepositAmount: g.DepositAmount, Currency: g.Currency, PaymentMethod: g.PaymentMethod,
+	})
+	if err != nil {
+		return fmt.Errorf("signal conversation %s: %w", mask(ev.Customer), err)
+	}
+	_, err = q.Exec(ctx, `UPDATE inbox_events SET state = 'delivered', delivered_at = now() WHERE provider = 'twilio' AND event_id = $1`, ev.Event.EventID)
+	return err
+}
+
+// RelayPending delivers inbox events that stayed pending (Temporal was
+// unreachable when they arrived), oldest first. Rows are locked with SKIP
+// LOCKED so several gateways never deliver one row at the same time.
+func (g *Gateway) RelayPending(ctx context.Context, olderThan time.Duration) (int, error) {
+	tx, err := g.Pool.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	rows, err := tx.Query(ctx, `SELECT payload FROM inbox_events WHERE state = 'pending' AND received_at < $1
+		ORDER BY received_at LIMIT 50 FOR UPDATE SKIP LOCKED`, g.now().Add(-olderThan))
+	if err != nil {
+		return 0, err
+	}
+	var events []inboxEvent
+	for rows.Next() {
+		var raw []byte
+		var ev inboxEvent
+		if err := rows.Scan(&raw); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if json.Unmarshal(raw, &ev) == nil && ev.Event.EventID != "" {
+			events = append(events, ev)
+		}
+	}
+	rows.Close()
+	n := 0
+	for _, ev := range events {
+		if err := g.deliverWith(ctx, tx, ev); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, tx.Commit(ctx)
+}
+
+// RunRelay calls RelayPending every interval until ctx ends.
+func (g *Gateway) RunRelay(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := g.RelayPending(ctx, interval); err != nil {
+				g.log().Warn("inbox relay", "err", err)
+			} else if n > 0 {
+				g.log().Info("inbox relay delivered pending events", "count", n)
+			}
+		}
+	}
+}
+
+// normalise turns "whatsapp:+4915...", "+4915..." or a WaId into E.164.
+func normalise(raw, region string) (string, error) {
+	raw = strings.TrimSpace(strings.TrimPrefix(raw, "whatsapp:"))
+	if raw != "" && raw[0] != '+' && isDigits(raw) && len(raw) > 10 {
+		raw = "+" + raw // a WaId is the number without the plus
+	}
+	num, err := phonenumbers.Parse(raw, region)
+	if err != nil || !phonenumbers.IsValidNumber(num) {
+		return "", errors.New("not a valid phone number")
+	}
+	return phonenumbers.Format(num, phonenumbers.E164), nil
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// mask keeps the country code and the last two digits for logs.
+func mask(p string) string {
+	if len(p) <= 5 {
+		return "***"
+	}
+	return p[:3] + "******" + p[len(p)-2:]
+}

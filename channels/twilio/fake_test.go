@@ -1,0 +1,166 @@
+package twilio_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	twiliogo "github.com/twilio/twilio-go"
+	twclient "github.com/twilio/twilio-go/client"
+	openapi "github.com/twilio/twilio-go/rest/api/v2010"
+
+	"github.com/bookonce/bookonce/channels/twilio"
+)
+
+// rewrite sends twilio-go's https://api.twilio.com requests to the fake.
+type rewrite struct{ target *url.URL }
+
+func (r rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Scheme, out.URL.Host, out.Host = r.target.Scheme, r.target.Host, r.target.Host
+	return http.DefaultTransport.RoundTrip(out)
+}
+
+// restClient is the unmodified twilio-go client, pointed at the fake by
+// its HTTP transport only.
+func restClient(t *testing.T, f *twilio.FakeServer, token string) *twiliogo.RestClient {
+	t.Helper()
+	u, err := url.Parse(f.URL())
+	require.NoError(t, err)
+	c := &twclient.Client{
+		Credentials: twclient.NewCredentials(f.AccountSID, token),
+		HTTPClient:  &http.Client{Transport: rewrite{u}, Timeout: 10 * time.Second},
+	}
+	c.SetAccountSid(f.AccountSID)
+	return twiliogo.NewRestClientWithParams(twiliogo.ClientParams{Client: c})
+}
+
+func newFake(t *testing.T) *twilio.FakeServer {
+	f := twilio.NewFakeServer()
+	t.Cleanup(f.Close)
+	return f
+}
+
+func TestFakeWithTwilioGo(t *testing.T) {
+	t.Parallel()
+	f := newFake(t)
+	rc := restClient(t, f, f.AuthToken)
+
+	p := &openapi.CreateMessageParams{}
+	p.SetTo("whatsapp:+4915112345678").SetFrom("whatsapp:+4930123456").SetBody("Ihr Termin: Dienstag 14 Uhr").
+		SetStatusCallback("https://bookonce.example/webhooks/twilio/status?outbox_id=msg_1")
+	m, err := rc.Api.CreateMessage(p)
+	require.NoError(t, err)
+	require.Regexp(t, `^SM[0-9a-f]{32}$`, *m.Sid)
+	require.Equal(t, "queued", *m.Status)
+	require.Nil(t, m.DateSent)
+	require.Equal(t, "whatsapp:+4915112345678", *m.To)
+	require.Equal(t, "whatsapp:+4930123456", *m.From)
+	require.Equal(t, "Ihr Termin: Dienstag 14 Uhr", *m.Body)
+	require.Equal(t, f.AccountSID, *m.AccountSid)
+	require.Equal(t, "outbound-api", *m.Direction)
+	created, err := time.Parse(time.RFC1123Z, *m.DateCreated)
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now(), created, time.Minute)
+
+	got := f.Messages()
+	require.Len(t, got, 1)
+	require.Equal(t, *m.Sid, got[0].Sid)
+	require.Equal(t, "https://bookonce.example/webhooks/twilio/status?outbox_id=msg_1", got[0].StatusCallback)
+
+	fetched, err := rc.Api.FetchMessage(*m.Sid, nil)
+	require.NoError(t, err)
+	require.Equal(t, "sent", *fetched.Status)
+	require.NotNil(t, fetched.DateSent)
+
+	_, err = rc.Api.FetchMessage("SM00000000000000000000000000000000", nil)
+	var rest *twclient.TwilioRestError
+	require.ErrorAs(t, err, &rest)
+	require.Equal(t, 404, rest.Status)
+	require.Equal(t, 20404, rest.Code)
+}
+
+func TestFakeListFiltersAndPages(t *testing.T) {
+	t.Parallel()
+	f := newFake(t)
+	rc := restClient(t, f, f.AuthToken)
+	day := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+	clock := day.Add(-48 * time.Hour)
+	f.SetNow(func() time.Time { return clock })
+
+	send := func(to, body string) string {
+		p := &openapi.CreateMessageParams{}
+		p.SetTo(to).SetFrom("+4930123456").SetBody(body)
+		m, err := rc.Api.CreateMessage(p)
+		require.NoError(t, err)
+		return *m.Sid
+	}
+	send("+4915100000001", "two days ago")
+	clock = day
+	var recent []string
+	for i := range 5 {
+		clock = day.Add(time.Duration(i) * time.Minute)
+		recent = append(recent, send("+4915100000001", "today"))
+	}
+	send("+4915100000002", "someone else")
+
+	lp := &openapi.ListMessageParams{}
+	lp.SetTo("+4915100000001").SetDateSentAfter(day).SetPageSize(2)
+	list, err := rc.Api.ListMessage(lp)
+	require.NoError(t, err)
+	var sids []string
+	for _, m := range list {
+		sids = append(sids, *m.Sid)
+	}
+	// Newest first, across three pages of two.
+	require.Equal(t, []string{recent[4], recent[3], recent[2], recent[1], recent[0]}, sids)
+
+	page, err := rc.Api.PageMessage(lp, "", "")
+	require.NoError(t, err)
+	require.Len(t, page.Messages, 2)
+	require.NotNil(t, page.NextPageUri)
+	require.Contains(t, *page.NextPageUri, "PageToken=PA"+recent[3])
+	require.Equal(t, 2, page.PageSize)
+
+	all, err := rc.Api.ListMessage((&openapi.ListMessageParams{}).SetTo("+4915100000001"))
+	require.NoError(t, err)
+	require.Len(t, all, 6)
+}
+
+func TestFakeErrors(t *testing.T) {
+	t.Parallel()
+	f := newFake(t)
+
+	_, err := restClient(t, f, "0000000000000000000000000000000f").Api.CreateMessage(
+		(&openapi.CreateMessageParams{}).SetTo("+4915112345678").SetFrom("+4930123456").SetBody("x"))
+	var rest *twclient.TwilioRestError
+	require.ErrorAs(t, err, &rest)
+	require.Equal(t, 401, rest.Status)
+	require.Equal(t, 20003, rest.Code)
+
+	rc := restClient(t, f, f.AuthToken)
+	_, err = rc.Api.CreateMessage((&openapi.CreateMessageParams{}).SetTo("+123").SetFrom("+4930123456").SetBody("x"))
+	require.ErrorAs(t, err, &rest)
+	require.Equal(t, 400, rest.Status)
+	require.Equal(t, 21211, rest.Code)
+	require.Equal(t, "https://www.twilio.com/docs/errors/21211", rest.MoreInfo)
+
+	_, err = rc.Api.CreateMessage((&openapi.CreateMessageParams{}).SetTo("whatsapp:+4915112345678").SetFrom("+4930123456").SetBody("x"))
+	require.ErrorAs(t, err, &rest)
+	require.Equal(t, 21910, rest.Code)
+
+	f.FailNext(http.StatusTooManyRequests)
+	_, err = rc.Api.CreateMessage((&openapi.CreateMessageParams{}).SetTo("+4915112345678").SetFrom("+4930123456").SetBody("x"))
+	require.ErrorAs(t, err, &rest)
+	require.Equal(t, 429, rest.Status)
+	require.Equal(t, 20429, rest.Code)
+	require.Empty(t, f.Messages(), "failed requests commit nothing")
+
+	f.DropNextResponse()
+	_, err = rc.Api.CreateMessage((&openapi.CreateMessageParams{}).SetTo("+4915112345678").SetFrom("+4930123456").SetBody("lost answer"))
+	require.Error(t, err)
+	require.Len(t, f.Messages(), 1, "a dropped response still commits the message")
+	require.Equal(t, "lost answer", f.Messages()[0].Body)
+}

@@ -1,0 +1,345 @@
+// Package twilio sends bookonce's outbound messages through Twilio's
+// Programmable Messaging API (WhatsApp and SMS) with the official
+// twilio-go library, and classifies every failure at this boundary: a
+// caller learns whether Twilio certainly did not create the message
+// (retryable), certainly will never accept it (final) or may have created
+// it (unknown outcome: a timeout or a lost response after the request was
+// written). Twilio's Messages API has no idempotency key, so an unknown
+// outcome is settled by FindSent, never by sending again.
+//
+// FakeServer (fake.go) is a wire-level fake of the same API for tests.
+package twilio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	twclient "github.com/twilio/twilio-go/client"
+	openapi "github.com/twilio/twilio-go/rest/api/v2010"
+)
+
+// Outcome is what a failed call means for the message.
+type Outcome int
+
+const (
+	// Unknown: the request may have reached Twilio and created the
+	// message (timeout, connection lost after the request was written,
+	// 5xx other than 503, an unreadable success). Look it up; never
+	// re-send blindly.
+	Unknown Outcome = iota
+	// Retryable: Twilio certainly did not create the message (the request
+	// never left, 429, 503, or an account/credential problem); sending
+	// again later is safe.
+	Retryable
+	// Final: Twilio refused this message (e.g. 400 with 21211 invalid
+	// number); sending it again will fail the same way.
+	Final
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Retryable:
+		return "retryable"
+	case Final:
+		return "final"
+	default:
+		return "unknown outcome"
+	}
+}
+
+// Error is a classified failure of a Twilio call.
+type Error struct {
+	Op      string // "send" or "find"
+	Outcome Outcome
+	Status  int // HTTP status of Twilio's answer; 0 if there was none
+	Code    int // Twilio error code (https://www.twilio.com/docs/api/errors); 0 if none
+	Err     error
+}
+
+func (e *Error) Error() string {
+	s := "twilio " + e.Op + " (" + e.Outcome.String()
+	if e.Status != 0 {
+		s += fmt.Sprintf(", HTTP %d", e.Status)
+	}
+	if e.Code != 0 {
+		s += fmt.Sprintf(", code %d", e.Code)
+	}
+	return s + "): " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports that Twilio certainly did not create the message.
+func (e *Error) Retryable() bool { return e.Outcome == Retryable }
+
+// Final reports that Twilio refused the message for good.
+func (e *Error) Final() bool { return e.Outcome == Final }
+
+// UnknownOutcome reports that the message may exist at Twilio.
+func (e *Error) UnknownOutcome() bool { return e.Outcome == Unknown }
+
+// Client sends and looks up messages of one Twilio account.
+type Client struct {
+	accountSID string
+	authToken  string
+	from       string
+	base       *url.URL // nil: https://api.twilio.com
+	transport  http.RoundTripper
+	timeout    time.Duration
+	skew       time.Duration
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithBaseURL sends every request to base (scheme, host and an optional
+// path prefix) instead of https://api.twilio.com, e.g. a FakeServer's
+// URL. It panics on a malformed URL.
+func WithBaseURL(base string) Option {
+	u, err := url.Parse(strings.TrimRight(base, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		panic(fmt.Sprintf("twilio: invalid base URL %q", base))
+	}
+	return func(c *Client) { c.base = u }
+}
+
+// WithTransport sets the HTTP transport (default: a clone of
+// http.DefaultTransport).
+func WithTransport(rt http.RoundTripper) Option {
+	return func(c *Client) { c.transport = rt }
+}
+
+// WithTimeout bounds each call (default 30s); the caller's context may
+// bound it further.
+func WithTimeout(d time.Duration) Option {
+	return func(c *Client) { c.timeout = d }
+}
+
+// WithClockSkew sets how far Twilio's clock may be behind ours when
+// FindSent compares a message's date_created with since (default 5m).
+func WithClockSkew(d time.Duration) Option {
+	return func(c *Client) { c.skew = d }
+}
+
+// New returns a client for the account that sends from the number from
+// (E.164; for WhatsApp the same number is used as "whatsapp:<from>").
+func New(accountSID, authToken, from string, opts ...Option) *Client {
+	c := &Client{
+		accountSID: accountSID,
+		authToken:  authToken,
+		from:       from,
+		transport:  http.DefaultTransport.(*http.Transport).Clone(),
+		timeout:    30 * time.Second,
+		skew:       5 * time.Minute,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Send creates a message to the channel address to: "whatsapp:+49…" for
+// WhatsApp (sent from "whatsapp:<from>"), a plain E.164 number for SMS.
+// statusCallback, if not empty, receives Twilio's status updates. It
+// returns the message SID; every error is an *Error with its Outcome.
+func (c *Client) Send(ctx context.Context, to, body, statusCallback string) (string, error) {
+	toAddr, fromAddr := c.addresses(to)
+	p := &openapi.CreateMessageParams{}
+	p.SetTo(toAddr).SetFrom(fromAddr).SetBody(body)
+	if statusCallback != "" {
+		p.SetStatusCallback(statusCallback)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	svc, at := c.service(ctx)
+	defer at.close()
+	m, err := svc.CreateMessage(p)
+	if err != nil {
+		return "", at.classify("send", err)
+	}
+	if m.Sid == nil || *m.Sid == "" {
+		return "", &Error{Op: "send", Outcome: Unknown, Status: at.lastStatus(), Err: errors.New("answer without a message sid")}
+	}
+	return *m.Sid, nil
+}
+
+// FindSent looks for an outbound message to the address to with exactly
+// body, created at or after since (less the clock skew), from this
+// client's sender. It lists the messages to that address whose send date
+// is on or after since's day (Twilio filters by GMT date) and matches the
+// rest here. found is false only when Twilio answered and has no such
+// message; a message still queued at Twilio has no send date yet and is
+// not found, so callers treat "not found" as a case for a person, not as
+// permission to send again. With several matches the earliest is
+// returned.
+func (c *Client) FindSent(ctx context.Context, to, body string, since time.Time) (string, bool, error) {
+	toAddr, fromAddr := c.addresses(to)
+	cutoff := since.Add(-c.skew)
+	p := &openapi.ListMessageParams{}
+	p.SetTo(toAddr).SetFrom(fromAddr).SetDateSentAfter(cutoff.UTC().Truncate(24 * time.Hour)).SetPageSize(100)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	svc, at := c.service(ctx)
+	defer at.close()
+	msgs, err := svc.ListMessage(p)
+	if err != nil {
+		return "", false, at.classify("find", err)
+	}
+	var (
+		sid   string
+		first time.Time
+	)
+	for _, m := range msgs {
+		if m.Sid == nil || m.Body == nil || *m.Body != body {
+			continue
+		}
+		if m.Direction != nil && !strings.HasPrefix(*m.Direction, "outbound") {
+			continue
+		}
+		if m.DateCreated == nil {
+			return "", false, &Error{Op: "find", Outcome: Unknown, Err: fmt.Errorf("message %s without date_created", *m.Sid)}
+		}
+		created, err := time.Parse(time.RFC1123Z, *m.DateCreated)
+		if err != nil {
+			return "", false, &Error{Op: "find", Outcome: Unknown, Err: fmt.Errorf("message %s: date_created: %w", *m.Sid, err)}
+		}
+		if created.Before(cutoff) {
+			continue
+		}
+		if sid == "" || created.Before(first) {
+			sid, first = *m.Sid, created
+		}
+	}
+	return sid, sid != "", nil
+}
+
+// addresses returns the To and From addresses for a channel address.
+func (c *Client) addresses(to string) (string, string) {
+	_, from := splitAddress(c.from)
+	if ch, _ := splitAddress(to); ch != "" {
+		return to, ch + ":" + from
+	}
+	return to, from
+}
+
+// service builds a twilio-go Api service for one call. twilio-go creates
+// its requests without a context and always for https://api.twilio.com;
+// the call's transport (attempt) gives them the call's context, points
+// them at the base URL and observes what reached the wire.
+func (c *Client) service(ctx context.Context) (*openapi.ApiService, *attempt) {
+	at := &attempt{ctx: ctx, next: c.transport, base: c.base}
+	tc := &twclient.Client{
+		Credentials: twclient.NewCredentials(c.accountSID, c.authToken),
+		HTTPClient: &http.Client{
+			Transport: at,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+	}
+	tc.SetAccountSid(c.accountSID)
+	rh := twclient.NewRequestHandler(tc)
+	if c.base != nil {
+		rh.Edge, rh.Region = "", "" // TWILIO_EDGE/TWILIO_REGION must not redirect a test
+	}
+	return openapi.NewApiService(rh), at
+}
+
+// attempt is the http.RoundTripper of one call.
+type attempt struct {
+	ctx  context.Context
+	next http.RoundTripper
+	base *url.URL
+
+	wrote  atomic.Bool  // a request was written completely
+	status atomic.Int32 // status of the last answer
+
+	mu     sync.Mutex
+	bodies []io.Closer
+}
+
+func (a *attempt) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := httptrace.WithClientTrace(a.ctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				a.wrote.Store(true)
+			}
+		},
+	})
+	out := req.Clone(ctx)
+	if a.base != nil {
+		out.URL.Scheme, out.URL.Host, out.Host = a.base.Scheme, a.base.Host, a.base.Host
+		if a.base.Path != "" {
+			out.URL.Path, out.URL.RawPath = a.base.Path+out.URL.Path, ""
+		}
+	}
+	resp, err := a.next.RoundTrip(out)
+	if resp != nil {
+		a.status.Store(int32(resp.StatusCode))
+		a.mu.Lock()
+		a.bodies = append(a.bodies, resp.Body)
+		a.mu.Unlock()
+	}
+	return resp, err
+}
+
+// close closes every response body of the call (twilio-go leaves error
+// bodies open).
+func (a *attempt) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, b := range a.bodies {
+		_ = b.Close()
+	}
+	a.bodies = nil
+}
+
+func (a *attempt) lastStatus() int { return int(a.status.Load()) }
+
+// classify turns a twilio-go error into an *Error by what reached Twilio.
+func (a *attempt) classify(op string, err error) *Error {
+	status := a.lastStatus()
+	var rest *twclient.TwilioRestError
+	switch {
+	case status != 0 && errors.As(err, &rest):
+		return &Error{Op: op, Outcome: byStatus(status), Status: status, Code: rest.Code, Err: err}
+	case status == 0 && !a.wrote.Load():
+		// Nothing reached Twilio: refused connection, DNS, credentials
+		// twilio-go rejects locally, a context that ended first.
+		return &Error{Op: op, Outcome: Retryable, Err: err}
+	case status >= 200 && status < 300:
+		// Twilio answered success, but the answer was lost or unreadable.
+		return &Error{Op: op, Outcome: Unknown, Status: status, Err: err}
+	case status != 0:
+		return &Error{Op: op, Outcome: byStatus(status), Status: status, Err: err}
+	default:
+		// Written, no answer: a timeout or a dropped connection.
+		return &Error{Op: op, Outcome: Unknown, Err: err}
+	}
+}
+
+// byStatus classifies Twilio's HTTP error statuses.
+func byStatus(status int) Outcome {
+	switch {
+	case status == http.StatusTooManyRequests, status == http.StatusServiceUnavailable:
+		return Retryable
+	case status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusNotFound:
+		// Credentials or account: nothing was created and the message is
+		// fine; it can go once the configuration is fixed.
+		return Retryable
+	case status >= 400 && status < 500:
+		return Final
+	default:
+		// 500, 502, 504: Twilio may have created the message.
+		return Unknown
+	}
+}

@@ -1,0 +1,202 @@
+// Package dedup decides, across channels, whether a booking intent is new,
+// the same as one already under way (merge), or close enough to another of
+// the same customer that a person must decide (review). Same intent
+// merges; similar but different intents go to review; nothing is silently
+// dropped, because a second car is a real second booking.
+package dedup
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Kind is a dedup decision.
+type Kind string
+
+// Decisions.
+const (
+	New    Kind = "new"
+	Merge  Kind = "merge"
+	Review Kind = "review"
+)
+
+// Intent is a canonical booking intent from one channel event.
+type Intent struct {
+	Tenant     string    `json:"tenant"`
+	IntentID   string    `json:"intent_id"`
+	Customer   string    `json:"customer"`
+	Service    string    `json:"service"`
+	SlotStart  time.Time `json:"slot_start"`
+	Channel    string    `json:"channel"`
+	EventID    string    `json:"event_id"`
+	WorkflowID string    `json:"workflow_id"` // the appointment to start if new
+	// ConversationID is the customer's conversation workflow; review cases
+	// resolve back to it.
+	ConversationID string `json:"conversation_id"`
+	// Separate forces a new booking: a reviewer decided it is not a duplicate.
+	Separate bool `json:"separate,omitempty"`
+}
+
+// Decision is what Decide found.
+type Decision struct {
+	Kind        Kind   `json:"kind"`
+	IntentID    string `json:"intent_id"`
+	WorkflowID  string `json:"workflow_id"`
+	ReviewCase  string `json:"review_case,omitempty"`
+	ChannelPair string `json:"channel_pair"`
+	// Conflicting is the close intent a review case compares against.
+	Conflicting string `json:"conflicting,omitempty"`
+}
+
+// Store decides in PostgreSQL.
+type Store struct {
+	Pool *pgxpool.Pool
+	// Window is DEDUP_WINDOW: how close in time two different intents of
+	// one customer must be to count as a potential duplicate.
+	Window time.Duration
+	// Retention is how long an intent merges repeats (the replay horizon).
+	Retention time.Duration
+	// Location decides "the same day".
+	Location *time.Location
+	Now      func() time.Time
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Decide takes the decision for in under key, atomically: the customer's
+// intents are serialised by an advisory lock, the intent row and the
+// decision commit together, and a retry with the same key returns the
+// decision already taken.
+func (s *Store) Decide(ctx context.Context, key string, in Intent) (Decision, error) {
+	var d Decision
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		var err error
+		d, err = s.decide(ctx, tx, key, in)
+		return err
+	})
+	if err != nil {
+		return Decision{}, fmt.Errorf("dedup decide: %w", err)
+	}
+	return d, nil
+}
+
+func (s *Store) decide(ctx context.Context, tx pgx.Tx, key string, in Intent) (Decision, error) {
+	var d Decision
+	err := tx.QueryRow(ctx, `SELECT decision, intent_id, workflow_id, coalesce(review_case, ''), channel_pair FROM dedup_decisions WHERE idempotency_key = $1`, key).
+		Scan(&d.Kind, &d.IntentID, &d.WorkflowID, &d.ReviewCase, &d.ChannelPair)
+	if err == nil {
+		return d, nil
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return d, err
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1 || '/' || $2))`, in.Tenant, in.Customer); err != nil {
+		return d, err
+	}
+	now := s.now()
+	var existingWF, existingChannel string
+	err = tx.QueryRow(ctx, `SELECT workflow_id, channel FROM booking_intents WHERE tenant_id = $1 AND intent_id = $2 AND created_at > $3`,
+		in.Tenant, in.IntentID, now.Add(-s.Retention)).Scan(&existingWF, &existingChannel)
+	switch {
+	case err == nil:
+		d = Decision{Kind: Merge, IntentID: in.IntentID, WorkflowID: existingWF, ChannelPair: existingChannel + "+" + in.Channel}
+		if _, err := tx.Exec(ctx, `UPDATE booking_intents SET events = array_append(events, $3) WHERE tenant_id = $1 AND intent_id = $2 AND NOT ($3 = ANY(events))`,
+			in.Tenant, in.IntentID, in.EventID); err != nil {
+			return d, err
+		}
+	case errors.Is(err, pgx.ErrNoRows):
+		d, err = s.newOrReview(ctx, tx, key, in, now)
+		if err != nil {
+			return d, err
+		}
+	default:
+		return d, err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO dedup_decisions (idempotency_key, tenant_id, decision, intent_id, workflow_id, review_case, channel_pair)
+		VALUES ($1, $2, $3, $4, $5, nullif($6, ''), $7)`, key, in.Tenant, string(d.Kind), d.IntentID, d.WorkflowID, d.ReviewCase, d.ChannelPair)
+	return d, err
+}
+
+func (s *Store) newOrReview(ctx context.Context, tx pgx.Tx, key string, in Intent, now time.Time) (Decision, error) {
+	if !in.Separate {
+		close, err := s.closeIntent(ctx, tx, in, now)
+		if err != nil {
+			return Decision{}, err
+		}
+		if close != nil {
+			caseID, err := openCase(ctx, tx, key, in, close)
+			if err != nil {
+				return Decision{}, err
+			}
+			return Decision{Kind: Review, IntentID: in.IntentID, WorkflowID: in.WorkflowID, ReviewCase: caseID,
+				ChannelPair: close.channel + "+" + in.Channel, Conflicting: close.intentID}, nil
+		}
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO booking_intents (tenant_id, intent_id, customer, service, slot_start, channel, workflow_id, events, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, ARRAY[$8], $9)`,
+		in.Tenant, in.IntentID, in.Customer, in.Service, in.SlotStart, in.Channel, in.WorkflowID, in.EventID, now)
+	if err != nil {
+		return Decision{}, err
+	}
+	return Decision{Kind: New, IntentID: in.IntentID, WorkflowID: in.WorkflowID, ChannelPair: in.Channel}, nil
+}
+
+type closeMatch struct {
+	intentID, service, channel, workflowID string
+	slot                                   time.Time
+}
+
+// closeIntent finds another intent of the customer within the window with
+// the same service on the same day, or the same slot with another service.
+func (s *Store) closeIntent(ctx context.Context, tx pgx.Tx, in Intent, now time.Time) (*closeMatch, error) {
+	rows, err := tx.Query(ctx, `SELECT intent_id, service, slot_start, channel, workflow_id FROM booking_intents
+		WHERE tenant_id = $1 AND customer = $2 AND intent_id <> $3 AND created_at > $4 ORDER BY created_at DESC`,
+		in.Tenant, in.Customer, in.IntentID, now.Add(-s.Window))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	loc := s.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	for rows.Next() {
+		var m closeMatch
+		if err := rows.Scan(&m.intentID, &m.service, &m.slot, &m.channel, &m.workflowID); err != nil {
+			return nil, err
+		}
+		sameDay := m.slot.In(loc).Format(time.DateOnly) == in.SlotStart.In(loc).Format(time.DateOnly)
+		if (m.service == in.Service && sameDay) || m.slot.Equal(in.SlotStart) {
+			return &m, nil
+		}
+	}
+	return nil, rows.Err()
+}
+
+func openCase(ctx context.Context, tx pgx.Tx, key string, in Intent, close *closeMatch) (string, error) {
+	details, err := json.Marshal(map[string]any{
+		"intent": in, "conflicting_intent": close.intentID, "conflicting_workflow": close.workflowID,
+		"conflicting_service": close.service, "conflicting_slot": close.slot,
+	})
+	if err != nil {
+		return "", err
+	}
+	b := make([]byte, 10)
+	_, _ = rand.Read(b)
+	id := "rc_" + hex.EncodeToString(b)
+	_, err = tx.Exec(ctx, `INSERT INTO review_cases (id, tenant_id, workflow_id, reason, details, idempotency_key)
+		VALUES ($1, $2, $3, 'potential_duplicate', $4, $5)`, id, in.Tenant, in.ConversationID, details, "dedup/"+key)
+	return id, err
+}

@@ -1,0 +1,54 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// reconcile settles a row whose send attempt has an unknown outcome (a
+// lost response, a timeout, a relay that died after marking it
+// attempted). It never sends: it asks the provider whether the message
+// exists. Found: the row gets the provider's ID and is 'sent'. Not found:
+// 'review' — the message may still surface (e.g. queued at the provider)
+// or never have left, and only a person may decide to send it again.
+func (s *Sender) reconcile(ctx context.Context, c claimed) (bool, error) {
+	fctx, cancel := context.WithTimeout(ctx, s.callTimeout())
+	sid, found, err := s.Provider.FindSent(fctx, address(c.channel, c.recipient), c.body, c.createdAt)
+	cancel()
+
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer rcancel()
+	if err != nil {
+		// Still unknown; the next run looks again.
+		if rerr := s.release(rctx, c, `claimed_until = NULL`, fmt.Errorf("reconciliation lookup failed: %w", err)); rerr != nil {
+			return false, errors.Join(err, rerr)
+		}
+		return false, fmt.Errorf("reconciliation lookup failed: %w", err)
+	}
+	if !found {
+		s.log().Warn("outbox message attempted but not found at the provider; needs review",
+			"id", c.id, "attempted_at", c.attemptedAt)
+		return false, s.release(rctx, c, `state = 'review', claimed_until = NULL`,
+			fmt.Errorf("attempted at %s with unknown outcome; no matching message at the provider since %s",
+				c.attemptedAt.UTC().Format(time.RFC3339), c.createdAt.UTC().Format(time.RFC3339)))
+	}
+	err = s.markSent(rctx, c, sid)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		// The message found is already another row's (the same text to the
+		// same number twice): which one this row's attempt produced is
+		// unknowable here.
+		s.log().Warn("outbox message matches a provider message of another row; needs review", "id", c.id, "provider_id", sid)
+		return false, s.release(rctx, c, `state = 'review', claimed_until = NULL`,
+			fmt.Errorf("the matching provider message %s is recorded for another outbox message", sid))
+	}
+	if err != nil {
+		return false, fmt.Errorf("found as %s, but not recorded: %w", sid, err)
+	}
+	s.log().Info("outbox message reconciled as sent", "id", c.id, "provider_id", sid)
+	return true, nil
+}

@@ -1,0 +1,301 @@
+package outbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Provider sends a message and finds one it may have sent. to is a
+// channel address: "whatsapp:+49…" for WhatsApp, a plain E.164 number for
+// SMS. channels/twilio.Client is the production Provider.
+//
+// Send's errors tell the relay what happened through optional methods
+// (errors.As on an interface): Final() bool — the provider refused the
+// message for good; Retryable() bool — it certainly did not take it. Any
+// other error is an unknown outcome: the message may exist.
+type Provider interface {
+	Send(ctx context.Context, to, body, callback string) (string, error)
+	FindSent(ctx context.Context, to, body string, since time.Time) (string, bool, error)
+}
+
+// DefaultSendTimeout is Sender.SendTimeout when it is zero.
+const DefaultSendTimeout = 2 * time.Minute
+
+// maxPerRun bounds the rows one RunOnce handles.
+const maxPerRun = 500
+
+// Sender is the outbox relay: it sends every reserved (pending) message
+// exactly once, or hands it to a person.
+//
+// A row is claimed with FOR UPDATE SKIP LOCKED and, if it was never
+// attempted, marked attempted (attempted_at, claimed until now +
+// SendTimeout) in a committed transaction before the provider is called
+// (reserve, act, record: rule 6). A second relay skips it while it is
+// locked and ignores it while it is claimed. After the call:
+//   - success: the provider's ID is stored and the row is 'sent';
+//   - final refusal: 'failed';
+//   - retryable (nothing reached the provider): not attempted again, sent
+//     by a later run;
+//   - unknown outcome (timeout, lost response): left attempted.
+//
+// A row attempted before and older than SendTimeout (unknown outcome, or a
+// relay that died mid-send) is reconciled, never re-sent: FindSent by
+// recipient and body since the reservation; found: its ID and 'sent'; not
+// found: 'review', for a person to decide (rule 7).
+type Sender struct {
+	Store       *Store
+	Provider    Provider
+	SendTimeout time.Duration
+	// CallbackURL gives the provider's status callback URL for a message
+	// ID (see StatusCallback); nil: no callback.
+	CallbackURL func(msgID string) string
+	Now         func() time.Time
+	// Log receives outcomes that need attention; nil: slog.Default().
+	Log *slog.Logger
+}
+
+// Channels the relay sends through its Provider; rows of other channels
+// stay pending for another relay.
+var relayChannels = []string{"whatsapp", "sms", "voice"}
+
+// address is the channel address of a recipient: WhatsApp carries a
+// "whatsapp:" prefix; a caller (voice) and SMS get an SMS.
+func address(channel, recipient string) string {
+	if channel == "whatsapp" && !strings.HasPrefix(recipient, "whatsapp:") {
+		return "whatsapp:" + recipient
+	}
+	return recipient
+}
+
+// StatusCallback returns a CallbackURL for the gateway's status webhook
+// at publicBaseURL: <base>/webhooks/twilio/status?outbox_id=<id>.
+func StatusCallback(publicBaseURL string) func(msgID string) string {
+	base := strings.TrimRight(publicBaseURL, "/") + "/webhooks/twilio/status?outbox_id="
+	return func(id string) string { return base + url.QueryEscape(id) }
+}
+
+func (s *Sender) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Sender) timeout() time.Duration {
+	if s.SendTimeout > 0 {
+		return s.SendTimeout
+	}
+	return DefaultSendTimeout
+}
+
+// callTimeout bounds one provider call well inside the claim, so a call
+// has ended before another relay may reconcile its row.
+func (s *Sender) callTimeout() time.Duration { return s.timeout() / 2 }
+
+func (s *Sender) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// Run calls RunOnce every interval until ctx ends.
+func (s *Sender) Run(ctx context.Context, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := s.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log().Error("outbox relay run", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// RunOnce handles every due row once: sends the ones never attempted and
+// reconciles attempted ones older than SendTimeout. sent counts the rows
+// that became 'sent' (by a send or by reconciliation). Provider outcomes
+// are recorded on the rows; err reports what kept the relay from doing
+// its work (database, failed lookups).
+func (s *Sender) RunOnce(ctx context.Context) (sent int, err error) {
+	var errs []error
+	handled := []string{} // never nil: "id <> ALL(NULL)" would match nothing
+	for range maxPerRun {
+		if ctx.Err() != nil {
+			break
+		}
+		c, ok, err := s.claim(ctx, handled)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		if !ok {
+			break
+		}
+		handled = append(handled, c.id)
+		var done bool
+		if c.attempted {
+			done, err = s.reconcile(ctx, c)
+		} else {
+			done, err = s.send(ctx, c)
+		}
+		if done {
+			sent++
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("outbox message %s: %w", c.id, err))
+		}
+	}
+	return sent, errors.Join(errs...)
+}
+
+// claimed is a row this relay holds.
+type claimed struct {
+	id, channel, recipient, body string
+	createdAt                    time.Time
+	attempted                    bool
+	attemptedAt                  time.Time
+	token                        string
+}
+
+// claim takes the oldest due row: never attempted, or attempted and past
+// its claim. A never-attempted row is marked attempted here, committed
+// before the provider is called.
+func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error) {
+	now := s.now()
+	tx, err := s.Store.Pool.Begin(ctx)
+	if err != nil {
+		return claimed{}, false, fmt.Errorf("claim outbox message: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+
+	var (
+		c           claimed
+		attemptedAt *time.Time
+	)
+	err = tx.QueryRow(ctx, `SELECT id, channel, recipient, body, created_at, attempted_at
+		FROM outbox_messages
+		WHERE state = 'pending' AND channel = ANY($1)
+		  AND (claimed_until IS NULL OR claimed_until <= $2)
+		  AND id <> ALL($3)
+		ORDER BY created_at, id
+		LIMIT 1
+		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
+		Scan(&c.id, &c.channel, &c.recipient, &c.body, &c.createdAt, &attemptedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return claimed{}, false, nil
+	}
+	if err != nil {
+		return claimed{}, false, fmt.Errorf("claim outbox message: %w", err)
+	}
+	c.token = newToken()
+	until := now.Add(s.timeout())
+	if attemptedAt == nil {
+		c.attemptedAt = now
+		_, err = tx.Exec(ctx, `UPDATE outbox_messages
+			SET attempted_at = $2, claimed_until = $3, claim_token = $4, attempts = attempts + 1, updated_at = now()
+			WHERE id = $1`, c.id, now, until, c.token)
+	} else {
+		c.attempted, c.attemptedAt = true, *attemptedAt
+		_, err = tx.Exec(ctx, `UPDATE outbox_messages
+			SET claimed_until = $2, claim_token = $3, updated_at = now()
+			WHERE id = $1`, c.id, until, c.token)
+	}
+	if err != nil {
+		return claimed{}, false, fmt.Errorf("claim outbox message %s: %w", c.id, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return claimed{}, false, fmt.Errorf("claim outbox message %s: %w", c.id, err)
+	}
+	return c, true, nil
+}
+
+// send calls the provider for a row just marked attempted and records
+// the outcome.
+func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
+	callback := ""
+	if s.CallbackURL != nil {
+		callback = s.CallbackURL(c.id)
+	}
+	sctx, cancel := context.WithTimeout(ctx, s.callTimeout())
+	sid, err := s.Provider.Send(sctx, address(c.channel, c.recipient), c.body, callback)
+	cancel()
+	if err == nil && sid == "" {
+		err = errors.New("provider accepted the message without an ID")
+	}
+
+	// The outcome is recorded even if the relay is being stopped.
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer rcancel()
+	switch {
+	case err == nil:
+		if err := s.markSent(rctx, c, sid); err != nil {
+			// Sent; the row stays attempted and reconciliation finds it.
+			return false, fmt.Errorf("sent as %s, but not recorded: %w", sid, err)
+		}
+		return true, nil
+	case isFinal(err):
+		s.log().Warn("outbox message refused by the provider", "id", c.id, "err", err)
+		return false, s.release(rctx, c, `state = 'failed', claimed_until = NULL`, err)
+	case isRetryable(err):
+		s.log().Info("outbox message not taken by the provider; retried later", "id", c.id, "err", err)
+		return false, s.release(rctx, c, `attempted_at = NULL, claimed_until = NULL`, err)
+	default:
+		// Unknown: keep attempted_at and the claim; reconciliation looks
+		// the message up once the claim has expired.
+		s.log().Warn("outbox message outcome unknown; reconciled later", "id", c.id, "err", err)
+		return false, s.release(rctx, c, `claimed_until = claimed_until`, err)
+	}
+}
+
+// markSent stores the provider's ID. A known ID is the truth whoever
+// holds the claim; a status callback may have been faster ('delivered',
+// 'failed'), and its state is kept.
+func (s *Sender) markSent(ctx context.Context, c claimed, sid string) error {
+	_, err := s.Store.Pool.Exec(ctx, `UPDATE outbox_messages
+		SET state = CASE WHEN state IN ('pending', 'review') THEN 'sent' ELSE state END,
+		    provider_id = coalesce(provider_id, $2),
+		    claimed_until = NULL, claim_token = NULL, last_error = NULL, updated_at = now()
+		WHERE id = $1`, c.id, sid)
+	return err
+}
+
+// release ends this relay's claim with set, recording cause, if the
+// claim is still this relay's and the row still pending.
+func (s *Sender) release(ctx context.Context, c claimed, set string, cause error) error {
+	_, err := s.Store.Pool.Exec(ctx, `UPDATE outbox_messages
+		SET `+set+`, claim_token = NULL, last_error = $3, updated_at = now()
+		WHERE id = $1 AND claim_token = $2 AND state = 'pending'`, c.id, c.token, cause.Error())
+	if err != nil {
+		return fmt.Errorf("record outcome (%v): %w", cause, err)
+	}
+	return nil
+}
+
+func isFinal(err error) bool {
+	var f interface{ Final() bool }
+	return errors.As(err, &f) && f.Final()
+}
+
+func isRetryable(err error) bool {
+	var r interface{ Retryable() bool }
+	return errors.As(err, &r) && r.Retryable()
+}
+
+func newToken() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

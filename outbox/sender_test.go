@@ -1,0 +1,343 @@
+package outbox_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/bookonce/bookonce/channels/twilio"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/outbox"
+)
+
+const (
+	from        = "+4930123456"
+	customer    = "+4915112345678"
+	sendTimeout = time.Minute
+)
+
+// env is a relay over a fresh database, sending with the production
+// twilio Client to a FakeServer over loopback.
+type env struct {
+	t     *testing.T
+	store *outbox.Store
+	fake  *twilio.FakeServer
+	mu    sync.Mutex
+	clock time.Time
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	fake := twilio.NewFakeServer()
+	t.Cleanup(fake.Close)
+	return &env{t: t, store: &outbox.Store{Pool: testsupport.Database(t)}, fake: fake, clock: time.Now().UTC()}
+}
+
+func (e *env) now() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.clock
+}
+
+// advance moves the relays' clock.
+func (e *env) advance(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.clock = e.clock.Add(d)
+}
+
+func (e *env) relay() *outbox.Sender {
+	return &outbox.Sender{
+		Store:       e.store,
+		Provider:    twilio.New(e.fake.AccountSID, e.fake.AuthToken, from, twilio.WithBaseURL(e.fake.URL())),
+		SendTimeout: sendTimeout,
+		CallbackURL: outbox.StatusCallback("https://bookonce.example/"),
+		Now:         e.now,
+		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+func (e *env) reserve(ref, channel, recipient, body string) outbox.Message {
+	e.t.Helper()
+	m, err := e.store.Reserve(context.Background(), "key-"+ref, outbox.Message{
+		Tenant: "tenant-1", Reference: ref, Kind: "confirmation", Channel: channel, Recipient: recipient, Body: body,
+	})
+	require.NoError(e.t, err)
+	return m
+}
+
+type row struct {
+	State      string
+	ProviderID string
+	Attempted  bool
+	Attempts   int
+	LastError  string
+}
+
+func (e *env) row(id string) row {
+	e.t.Helper()
+	var r row
+	require.NoError(e.t, e.store.Pool.QueryRow(context.Background(),
+		`SELECT state, coalesce(provider_id, ''), attempted_at IS NOT NULL, attempts, coalesce(last_error, '')
+		 FROM outbox_messages WHERE id = $1`, id).Scan(&r.State, &r.ProviderID, &r.Attempted, &r.Attempts, &r.LastError))
+	return r
+}
+
+func (e *env) runOnce(s *outbox.Sender) int {
+	e.t.Helper()
+	n, err := s.RunOnce(context.Background())
+	require.NoError(e.t, err)
+	return n
+}
+
+func TestSendsOnceWithSID(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.relay()
+	wa := e.reserve("bk_1", "whatsapp", customer, "Ihr Termin am Dienstag um 14 Uhr ist bestätigt.")
+	sms := e.reserve("bk_2", "voice", "+4915199990000", "Ihr Termin am Mittwoch um 9 Uhr ist bestätigt.")
+
+	require.Equal(t, 2, e.runOnce(s))
+
+	msgs := e.fake.Messages()
+	require.Len(t, msgs, 2)
+	bySID := map[string]twilio.FakeMessage{msgs[0].Sid: msgs[0], msgs[1].Sid: msgs[1]}
+
+	got := e.row(wa.ID)
+	require.Equal(t, "sent", got.State)
+	require.Equal(t, 1, got.Attempts)
+	require.Empty(t, got.LastError)
+	m := bySID[got.ProviderID]
+	require.Equal(t, "whatsapp:"+customer, m.To)
+	require.Equal(t, "whatsapp:"+from, m.From)
+	require.Equal(t, wa.Body, m.Body)
+	require.Equal(t, "https://bookonce.example/webhooks/twilio/status?outbox_id="+wa.ID, m.StatusCallback)
+
+	got = e.row(sms.ID)
+	require.Equal(t, "sent", got.State)
+	m = bySID[got.ProviderID]
+	require.Equal(t, "+4915199990000", m.To, "a caller gets an SMS to the plain number")
+	require.Equal(t, from, m.From)
+
+	// Running again, now or long after, sends nothing more.
+	require.Equal(t, 0, e.runOnce(s))
+	e.advance(10 * sendTimeout)
+	require.Equal(t, 0, e.runOnce(s))
+	require.Len(t, e.fake.Messages(), 2)
+}
+
+func TestConcurrentRelaysSendEachMessageOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	const n = 30
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = e.reserve(fmt.Sprintf("bk_%02d", i), "whatsapp", customer, fmt.Sprintf("Bestätigung %02d", i)).ID
+	}
+
+	relays := []*outbox.Sender{e.relay(), e.relay(), e.relay()}
+	start := make(chan struct{})
+	var g errgroup.Group
+	var mu sync.Mutex
+	total := 0
+	for _, r := range relays {
+		g.Go(func() error {
+			<-start
+			k, err := r.RunOnce(context.Background())
+			mu.Lock()
+			total += k
+			mu.Unlock()
+			return err
+		})
+	}
+	close(start)
+	require.NoError(t, g.Wait())
+	require.Equal(t, n, total)
+
+	msgs := e.fake.Messages()
+	require.Len(t, msgs, n)
+	bodies := map[string]int{}
+	for _, m := range msgs {
+		bodies[m.Body]++
+	}
+	for i := range n {
+		require.Equal(t, 1, bodies[fmt.Sprintf("Bestätigung %02d", i)])
+		require.Equal(t, "sent", e.row(ids[i]).State)
+	}
+
+	// And once more, all at the same time, after the claims expired.
+	e.advance(2 * sendTimeout)
+	for _, r := range relays {
+		g.Go(func() error { _, err := r.RunOnce(context.Background()); return err })
+	}
+	require.NoError(t, g.Wait())
+	require.Len(t, e.fake.Messages(), n)
+}
+
+func TestLostResponseIsReconciledNotResent(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.relay()
+	m := e.reserve("bk_1", "whatsapp", customer, "Ihr Termin am Dienstag um 14 Uhr ist bestätigt.")
+
+	// Twilio commits the message; the answer never arrives.
+	e.fake.DropNextResponse()
+	require.Equal(t, 0, e.runOnce(s))
+	require.Len(t, e.fake.Messages(), 1)
+	got := e.row(m.ID)
+	require.Equal(t, "pending", got.State)
+	require.True(t, got.Attempted)
+	require.Empty(t, got.ProviderID)
+	require.Contains(t, got.LastError, "unknown outcome")
+
+	// Within the send timeout nobody touches it, and a second relay does
+	// not send it either.
+	e.advance(sendTimeout - time.Second)
+	require.Equal(t, 0, e.runOnce(s))
+	require.Equal(t, 0, e.runOnce(e.relay()))
+	require.Len(t, e.fake.Messages(), 1)
+
+	// Past it, the relay looks the message up instead of sending again.
+	e.advance(2 * time.Second)
+	require.Equal(t, 1, e.runOnce(s))
+	msgs := e.fake.Messages()
+	require.Len(t, msgs, 1, "exactly one message at Twilio")
+	got = e.row(m.ID)
+	require.Equal(t, "sent", got.State)
+	require.Equal(t, msgs[0].Sid, got.ProviderID)
+	require.Equal(t, 1, got.Attempts)
+
+	e.advance(10 * sendTimeout)
+	require.Equal(t, 0, e.runOnce(s))
+	require.Len(t, e.fake.Messages(), 1)
+}
+
+func TestAttemptedButNeverSentGoesToReview(t *testing.T) {
+	t.Parallel()
+	t.Run("5xx with nothing created", func(t *testing.T) {
+		e := setup(t)
+		s := e.relay()
+		m := e.reserve("bk_1", "whatsapp", customer, "Bestätigung")
+
+		// A 500 may or may not have created the message: unknown.
+		e.fake.FailNext(http.StatusInternalServerError)
+		require.Equal(t, 0, e.runOnce(s))
+		require.Equal(t, "pending", e.row(m.ID).State)
+		require.True(t, e.row(m.ID).Attempted)
+
+		e.advance(sendTimeout + time.Second)
+		require.Equal(t, 0, e.runOnce(s))
+		got := e.row(m.ID)
+		require.Equal(t, "review", got.State)
+		require.Empty(t, got.ProviderID)
+		require.Contains(t, got.LastError, "no matching message")
+		require.Empty(t, e.fake.Messages())
+
+		e.advance(10 * sendTimeout)
+		require.Equal(t, 0, e.runOnce(s))
+		require.Empty(t, e.fake.Messages(), "review is never re-sent automatically")
+	})
+	t.Run("relay died after marking attempted", func(t *testing.T) {
+		e := setup(t)
+		s := e.relay()
+		m := e.reserve("bk_1", "sms", customer, "Bestätigung")
+		now := e.now()
+		_, err := e.store.Pool.Exec(context.Background(), `UPDATE outbox_messages
+			SET attempted_at = $2, claimed_until = $3, claim_token = 'dead-relay', attempts = 1 WHERE id = $1`,
+			m.ID, now, now.Add(sendTimeout))
+		require.NoError(t, err)
+
+		require.Equal(t, 0, e.runOnce(s))
+		require.Equal(t, "pending", e.row(m.ID).State, "claimed by the dead relay until its timeout")
+
+		e.advance(sendTimeout)
+		require.Equal(t, 0, e.runOnce(s))
+		require.Equal(t, "review", e.row(m.ID).State)
+		require.Empty(t, e.fake.Messages())
+	})
+	t.Run("lookup fails: still unknown, looked up again", func(t *testing.T) {
+		e := setup(t)
+		s := e.relay()
+		m := e.reserve("bk_1", "whatsapp", customer, "Bestätigung")
+		e.fake.DropNextResponse()
+		require.Equal(t, 0, e.runOnce(s))
+		e.advance(sendTimeout)
+
+		e.fake.FailNext(http.StatusServiceUnavailable)
+		n, err := s.RunOnce(context.Background())
+		require.Error(t, err)
+		require.Equal(t, 0, n)
+		require.Equal(t, "pending", e.row(m.ID).State)
+
+		require.Equal(t, 1, e.runOnce(s))
+		require.Equal(t, "sent", e.row(m.ID).State)
+		require.Len(t, e.fake.Messages(), 1)
+	})
+}
+
+func TestFinalErrorFails(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.relay()
+	m := e.reserve("bk_1", "sms", "+123", "Bestätigung")
+
+	require.Equal(t, 0, e.runOnce(s))
+	got := e.row(m.ID)
+	require.Equal(t, "failed", got.State)
+	require.Contains(t, got.LastError, "21211")
+	require.Empty(t, e.fake.Messages())
+
+	e.advance(10 * sendTimeout)
+	require.Equal(t, 0, e.runOnce(s))
+	require.Equal(t, "failed", e.row(m.ID).State)
+	require.Empty(t, e.fake.Messages())
+}
+
+func TestRetryableErrorIsSentLater(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.relay()
+	m := e.reserve("bk_1", "whatsapp", customer, "Bestätigung")
+
+	e.fake.FailNext(http.StatusTooManyRequests)
+	require.Equal(t, 0, e.runOnce(s))
+	got := e.row(m.ID)
+	require.Equal(t, "pending", got.State)
+	require.False(t, got.Attempted, "nothing reached Twilio: not an unknown outcome")
+	require.Contains(t, got.LastError, "429")
+	require.Empty(t, e.fake.Messages())
+
+	require.Equal(t, 1, e.runOnce(s))
+	got = e.row(m.ID)
+	require.Equal(t, "sent", got.State)
+	require.Equal(t, 2, got.Attempts)
+	require.Len(t, e.fake.Messages(), 1)
+}
+
+func TestIdenticalTextsWithLostResponsesNeedReview(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.relay()
+	a := e.reserve("bk_1", "whatsapp", customer, "Danke, bis bald!")
+	b := e.reserve("bk_2", "whatsapp", customer, "Danke, bis bald!")
+	e.fake.DropNextResponse()
+	e.fake.DropNextResponse()
+	require.Equal(t, 0, e.runOnce(s))
+	require.Len(t, e.fake.Messages(), 2)
+
+	e.advance(sendTimeout)
+	require.Equal(t, 1, e.runOnce(s))
+	states := map[string]int{e.row(a.ID).State: 1}
+	states[e.row(b.ID).State]++
+	require.Equal(t, map[string]int{"sent": 1, "review": 1}, states,
+		"one Twilio message is never attributed to two rows")
+	require.Len(t, e.fake.Messages(), 2)
+}

@@ -1,0 +1,246 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/channels/intent"
+	"github.com/bookonce/bookonce/dedup"
+	"github.com/bookonce/bookonce/review"
+)
+
+// SignalInbound delivers one inbox event (a WhatsApp message or a spoken
+// sentence) to the customer's conversation.
+const SignalInbound = "inbound"
+
+// InboundEvent is one inbox event. EventID is the inbox key: the
+// conversation ignores IDs it has seen, so a relay that delivers twice has
+// no second effect.
+type InboundEvent struct {
+	EventID    string    `json:"event_id"`
+	Channel    Channel   `json:"channel"`
+	Text       string    `json:"text"`
+	ReceivedAt time.Time `json:"received_at"`
+}
+
+// ConversationInput starts (or continues-as-new) a conversation.
+type ConversationInput struct {
+	Tenant   string `json:"tenant"`
+	Customer string `json:"customer"`
+	// Carried across continue-as-new.
+	Seen    []string          `json:"seen,omitempty"`
+	Offer   *Offer            `json:"offer,omitempty"`
+	Pending []PendingDecision `json:"pending,omitempty"`
+	// DepositAmount, Currency and PaymentMethod are used for bookings.
+	DepositAmount int64  `json:"deposit_amount"`
+	Currency      string `json:"currency"`
+	PaymentMethod string `json:"payment_method"`
+}
+
+// Offer is the slot under discussion: what the customer asked for so far,
+// so that "ja, passt" confirms it.
+type Offer struct {
+	Service string    `json:"service,omitempty"`
+	Start   time.Time `json:"start,omitempty"`
+}
+
+// PendingDecision is an intent waiting for a review of a potential duplicate.
+type PendingDecision struct {
+	CaseID  string       `json:"case_id"`
+	Intent  dedup.Intent `json:"intent"`
+	Channel Channel      `json:"channel"`
+}
+
+// ConversationWorkflowID is the one conversation per customer that voice
+// and WhatsApp events meet in.
+func ConversationWorkflowID(tenant, customer string) string {
+	return fmt.Sprintf("customer:%s:%s", tenant, customer)
+}
+
+const (
+	maxSeen             = 200
+	eventsBeforeRestart = 100
+)
+
+// ConversationWorkflow is the long-lived dialogue with one customer. Each
+// inbound event is understood, checked against the catalogue, and run
+// through one cross-channel dedup decision: merge, review or a new
+// AppointmentWorkflow. It answers on the channel the customer used last.
+func ConversationWorkflow(ctx workflow.Context, in ConversationInput) error {
+	c := &conversation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID}
+	inbound := workflow.GetSignalChannel(ctx, SignalInbound)
+	decisions := workflow.GetSignalChannel(ctx, SignalReviewDecision)
+	for handled := 0; handled < eventsBeforeRestart; {
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(inbound, func(ch workflow.ReceiveChannel, _ bool) {
+			var ev InboundEvent
+			ch.Receive(ctx, &ev)
+			if c.seen(ev.EventID) {
+				return
+			}
+			handled++
+			c.handle(ctx, ev)
+		})
+		sel.AddReceive(decisions, func(ch workflow.ReceiveChannel, _ bool) {
+			var d ReviewDecision
+			ch.Receive(ctx, &d)
+			c.resolve(ctx, d)
+		})
+		sel.Select(ctx)
+	}
+	// Drain what arrived meanwhile into the next run, then start afresh so
+	// the history stays small.
+	for {
+		var ev InboundEvent
+		if !inbound.ReceiveAsync(&ev) {
+			break
+		}
+		if !c.seen(ev.EventID) {
+			c.handle(ctx, ev)
+		}
+	}
+	return workflow.NewContinueAsNewError(ctx, ConversationWorkflow, c.in)
+}
+
+type conversation struct {
+	in ConversationInput
+	id string
+}
+
+func (c *conversation) seen(id string) bool {
+	for _, s := range c.in.Seen {
+		if s == id {
+			return true
+		}
+	}
+	c.in.Seen = append(c.in.Seen, id)
+	if len(c.in.Seen) > maxSeen {
+		c.in.Seen = c.in.Seen[len(c.in.Seen)-maxSeen:]
+	}
+	return false
+}
+
+func (c *conversation) opts(ctx workflow.Context, id, summary string) workflow.Context {
+	return activityCtx(ctx, Tuning{}.withDefaults(), id, summary)
+}
+
+func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
+	var u activities.Understood
+	if err := workflow.ExecuteActivity(c.opts(ctx, "extract-"+ev.EventID, "Understand message"), act.ExtractIntent,
+		activities.ExtractInput{Tenant: c.in.Tenant, Text: ev.Text, ReceivedAt: ev.ReceivedAt}).Get(ctx, &u); err != nil {
+		c.reply(ctx, ev, "Entschuldigung, das habe ich nicht verstanden. Welchen Termin möchten Sie?")
+		return
+	}
+	r := u.Result
+	switch r.Kind {
+	case intent.KindCancel:
+		c.reply(ctx, ev, "Verstanden. Bitte nennen Sie uns die Buchung, die wir stornieren sollen; ein Mitarbeiter meldet sich.")
+		return
+	case intent.KindUnclear:
+		c.reply(ctx, ev, firstNonEmpty(u.Question, "Welchen Termin und welche Leistung möchten Sie?"))
+		return
+	}
+	// Fill gaps from the slot under discussion ("ja, passt").
+	if c.in.Offer != nil {
+		if r.Service == "" {
+			r.Service = c.in.Offer.Service
+		}
+		if r.Start.IsZero() && !c.in.Offer.Start.IsZero() && !r.HasDate && !r.HasTime {
+			r.Start, r.HasDate, r.HasTime = c.in.Offer.Start, true, true
+		}
+	}
+	c.in.Offer = &Offer{Service: r.Service, Start: r.Start}
+	if r.Service == "" || r.Start.IsZero() {
+		c.reply(ctx, ev, firstNonEmpty(u.Question, "Für welche Leistung und wann möchten Sie einen Termin?"))
+		return
+	}
+	var question string
+	if err := workflow.ExecuteActivity(c.opts(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours"), act.ValidateIntent,
+		activities.ValidateInput{Tenant: c.in.Tenant, Result: r, ReceivedAt: ev.ReceivedAt}).Get(ctx, &question); err != nil || question != "" {
+		c.reply(ctx, ev, firstNonEmpty(question, "Dieser Termin ist leider nicht möglich. Welcher andere passt Ihnen?"))
+		return
+	}
+	intentID := IntentID(c.in.Tenant, c.in.Customer, r.Service, "", r.Start)
+	in := dedup.Intent{
+		Tenant: c.in.Tenant, IntentID: intentID, Customer: c.in.Customer, Service: r.Service, SlotStart: r.Start.UTC(),
+		Channel: string(ev.Channel), EventID: ev.EventID, WorkflowID: AppointmentWorkflowID(c.in.Tenant, intentID), ConversationID: c.id,
+	}
+	c.decide(ctx, ev, in, "dedup-"+ev.EventID)
+}
+
+func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.Intent, activityID string) {
+	var d dedup.Decision
+	if err := workflow.ExecuteActivity(c.opts(ctx, activityID, "Cross-channel dedup decision"), act.DecideDedup, in).Get(ctx, &d); err != nil {
+		c.reply(ctx, ev, "Wir konnten Ihren Wunsch gerade nicht prüfen; ein Mitarbeiter meldet sich.")
+		return
+	}
+	when := in.SlotStart.Format("02.01. 15:04 UTC")
+	switch d.Kind {
+	case dedup.Merge:
+		c.reply(ctx, ev, fmt.Sprintf("Ihr Termin (%s, %s) ist bereits in Bearbeitung.", in.Service, when))
+	case dedup.Review:
+		c.in.Pending = append(c.in.Pending, PendingDecision{CaseID: d.ReviewCase, Intent: in, Channel: ev.Channel})
+		c.reply(ctx, ev, "Sie haben kurz zuvor einen ähnlichen Termin angefragt. Wir prüfen, ob Sie beide möchten, und melden uns.")
+	default:
+		c.start(ctx, in, ev.Channel)
+		c.reply(ctx, ev, fmt.Sprintf("Danke! Wir buchen %s am %s; die Bestätigung folgt.", in.Service, when))
+	}
+}
+
+// start launches the appointment saga; it outlives the conversation's runs.
+func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) {
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:               in.WorkflowID,
+		ParentClosePolicy:        enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		StaticSummary:            fmt.Sprintf("%s for %s at %s", in.Service, maskPhone(in.Customer), in.SlotStart.Format(time.RFC3339)),
+		TypedSearchAttributes:    initialAttributes(BookingRequest{Customer: in.Customer, Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
+	})
+	f := workflow.ExecuteChildWorkflow(cctx, AppointmentWorkflow, BookingRequest{
+		Tenant: in.Tenant, Customer: in.Customer, Service: in.Service, SlotStart: in.SlotStart, Channel: ch, IntentID: in.IntentID,
+		DepositAmount: c.in.DepositAmount, Currency: c.in.Currency, PaymentMethod: c.in.PaymentMethod,
+	})
+	_ = f.GetChildWorkflowExecution().Get(ctx, nil) // started (or already exists): enough
+}
+
+// resolve continues an intent that waited for a duplicate review.
+func (c *conversation) resolve(ctx workflow.Context, d ReviewDecision) {
+	for i, p := range c.in.Pending {
+		if p.CaseID != d.CaseID {
+			continue
+		}
+		c.in.Pending = append(c.in.Pending[:i], c.in.Pending[i+1:]...)
+		ev := InboundEvent{EventID: p.Intent.EventID + ":" + d.CaseID, Channel: p.Channel}
+		switch d.Action {
+		case review.ActionSeparate:
+			in := p.Intent
+			in.Separate = true
+			c.decide(ctx, ev, in, "dedup-separate-"+d.CaseID)
+		case review.ActionMerge:
+			c.reply(ctx, ev, "Wir haben Ihre Anfragen zusammengeführt; es bleibt bei einem Termin.")
+		default:
+			c.reply(ctx, ev, "Wir haben Ihre zweite Anfrage nicht gebucht. Melden Sie sich gern, wenn Sie doch einen weiteren Termin möchten.")
+		}
+		return
+	}
+}
+
+func (c *conversation) reply(ctx workflow.Context, ev InboundEvent, text string) {
+	var step activities.Step
+	_ = workflow.ExecuteActivity(c.opts(ctx, "reply-"+ev.EventID, "Reply to the customer"), act.SendReply, activities.ReplyInput{
+		Tenant: c.in.Tenant, ConversationID: c.id, Customer: c.in.Customer, Channel: string(ev.Channel), EventID: ev.EventID, Text: text,
+	}).Get(ctx, &step)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,199 @@
+package workflows_test
+
+// TestRecordHistories records the histories the replay tests use, from real
+// runs: a fresh PostgreSQL database, the real calendar and payment APIs on
+// loopback, the in-process Temporal server and a real worker. It runs only
+// when asked (`make histories`):
+//
+//	BOOKONCE_RECORD_HISTORIES=1 go test -count=1 -run TestRecordHistories ./workflows/
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+const recordHistoriesEnv = "BOOKONCE_RECORD_HISTORIES"
+
+// recordStack is one recording's real stack with a worker on its own queue.
+type recordStack struct {
+	pool  *pgxpool.Pool
+	tc    client.Client
+	queue string
+}
+
+func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
+	t.Helper()
+	pool := testsupport.Database(t)
+	cfg := testsupport.Config(t)
+	cfg.CalendarURL = testsupport.CalendarAPI(t, cfg, pool).URL
+	cfg.PaymentsURL = testsupport.PaymentsAPI(t, cfg, pool).URL
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	s := recordStack{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t)}
+	testsupport.Worker(t, s.tc, s.queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool)) })
+	return s
+}
+
+// recordSlot is hour:00 Berlin time on the next given weekday.
+func recordSlot(t *testing.T, wd time.Weekday, hour int) time.Time {
+	t.Helper()
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	d := time.Now().In(berlin).AddDate(0, 0, 1)
+	for d.Weekday() != wd {
+		d = d.AddDate(0, 0, 1)
+	}
+	return time.Date(d.Year(), d.Month(), d.Day(), hour, 0, 0, 0, berlin)
+}
+
+func recordRequest(t *testing.T, customer string, wd time.Weekday, hour int) workflows.BookingRequest {
+	return workflows.BookingRequest{
+		Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: recordSlot(t, wd, hour),
+		Channel: workflows.ChannelAPI, DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
+		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond},
+	}
+}
+
+func (s recordStack) book(t *testing.T, ctx context.Context, req workflows.BookingRequest) (client.WorkflowRun, workflows.BookingState) {
+	t.Helper()
+	run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+	require.NoError(t, err)
+	require.False(t, existing, "a recording starts a fresh intent")
+	var st workflows.BookingState
+	require.NoError(t, run.Get(ctx, &st))
+	return run, st
+}
+
+// save writes the closed history of workflowID (latest run) as protojson.
+func (s recordStack) save(t *testing.T, ctx context.Context, workflowID, name string) {
+	t.Helper()
+	// A child may still be closing after its parent returned.
+	testsupport.Eventually(t, 30*time.Second, workflowID+" to close", func() bool {
+		d, err := s.tc.DescribeWorkflowExecution(ctx, workflowID, "")
+		return err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	})
+	h := &historypb.History{}
+	it := s.tc.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		h.Events = append(h.Events, ev)
+	}
+	require.NotEmpty(t, h.Events)
+	raw, err := protojson.Marshal(h)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, json.Indent(&out, raw, "", "  "), "stable formatting for reviewable diffs")
+	out.WriteByte('\n')
+	require.NoError(t, os.MkdirAll(historiesDir, 0o755))
+	path := filepath.Join(historiesDir, name)
+	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
+	t.Logf("recorded %s: %d events", path, len(h.Events))
+}
+
+// closedLoopbackURL is an http URL on a loopback port nothing listens on.
+func closedLoopbackURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return "http://" + addr
+}
+
+func TestRecordHistories(t *testing.T) {
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+
+	t.Run("happy", func(t *testing.T) {
+		s := newRecordStack(t, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		run, st := s.book(t, ctx, recordRequest(t, "+4915112340001", time.Tuesday, 14))
+		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+		require.Equal(t, workflows.PaymentCaptured, st.Payment)
+		s.save(t, ctx, run.GetID(), "happy.appointment.json")
+		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "happy.payment.json")
+	})
+
+	t.Run("payment-declined", func(t *testing.T) {
+		s := newRecordStack(t, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		req := recordRequest(t, "+4915112340002", time.Thursday, 9)
+		req.PaymentMethod = "pm_card_chargeDeclined"
+		run, st := s.book(t, ctx, req)
+		require.Equal(t, workflows.StatusPaymentFailed, st.Status, st.Reason)
+		require.Equal(t, "card_declined", st.Reason)
+		s.save(t, ctx, run.GetID(), "payment-declined.appointment.json")
+		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "payment-declined.payment.json")
+	})
+
+	t.Run("slot-taken", func(t *testing.T) {
+		s := newRecordStack(t, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		first := recordRequest(t, "+4915112340003", time.Wednesday, 10)
+		first.ResourceID = "bay-1"
+		second := first
+		second.Customer = "+4915112340004"
+		_, st1 := s.book(t, ctx, first)
+		require.Equal(t, workflows.StatusConfirmed, st1.Status, st1.Reason)
+		run, st := s.book(t, ctx, second)
+		require.Equal(t, workflows.StatusRejected, st.Status)
+		require.Equal(t, "slot_unavailable", st.Reason)
+		require.NotEmpty(t, st.Alternatives)
+		s.save(t, ctx, run.GetID(), "slot-taken.appointment.json")
+	})
+
+	t.Run("review-abandon", func(t *testing.T) {
+		// The calendar is unreachable: the hold's outcome is unknown and
+		// cannot be reconciled, so a review case opens; a person abandons.
+		s := newRecordStack(t, func(c *config.Config) { c.CalendarURL = closedLoopbackURL(t) })
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		req := recordRequest(t, "+4915112340005", time.Friday, 11)
+		req.Tuning = workflows.Tuning{ActivityAttempts: 1, MaxRetryInterval: 100 * time.Millisecond}
+		run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+		require.NoError(t, err)
+		require.False(t, existing)
+		var waiting workflows.BookingState
+		testsupport.Eventually(t, 60*time.Second, "the review case to open", func() bool {
+			waiting, err = workflows.AppointmentStatus(ctx, s.tc, run.GetID())
+			return err == nil && waiting.ReviewCase != ""
+		})
+		require.Equal(t, workflows.StatusNeedsReview, waiting.Status)
+		c, err := (&review.Store{Pool: s.pool}).Get(ctx, waiting.ReviewCase)
+		require.NoError(t, err, "the case is in the review queue")
+		require.Equal(t, run.GetID(), c.WorkflowID)
+		require.NoError(t, s.tc.SignalWorkflow(ctx, run.GetID(), "", workflows.SignalReviewDecision,
+			workflows.ReviewDecision{CaseID: waiting.ReviewCase, Action: review.ActionAbandon}))
+		var st workflows.BookingState
+		require.NoError(t, run.Get(ctx, &st))
+		require.Equal(t, workflows.StatusRejected, st.Status)
+		require.Contains(t, st.Reason, "review decided abandon")
+		s.save(t, ctx, run.GetID(), "review-abandon.appointment.json")
+	})
+}
