@@ -139,20 +139,37 @@ func (a *Activities) ReleaseHold(ctx context.Context, in ReleaseHoldInput) (Step
 	return last, nil
 }
 
-// CancelBookingInput names a booking to cancel.
+// CancelBookingInput names a booking to cancel: by ID, or, when BookingID
+// is empty, the confirmed booking of the reference (if any).
 type CancelBookingInput struct {
 	Tenant    string `json:"tenant"`
-	BookingID string `json:"booking_id"`
+	BookingID string `json:"booking_id,omitempty"`
+	Reference string `json:"reference"`
 }
 
-// CancelBooking is the compensation of ConfirmHold; cancelling a cancelled
-// booking is success.
+// CancelBooking is the compensation of ConfirmHold, registered before the
+// confirmation (whose answer may be lost); cancelling a cancelled booking,
+// or finding none, is success.
 func (a *Activities) CancelBooking(ctx context.Context, in CancelBookingInput) (Step, error) {
 	c, err := a.Calendar(in.Tenant)
 	if err != nil {
 		return Step{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)
 	}
 	key := KeyOf(ctx)
+	if in.BookingID == "" {
+		holds, err := c.HoldsByReference(ctx, in.Reference)
+		if err != nil {
+			return Step{}, calendarError("find booking", err)
+		}
+		for _, h := range holds {
+			if h.Status == calendar.HoldConfirmed {
+				in.BookingID = h.BookingID
+			}
+		}
+		if in.BookingID == "" {
+			return Step{Key: key, Attempt: stepOf(ctx, key, "").Attempt}, nil
+		}
+	}
 	b, err := c.CancelBooking(ctx, key, in.BookingID)
 	if err != nil {
 		return Step{}, calendarError("cancel booking", err)

@@ -14,6 +14,7 @@ import (
 // Bad input gets Stripe's error shape and status, and changes no row: not
 // a half-written intent, not a refund, not an amount.
 func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 
@@ -123,6 +124,7 @@ func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
 // future code path that forgets a check still cannot double-authorise a
 // booking step or refund more than was captured (rule 11).
 func TestSchemaIsTheLastLine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	id := e.post("/v1/payment_intents", "k-1", authorizeForm("wf-schema", "5000")).object["id"].(string)

@@ -15,6 +15,7 @@ import (
 // The saga's happy path plus its compensation, each call retried with the
 // same key as Temporal would: one effect per operation.
 func TestGatewayEachOperationHasOneEffect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 
@@ -85,6 +86,7 @@ func (e *env) sumRefunds(intentID string) int64 {
 // Compensations and retries under new keys (a reset workflow) must not fail
 // on a step whose effect exists (rule 9).
 func TestGatewayVoidAndCaptureAreIdempotentAcrossKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 
@@ -121,6 +123,7 @@ func TestGatewayVoidAndCaptureAreIdempotentAcrossKeys(t *testing.T) {
 // Rule 11: a second authorisation of one booking step under another key
 // answers the first; another amount is a conflict; a void frees the step.
 func TestGatewayReferenceProtection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 
@@ -158,6 +161,7 @@ func TestGatewayReferenceProtection(t *testing.T) {
 // Twenty concurrent authorisations of one booking step with twenty keys
 // produce one intent, and every caller learns its ID.
 func TestGatewayConcurrentAuthorizeOneIntent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	const n = 20
@@ -183,6 +187,7 @@ func TestGatewayConcurrentAuthorizeOneIntent(t *testing.T) {
 }
 
 func TestGatewayFindByReference(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 
@@ -220,6 +225,7 @@ func TestGatewayFindByReference(t *testing.T) {
 }
 
 func TestGatewayRefusesMissingKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, err := e.gw.Authorize(context.Background(), "", deposit("wf-nokey"))
 	require.Equal(t, payments.Final, payments.OutcomeOf(err))

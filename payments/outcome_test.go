@@ -16,6 +16,7 @@ import (
 // The gateway classifies every failure at the boundary: what may have
 // happened is Unknown, what decided nothing is Retryable, a decision Final.
 func TestGatewayClassifiesOutcomes(t *testing.T) {
+	t.Parallel()
 	stripeErr := func(status int, typ, code string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")

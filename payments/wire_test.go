@@ -26,6 +26,7 @@ func createParams(key, ref string, amount int64, pm string) *stripe.PaymentInten
 // is answered byte for byte from the store, marked Idempotent-Replayed, and
 // has one effect.
 func TestStripeGoRetriesReplay(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 
@@ -107,6 +108,7 @@ func TestStripeGoRetriesReplay(t *testing.T) {
 
 // A decline is a decided outcome: stored with the key, replayed, one row.
 func TestDeclinedCardIsStoredAndReplayed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	decline := func() *stripe.Error {
@@ -139,6 +141,7 @@ func TestDeclinedCardIsStoredAndReplayed(t *testing.T) {
 
 // Same key, other payload: a loud idempotency_error and no second effect.
 func TestSameKeyOtherPayloadIsRejected(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	_, err := e.sc.V1PaymentIntents.Create(ctx, createParams("k-reused", "wf-reused", 5000, "pm_card_visa"))
@@ -161,6 +164,7 @@ func TestSameKeyOtherPayloadIsRejected(t *testing.T) {
 // Reference protection on the wire: another key for the same booking step
 // answers the existing intent.
 func TestReferenceProtectionOnTheWire(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.post("/v1/payment_intents", "k-a", authorizeForm("wf-wire", "5000"))
 	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
@@ -178,6 +182,7 @@ func TestReferenceProtectionOnTheWire(t *testing.T) {
 // Search (Stripe's query language subset), list with paging, and tenant
 // isolation.
 func TestSearchListAndTenants(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	var ids []string

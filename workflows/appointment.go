@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -103,10 +104,12 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 	if a.cancelRequested() {
 		return &outcome{StatusCancelled, "cancelled by the customer"}
 	}
+	// Registered before confirming: a confirmation whose answer was lost
+	// may have booked.
+	a.saga.add("cancel booking", func(ctx workflow.Context) error { return a.cancelBooking(ctx) })
 	if o := a.confirm(ctx); o != nil {
 		return o
 	}
-	a.saga.add("cancel booking", func(ctx workflow.Context) error { return a.cancelBooking(ctx) })
 	if a.req.DepositAmount > 0 {
 		if o := a.capture(ctx); o != nil {
 			return o
@@ -158,7 +161,13 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(a.payments, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &report) })
 		sel.AddFuture(a.child, func(f workflow.Future) { childDone = true; _ = f.Get(ctx, &report) })
-		sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
+		sel.AddFuture(timer, func(f workflow.Future) {
+			if f.Get(ctx, nil) != nil {
+				cancelled = true // the timer was cancelled with the workflow
+			} else {
+				timedOut = true
+			}
+		})
 		sel.AddReceive(a.cancel, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); cancelled = true })
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 		sel.Select(ctx)
@@ -175,6 +184,8 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 			return nil
 		case PaymentNeedsReview:
 			_ = a.upsert(ctx, StatusNeedsReview, "deposit outcome unknown: waiting for review")
+			// A person decides now; give them the review's time.
+			timer = workflow.NewTimer(ctx, a.tuning.ReviewTimeout+a.tuning.AuthorizationTimeout)
 		case PaymentDeclined, PaymentFailed, PaymentVoided:
 			a.recordChild("authorize deposit (payment saga)", report)
 			return &outcome{StatusPaymentFailed, report.Reason}
@@ -205,12 +216,20 @@ func (a *appointment) capture(ctx workflow.Context) *outcome {
 
 // recordChild copies the payment saga's last step into the status table.
 func (a *appointment) recordChild(name string, p PaymentState) {
-	if len(p.Steps) == 0 {
-		return
+	// The saga's last step of that kind (after a decline the last step of
+	// all is the child's own void).
+	prefix := "authorize-deposit"
+	if strings.HasPrefix(name, "capture") {
+		prefix = "capture-deposit"
 	}
-	s := p.Steps[len(p.Steps)-1]
-	s.Name = name
-	a.state.Steps = append(a.state.Steps, s)
+	for i := len(p.Steps) - 1; i >= 0; i-- {
+		if strings.HasPrefix(p.Steps[i].ActivityID, prefix) {
+			s := p.Steps[i]
+			s.Name = name
+			a.state.Steps = append(a.state.Steps, s)
+			return
+		}
+	}
 }
 
 // upsert moves the status and publishes it to the Web UI.

@@ -182,29 +182,48 @@ func TestDeclinedPaymentReleasesHold(t *testing.T) {
 	require.Zero(t, got.Messages)
 }
 
-func TestCustomerCancelsWhileDepositIsAuthorising(t *testing.T) {
-	e := newEnv(t)
-	e.startWorker(t)
-	pause := e.payments.PauseAt("POST", "/v1/payment_intents", false)
-	req := request(t, "+4915112345678", time.Friday, 11)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
-	require.NoError(t, err)
-	select {
-	case <-pause.Reached():
-	case <-ctx.Done():
-		t.Fatal("the authorisation never reached the payment API")
+func TestCancelWhileDepositIsAuthorising(t *testing.T) {
+	cases := []struct {
+		name   string
+		cancel func(ctx context.Context, e env, r client.WorkflowRun) error
+	}{
+		{"customer signal", func(ctx context.Context, e env, r client.WorkflowRun) error {
+			return e.tc.SignalWorkflow(ctx, r.GetID(), "", workflows.SignalCancel, nil)
+		}},
+		{"workflow cancellation", func(ctx context.Context, e env, r client.WorkflowRun) error {
+			return e.tc.CancelWorkflow(ctx, r.GetID(), "")
+		}},
 	}
-	require.NoError(t, e.tc.SignalWorkflow(ctx, r.GetID(), "", workflows.SignalCancel, nil))
-	pause.Release() // the authorisation now happens, after the cancellation
-	var st workflows.BookingState
-	require.NoError(t, r.Get(ctx, &st))
-	require.Equal(t, workflows.StatusCancelled, st.Status)
-	got := e.effects(t, r.GetID())
-	require.Equal(t, map[string]int{"released": 1}, got.Reservations)
-	require.Equal(t, map[string]int{"canceled": 1}, got.Intents, "the authorisation that raced the cancel is voided")
-	require.Zero(t, got.Messages)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.startWorker(t)
+			pause := e.payments.PauseAt("POST", "/v1/payment_intents", false)
+			req := request(t, fmt.Sprintf("+491511234567%d", i), time.Friday, 11)
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+			require.NoError(t, err)
+			select {
+			case <-pause.Reached():
+			case <-ctx.Done():
+				t.Fatal("the authorisation never reached the payment API")
+			}
+			require.NoError(t, tc.cancel(ctx, e, r))
+			pause.Release() // the authorisation now lands, after the cancellation
+			var st workflows.BookingState
+			require.NoError(t, r.Get(ctx, &st))
+			require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
+			// The child finishes its void before the appointment closes.
+			testsupport.Eventually(t, 30*time.Second, "the authorisation voided", func() bool {
+				return e.effects(t, r.GetID()).Intents["canceled"] == 1
+			})
+			got := e.effects(t, r.GetID())
+			require.Equal(t, map[string]int{"released": 1}, got.Reservations)
+			require.Equal(t, map[string]int{"canceled": 1}, got.Intents, "the authorisation that raced the cancel is voided")
+			require.Zero(t, got.Messages)
+		})
+	}
 }
 
 func TestHoldExpiredTwiceIsRejectedAndCompensated(t *testing.T) {

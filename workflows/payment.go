@@ -49,6 +49,10 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 		return p.finish(ctx, PaymentFailed, err.Error())
 	}
 	p.state.IntentID = intent
+	if ctx.Err() != nil { // cancelled while authorising: undo what landed
+		_ = p.saga.compensate(ctx)
+		return p.finish(ctx, PaymentVoided, "cancelled")
+	}
 	p.set(ctx, PaymentAuthorized, "")
 	p.notifyParent(ctx)
 
@@ -78,6 +82,11 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 // authorize runs the authorisation; an outcome still unknown after the
 // retries is reconciled by reference, then, if still unknown, reviewed.
 func (p *payment) authorize(ctx workflow.Context) (string, error) {
+	// The call is not abandoned on cancellation: its answer tells what to
+	// void. Abandoning it would void by reference before the
+	// authorisation lands and leave it live.
+	ctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
 	in := activities.DepositInput{
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Amount: p.req.Amount, Currency: p.req.Currency,
 		PaymentMethod: p.req.PaymentMethod, Description: p.req.Description,

@@ -73,11 +73,11 @@ func loadHistory(t *testing.T, file string) (*historypb.History, workflow.Execut
 	return h, workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}
 }
 
-// replay replays a history under its original workflow ID. Without it the
+// replayHistory replays a history under its original workflow ID. Without it the
 // replayer runs the history as workflow "ReplayId", and the appointment,
 // which derives its payment saga's ID from its own, would start a child
 // "payment:ReplayId" that is not in the history: a false non-determinism.
-func replay(t *testing.T, r worker.WorkflowReplayer, h *historypb.History, exec workflow.Execution) error {
+func replayHistory(t *testing.T, r worker.WorkflowReplayer, h *historypb.History, exec workflow.Execution) error {
 	t.Helper()
 	return r.ReplayWorkflowHistoryWithOptions(replayLogger{t}, h, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec})
 }
@@ -91,7 +91,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			h, exec := loadHistory(t, file)
-			require.NoError(t, replay(t, newReplayer(), h, exec),
+			require.NoError(t, replayHistory(t, newReplayer(), h, exec),
 				"the current workflow code does not replay %s: a non-deterministic change needs workflow.GetVersion", file)
 		})
 	}
@@ -158,7 +158,7 @@ func TestReplayCatchesNonDeterminism(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(c.fn, workflow.RegisterOptions{Name: "AppointmentWorkflow"})
 			r.RegisterWorkflow(workflows.PaymentWorkflow)
-			err := replay(t, r, history, exec)
+			err := replayHistory(t, r, history, exec)
 			require.Error(t, err, "changed code replayed without complaint")
 			require.Contains(t, err.Error(), "TMPRL1100", "want a non-determinism error, got: %v", err)
 			t.Log(fmt.Sprint(err))
@@ -166,5 +166,5 @@ func TestReplayCatchesNonDeterminism(t *testing.T) {
 	}
 
 	// The unchanged code replays the same history (the control).
-	require.NoError(t, replay(t, newReplayer(), history, exec))
+	require.NoError(t, replayHistory(t, newReplayer(), history, exec))
 }

@@ -80,6 +80,17 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 			a.state.BookingID = res.Booking.ID
 			return nil
 		}
+		if !isFinal(err) {
+			// Unknown: the calendar may have booked. Look the hold up.
+			var found activities.FindHoldResult
+			ferr := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "find-"+id, "Reconcile confirmation by reference"),
+				act.FindHold, activities.FindHoldInput{Tenant: a.req.Tenant, Reference: a.state.Reference}).Get(ctx, &found)
+			if ferr == nil && found.Found && found.Hold.BookingID != "" {
+				a.state.BookingID = found.Hold.BookingID
+				return nil
+			}
+			return &outcome{StatusRejected, "confirmation outcome unknown: " + err.Error()}
+		}
 		if errorType(err) != activities.ErrTypeHoldExpired || round == 2 {
 			return a.fromError(err)
 		}
@@ -123,7 +134,9 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 		// The saga's own waits are bounded (retries, review timeout).
 		if err := a.child.SignalChildWorkflow(ctx, SignalPaymentDecision, PaymentVoid).Get(ctx, nil); err == nil {
 			var final PaymentState
-			_ = a.child.Get(ctx, &final)
+			if a.child.Get(ctx, &final) == nil {
+				a.state.Payment = final.Status
+			}
 		}
 	}
 	var res activities.IntentResult
@@ -135,8 +148,8 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 
 func (a *appointment) cancelBooking(ctx workflow.Context) error {
 	var step activities.Step
-	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "cancel-booking", "Cancel booking "+a.state.BookingID),
-		act.CancelBooking, activities.CancelBookingInput{Tenant: a.req.Tenant, BookingID: a.state.BookingID}).Get(ctx, &step)
+	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "cancel-booking", "Cancel booking of "+a.state.Reference),
+		act.CancelBooking, activities.CancelBookingInput{Tenant: a.req.Tenant, BookingID: a.state.BookingID, Reference: a.state.Reference}).Get(ctx, &step)
 	a.recordCompensation("cancel booking", "cancel-booking", step, err)
 	return err
 }

@@ -83,7 +83,7 @@ type unitFake struct {
 	openReview   func(context.Context, activities.ReviewInput) (activities.Step, error)
 }
 
-func sagaOf(workflowID string) string {
+func unitSagaOf(workflowID string) string {
 	if strings.HasPrefix(workflowID, "payment:") {
 		return "payment"
 	}
@@ -93,7 +93,7 @@ func sagaOf(workflowID string) string {
 // note records the key and input of an activity attempt.
 func (f *unitFake) note(ctx context.Context, in any) {
 	info := activity.GetInfo(ctx)
-	k := sagaOf(info.WorkflowExecution.ID) + "/" + info.ActivityID
+	k := unitSagaOf(info.WorkflowExecution.ID) + "/" + info.ActivityID
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keys[k] = activities.KeyOf(ctx)
@@ -195,7 +195,7 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.calls = append(f.calls, unitCall{Saga: sagaOf(info.WorkflowExecution.ID), Activity: info.ActivityType.Name, ID: info.ActivityID, At: env.Now()})
+		f.calls = append(f.calls, unitCall{Saga: unitSagaOf(info.WorkflowExecution.ID), Activity: info.ActivityType.Name, ID: info.ActivityID, At: env.Now()})
 	})
 
 	// (GetWorkflowResultByID returns the root's result in SDK v1.50.0.)
@@ -337,7 +337,7 @@ func unitQuery(env *testsuite.TestWorkflowEnvironment) (workflows.BookingState, 
 	return st, v.Get(&st)
 }
 
-func stepNames(st workflows.BookingState) []string {
+func unitStepNames(st workflows.BookingState) []string {
 	out := []string{}
 	for _, s := range st.Steps {
 		out = append(out, s.Name+": "+s.Result)
@@ -345,7 +345,7 @@ func stepNames(st workflows.BookingState) []string {
 	return out
 }
 
-func finalErr(errType string, details ...any) error {
+func unitFinalErr(errType string, details ...any) error {
 	return temporal.NewNonRetryableApplicationError("downstream said no: "+errType, errType, nil, details...)
 }
 
@@ -366,7 +366,7 @@ func TestUnitHappyPath(t *testing.T) {
 	require.Equal(t, []string{
 		"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",
 		"capture deposit (payment saga): ok", "send confirmation: ok",
-	}, stepNames(st))
+	}, unitStepNames(st))
 	// Each step carries the key its activity sent downstream, derived from
 	// the execution: all well-formed, all different.
 	sent := map[string]string{
@@ -441,7 +441,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			name: "hold: slot unavailable",
 			inject: func(f *unitFake) {
 				f.holdSlot = func(context.Context, activities.HoldSlotInput) (activities.HoldSlotResult, error) {
-					return activities.HoldSlotResult{}, finalErr(activities.ErrTypeSlotUnavailable, []calendar.Slot{{ResourceID: "bay-1", Start: alt1}, {ResourceID: "bay-2", Start: alt2}})
+					return activities.HoldSlotResult{}, unitFinalErr(activities.ErrTypeSlotUnavailable, []calendar.Slot{{ResourceID: "bay-1", Start: alt1}, {ResourceID: "bay-2", Start: alt2}})
 				}
 			},
 			status: workflows.StatusRejected, reason: "slot_unavailable",
@@ -454,7 +454,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 				require.Empty(t, st.HoldID)
 				rel := f.input("appointment", "release-hold").(activities.ReleaseHoldInput)
 				require.Equal(t, activities.ReleaseHoldInput{Tenant: "demo", Reference: unitWorkflowID}, rel, "release by reference only")
-				require.Equal(t, []string{"hold slot: failed", "release hold: compensated"}, stepNames(st))
+				require.Equal(t, []string{"hold slot: failed", "release hold: compensated"}, unitStepNames(st))
 				require.Equal(t, f.key("appointment", "hold-slot"), st.Steps[0].Key, "a failed step shows the key it sent")
 			},
 		},
@@ -462,7 +462,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			name: "hold: calendar rejects",
 			inject: func(f *unitFake) {
 				f.holdSlot = func(context.Context, activities.HoldSlotInput) (activities.HoldSlotResult, error) {
-					return activities.HoldSlotResult{}, finalErr(activities.ErrTypeCalendarFinal, "outside_opening_hours")
+					return activities.HoldSlotResult{}, unitFinalErr(activities.ErrTypeCalendarFinal, "outside_opening_hours")
 				}
 			},
 			status: workflows.StatusRejected, reason: "downstream said no: CalendarRejected",
@@ -476,7 +476,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			name: "authorize: card declined",
 			inject: func(f *unitFake) {
 				f.authorize = func(context.Context, activities.DepositInput) (activities.IntentResult, error) {
-					return activities.IntentResult{}, finalErr(activities.ErrTypePaymentDeclined, "pi_declined")
+					return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentDeclined, "pi_declined")
 				}
 			},
 			status: workflows.StatusPaymentFailed, reason: "card_declined", payment: workflows.PaymentDeclined,
@@ -486,7 +486,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
 				require.Len(t, st.Steps, 4)
 				require.Equal(t, "authorize deposit (payment saga)", st.Steps[1].Name)
-				require.Equal(t, []string{"void deposit: compensated", "release hold: compensated"}, stepNames(st)[2:])
+				require.Equal(t, []string{"void deposit: compensated", "release hold: compensated"}, unitStepNames(st)[2:])
 				require.NoError(t, f.childErr)
 				require.Equal(t, workflows.PaymentDeclined, f.child.Status)
 				require.Equal(t, activities.IntentInput{Tenant: "demo", Reference: unitWorkflowID}, f.input("appointment", "void-deposit"), "the appointment voids by reference")
@@ -497,18 +497,20 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			name: "confirm: calendar rejects",
 			inject: func(f *unitFake) {
 				f.confirmHold = func(context.Context, activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
-					return activities.ConfirmHoldResult{}, finalErr(activities.ErrTypeCalendarFinal, "hold_not_found")
+					return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeCalendarFinal, "hold_not_found")
 				}
 			},
 			// (payment not checked: the appointment keeps the last report,
 			// Authorized, although the deposit was voided; see the report.)
 			status: workflows.StatusRejected, reason: "downstream said no: CalendarRejected",
-			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "VoidDeposit void-deposit", "ReleaseHold release-hold"},
+			// Cancel booking is registered before the confirmation (its answer
+			// may be lost), so it runs, by reference, and finds nothing.
+			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold"},
 			// The appointment's void signal makes the payment saga void too.
 			payments: []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
-				require.Empty(t, f.started("CancelBooking"), "no booking exists, nothing to cancel")
-				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "void deposit: compensated", "release hold: compensated"}, stepNames(st))
+				require.Empty(t, f.input("appointment", "cancel-booking").(activities.CancelBookingInput).BookingID, "no booking ID known: cancel by reference")
+				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "cancel booking: compensated", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
 				require.Equal(t, "pi_1", f.input("payment", "void-deposit").(activities.IntentInput).IntentID, "the payment saga voids its own intent")
 			},
 		},
@@ -516,7 +518,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			name: "capture: payment API rejects",
 			inject: func(f *unitFake) {
 				f.capture = func(context.Context, activities.IntentInput) (activities.IntentResult, error) {
-					return activities.IntentResult{}, finalErr(activities.ErrTypePaymentFinal, "intent_expired")
+					return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentFinal, "intent_expired")
 				}
 			},
 			status: workflows.StatusPaymentFailed, reason: "deposit not captured: capture: ", payment: workflows.PaymentFailed,
@@ -524,9 +526,9 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold"},
 			payments:    []string{"AuthorizeDeposit authorize-deposit", "CaptureDeposit capture-deposit", "VoidDeposit void-deposit"},
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
-				require.Equal(t, activities.CancelBookingInput{Tenant: "demo", BookingID: "booking-hold-1"}, f.input("appointment", "cancel-booking"))
+				require.Equal(t, activities.CancelBookingInput{Tenant: "demo", BookingID: "booking-hold-1", Reference: st.Reference}, f.input("appointment", "cancel-booking"))
 				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",
-					"cancel booking: compensated", "void deposit: compensated", "release hold: compensated"}, stepNames(st))
+					"cancel booking: compensated", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
 			},
 		},
 	}
@@ -559,12 +561,12 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 func TestUnitConfirmationFailureKeepsBooking(t *testing.T) {
 	env, f := newUnitEnv(t)
 	f.confirmation = func(context.Context, activities.ConfirmationInput) (activities.Step, error) {
-		return activities.Step{}, finalErr("OutboxRejected")
+		return activities.Step{}, unitFinalErr("OutboxRejected")
 	}
 	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status)
-	require.Equal(t, "send confirmation: failed", stepNames(st)[len(st.Steps)-1])
+	require.Equal(t, "send confirmation: failed", unitStepNames(st)[len(st.Steps)-1])
 	require.Empty(t, st.MessageID)
 	for _, name := range []string{"ReleaseHold", "VoidDeposit", "CancelBooking"} {
 		require.Empty(t, f.started(name))
@@ -620,7 +622,7 @@ func TestUnitCancellationWhileAuthorising(t *testing.T) {
 			require.Empty(t, f.started("ConfirmHold"))
 			require.Empty(t, f.started("CaptureDeposit"))
 			require.Empty(t, f.started("SendConfirmation"))
-			require.Equal(t, []string{"hold slot: ok", "void deposit: compensated", "release hold: compensated"}, stepNames(st))
+			require.Equal(t, []string{"hold slot: ok", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
 		})
 	}
 }
@@ -630,7 +632,7 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 		env, f := newUnitEnv(t)
 		f.confirmHold = func(ctx context.Context, in activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
 			if in.HoldID == "hold-1" {
-				return activities.ConfirmHoldResult{}, finalErr(activities.ErrTypeHoldExpired)
+				return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeHoldExpired)
 			}
 			return activities.ConfirmHoldResult{Step: unitStep(ctx, "booking-"+in.HoldID), Booking: calendar.Booking{ID: "booking-" + in.HoldID, HoldID: in.HoldID}}, nil
 		}
@@ -647,27 +649,27 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 		require.Equal(t, activities.ConfirmHoldInput{Tenant: "demo", HoldID: "hold-2"}, f.input("appointment", "confirm-hold-2"))
 		require.NotEqual(t, f.key("appointment", "hold-slot"), f.key("appointment", "rehold-slot"), "the re-hold is a new operation with its own key")
 		require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "hold slot: ok", "confirm hold: ok",
-			"capture deposit (payment saga): ok", "send confirmation: ok"}, stepNames(st))
+			"capture deposit (payment saga): ok", "send confirmation: ok"}, unitStepNames(st))
 		require.Empty(t, f.started("ReleaseHold"))
 	})
 	t.Run("expired twice is rejected and compensated", func(t *testing.T) {
 		env, f := newUnitEnv(t)
 		f.confirmHold = func(context.Context, activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
-			return activities.ConfirmHoldResult{}, finalErr(activities.ErrTypeHoldExpired)
+			return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeHoldExpired)
 		}
 		env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
 		st := unitResult(t, env)
 		require.Equal(t, workflows.StatusRejected, st.Status)
 		require.Equal(t, "hold_expired", st.Reason)
-		require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "HoldSlot rehold-slot", "ConfirmHold confirm-hold-2",
+		require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "HoldSlot rehold-slot", "ConfirmHold confirm-hold-2", "CancelBooking cancel-booking",
 			"VoidDeposit void-deposit", "ReleaseHold release-hold"}, f.sequence("appointment"), "one re-hold only")
 		require.False(t, f.live)
 	})
 }
 
-// unknownHold makes every hold attempt end with a retryable error (an
+// unitUnknownHold makes every hold attempt end with a retryable error (an
 // unknown outcome) until ok returns true for the activity ID.
-func unknownHold(f *unitFake, ok func(activityID string) bool) {
+func unitUnknownHold(f *unitFake, ok func(activityID string) bool) {
 	f.holdSlot = func(ctx context.Context, in activities.HoldSlotInput) (activities.HoldSlotResult, error) {
 		id := activity.GetInfo(ctx).ActivityID
 		if ok != nil && ok(id) {
@@ -684,12 +686,12 @@ func unknownHold(f *unitFake, ok func(activityID string) bool) {
 	}
 }
 
-var unknownTuning = workflows.Tuning{ActivityAttempts: 1, ReviewTimeout: 6 * time.Hour}
+var unitUnknownTuning = workflows.Tuning{ActivityAttempts: 1, ReviewTimeout: 6 * time.Hour}
 
-// unknownUntilReview is the activity sequence of a hold whose outcome stays
+// unitUnknownUntilReview is the activity sequence of a hold whose outcome stays
 // unknown: reconciled (nothing found), tried once more, reconciliation
 // fails, a review case is opened.
-var unknownUntilReview = []string{
+var unitUnknownUntilReview = []string{
 	"HoldSlot hold-slot", "FindHold find-hold-slot", "HoldSlot hold-slot-2", "FindHold find-hold-slot-2",
 	"OpenReviewCase open-review-hold-slot-2",
 }
@@ -697,12 +699,12 @@ var unknownUntilReview = []string{
 func TestUnitUnknownHoldOutcome(t *testing.T) {
 	t.Run("reconciled: the lost hold is found and used", func(t *testing.T) {
 		env, f := newUnitEnv(t)
-		unknownHold(f, nil)
+		unitUnknownHold(f, nil)
 		f.findHold = func(_ context.Context, in activities.FindHoldInput) (activities.FindHoldResult, error) {
 			return activities.FindHoldResult{Found: true, Hold: calendar.Hold{ID: "hold-lost", Status: calendar.HoldHeld, Reference: in.Reference}}, nil
 		}
 		req := unitRequest()
-		req.Tuning = unknownTuning
+		req.Tuning = unitUnknownTuning
 		env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
 		st := unitResult(t, env)
 		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
@@ -747,7 +749,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 			decide: nil,
 			status: workflows.StatusRejected, reason: "hold outcome unknown; review decided abandon",
 			after:   []string{"ReleaseHold release-hold"},
-			minWait: unknownTuning.ReviewTimeout, maxWait: unknownTuning.ReviewTimeout + time.Minute,
+			minWait: unitUnknownTuning.ReviewTimeout, maxWait: unitUnknownTuning.ReviewTimeout + time.Minute,
 		},
 		{
 			name: "retry decision holds again and books",
@@ -763,9 +765,9 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env, f := newUnitEnv(t)
-			unknownHold(f, tc.holdOK)
+			unitUnknownHold(f, tc.holdOK)
 			req := unitRequest()
-			req.Tuning = unknownTuning
+			req.Tuning = unitUnknownTuning
 			start := env.Now()
 			var during workflows.BookingState
 			var qerr error
@@ -780,7 +782,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 			require.NoError(t, qerr)
 			require.Equal(t, workflows.StatusNeedsReview, during.Status, "waiting for a person")
 			require.NotEmpty(t, during.ReviewCase)
-			require.Equal(t, []string{"hold slot: failed", "hold slot: failed"}, stepNames(during))
+			require.Equal(t, []string{"hold slot: failed", "hold slot: failed"}, unitStepNames(during))
 			rin := f.input("appointment", "open-review-hold-slot-2").(activities.ReviewInput)
 			require.Equal(t, review.ReasonUnknownOutcome, rin.Reason)
 			require.Equal(t, unitWorkflowID, rin.WorkflowID)
@@ -790,7 +792,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 			require.Equal(t, tc.status, st.Status, st.Reason)
 			require.Equal(t, tc.reason, st.Reason)
 			require.Empty(t, st.ReviewCase, "the case is closed for the saga")
-			require.Equal(t, append(append([]string{}, unknownUntilReview...), tc.after...), f.sequence("appointment"))
+			require.Equal(t, append(append([]string{}, unitUnknownUntilReview...), tc.after...), f.sequence("appointment"))
 			ended := f.calls[len(f.calls)-1].At.Sub(start)
 			require.GreaterOrEqual(t, ended, tc.minWait)
 			require.Less(t, ended, tc.maxWait)
@@ -803,20 +805,20 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 	}
 }
 
-func paymentRequest() workflows.PaymentRequest {
+func unitPaymentRequest() workflows.PaymentRequest {
 	return workflows.PaymentRequest{
 		Tenant: "demo", Reference: unitWorkflowID, Customer: "+4915112345678", Amount: 2000, Currency: "eur",
 		PaymentMethod: "pm_card_visa", Description: "Deposit tire-change", DecisionTimeout: 30 * time.Minute,
 	}
 }
 
-func newPaymentEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
+func newUnitPaymentEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	env, f := newUnitEnv(t)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflows.PaymentWorkflowID(unitWorkflowID), TaskQueue: workflows.TaskQueue})
 	return env, f
 }
 
-func paymentResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.PaymentState {
+func unitPaymentResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.PaymentState {
 	t.Helper()
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -845,7 +847,7 @@ func TestUnitPaymentDecisions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			env, f := newPaymentEnv(t)
+			env, f := newUnitPaymentEnv(t)
 			start := env.Now()
 			var during workflows.PaymentState
 			env.RegisterDelayedCallback(func() {
@@ -856,8 +858,8 @@ func TestUnitPaymentDecisions(t *testing.T) {
 					env.SignalWorkflow(workflows.SignalPaymentDecision, tc.decision)
 				}
 			}, time.Minute)
-			env.ExecuteWorkflow(workflows.PaymentWorkflow, paymentRequest())
-			ps := paymentResult(t, env)
+			env.ExecuteWorkflow(workflows.PaymentWorkflow, unitPaymentRequest())
+			ps := unitPaymentResult(t, env)
 			require.Equal(t, workflows.PaymentAuthorized, during.Status, "authorised and waiting")
 			require.Equal(t, tc.status, ps.Status)
 			require.Equal(t, tc.reason, ps.Reason)
@@ -884,23 +886,23 @@ func TestUnitPaymentUnknownAuthorisation(t *testing.T) {
 		}
 	}
 	t.Run("reconciled by reference", func(t *testing.T) {
-		env, f := newPaymentEnv(t)
+		env, f := newUnitPaymentEnv(t)
 		unknown(f)
 		f.findDeposit = func(_ context.Context, in activities.IntentInput) (activities.IntentResult, error) {
 			return activities.IntentResult{Found: true, Intent: payments.Intent{ID: "pi_lost", Status: payments.StatusRequiresCapture, Reference: in.Reference}}, nil
 		}
-		req := paymentRequest()
+		req := unitPaymentRequest()
 		req.Tuning = workflows.Tuning{ActivityAttempts: 1}
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPaymentDecision, workflows.PaymentCapture) }, time.Minute)
 		env.ExecuteWorkflow(workflows.PaymentWorkflow, req)
-		ps := paymentResult(t, env)
+		ps := unitPaymentResult(t, env)
 		require.Equal(t, workflows.PaymentCaptured, ps.Status)
 		require.Equal(t, "pi_lost", ps.IntentID)
 		require.Equal(t, []string{"AuthorizeDeposit authorize-deposit", "FindDeposit find-deposit-1", "CaptureDeposit capture-deposit"}, f.sequence("payment"))
 		require.Equal(t, "pi_lost", f.input("payment", "capture-deposit").(activities.IntentInput).IntentID)
 	})
 	t.Run("still unknown: review, abandon, void", func(t *testing.T) {
-		env, f := newPaymentEnv(t)
+		env, f := newUnitPaymentEnv(t)
 		unknown(f)
 		f.findDeposit = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
 			if activity.GetInfo(ctx).ActivityID == "find-deposit-1" {
@@ -908,7 +910,7 @@ func TestUnitPaymentUnknownAuthorisation(t *testing.T) {
 			}
 			return activities.IntentResult{}, errors.New("payments unreachable")
 		}
-		req := paymentRequest()
+		req := unitPaymentRequest()
 		req.Tuning = workflows.Tuning{ActivityAttempts: 1}
 		var during workflows.PaymentState
 		env.RegisterDelayedCallback(func() {
@@ -918,7 +920,7 @@ func TestUnitPaymentUnknownAuthorisation(t *testing.T) {
 			env.SignalWorkflow(workflows.SignalReviewDecision, workflows.ReviewDecision{Action: review.ActionAbandon})
 		}, time.Hour)
 		env.ExecuteWorkflow(workflows.PaymentWorkflow, req)
-		ps := paymentResult(t, env)
+		ps := unitPaymentResult(t, env)
 		require.Equal(t, workflows.PaymentNeedsReview, during.Status)
 		require.Equal(t, workflows.PaymentFailed, ps.Status)
 		require.Contains(t, ps.Reason, "deposit outcome unknown, review: abandon")

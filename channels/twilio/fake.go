@@ -364,17 +364,25 @@ func (f *FakeServer) list(w http.ResponseWriter, r *http.Request) {
 
 	start := page * pageSize
 	if tok := q.Get("PageToken"); tok != "" {
-		after, ok := strings.CutPrefix(tok, "PA")
-		if !ok {
-			writeTwilioError(w, http.StatusBadRequest, 20001, "Invalid PageToken: "+tok)
-			return
-		}
-		start = len(matched)
+		// PA<sid>: the page after that message; PB<sid>: the page before.
+		dir, sid := tok[:min(2, len(tok))], tok[min(2, len(tok)):]
+		idx := -1
 		for i, m := range matched {
-			if m.Sid == after {
-				start = i + 1
+			if m.Sid == sid {
+				idx = i
 				break
 			}
+		}
+		switch {
+		case dir == "PA" && idx >= 0:
+			start = idx + 1
+		case dir == "PB" && idx >= 0:
+			start = max(idx-pageSize, 0)
+		case dir == "PA" || dir == "PB":
+			start = len(matched)
+		default:
+			writeTwilioError(w, http.StatusBadRequest, 20001, "Invalid PageToken: "+tok)
+			return
 		}
 	}
 	start = min(start, len(matched))

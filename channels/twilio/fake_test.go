@@ -1,6 +1,7 @@
 package twilio_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"testing"
@@ -123,6 +124,26 @@ func TestFakeListFiltersAndPages(t *testing.T) {
 	require.NotNil(t, page.NextPageUri)
 	require.Contains(t, *page.NextPageUri, "PageToken=PA"+recent[3])
 	require.Equal(t, 2, page.PageSize)
+
+	// The raw wire: page 1 by its next_page_uri, then back by previous_page_uri.
+	get := func(uri string) openapi.ListMessageResponse {
+		req, err := http.NewRequest(http.MethodGet, f.URL()+uri, nil)
+		require.NoError(t, err)
+		req.SetBasicAuth(f.AccountSID, f.AuthToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var out openapi.ListMessageResponse
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		return out
+	}
+	second := get(*page.NextPageUri)
+	require.Equal(t, 1, second.Page)
+	require.Equal(t, []string{recent[2], recent[1]}, []string{*second.Messages[0].Sid, *second.Messages[1].Sid})
+	require.NotNil(t, second.PreviousPageUri)
+	back := get(*second.PreviousPageUri)
+	require.Equal(t, []string{recent[4], recent[3]}, []string{*back.Messages[0].Sid, *back.Messages[1].Sid})
 
 	all, err := rc.Api.ListMessage((&openapi.ListMessageParams{}).SetTo("+4915100000001"))
 	require.NoError(t, err)
