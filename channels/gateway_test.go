@@ -58,7 +58,10 @@ func newEnv(t *testing.T) env {
 
 type testLog struct{ t *testing.T }
 
-func (l testLog) Write(p []byte) (int, error) { l.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 func (e env) count(t *testing.T, sql string, args ...any) int {
 	t.Helper()
@@ -99,9 +102,13 @@ func TestUnsignedOrWronglySignedWebhooksAreRejected(t *testing.T) {
 	e := newEnv(t)
 	form := channels.WhatsApp("SMbad", "+4915112345678", "Dienstag 14 Uhr Reifenwechsel")
 	cases := map[string]func(*http.Request){
-		"no signature":    func(r *http.Request) {},
-		"wrong token":     func(r *http.Request) { r.Header.Set("X-Twilio-Signature", channels.Sign("other", "https://bookonce.example"+channels.RouteWhatsApp, form)) },
-		"signed for host": func(r *http.Request) { r.Header.Set("X-Twilio-Signature", channels.Sign(authToken, e.url+channels.RouteWhatsApp, form)) },
+		"no signature": func(r *http.Request) {},
+		"wrong token": func(r *http.Request) {
+			r.Header.Set("X-Twilio-Signature", channels.Sign("other", "https://bookonce.example"+channels.RouteWhatsApp, form))
+		},
+		"signed for host": func(r *http.Request) {
+			r.Header.Set("X-Twilio-Signature", channels.Sign(authToken, e.url+channels.RouteWhatsApp, form))
+		},
 	}
 	for name, sign := range cases {
 		t.Run(name, func(t *testing.T) {

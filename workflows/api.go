@@ -32,8 +32,8 @@ func StartAppointment(ctx context.Context, c client.Client, taskQueue string, re
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		// Tell a completed duplicate apart from a fresh start.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: initialAttributes(req),
-		StaticSummary: fmt.Sprintf("%s for %s at %s", req.Service, maskPhone(req.Customer), req.SlotStart.UTC().Format(time.RFC3339)),
+		TypedSearchAttributes:                    initialAttributes(req),
+		StaticSummary:                            fmt.Sprintf("%s for %s at %s", req.Service, maskPhone(req.Customer), req.SlotStart.UTC().Format(time.RFC3339)),
 		StaticDetails: fmt.Sprintf("Booking intent %s via %s (tenant %s), deposit %d %s. The workflow ID is the business reference sent to the calendar and payment APIs.",
 			req.IntentID, req.Channel, req.Tenant, req.DepositAmount, req.Currency),
 	}

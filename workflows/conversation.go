@@ -194,11 +194,11 @@ func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.In
 // start launches the appointment saga; it outlives the conversation's runs.
 func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:               in.WorkflowID,
-		ParentClosePolicy:        enumspb.PARENT_CLOSE_POLICY_ABANDON,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-		StaticSummary:            fmt.Sprintf("%s for %s at %s", in.Service, maskPhone(in.Customer), in.SlotStart.Format(time.RFC3339)),
-		TypedSearchAttributes:    initialAttributes(BookingRequest{Customer: in.Customer, Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
+		WorkflowID:            in.WorkflowID,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		StaticSummary:         fmt.Sprintf("%s for %s at %s", in.Service, maskPhone(in.Customer), in.SlotStart.Format(time.RFC3339)),
+		TypedSearchAttributes: initialAttributes(BookingRequest{Customer: in.Customer, Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
 	})
 	f := workflow.ExecuteChildWorkflow(cctx, AppointmentWorkflow, BookingRequest{
 		Tenant: in.Tenant, Customer: in.Customer, Service: in.Service, SlotStart: in.SlotStart, Channel: ch, IntentID: in.IntentID,

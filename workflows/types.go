@@ -106,7 +106,7 @@ type BookingState struct {
 	MessageID string `json:"message_id,omitempty"`
 	// ReviewCase is the open review case, if any.
 	ReviewCase string `json:"review_case,omitempty"`
-	Reason    string        `json:"reason,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 	// Alternatives are free slots offered when the wished one was taken.
 	Alternatives []time.Time `json:"alternatives,omitempty"`
 	Steps        []Step      `json:"steps"`

@@ -19,8 +19,8 @@ import (
 // bookFlags are the flags of "starter book".
 type bookFlags struct {
 	tenant, customer, service, resource, start, channel, currency, method string
-	deposit                                                       int64
-	wait                                                          bool
+	deposit                                                               int64
+	wait                                                                  bool
 }
 
 func parseBook(args []string) (bookFlags, error) {
