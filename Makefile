@@ -33,6 +33,8 @@ test: vet
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzCanonicalJSON -fuzztime=30s ./idempotency/
 	$(GO) test -run='^$$' -fuzz=FuzzParseForm -fuzztime=30s ./payments/
+	$(GO) test -run='^$$' -fuzz=FuzzDecodeHoldRequest -fuzztime=30s ./calendar/
+	$(GO) test -run='^$$' -fuzz=FuzzExtract -fuzztime=30s ./channels/intent/
 
 # Re-record the workflow histories that `make test` replays (after an
 # intended workflow change; see README "Changing a workflow").

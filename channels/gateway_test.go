@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	twclient "github.com/twilio/twilio-go/client"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -211,6 +212,11 @@ func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 1
 	})
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM booking_intents`), "the second is not booked silently")
+	q := `CustomerPhone = "+4915133333333" AND BookingStatus = "NeedsReview"`
+	testsupport.Eventually(t, 20*time.Second, "the Web UI filter to find the conversation waiting for review", func() bool {
+		resp, err := e.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
+		return err == nil && len(resp.GetExecutions()) == 1
+	})
 
 	// Resolve through the authenticated API, twice (a double click).
 	for range 2 {
@@ -254,4 +260,27 @@ func TestTemporalDownEventStaysPendingAndRelayDelivers(t *testing.T) {
 	})
 	_, err = e.tc.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID("demo", "+4915144444444"), "")
 	require.NoError(t, err)
+}
+
+// TestStatusCallbacksNeverMoveBackwards applies delivered, then a late
+// "sent", then a redelivered "delivered": the message stays delivered and
+// the redelivery is dropped.
+func TestStatusCallbacksNeverMoveBackwards(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	_, err := e.pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, state, provider_id, idempotency_key)
+		VALUES ('msg_1', 'demo', 'r', 'confirmation', 'whatsapp', '+4915155555555', 'hi', 'sent', 'SMx', 'k')`)
+	require.NoError(t, err)
+	state := func() string {
+		var s string
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT state FROM outbox_messages WHERE id = 'msg_1'`).Scan(&s))
+		return s
+	}
+	for _, step := range []struct{ status, want string }{{"delivered", "delivered"}, {"sent", "delivered"}, {"delivered", "delivered"}} {
+		code, _, err := e.sim.Post(ctx, channels.RouteStatus+"?outbox_id=msg_1", url.Values{"MessageSid": {"SMx"}, "MessageStatus": {step.status}})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, code)
+		require.Equal(t, step.want, state())
+	}
+	require.Equal(t, 2, e.count(t, `SELECT count(*) FROM inbox_events WHERE kind = $1`, channels.RouteStatus))
 }

@@ -184,6 +184,7 @@ func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.In
 		c.reply(ctx, ev, fmt.Sprintf("Ihr Termin (%s, %s) ist bereits in Bearbeitung.", in.Service, when))
 	case dedup.Review:
 		c.in.Pending = append(c.in.Pending, PendingDecision{CaseID: d.ReviewCase, Intent: in, Channel: ev.Channel})
+		c.publishReview(ctx)
 		c.reply(ctx, ev, "Sie haben kurz zuvor einen ähnlichen Termin angefragt. Wir prüfen, ob Sie beide möchten, und melden uns.")
 	default:
 		c.start(ctx, in, ev.Channel)
@@ -214,6 +215,7 @@ func (c *conversation) resolve(ctx workflow.Context, d ReviewDecision) {
 			continue
 		}
 		c.in.Pending = append(c.in.Pending[:i], c.in.Pending[i+1:]...)
+		c.publishReview(ctx)
 		ev := InboundEvent{EventID: p.Intent.EventID + ":" + d.CaseID, Channel: p.Channel}
 		switch d.Action {
 		case review.ActionSeparate:
@@ -232,8 +234,19 @@ func (c *conversation) resolve(ctx workflow.Context, d ReviewDecision) {
 func (c *conversation) reply(ctx workflow.Context, ev InboundEvent, text string) {
 	var step activities.Step
 	_ = workflow.ExecuteActivity(c.opts(ctx, "reply-"+ev.EventID, "Reply to the customer"), act.SendReply, activities.ReplyInput{
-		Tenant: c.in.Tenant, ConversationID: c.id, Customer: c.in.Customer, Channel: string(ev.Channel), EventID: ev.EventID, Text: text,
+		Tenant: c.in.Tenant, ConversationID: c.id, Customer: c.in.Customer, Channel: replyChannel(ev.Channel), EventID: ev.EventID, Text: text,
 	}).Get(ctx, &step)
+}
+
+// publishReview shows the conversation as NeedsReview in the Web UI while
+// a potential duplicate waits for a person, so "all of +49… waiting for
+// review" finds it.
+func (c *conversation) publishReview(ctx workflow.Context) {
+	status := BookingStatusKey.ValueUnset()
+	if len(c.in.Pending) > 0 {
+		status = BookingStatusKey.ValueSet(string(StatusNeedsReview))
+	}
+	_ = workflow.UpsertTypedSearchAttributes(ctx, status, CustomerPhoneKey.ValueSet(c.in.Customer))
 }
 
 func firstNonEmpty(s ...string) string {

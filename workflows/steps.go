@@ -111,7 +111,7 @@ func (a *appointment) confirmation(ctx workflow.Context) {
 	var step activities.Step
 	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "send-confirmation", "Send confirmation"),
 		act.SendConfirmation, activities.ConfirmationInput{
-			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: string(a.req.Channel), Customer: a.req.Customer, Text: text,
+			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer, Text: text,
 		}).Get(ctx, &step)
 	a.record("send confirmation", "send-confirmation", step, err)
 	a.state.MessageID = step.DownstreamID
@@ -191,4 +191,12 @@ func alternatives(err error) []time.Time {
 		out = append(out, s.Start)
 	}
 	return out
+}
+
+// replyChannel answers WhatsApp on WhatsApp and everyone else by SMS.
+func replyChannel(c Channel) string {
+	if c == ChannelWhatsApp {
+		return string(ChannelWhatsApp)
+	}
+	return "sms"
 }

@@ -78,12 +78,25 @@ func main() {
 		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
 		cfg.CalendarListen: calendarSvc,
 		cfg.PaymentsListen: paymentsSvc,
+		cfg.WorkerListen:   stack.WorkerService(pool, tc, log),
 	}); err != nil {
 		stack.Fatal(log, "listen", err)
 	}
 	g.Go(func() error { calStore.RunReaper(gctx, stack.ReapEvery); return nil })
 	g.Go(func() error { payStore.RunReaper(gctx, stack.ReapEvery); return nil })
 	g.Go(func() error { gw.RunRelay(gctx, stack.RelayEvery); return nil })
+	twilioClient, twilioNote := stack.Twilio(cfg), "Twilio"
+	if cfg.TwilioAPIURL == "" && cfg.TwilioAuthToken == config.DevTwilioAuthToken {
+		var fake interface {
+			Close()
+			URL() string
+		}
+		twilioClient, fake = stack.DevTwilio(cfg)
+		defer fake.Close()
+		twilioNote = "fake Twilio at " + fake.URL()
+	}
+	sender := stack.OutboxSender(cfg, pool, twilioClient, log)
+	g.Go(func() error { _ = sender.Run(gctx, stack.SendEvery); return nil })
 
 	step("worker")
 	w := stack.Worker(tc, cfg, pool)
@@ -100,6 +113,7 @@ func main() {
 	fmt.Fprintf(os.Stderr, "  Gateway          http://%s   (/healthz, /metrics)\n", cfg.GatewayListen)
 	fmt.Fprintf(os.Stderr, "  Calendar API     http://%s   (Authorization: Bearer %s)\n", cfg.CalendarListen, "<token from BOOKONCE_API_TOKENS>")
 	fmt.Fprintf(os.Stderr, "  Payment API      http://%s\n", cfg.PaymentsListen)
+	fmt.Fprintf(os.Stderr, "  Messages         outbox -> %s\n", twilioNote)
 	fmt.Fprintf(os.Stderr, "\nTry: GOTOOLCHAIN=go1.27.3 go run ./cmd/starter book --customer +4915112345678 --service tire-change --start 2026-12-01T14:00:00+01:00\n\n")
 
 	<-gctx.Done()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -43,7 +44,18 @@ func main() {
 	}
 	cancel()
 	w := stack.Worker(tc, cfg, pool)
-	log.Info("worker started", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace)
+	if cfg.TwilioAuthToken == config.DevTwilioAuthToken && cfg.TwilioAPIURL == "" {
+		log.Warn("outbox sender disabled: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM to send messages")
+	} else {
+		sender := stack.OutboxSender(cfg, pool, stack.Twilio(cfg), log)
+		go func() { _ = sender.Run(ctx, stack.SendEvery) }()
+	}
+	l, err := web.Listen(cfg.WorkerListen)
+	if err != nil {
+		stack.Fatal(log, "listen", err)
+	}
+	go func() { _ = stack.WorkerService(pool, tc, log).Serve(ctx, l) }()
+	log.Info("worker started", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace, "metrics", cfg.WorkerListen)
 	if err := w.Run(worker.InterruptCh()); err != nil {
 		stack.Fatal(log, "worker", err)
 	}

@@ -51,16 +51,29 @@ type Config struct {
 	// verify its webhook signatures.
 	TwilioAccountSID string
 	TwilioAuthToken  string
+	// TwilioFrom is the sender number of outbound messages; TwilioAPIURL
+	// overrides Twilio's API base URL (empty: the real Twilio).
+	TwilioFrom   string
+	TwilioAPIURL string
 
 	// Timezone is the business time zone of opening hours and spoken times.
 	Timezone *time.Location
 	// IdempotencyTTL is how long idempotency keys are kept (the replay horizon).
 	IdempotencyTTL time.Duration
+	// KeysPerMinute caps new idempotency keys per tenant and minute, against
+	// floods of unique keys (0: no cap).
+	KeysPerMinute int
+	// WorkerListen serves the worker's /healthz and /metrics.
+	WorkerListen string
 	// HoldTTL is how long a calendar hold lives before it expires.
 	HoldTTL time.Duration
 	// DedupWindow is how close in time two different wishes of one customer
 	// must be to be reviewed as a potential duplicate.
 	DedupWindow time.Duration
+
+	// LLMBaseURL, LLMAPIKey and LLMModel configure an OpenAI-compatible
+	// extractor; with LLMBaseURL empty the deterministic rules are used.
+	LLMBaseURL, LLMAPIKey, LLMModel string
 
 	// LogFormat is "text" or "json"; LogLevel is debug, info, warn or error.
 	LogFormat string
@@ -73,6 +86,9 @@ const (
 	DefaultTemporalAddress = "127.0.0.1:7233"
 	DefaultTenant          = "demo"
 	DefaultAPIToken        = "dev-token"
+	// DevTwilioAuthToken is the development Twilio token: with it, `make
+	// run` sends messages to an in-process fake of Twilio's API.
+	DevTwilioAuthToken = "dev-twilio-auth-token"
 )
 
 // FromEnv reads the configuration from the process environment.
@@ -108,15 +124,24 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		PaymentsURL:       strings.TrimRight(get("PAYMENTS_URL", "http://127.0.0.1:8082"), "/"),
 		PublicBaseURL:     strings.TrimRight(get("PUBLIC_BASE_URL", "http://127.0.0.1:8080"), "/"),
 		TwilioAccountSID:  get("TWILIO_ACCOUNT_SID", "ACdev00000000000000000000000000000"),
-		TwilioAuthToken:   get("TWILIO_AUTH_TOKEN", "dev-twilio-auth-token"),
+		TwilioAuthToken:   get("TWILIO_AUTH_TOKEN", DevTwilioAuthToken),
+		TwilioFrom:        get("TWILIO_FROM", "+4930123456"),
+		TwilioAPIURL:      strings.TrimRight(get("TWILIO_API_URL", ""), "/"),
 		IdempotencyTTL:    dur("IDEMPOTENCY_TTL", "72h"),
 		HoldTTL:           dur("HOLD_TTL", "10m"),
 		DedupWindow:       dur("DEDUP_WINDOW", "3m"),
+		WorkerListen:      get("WORKER_LISTEN", "127.0.0.1:8083"),
+		LLMBaseURL:        strings.TrimRight(get("LLM_BASE_URL", ""), "/"),
+		LLMAPIKey:         get("LLM_API_KEY", ""),
+		LLMModel:          get("LLM_MODEL", "gpt-4o-mini"),
 		LogFormat:         get("LOG_FORMAT", "text"),
 		LogLevel:          get("LOG_LEVEL", "info"),
 	}
 	_, c.TemporalAddressSet = lookup("TEMPORAL_ADDRESS")
 
+	if _, err := fmt.Sscanf(get("IDEMPOTENCY_KEYS_PER_MINUTE", "6000"), "%d", &c.KeysPerMinute); err != nil || c.KeysPerMinute < 0 {
+		errs = append(errs, "IDEMPOTENCY_KEYS_PER_MINUTE must be a number of keys, 0 for no cap")
+	}
 	if _, err := fmt.Sscanf(get("TEMPORAL_UI_PORT", "8233"), "%d", &c.TemporalUIPort); err != nil || c.TemporalUIPort <= 0 || c.TemporalUIPort > 65535 {
 		errs = append(errs, "TEMPORAL_UI_PORT must be a port number such as 8233")
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/idempotency"
@@ -33,7 +34,7 @@ func dbHealth(pool *pgxpool.Pool) web.Health {
 // CalendarService builds the calendar API service and its key reaper.
 func CalendarService(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
-	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, Registerer: reg})
+	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg})
 	srv := &calendar.Server{
 		Pool: pool, Idempotency: store, Tokens: cfg.APITokens, Timezone: cfg.Timezone,
 		HoldTTL: cfg.HoldTTL, Logger: log.With("service", "calendar"),
@@ -44,7 +45,7 @@ func CalendarService(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (w
 // PaymentsService builds the Stripe-compatible payment API service.
 func PaymentsService(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
-	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, Registerer: reg, ProblemStyle: idempotency.StripeJSON})
+	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON})
 	srv := &payments.Server{Pool: pool, Idempotency: store, Tokens: cfg.APITokens, Logger: log.With("service", "payments")}
 	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
 }
@@ -55,6 +56,20 @@ const ReapEvery = time.Minute
 // RelayEvery is how often the gateway re-delivers inbox events that could
 // not reach Temporal when they arrived.
 const RelayEvery = 5 * time.Second
+
+// WorkerService serves the worker's health and metrics (dedup decisions
+// and the other activity counters).
+func WorkerService(pool *pgxpool.Pool, tc client.Client, log *slog.Logger) web.Service {
+	reg := Registry()
+	reg.MustRegister(activities.Collectors()...)
+	return web.Service{Name: "worker", Gatherer: reg, Logger: log, Health: func(ctx context.Context) error {
+		if err := pool.Ping(ctx); err != nil {
+			return err
+		}
+		_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
+		return err
+	}}
+}
 
 // Deposit terms of bookings that conversations start (demo tenant).
 const (

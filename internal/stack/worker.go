@@ -65,7 +65,7 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool) *activities.Activities
 		Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}},
 		Reviews:  &review.Store{Pool: pool},
 		Understanding: activities.Understanding{
-			Extractor: intent.Rules{},
+			Extractor: extractor(cfg),
 			Catalogue: func(tenant string) (intent.Catalogue, error) {
 				if tenant != config.DefaultTenant {
 					return intent.Catalogue{}, fmt.Errorf("no catalogue for tenant %q", tenant)
@@ -91,4 +91,13 @@ func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool) worker.Worke
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
 	Register(w, NewActivities(cfg, pool))
 	return w
+}
+
+// extractor understands messages: the deterministic rules, or a model
+// when one is configured (which falls back to the rules when it fails).
+func extractor(cfg config.Config) intent.Extractor {
+	if cfg.LLMBaseURL == "" {
+		return intent.Rules{}
+	}
+	return intent.LLM{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}
 }

@@ -1,0 +1,40 @@
+package stack
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bookonce/bookonce/channels/twilio"
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/outbox"
+)
+
+// SendEvery is how often the outbox relay looks for reserved messages.
+const SendEvery = 2 * time.Second
+
+// OutboxSender builds the relay that sends reserved messages through
+// Twilio exactly once (reserve, send, record; reconcile, never re-send).
+func OutboxSender(cfg config.Config, pool *pgxpool.Pool, provider outbox.Provider, log *slog.Logger) *outbox.Sender {
+	return &outbox.Sender{
+		Store: &outbox.Store{Pool: pool}, Provider: provider, SendTimeout: outbox.DefaultSendTimeout,
+		CallbackURL: outbox.StatusCallback(cfg.PublicBaseURL), Log: log.With("component", "outbox"),
+	}
+}
+
+// Twilio is the real Twilio client of the configuration.
+func Twilio(cfg config.Config) *twilio.Client {
+	var opts []twilio.Option
+	if cfg.TwilioAPIURL != "" {
+		opts = append(opts, twilio.WithBaseURL(cfg.TwilioAPIURL))
+	}
+	return twilio.New(cfg.TwilioAccountSID, cfg.TwilioAuthToken, cfg.TwilioFrom, opts...)
+}
+
+// DevTwilio starts an in-process fake of Twilio's message API for `make
+// run` with the development token, so the whole flow works offline.
+func DevTwilio(cfg config.Config) (*twilio.Client, *twilio.FakeServer) {
+	fake := twilio.NewFakeServer()
+	return twilio.New(fake.AccountSID, fake.AuthToken, cfg.TwilioFrom, twilio.WithBaseURL(fake.URL())), fake
+}
