@@ -33,6 +33,8 @@ type Gateway struct {
 	PublicBaseURL   string
 	// Region is the default region for numbers without a country code.
 	Region string
+	// Timezone is the business time zone (IANA name) for replies.
+	Timezone string
 	// Deposit terms of bookings started from conversations.
 	DepositAmount int64
 	Currency      string

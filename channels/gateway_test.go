@@ -175,6 +175,8 @@ func TestVoiceAndWhatsAppSameIntentMerge(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, twiml, "<Gather")
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = $1 AND state = 'delivered'`, call+":start"),
+		"a call's start has nothing to hand on: the relay must never send it to the conversation")
 	status, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMmerge", "+4915122222222", "Ja, "+dateText(day)+" 14 Uhr Reifenwechsel passt"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)

@@ -26,13 +26,20 @@ type inboxEvent struct {
 // record inserts the delivery under its unique (provider, event_id); false
 // means it was delivered before and must be dropped.
 func (g *Gateway) record(ctx context.Context, eventID, kind string, ev inboxEvent) (bool, error) {
+	return g.recordAs(ctx, eventID, kind, ev, "pending")
+}
+
+// recordAs records with an initial state: events with nothing to hand on
+// (a call starting, a status callback) are recorded as delivered, so the
+// relay never sends them to a conversation.
+func (g *Gateway) recordAs(ctx context.Context, eventID, kind string, ev inboxEvent, state string) (bool, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return false, err
 	}
-	tag, err := g.Pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload)
-		VALUES ('twilio', $1, $2, $3, $4, $5, $6) ON CONFLICT (provider, event_id) DO NOTHING`,
-		eventID, ev.Tenant, kind, ev.Customer, string(ev.Event.Channel), payload)
+	tag, err := g.Pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, state)
+		VALUES ('twilio', $1, $2, $3, $4, $5, $6, $7) ON CONFLICT (provider, event_id) DO NOTHING`,
+		eventID, ev.Tenant, kind, ev.Customer, string(ev.Event.Channel), payload, state)
 	if err != nil {
 		return false, fmt.Errorf("inbox: %w", err)
 	}
@@ -61,6 +68,7 @@ func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) erro
 		StaticSummary: "Conversation with " + mask(ev.Customer),
 	}, workflows.ConversationWorkflow, workflows.ConversationInput{
 		Tenant: ev.Tenant, Customer: ev.Customer, DepositAmount: g.DepositAmount, Currency: g.Currency, PaymentMethod: g.PaymentMethod,
+		Timezone: g.Timezone,
 	})
 	if err != nil {
 		return fmt.Errorf("signal conversation %s: %w", mask(ev.Customer), err)

@@ -92,8 +92,8 @@ func (g *Gateway) recordCall(r *http.Request, sid string) (bool, error) {
 	if err != nil {
 		customer = "unknown"
 	}
-	return g.record(r.Context(), sid+":start", RouteVoice, inboxEvent{Tenant: g.Tenant, Customer: customer,
-		Event: workflows.InboundEvent{EventID: sid + ":start", Channel: workflows.ChannelVoice}})
+	return g.recordAs(r.Context(), sid+":start", RouteVoice, inboxEvent{Tenant: g.Tenant, Customer: customer,
+		Event: workflows.InboundEvent{EventID: sid + ":start", Channel: workflows.ChannelVoice}}, "delivered")
 }
 
 func (g *Gateway) voiceGather(w http.ResponseWriter, r *http.Request) {
@@ -116,8 +116,8 @@ func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "MessageSid and MessageStatus are required", http.StatusBadRequest)
 		return
 	}
-	fresh, err := g.record(r.Context(), sid+":"+st, RouteStatus, inboxEvent{Tenant: g.Tenant, Customer: "-",
-		Event: workflows.InboundEvent{EventID: sid + ":" + st, Channel: "status", Text: st}})
+	fresh, err := g.recordAs(r.Context(), sid+":"+st, RouteStatus, inboxEvent{Tenant: g.Tenant, Customer: "-",
+		Event: workflows.InboundEvent{EventID: sid + ":" + st, Channel: "status", Text: st}}, "delivered")
 	if err != nil {
 		http.Error(w, "try again", http.StatusServiceUnavailable)
 		return

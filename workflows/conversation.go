@@ -39,6 +39,8 @@ type ConversationInput struct {
 	DepositAmount int64  `json:"deposit_amount"`
 	Currency      string `json:"currency"`
 	PaymentMethod string `json:"payment_method"`
+	// Timezone (IANA) in which replies state times.
+	Timezone string `json:"timezone,omitempty"`
 }
 
 // Offer is the slot under discussion: what the customer asked for so far,
@@ -178,17 +180,17 @@ func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.In
 		c.reply(ctx, ev, "Wir konnten Ihren Wunsch gerade nicht prüfen; ein Mitarbeiter meldet sich.")
 		return
 	}
-	when := in.SlotStart.Format("02.01. 15:04 UTC")
+	when := localTime(in.SlotStart, c.in.Timezone)
 	switch d.Kind {
 	case dedup.Merge:
-		c.reply(ctx, ev, fmt.Sprintf("Ihr Termin (%s, %s) ist bereits in Bearbeitung.", in.Service, when))
+		c.reply(ctx, ev, fmt.Sprintf("Ihr Termin (%s, %s) ist bereits in Bearbeitung.", serviceLabel(in.Service), when))
 	case dedup.Review:
 		c.in.Pending = append(c.in.Pending, PendingDecision{CaseID: d.ReviewCase, Intent: in, Channel: ev.Channel})
 		c.publishReview(ctx)
 		c.reply(ctx, ev, "Sie haben kurz zuvor einen ähnlichen Termin angefragt. Wir prüfen, ob Sie beide möchten, und melden uns.")
 	default:
 		c.start(ctx, in, ev.Channel)
-		c.reply(ctx, ev, fmt.Sprintf("Danke! Wir buchen %s am %s; die Bestätigung folgt.", in.Service, when))
+		c.reply(ctx, ev, fmt.Sprintf("Danke! Wir buchen %s am %s; die Bestätigung folgt.", serviceLabel(in.Service), when))
 	}
 }
 
@@ -203,7 +205,7 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) 
 	})
 	f := workflow.ExecuteChildWorkflow(cctx, AppointmentWorkflow, BookingRequest{
 		Tenant: in.Tenant, Customer: in.Customer, Service: in.Service, SlotStart: in.SlotStart, Channel: ch, IntentID: in.IntentID,
-		DepositAmount: c.in.DepositAmount, Currency: c.in.Currency, PaymentMethod: c.in.PaymentMethod,
+		DepositAmount: c.in.DepositAmount, Currency: c.in.Currency, PaymentMethod: c.in.PaymentMethod, Timezone: c.in.Timezone,
 	})
 	_ = f.GetChildWorkflowExecution().Get(ctx, nil) // started (or already exists): enough
 }
@@ -256,4 +258,21 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// localTime states t in the business time zone, as the customer reads it.
+func localTime(t time.Time, tz string) string {
+	loc, err := time.LoadLocation(tz)
+	if tz == "" || err != nil {
+		return t.UTC().Format("02.01.2006 15:04 UTC")
+	}
+	return t.In(loc).Format("02.01.2006 15:04")
+}
+
+// serviceLabel names a service as the customer knows it.
+func serviceLabel(id string) string {
+	if s, ok := intent.DemoCatalogue().Service(id); ok {
+		return s.Label("de")
+	}
+	return id
 }

@@ -106,8 +106,8 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 // confirmation sends the confirmation once; its failure does not undo a
 // paid booking, it is visible in the step table.
 func (a *appointment) confirmation(ctx workflow.Context) {
-	text := fmt.Sprintf("Ihr Termin ist bestätigt: %s am %s (Buchung %s).", a.req.Service,
-		a.req.SlotStart.Format("02.01.2006 15:04 MST"), a.state.BookingID)
+	text := fmt.Sprintf("Ihr Termin ist bestätigt: %s am %s (Buchung %s).", serviceLabel(a.req.Service),
+		localTime(a.req.SlotStart, a.req.Timezone), a.state.BookingID)
 	var step activities.Step
 	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "send-confirmation", "Send confirmation"),
 		act.SendConfirmation, activities.ConfirmationInput{

@@ -62,6 +62,8 @@ type BookingRequest struct {
 	Currency      string    `json:"currency"`
 	// PaymentMethod is the card for the deposit (a Stripe PaymentMethod ID).
 	PaymentMethod string `json:"payment_method,omitempty"`
+	// Timezone (IANA) in which the confirmation states the time.
+	Timezone string `json:"timezone,omitempty"`
 	// Tuning shortens timeouts and retries (tests); zero means defaults.
 	Tuning Tuning `json:"tuning,omitempty"`
 }

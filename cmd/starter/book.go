@@ -88,6 +88,7 @@ func book(args []string) error {
 	if err != nil {
 		return err
 	}
+	req.Timezone = cfg.Timezone.String()
 	ctx, stop := stack.SignalContext()
 	defer stop()
 	tc, err := stack.Dial(ctx, cfg, stack.Logger(cfg, os.Stderr))

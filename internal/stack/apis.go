@@ -83,7 +83,7 @@ func Gateway(cfg config.Config, pool *pgxpool.Pool, tc client.Client, log *slog.
 	reg := Registry()
 	return &channels.Gateway{
 		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenant: config.DefaultTenant,
-		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE",
+		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", Timezone: cfg.Timezone.String(),
 		DepositAmount: ConversationDeposit, Currency: ConversationCurrency, PaymentMethod: ConversationCard,
 		Tokens: cfg.APITokens, Reviews: &review.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
