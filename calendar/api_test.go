@@ -315,3 +315,28 @@ func mustHoldID(t *testing.T, f fixture, ref string) string {
 	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT id FROM calendar_reservations WHERE reference = $1`, ref).Scan(&id))
 	return id
 }
+
+// TestLateRetryAfterKeyExpiryBooksNothingNew: the key is gone (past its
+// retention, reaped) when a genuine late retry of the hold arrives; the
+// request runs anew, yet the business reference finds the booking: no
+// second reservation (failure matrix: key expired, late genuine retry).
+func TestLateRetryAfterKeyExpiryBooksNothingNew(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	h, err := f.client.CreateHold(ctx, "late-key", hold("appointment:demo:late"))
+	require.NoError(t, err)
+	b, err := f.client.ConfirmHold(ctx, "late-confirm", h.ID)
+	require.NoError(t, err)
+
+	f.clock.Add(73 * time.Hour)
+	reaped, err := idempotency.NewStore(f.pool, idempotency.Options{Now: f.clock.Now}).Reap(ctx, 100)
+	require.NoError(t, err)
+	require.Positive(t, reaped)
+
+	again, err := f.client.CreateHold(ctx, "late-key", hold("appointment:demo:late"))
+	require.NoError(t, err)
+	require.Equal(t, h.ID, again.ID, "the reference finds the first reservation")
+	require.Equal(t, calendar.HoldConfirmed, again.Status)
+	require.Equal(t, b.ID, again.BookingID)
+	require.Equal(t, 1, f.count(t, "reference = 'appointment:demo:late'"))
+}

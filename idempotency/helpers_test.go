@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/idempotency"
+	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
@@ -70,7 +71,7 @@ type env struct {
 // newEnv starts the demo API; opts.Now and opts.Registerer are filled in.
 func newEnv(t *testing.T, opts idempotency.Options) *env {
 	t.Helper()
-	e := &env{t: t, pool: testDatabase(t), reg: prometheus.NewRegistry(), clock: newClock()}
+	e := &env{t: t, pool: testsupport.Database(t), reg: prometheus.NewRegistry(), clock: newClock()}
 	_, err := e.pool.Exec(context.Background(), `CREATE TABLE demo_effects (
 		id bigserial PRIMARY KEY, tenant text NOT NULL, customer text NOT NULL, hold text NOT NULL DEFAULT '')`)
 	require.NoError(t, err)

@@ -3,43 +3,22 @@
 package main
 
 import (
-	"fmt"
-	"os"
+	"context"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
 func main() {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bookonce:", err)
-		os.Exit(2)
-	}
-	log := stack.Logger(cfg, os.Stderr)
-	ctx, stop := stack.SignalContext()
-	defer stop()
-	pool, closeDB, err := stack.Database(ctx, cfg, log)
-	if err != nil {
-		stack.Fatal(log, "PostgreSQL", err)
-	}
-	defer closeDB()
-	tc, err := stack.Dial(ctx, cfg, log)
-	if err != nil {
-		stack.Fatal(log, "Temporal", err)
-	}
-	defer tc.Close()
-	g, gctx := errgroup.WithContext(ctx)
-	gw, reg := stack.Gateway(cfg, pool, tc, log)
-	if err := stack.ServeAll(gctx, g, log, map[string]web.Service{cfg.GatewayListen: stack.GatewayService(gw, reg, log)}); err != nil {
-		stack.Fatal(log, "listen", err)
-	}
-	g.Go(func() error { gw.RunRelay(gctx, stack.RelayEvery); return nil })
-	log.Info("gateway listening", "addr", cfg.GatewayListen)
-	if err := g.Wait(); err != nil && ctx.Err() == nil {
-		stack.Fatal(log, "gateway", err)
-	}
+	stack.Command("gateway", func(ctx context.Context, p stack.Process) error {
+		tc, err := stack.Dial(ctx, p.Config, p.Log)
+		if err != nil {
+			return err
+		}
+		defer tc.Close()
+		gw, reg := stack.Gateway(p.Config, p.Pool, tc, p.Log)
+		p.Log.Info("gateway listening", "addr", p.Config.GatewayListen)
+		return stack.Serve(ctx, p.Log, map[string]web.Service{p.Config.GatewayListen: stack.GatewayService(gw, reg, p.Log)},
+			func(ctx context.Context) { gw.RunRelay(ctx, stack.RelayEvery) })
+	})
 }

@@ -3,38 +3,17 @@
 package main
 
 import (
-	"fmt"
-	"os"
+	"context"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
 func main() {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bookonce:", err)
-		os.Exit(2)
-	}
-	log := stack.Logger(cfg, os.Stderr)
-	ctx, stop := stack.SignalContext()
-	defer stop()
-	pool, closeDB, err := stack.Database(ctx, cfg, log)
-	if err != nil {
-		stack.Fatal(log, "PostgreSQL", err)
-	}
-	defer closeDB()
-	svc, store := stack.PaymentsService(cfg, pool, log)
-	g, gctx := errgroup.WithContext(ctx)
-	if err := stack.ServeAll(gctx, g, log, map[string]web.Service{cfg.PaymentsListen: svc}); err != nil {
-		stack.Fatal(log, "listen", err)
-	}
-	g.Go(func() error { store.RunReaper(gctx, stack.ReapEvery); return nil })
-	log.Info("payment API listening", "addr", cfg.PaymentsListen)
-	if err := g.Wait(); err != nil && ctx.Err() == nil {
-		stack.Fatal(log, "payment API", err)
-	}
+	stack.Command("payment API", func(ctx context.Context, p stack.Process) error {
+		svc, store := stack.PaymentsService(p.Config, p.Pool, p.Log)
+		p.Log.Info("payment API listening", "addr", p.Config.PaymentsListen)
+		return stack.Serve(ctx, p.Log, map[string]web.Service{p.Config.PaymentsListen: svc},
+			func(ctx context.Context) { store.RunReaper(ctx, stack.ReapEvery) })
+	})
 }

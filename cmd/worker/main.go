@@ -1,15 +1,12 @@
-// Command worker runs the bookonce Temporal worker: the appointment and
-// payment sagas and their activities. Run as many as you like; the
-// idempotency keys make their retries and re-executions harmless.
+// Command worker runs the bookonce Temporal worker: the appointment,
+// payment and conversation workflows and their activities, plus the outbox
+// relay. Run as many as you like; the idempotency keys make their retries
+// and re-executions harmless.
 package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"time"
-
-	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
@@ -18,45 +15,32 @@ import (
 )
 
 func main() {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bookonce:", err)
-		os.Exit(2)
-	}
-	log := stack.Logger(cfg, os.Stderr)
-	ctx, stop := stack.SignalContext()
-	defer stop()
-
-	pool, closeDB, err := stack.Database(ctx, cfg, log)
-	if err != nil {
-		stack.Fatal(log, "PostgreSQL", err)
-	}
-	defer closeDB()
-	tc, err := stack.Dial(ctx, cfg, log)
-	if err != nil {
-		stack.Fatal(log, "Temporal", err)
-	}
-	defer tc.Close()
-	saCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	if err := workflows.EnsureSearchAttributes(saCtx, tc, cfg.TemporalNamespace); err != nil {
-		// A worker without operator rights may still run if they exist.
-		log.Warn("could not ensure search attributes", "err", err)
-	}
-	cancel()
-	w := stack.Worker(tc, cfg, pool)
-	if cfg.TwilioAuthToken == config.DevTwilioAuthToken && cfg.TwilioAPIURL == "" {
-		log.Warn("outbox sender disabled: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM to send messages")
-	} else {
-		sender := stack.OutboxSender(cfg, pool, stack.Twilio(cfg), log)
-		go func() { _ = sender.Run(ctx, stack.SendEvery) }()
-	}
-	l, err := web.Listen(cfg.WorkerListen)
-	if err != nil {
-		stack.Fatal(log, "listen", err)
-	}
-	go func() { _ = stack.WorkerService(pool, tc, log).Serve(ctx, l) }()
-	log.Info("worker started", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace, "metrics", cfg.WorkerListen)
-	if err := w.Run(worker.InterruptCh()); err != nil {
-		stack.Fatal(log, "worker", err)
-	}
+	stack.Command("worker", func(ctx context.Context, p stack.Process) error {
+		cfg, log := p.Config, p.Log
+		tc, err := stack.Dial(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer tc.Close()
+		saCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		if err := workflows.EnsureSearchAttributes(saCtx, tc, cfg.TemporalNamespace); err != nil {
+			// A worker without operator rights may still run if they exist.
+			log.Warn("could not ensure search attributes", "err", err)
+		}
+		cancel()
+		w := stack.Worker(tc, cfg, p.Pool)
+		if err := w.Start(); err != nil {
+			return err
+		}
+		defer w.Stop()
+		loops := []func(context.Context){}
+		if cfg.TwilioAuthToken == config.DevTwilioAuthToken && cfg.TwilioAPIURL == "" {
+			log.Warn("outbox sender disabled: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM to send messages")
+		} else {
+			sender := stack.OutboxSender(cfg, p.Pool, stack.Twilio(cfg), log)
+			loops = append(loops, func(ctx context.Context) { _ = sender.Run(ctx, stack.SendEvery) })
+		}
+		log.Info("worker started", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace, "metrics", cfg.WorkerListen)
+		return stack.Serve(ctx, log, map[string]web.Service{cfg.WorkerListen: stack.WorkerService(p.Pool, tc, log)}, loops...)
+	})
 }

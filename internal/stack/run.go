@@ -8,8 +8,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
@@ -46,4 +48,47 @@ func Fatal(log *slog.Logger, what string, err error) {
 	log.Error(what, "err", err)
 	fmt.Fprintf(os.Stderr, "\nbookonce: %s: %v\n", what, err)
 	os.Exit(1)
+}
+
+// Process is what every bookonce command starts with.
+type Process struct {
+	Config config.Config
+	Log    *slog.Logger
+	Pool   *pgxpool.Pool
+}
+
+// Command is the frame of every bookonce process: configuration (exit 2
+// with the problem when it is invalid), the logger, a context that ends on
+// Ctrl-C or SIGTERM, PostgreSQL found or started and migrated, and a clear
+// message and exit 1 when body fails.
+func Command(name string, body func(ctx context.Context, p Process) error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookonce:", err)
+		os.Exit(2)
+	}
+	log := Logger(cfg, os.Stderr)
+	ctx, stop := SignalContext()
+	defer stop()
+	pool, closeDB, err := Database(ctx, cfg, log)
+	if err != nil {
+		Fatal(log, "PostgreSQL", err)
+	}
+	err = body(ctx, Process{Config: cfg, Log: log, Pool: pool})
+	closeDB()
+	if err != nil && ctx.Err() == nil {
+		Fatal(log, name, err)
+	}
+}
+
+// Serve runs services and background loops until ctx ends or one fails.
+func Serve(ctx context.Context, log *slog.Logger, services map[string]web.Service, loops ...func(context.Context)) error {
+	g, gctx := errgroup.WithContext(ctx)
+	if err := ServeAll(gctx, g, log, services); err != nil {
+		return err
+	}
+	for _, loop := range loops {
+		g.Go(func() error { loop(gctx); return nil })
+	}
+	return g.Wait()
 }
