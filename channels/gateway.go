@@ -42,6 +42,8 @@ type Gateway struct {
 	// Tokens authenticate the review API (token -> tenant).
 	Tokens  map[string]string
 	Reviews *review.Store
+	// Ops is the ops page (review queue, duplicate counters), served at /ops.
+	Ops     http.Handler
 	Metrics *Metrics
 	Logger  *slog.Logger
 	Now     func() time.Time
@@ -83,6 +85,10 @@ func (g *Gateway) Handler() http.Handler {
 	api.HandleFunc("GET /v1/review-cases", g.listCases)
 	api.HandleFunc("POST /v1/review-cases/{id}/resolve", g.resolveCase)
 	mux.Handle("/v1/", web.BearerAuth(g.Tokens, api))
+	if g.Ops != nil {
+		mux.Handle("/ops", g.Ops)
+		mux.Handle("/ops/", g.Ops)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path))
 	})

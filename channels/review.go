@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -44,24 +45,51 @@ func (g *Gateway) resolveCase(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request", "action must be merge, separate, retry, abandon or proceed"))
 		return
 	}
-	c, err := g.Reviews.Get(r.Context(), r.PathValue("id"))
-	if errors.Is(err, review.ErrNotFound) || (err == nil && c.Tenant != tenant) {
+	c, err := g.resolve(r.Context(), tenant, r.PathValue("id"), body.Action)
+	var signalErr *signalError
+	switch {
+	case errors.Is(err, review.ErrNotFound):
 		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no review case "+r.PathValue("id")))
 		return
-	} else if err != nil {
-		web.WriteProblem(w, web.NewProblem(http.StatusInternalServerError, "internal", "load review case failed"))
+	case errors.As(err, &signalErr):
+		web.WriteProblem(w, web.NewProblem(http.StatusBadGateway, "workflow_unreachable", "decision recorded; resolve again to re-send it: "+err.Error()))
 		return
-	}
-	c, err = g.Reviews.Resolve(r.Context(), c.ID, body.Action)
-	if err != nil {
+	case err != nil:
 		web.WriteProblem(w, web.NewProblem(http.StatusConflict, "already_resolved", err.Error()))
 		return
 	}
-	err = g.Temporal.SignalWorkflow(r.Context(), c.WorkflowID, "", workflows.SignalReviewDecision,
-		workflows.ReviewDecision{CaseID: c.ID, Action: body.Action})
-	if err != nil {
-		web.WriteProblem(w, web.NewProblem(http.StatusBadGateway, "workflow_unreachable", "decision recorded; signal the workflow again: "+err.Error()))
-		return
-	}
 	web.WriteJSON(w, http.StatusOK, c)
+}
+
+// signalError says the decision is recorded but the workflow was not told.
+type signalError struct{ err error }
+
+func (e *signalError) Error() string { return "signal workflow: " + e.err.Error() }
+func (e *signalError) Unwrap() error { return e.err }
+
+// ResolveCase records a reviewer's decision once and signals the waiting
+// workflow; the ops page and the API share it. The workflow ignores a
+// second decision for the same case, so repeating it is harmless.
+func (g *Gateway) ResolveCase(ctx context.Context, tenant, id string, action review.Action) error {
+	_, err := g.resolve(ctx, tenant, id, action)
+	return err
+}
+
+func (g *Gateway) resolve(ctx context.Context, tenant, id string, action review.Action) (review.Case, error) {
+	c, err := g.Reviews.Get(ctx, id)
+	if err != nil {
+		return c, err
+	}
+	if c.Tenant != tenant {
+		return review.Case{}, review.ErrNotFound
+	}
+	if c, err = g.Reviews.Resolve(ctx, c.ID, action); err != nil {
+		return c, err
+	}
+	err = g.Temporal.SignalWorkflow(ctx, c.WorkflowID, "", workflows.SignalReviewDecision,
+		workflows.ReviewDecision{CaseID: c.ID, Action: action})
+	if err != nil {
+		return c, &signalError{err}
+	}
+	return c, nil
 }

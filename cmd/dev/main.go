@@ -71,14 +71,15 @@ func main() {
 
 	step("APIs and gateway")
 	g, gctx := errgroup.WithContext(ctx)
-	gw, gwReg := stack.Gateway(cfg, pool, tc, log)
 	calendarSvc, calStore := stack.CalendarService(cfg, pool, log)
 	paymentsSvc, payStore := stack.PaymentsService(cfg, pool, log)
+	workerSvc := stack.WorkerService(pool, tc, log)
+	gw, gwReg := stack.Gateway(cfg, pool, tc, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
 	if err := stack.ServeAll(gctx, g, log, map[string]web.Service{
 		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
 		cfg.CalendarListen: calendarSvc,
 		cfg.PaymentsListen: paymentsSvc,
-		cfg.WorkerListen:   stack.WorkerService(pool, tc, log),
+		cfg.WorkerListen:   workerSvc,
 	}); err != nil {
 		stack.Fatal(log, "listen", err)
 	}
@@ -111,6 +112,7 @@ func main() {
 	}
 	fmt.Fprintf(os.Stderr, "  Temporal gRPC    %s (namespace %s)\n", cfg.TemporalAddress, cfg.TemporalNamespace)
 	fmt.Fprintf(os.Stderr, "  Gateway          http://%s   (/healthz, /metrics)\n", cfg.GatewayListen)
+	fmt.Fprintf(os.Stderr, "  Ops page         http://%s/ops?token=<token from BOOKONCE_API_TOKENS>\n", cfg.GatewayListen)
 	fmt.Fprintf(os.Stderr, "  Calendar API     http://%s   (Authorization: Bearer %s)\n", cfg.CalendarListen, "<token from BOOKONCE_API_TOKENS>")
 	fmt.Fprintf(os.Stderr, "  Payment API      http://%s\n", cfg.PaymentsListen)
 	fmt.Fprintf(os.Stderr, "  Messages         outbox -> %s\n", twilioNote)

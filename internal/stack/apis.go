@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/channels"
+	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/web"
@@ -78,16 +80,26 @@ const (
 	ConversationCard     = "pm_card_visa"
 )
 
-// Gateway builds the webhook gateway.
-func Gateway(cfg config.Config, pool *pgxpool.Pool, tc client.Client, log *slog.Logger) (*channels.Gateway, *prometheus.Registry) {
+// Gateway builds the webhook gateway with its ops page. The page reads the
+// duplicate counters of the gateway and of any other registries given
+// (in dev mode: calendar, payments and worker, which run in-process).
+func Gateway(cfg config.Config, pool *pgxpool.Pool, tc client.Client, log *slog.Logger, more ...prometheus.Gatherer) (*channels.Gateway, *prometheus.Registry) {
 	reg := Registry()
-	return &channels.Gateway{
+	gw := &channels.Gateway{
 		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenant: config.DefaultTenant,
 		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", Timezone: cfg.Timezone.String(),
 		DepositAmount: ConversationDeposit, Currency: ConversationCurrency, PaymentMethod: ConversationCard,
 		Tokens: cfg.APITokens, Reviews: &review.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
-	}, reg
+	}
+	page := &ops.Page{
+		Pool: pool, Reviews: gw.Reviews, Resolve: gw.ResolveCase,
+		Gatherers: append([]prometheus.Gatherer{reg}, more...),
+		UIBaseURL: fmt.Sprintf("http://127.0.0.1:%d", cfg.TemporalUIPort), Namespace: cfg.TemporalNamespace,
+		Tokens: cfg.APITokens, Logger: log.With("service", "ops"),
+	}
+	gw.Ops = page.Handler()
+	return gw, reg
 }
 
 // GatewayService builds the webhook gateway service.

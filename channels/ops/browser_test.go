@@ -1,0 +1,168 @@
+package ops_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// chromium finds a Chromium/Chrome binary; the browser test skips only
+// when there is none.
+func chromium() string {
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+const waitWorkflow = "OpsTestWaitForReviewDecision"
+
+// waitForDecision stands in for a booking workflow parked on a review
+// case: it completes with the action of the first decision for its case.
+func waitForDecision(ctx workflow.Context, caseID string) (review.Action, error) {
+	ch := workflow.GetSignalChannel(ctx, workflows.SignalReviewDecision)
+	for {
+		var d workflows.ReviewDecision
+		ch.Receive(ctx, &d)
+		if d.CaseID == caseID {
+			return d.Action, nil
+		}
+	}
+}
+
+// TestBrowserResolvesCaseAndWorkflowContinues drives the page in headless
+// Chromium: sign in with ?token=, click "separate" on a potential
+// duplicate, see the page come back without the case, and the waiting
+// workflow (on the in-process Temporal server) complete with "separate".
+func TestBrowserResolvesCaseAndWorkflowContinues(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium binary (looked for /usr/bin/chromium, chromium, chromium-browser, google-chrome): install Debian's chromium package to run the browser test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	pool := testsupport.Database(t)
+	store := &review.Store{Pool: pool}
+	tc := testsupport.Temporal(t)
+	queue := testsupport.TaskQueue(t)
+	testsupport.Worker(t, tc, queue, func(r worker.Registry) {
+		r.RegisterWorkflowWithOptions(waitForDecision, workflow.RegisterOptions{Name: waitWorkflow})
+	})
+
+	const caseID = "rc_e2e_dup"
+	wfID := "customer:" + tenant + ":" + phone + ":" + queue
+	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: queue, WorkflowExecutionTimeout: 2 * time.Minute}, waitWorkflow, caseID)
+	require.NoError(t, err)
+
+	_, err = pool.Exec(ctx, `INSERT INTO review_cases (id, tenant_id, workflow_id, reason, details, idempotency_key, created_at) VALUES
+		($1, $2, $3, 'potential_duplicate', $4, 'e2e/1', now() - interval '3 minutes'),
+		('rc_e2e_unknown', $2, 'appointment:t1:in_42', 'unknown_outcome', '{"step":"payment-authorize","error":"context deadline exceeded"}', 'e2e/2', now() - interval '9 minutes')`,
+		caseID, tenant, wfID, `{"intent":{"customer":"`+phone+`","service":"haircut","channel":"whatsapp","slot_start":"2026-12-01T13:00:00Z"},"conflicting_intent":"in_41","conflicting_service":"haircut","conflicting_slot":"2026-12-01T14:00:00Z"}`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, state, attempts, last_error, idempotency_key, created_at) VALUES
+		('ob_e2e', $1, 'appointment:t1:in_42', 'confirmation', 'whatsapp', 'whatsapp:`+phone+`', 'Hallo', 'review', 1, 'twilio: message not found after timeout', 'e2e/ob', now() - interval '4 minutes')`, tenant)
+	require.NoError(t, err)
+
+	reg := prometheus.NewRegistry()
+	dups := prometheus.NewCounterVec(prometheus.CounterOpts{Name: ops.MetricDuplicatesBlocked, Help: "h"}, []string{"layer", "tenant", "route"})
+	reg.MustRegister(dups)
+	dups.WithLabelValues("inbox", tenant, "/webhooks/twilio/whatsapp").Add(2)
+	dups.WithLabelValues("idempotency", tenant, "POST /v1/bookings").Add(1)
+
+	rec := &recorder{}
+	page := &ops.Page{
+		Pool: pool, Reviews: store, Gatherers: []prometheus.Gatherer{reg},
+		UIBaseURL: "http://127.0.0.1:8233", Namespace: "default",
+		Tokens: map[string]string{token: tenant},
+		// The gateway's resolve: record the decision, then signal.
+		Resolve: func(ctx context.Context, tn, id string, a review.Action) error {
+			rec.mu.Lock()
+			rec.calls = append(rec.calls, call{tn, id, a})
+			rec.mu.Unlock()
+			c, err := store.Resolve(ctx, id, a)
+			if err != nil {
+				return err
+			}
+			return tc.SignalWorkflow(ctx, c.WorkflowID, "", workflows.SignalReviewDecision, workflows.ReviewDecision{CaseID: c.ID, Action: a})
+		},
+	}
+	srv := httptest.NewServer(page.Handler())
+	defer srv.Close()
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+
+	row := chromedp.CSS(`tr[id="case-` + caseID + `"]`)
+	start := time.Now()
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Navigate(srv.URL+"/ops?token="+token),
+		chromedp.WaitVisible(row),
+	), "open the page and see the case")
+	tenantText, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("#tenant")))
+	require.NoError(t, err)
+	require.Equal(t, tenant, tenantText)
+	location, err := chromedp.Run(bctx, chromedp.Location())
+	require.NoError(t, err)
+	require.Equal(t, srv.URL+"/ops", location, "the token left the address bar")
+
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Click(row+` button[value="separate"]`),
+		chromedp.WaitVisible(chromedp.CSS("#notice")),
+		chromedp.WaitNotPresent(row),
+	), "click separate and see the page come back without the case")
+	location, err = chromedp.Run(bctx, chromedp.Location())
+	require.NoError(t, err)
+	require.Equal(t, srv.URL+"/ops?action=separate&resolved="+caseID, location)
+	t.Logf("browser: signed in, clicked and reloaded in %s", time.Since(start).Round(time.Millisecond))
+
+	require.Equal(t, []call{{tenant, caseID, review.ActionSeparate}}, rec.get(), "Resolve exactly once")
+	c, err := store.Get(ctx, caseID)
+	require.NoError(t, err)
+	require.Equal(t, "resolved", c.Status)
+	require.Equal(t, review.ActionSeparate, c.Resolution)
+
+	// The workflow continues with the reviewer's decision.
+	var got review.Action
+	require.NoError(t, run.Get(ctx, &got))
+	require.Equal(t, review.ActionSeparate, got)
+
+	if os.Getenv("BOOKONCE_SCREENSHOT") == "1" {
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100)) // quality 100: PNG
+		require.NoError(t, err)
+		path := filepath.Join("testdata", "ops.png")
+		require.NoError(t, os.WriteFile(path, png, 0o644))
+		t.Logf("screenshot written to %s (%d bytes)", path, len(png))
+	}
+}

@@ -1,0 +1,361 @@
+package ops_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/review"
+)
+
+const (
+	tenant   = "t1"
+	token    = "tok-t1-secret"
+	other    = "t2"
+	otherTok = "tok-t2-secret"
+	phone    = "+4915112345678"
+	uiBase   = "http://ui.example:8233"
+)
+
+type call struct {
+	Tenant, Case string
+	Action       review.Action
+}
+
+type recorder struct {
+	mu    sync.Mutex
+	calls []call
+}
+
+func (r *recorder) get() []call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]call(nil), r.calls...)
+}
+
+type fixture struct {
+	pool  *pgxpool.Pool
+	page  *ops.Page
+	srv   *httptest.Server
+	rec   *recorder
+	inbox *prometheus.CounterVec
+	now   time.Time
+}
+
+// newFixture serves a page whose Resolve records the call and resolves the
+// case in PostgreSQL (the gateway's logic minus the Temporal signal).
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	pool := testsupport.Database(t)
+	store := &review.Store{Pool: pool}
+	rec := &recorder{}
+
+	gw := prometheus.NewRegistry()
+	inbox := prometheus.NewCounterVec(prometheus.CounterOpts{Name: ops.MetricDuplicatesBlocked, Help: "h"}, []string{"layer", "tenant", "route"})
+	gw.MustRegister(inbox)
+	inbox.WithLabelValues("inbox", tenant, "/webhooks/twilio/whatsapp").Add(3)
+	inbox.WithLabelValues("inbox", other, "/webhooks/twilio/whatsapp").Add(100)
+	cal := prometheus.NewRegistry()
+	idem := prometheus.NewCounterVec(prometheus.CounterOpts{Name: ops.MetricDuplicatesBlocked, Help: "h"}, []string{"layer", "tenant", "route"})
+	cal.MustRegister(idem)
+	idem.WithLabelValues("idempotency", tenant, "POST /v1/bookings").Add(2)
+	pay := prometheus.NewRegistry()
+	idem2 := prometheus.NewCounterVec(prometheus.CounterOpts{Name: ops.MetricDuplicatesBlocked, Help: "h"}, []string{"layer", "tenant", "route"})
+	pay.MustRegister(idem2)
+	idem2.WithLabelValues("idempotency", tenant, "POST /v1/payment_intents").Add(5)
+	worker := prometheus.NewRegistry()
+	dedup := prometheus.NewCounterVec(prometheus.CounterOpts{Name: ops.MetricDedupDecisions, Help: "h"}, []string{"decision", "channel_pair"})
+	worker.MustRegister(dedup)
+	dedup.WithLabelValues("merge", "voice+whatsapp").Add(4)
+
+	f := &fixture{pool: pool, rec: rec, inbox: inbox, now: time.Now()}
+	f.page = &ops.Page{
+		Pool: pool, Reviews: store,
+		Resolve: func(ctx context.Context, tn, id string, a review.Action) error {
+			rec.mu.Lock()
+			rec.calls = append(rec.calls, call{tn, id, a})
+			rec.mu.Unlock()
+			_, err := store.Resolve(ctx, id, a)
+			return err
+		},
+		Gatherers: []prometheus.Gatherer{gw, cal, pay, worker},
+		UIBaseURL: uiBase, Namespace: "default",
+		Tokens: map[string]string{token: tenant, otherTok: other},
+	}
+	f.srv = httptest.NewServer(f.page.Handler())
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fixture) insertCase(t *testing.T, id, tn, wf string, reason review.Reason, details string) {
+	t.Helper()
+	_, err := f.pool.Exec(context.Background(), `INSERT INTO review_cases (id, tenant_id, workflow_id, reason, details, idempotency_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, now() - interval '5 minutes')`, id, tn, wf, string(reason), details, "test/"+id)
+	require.NoError(t, err)
+}
+
+func (f *fixture) status(t *testing.T, id string) string {
+	t.Helper()
+	var s string
+	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT status FROM review_cases WHERE id = $1`, id).Scan(&s))
+	return s
+}
+
+func noRedirect(jar http.CookieJar) *http.Client {
+	return &http.Client{Jar: jar, Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func do(t *testing.T, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	res, err := c.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res, string(b)
+}
+
+func get(t *testing.T, c *http.Client, u, bearer string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	require.NoError(t, err)
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	return do(t, c, req)
+}
+
+func post(t *testing.T, c *http.Client, u, bearer string, form url.Values) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	return do(t, c, req)
+}
+
+// login signs a browser-like client in with ?token= and returns it and
+// the page's CSRF token.
+func (f *fixture) login(t *testing.T) (*http.Client, string) {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	c := noRedirect(jar)
+	res, _ := get(t, c, f.srv.URL+"/ops?token="+token, "")
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Equal(t, "/ops", res.Header.Get("Location"), "the token leaves the URL")
+	set := res.Header.Get("Set-Cookie")
+	require.Contains(t, set, ops.CookieName+"=")
+	require.Contains(t, set, "HttpOnly")
+	require.Contains(t, set, "SameSite=Strict")
+	require.Contains(t, set, "Path=/ops")
+	require.NotContains(t, set, token, "the cookie is not the token")
+
+	res, body := get(t, c, f.srv.URL+"/ops", "")
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`).FindStringSubmatch(body)
+	require.NotNil(t, m, "page carries a CSRF token")
+	return c, m[1]
+}
+
+func TestUnauthenticatedGetsTheTokenPrompt(t *testing.T) {
+	f := newFixture(t)
+	f.insertCase(t, "rc_auth", tenant, "wf-auth", review.ReasonPotentialDuplicate, `{}`)
+	c := noRedirect(nil)
+
+	res, body := get(t, c, f.srv.URL+"/ops", "")
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	require.Contains(t, res.Header.Get("WWW-Authenticate"), "Bearer")
+	require.Contains(t, body, `name="token"`, "a token prompt")
+	require.NotContains(t, body, "rc_auth")
+
+	res, body = get(t, c, f.srv.URL+"/ops?token=wrong", "")
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	require.Contains(t, body, "not valid")
+	require.Empty(t, res.Header.Get("Set-Cookie"))
+
+	res, _ = get(t, c, f.srv.URL+"/ops", "wrong")
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/ops", nil)
+	req.AddCookie(&http.Cookie{Name: ops.CookieName, Value: "99999999999.deadbeef"})
+	res, _ = do(t, c, req)
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode, "a forged cookie")
+
+	res, _ = post(t, c, f.srv.URL+"/ops/review-cases/rc_auth/resolve", "", url.Values{"action": {"merge"}})
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	require.Empty(t, f.rec.get())
+	require.Equal(t, "open", f.status(t, "rc_auth"))
+
+	// The prompt's form signs in without the token in the URL.
+	res, _ = post(t, c, f.srv.URL+"/ops/login", "", url.Values{"token": {token}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Contains(t, res.Header.Get("Set-Cookie"), ops.CookieName+"=")
+}
+
+func TestPageShowsQueueMaskedCountersAndUnknownOutcomes(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	wf := "customer:" + tenant + ":" + phone
+	f.insertCase(t, "rc_dup1", tenant, wf, review.ReasonPotentialDuplicate,
+		`{"intent":{"customer":"`+phone+`","service":"haircut","channel":"voice"},"conflicting_intent":"in_7","conflicting_workflow":"appointment:t1:in_7"}`)
+	f.insertCase(t, "rc_unk1", tenant, "appointment:t1:in_9", review.ReasonUnknownOutcome, `{"step":"calendar","error":"context deadline exceeded"}`)
+	f.insertCase(t, "rc_other", other, "customer:t2:+4930111111199", review.ReasonPotentialDuplicate, `{}`)
+	_, err := f.pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, state, idempotency_key, created_at) VALUES
+		('ob_review', $1, 'appointment:t1:in_9', 'confirmation', 'whatsapp', 'whatsapp:`+phone+`', 'Hallo', 'review', 'k1', now() - interval '1 minute'),
+		('ob_stuck', $1, 'appointment:t1:in_8', 'confirmation', 'sms', '`+phone+`', 'Hallo', 'pending', 'k2', now() - interval '10 minutes'),
+		('ob_fresh', $1, 'appointment:t1:in_6', 'confirmation', 'sms', '`+phone+`', 'Hallo', 'pending', 'k3', now() - interval '30 seconds'),
+		('ob_sent', $1, 'appointment:t1:in_5', 'confirmation', 'sms', '`+phone+`', 'Hallo', 'sent', 'k4', now() - interval '1 hour'),
+		('ob_t2', $2, 'appointment:t2:in_1', 'confirmation', 'sms', '`+phone+`', 'Hallo', 'review', 'k5', now() - interval '1 hour')`, tenant, other)
+	require.NoError(t, err)
+	_, err = f.pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, received_at) VALUES
+		('twilio', 'SM_stuck', $1, 'message', $2, 'whatsapp', '{}', now() - interval '5 minutes')`, tenant, phone)
+	require.NoError(t, err)
+
+	res, body := get(t, http.DefaultClient, f.srv.URL+"/ops", token)
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	require.Equal(t, "no-store", res.Header.Get("Cache-Control"))
+	require.Contains(t, res.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
+
+	// (1) the tenant's queue, nothing of the other tenant's
+	require.Contains(t, body, `id="case-rc_dup1"`)
+	require.Contains(t, body, `id="case-rc_unk1"`)
+	require.NotContains(t, body, "rc_other")
+	require.Contains(t, body, `action="/ops/review-cases/rc_dup1/resolve"`)
+	for _, a := range []string{"merge", "separate", "abandon", "retry"} {
+		require.Contains(t, body, `value="`+a+`"`)
+	}
+	require.Contains(t, body, "haircut", "details summary")
+	// masked numbers: country code and last two digits only
+	require.NotContains(t, body, "15112345", "no full number anywhere in the text")
+	require.Contains(t, body, strings.ReplaceAll(ops.MaskPhones(phone), "+", "&#43;"))
+	require.Equal(t, "+49\u00a0·········78", ops.MaskPhones(phone))
+	require.Equal(t, "customer:t1:+1\u00a0········34", ops.MaskPhones("customer:t1:+12025550134"))
+	// (4) workflow links to the Web UI, the ID encoded as one path segment
+	require.Contains(t, body, `href="`+uiBase+`/namespaces/default/workflows/appointment%3At1%3Ain_9"`)
+	// a workflow ID with a phone number is linked through a redirect, so
+	// the number is not even in an href
+	require.Contains(t, body, `href="/ops/review-cases/rc_dup1/workflow"`)
+	res, _ = get(t, noRedirect(nil), f.srv.URL+"/ops/review-cases/rc_dup1/workflow", token)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Equal(t, uiBase+"/namespaces/default/workflows/customer%3At1%3A%2B4915112345678", res.Header.Get("Location"))
+	res, _ = get(t, noRedirect(nil), f.srv.URL+"/ops/review-cases/rc_other/workflow", token)
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+	// (2) counters per layer for this tenant, summed over registries
+	require.Contains(t, body, `id="layer-inbox" data-total="3"`)
+	require.Contains(t, body, `id="layer-idempotency" data-total="7"`)
+	require.Contains(t, body, "merge · voice&#43;whatsapp")
+	// (3) unknown outcomes
+	require.Contains(t, body, `id="outbox-ob_review"`)
+	require.Contains(t, body, `id="outbox-ob_stuck"`)
+	require.NotContains(t, body, "ob_fresh")
+	require.NotContains(t, body, "ob_sent")
+	require.NotContains(t, body, "ob_t2")
+	require.Contains(t, body, "twilio/SM_stuck")
+	require.Contains(t, body, "context deadline exceeded")
+
+	// The history: a second load in a later minute shows the increase.
+	f.page.Now = func() time.Time { return time.Now().Add(time.Minute) }
+	f.inbox.WithLabelValues("inbox", tenant, "/webhooks/twilio/voice").Add(2)
+	_, body = get(t, http.DefaultClient, f.srv.URL+"/ops", token)
+	require.Contains(t, body, `id="layer-inbox" data-total="5"`)
+	require.Regexp(t, `id="layer-inbox" data-total="5"><td>inbox</td><td class="num">5</td><td class="num">\+2</td>`, body)
+	require.Contains(t, body, "<svg class=\"spark\"")
+}
+
+func TestResolveViaFormCallsResolveOnceAndTheCaseDisappears(t *testing.T) {
+	f := newFixture(t)
+	f.insertCase(t, "rc_dup1", tenant, "customer:t1:"+phone, review.ReasonPotentialDuplicate, `{}`)
+	c, csrf := f.login(t)
+
+	res, body := post(t, c, f.srv.URL+"/ops/review-cases/rc_dup1/resolve", "", url.Values{"action": {"separate"}, "csrf": {csrf}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, body)
+	require.Equal(t, "/ops?action=separate&resolved=rc_dup1", res.Header.Get("Location"))
+	require.Equal(t, []call{{tenant, "rc_dup1", review.ActionSeparate}}, f.rec.get())
+	require.Equal(t, "resolved", f.status(t, "rc_dup1"))
+
+	res, body = get(t, c, f.srv.URL+res.Header.Get("Location"), "")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.NotContains(t, body, `id="case-rc_dup1"`)
+	require.Contains(t, body, "Case rc_dup1 resolved as separate")
+	require.Contains(t, body, `id="queue-empty"`)
+
+	// Another action on the resolved case conflicts and changes nothing.
+	res, body = post(t, c, f.srv.URL+"/ops/review-cases/rc_dup1/resolve", "", url.Values{"action": {"merge"}, "csrf": {csrf}})
+	require.Equal(t, http.StatusConflict, res.StatusCode, body)
+	require.Len(t, f.rec.get(), 1)
+
+	// A bearer client needs no CSRF token (browsers never send one on their own).
+	f.insertCase(t, "rc_unk1", tenant, "appointment:t1:in_9", review.ReasonUnknownOutcome, `{}`)
+	res, body = post(t, noRedirect(nil), f.srv.URL+"/ops/review-cases/rc_unk1/resolve", token, url.Values{"action": {"retry"}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, body)
+	require.Equal(t, call{tenant, "rc_unk1", review.ActionRetry}, f.rec.get()[1])
+}
+
+func TestResolveRejectsBadInputAndChangesNothing(t *testing.T) {
+	f := newFixture(t)
+	f.insertCase(t, "rc_dup1", tenant, "customer:t1:"+phone, review.ReasonPotentialDuplicate, `{}`)
+	f.insertCase(t, "rc_other", other, "customer:t2:x", review.ReasonPotentialDuplicate, `{}`)
+	c, csrf := f.login(t)
+	resolve := func(id string, form url.Values) (*http.Response, string) {
+		return post(t, c, f.srv.URL+"/ops/review-cases/"+id+"/resolve", "", form)
+	}
+
+	res, body := resolve("rc_nope", url.Values{"action": {"merge"}, "csrf": {csrf}})
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+	require.Contains(t, res.Header.Get("Content-Type"), "text/html")
+	require.Contains(t, body, "No such review case")
+	require.Contains(t, body, "rc_nope")
+
+	res, body = resolve("rc_other", url.Values{"action": {"merge"}, "csrf": {csrf}})
+	require.Equal(t, http.StatusNotFound, res.StatusCode, "another tenant's case does not exist for this one")
+
+	res, body = resolve("rc_dup1", url.Values{"action": {"delete"}, "csrf": {csrf}})
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	require.Contains(t, body, "Unknown action")
+
+	res, body = resolve("rc_dup1", url.Values{"action": {"retry"}, "csrf": {csrf}})
+	require.Equal(t, http.StatusBadRequest, res.StatusCode, "retry does not decide a potential duplicate")
+	require.Contains(t, body, "merge, separate, abandon")
+
+	res, body = resolve("rc_dup1", url.Values{"action": {"merge"}})
+	require.Equal(t, http.StatusForbidden, res.StatusCode, "no CSRF token")
+	require.Contains(t, body, "CSRF")
+
+	res, _ = resolve("rc_dup1", url.Values{"action": {"merge"}, "csrf": {strings.Repeat("0", 64)}})
+	require.Equal(t, http.StatusForbidden, res.StatusCode, "wrong CSRF token")
+
+	// Another tenant's session token is no CSRF token for this session.
+	_, otherCSRF := func() (*http.Client, string) {
+		jar, _ := cookiejar.New(nil)
+		oc := noRedirect(jar)
+		get(t, oc, f.srv.URL+"/ops?token="+otherTok, "")
+		_, b := get(t, oc, f.srv.URL+"/ops", "")
+		return oc, regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`).FindStringSubmatch(b)[1]
+	}()
+	res, _ = resolve("rc_dup1", url.Values{"action": {"merge"}, "csrf": {otherCSRF}})
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
+
+	res, _ = get(t, c, f.srv.URL+"/ops/review-cases/rc_dup1/resolve?action=merge", "")
+	require.Equal(t, http.StatusNotFound, res.StatusCode, "GET changes nothing")
+
+	require.Empty(t, f.rec.get(), "Resolve was never called")
+	require.Equal(t, "open", f.status(t, "rc_dup1"))
+	require.Equal(t, "open", f.status(t, "rc_other"))
+}
