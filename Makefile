@@ -7,7 +7,7 @@ GO ?= go
 # Two cores: packages with the in-process Temporal server are heavy.
 TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: run test vet build fuzz histories clean help
+.PHONY: run test vet build fuzz histories bench clean help
 
 help:
 	@echo "make run    start PostgreSQL (found or private), Temporal + Web UI, worker, gateway and the APIs"
@@ -35,6 +35,11 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseForm -fuzztime=30s ./payments/
 	$(GO) test -run='^$$' -fuzz=FuzzDecodeHoldRequest -fuzztime=30s ./calendar/
 	$(GO) test -run='^$$' -fuzz=FuzzExtract -fuzztime=30s ./channels/intent/
+
+# The cost of exactly-once, measured side by side; writes docs/benchmarks.md
+# (a few minutes). A smoke run of the same code is part of `make test`.
+bench:
+	BOOKONCE_BENCH=1 $(GO) test -count=1 -run TestBenchFull -timeout 20m -v ./bench/
 
 # Re-record the workflow histories that `make test` replays (after an
 # intended workflow change; see README "Changing a workflow").

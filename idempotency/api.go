@@ -43,6 +43,10 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// ProblemStyle is the error document shape; default ProblemJSON.
 	ProblemStyle ProblemStyle
+	// PlainTransaction turns the exactly-once guarantee OFF: Middleware runs
+	// the handler in a plain transaction (same Tx, Keep and commit rules)
+	// without claiming or storing any key. For benchmarks (bench/) only.
+	PlainTransaction bool
 }
 
 // Default option values.
@@ -65,6 +69,7 @@ type Store struct {
 	clock   func() time.Time
 	style   ProblemStyle
 	metrics *Metrics
+	plain   bool
 }
 
 // NewStore returns a Store on pool. Metrics are registered on
@@ -79,6 +84,7 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 		clock:   opts.Now,
 		style:   opts.ProblemStyle,
 		metrics: NewMetrics(opts.Registerer),
+		plain:   opts.PlainTransaction,
 	}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTTL

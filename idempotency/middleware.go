@@ -36,6 +36,9 @@ var storedHeaders = []string{"Content-Type", "Location", "Content-Language", "ET
 // that same transaction, so a response is replayed exactly when the effect
 // it reports was committed. See the package documentation for the answers.
 func (s *Store) Middleware(operation string, next http.Handler) http.Handler {
+	if s.plain {
+		return s.plainTx(next)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tenant, ok := web.Tenant(r.Context())
 		if !ok {
@@ -238,4 +241,29 @@ func validKey(values []string) (key, code, detail string) {
 		}
 	}
 	return key, "", ""
+}
+
+// plainTx runs next in a transaction with the middleware's commit rules but
+// no key: Options.PlainTransaction, the benchmark baseline.
+func (s *Store) plainTx(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			s.problem(w, http.StatusServiceUnavailable, CodeInternal, "begin transaction failed")
+			return
+		}
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // no-op after Commit
+		st := &requestState{tx: handlerTx{tx}}
+		rec := newRecorder()
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(ctx, ctxKey{}, st)))
+		keep, _, _ := st.snapshot()
+		if status := rec.statusCode(); status < 400 || (status < 500 && keep) {
+			if err := tx.Commit(ctx); err != nil {
+				s.problem(w, http.StatusInternalServerError, CodeInternal, "commit failed")
+				return
+			}
+		}
+		rec.flush(w)
+	})
 }
