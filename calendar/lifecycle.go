@@ -3,28 +3,41 @@ package calendar
 import (
 	"errors"
 	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
-// confirmHold turns a hold into a booking. Confirming an already confirmed
-// hold answers the booking again (a retry with a new key is harmless).
-func (s *Server) confirmHold(w http.ResponseWriter, r *http.Request) {
+// lockHold expires lapsed holds and locks the hold named in the path, in
+// the request's transaction; false means the answer was written.
+func (s *Server) lockHold(w http.ResponseWriter, r *http.Request, op string) (Hold, pgx.Tx, string, time.Time, bool) {
 	ctx := r.Context()
 	tx, _ := idempotency.Tx(ctx)
-	tenant := tenantOf(r)
-	now := s.now()
+	tenant, now := tenantOf(r), s.now()
 	if err := expireHolds(ctx, tx, tenant, now); err != nil {
-		s.internalError(w, r, "confirm hold", err)
-		return
+		s.internalError(w, r, op, err)
+		return Hold{}, nil, "", now, false
 	}
 	h, err := getReservation(ctx, tx, tenant, r.PathValue("id"), true)
 	if errors.Is(err, errNotFound) {
 		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, CodeNotFound, "no hold "+quote(r.PathValue("id"))))
-		return
+		return Hold{}, nil, "", now, false
 	} else if err != nil {
-		s.internalError(w, r, "confirm hold", err)
+		s.internalError(w, r, op, err)
+		return Hold{}, nil, "", now, false
+	}
+	return h, tx, tenant, now, true
+}
+
+// confirmHold turns a hold into a booking. Confirming an already confirmed
+// hold answers the booking again (a retry with a new key is harmless).
+func (s *Server) confirmHold(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	h, tx, tenant, now, ok := s.lockHold(w, r, "confirm hold")
+	if !ok {
 		return
 	}
 	switch h.Status {
@@ -53,19 +66,8 @@ func (s *Server) confirmHold(w http.ResponseWriter, r *http.Request) {
 // twice. A confirmed hold is not released; cancel the booking instead.
 func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	tx, _ := idempotency.Tx(ctx)
-	tenant := tenantOf(r)
-	now := s.now()
-	if err := expireHolds(ctx, tx, tenant, now); err != nil {
-		s.internalError(w, r, "release hold", err)
-		return
-	}
-	h, err := getReservation(ctx, tx, tenant, r.PathValue("id"), true)
-	if errors.Is(err, errNotFound) {
-		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, CodeNotFound, "no hold "+quote(r.PathValue("id"))))
-		return
-	} else if err != nil {
-		s.internalError(w, r, "release hold", err)
+	h, tx, tenant, now, ok := s.lockHold(w, r, "release hold")
+	if !ok {
 		return
 	}
 	switch h.Status {
