@@ -3,6 +3,7 @@ package channels_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -71,8 +72,10 @@ func (e env) count(t *testing.T, sql string, args ...any) int {
 	return n
 }
 
-// Each test uses its own customer number: the conversation workflow of a
-// customer is long-lived and the Temporal server is shared by the package.
+// newCustomer is a fresh German mobile number: the conversation workflow
+// of a customer is long-lived and the Temporal server is shared by the
+// package (and by reruns with -count), so each test talks as someone new.
+func newCustomer() string { return fmt.Sprintf("+49151%08d", rand.IntN(100000000)) }
 
 // tuesdayText names next Tuesday explicitly, so the wish is in the future
 // whatever day the test runs.
@@ -132,7 +135,7 @@ func TestSameWhatsAppWebhookThreeTimesAlsoConcurrently(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	day := nextTuesday()
-	form := channels.WhatsApp("SMdup1", "+4915111111111", "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
+	form := channels.WhatsApp("SMdup1", newCustomer(), "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Add(1)
@@ -167,17 +170,17 @@ func TestVoiceAndWhatsAppSameIntentMerge(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	day := nextTuesday()
-	call := channels.NewSID("CA")
-	status, _, err := e.sim.Post(ctx, channels.RouteVoice, url.Values{"CallSid": {call}, "From": {"+4915122222222"}})
+	call, customer := channels.NewSID("CA"), newCustomer()
+	status, _, err := e.sim.Post(ctx, channels.RouteVoice, url.Values{"CallSid": {call}, "From": {customer}})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
-	status, twiml, err := e.sim.Post(ctx, channels.RouteVoiceGather+"?step=1", channels.Speech(call, "+4915122222222", "Am "+dateText(day)+" um 14 Uhr Reifenwechsel"))
+	status, twiml, err := e.sim.Post(ctx, channels.RouteVoiceGather+"?step=1", channels.Speech(call, customer, "Am "+dateText(day)+" um 14 Uhr Reifenwechsel"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, twiml, "<Gather")
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = $1 AND state = 'delivered'`, call+":start"),
 		"a call's start has nothing to hand on: the relay must never send it to the conversation")
-	status, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMmerge", "+4915122222222", "Ja, "+dateText(day)+" 14 Uhr Reifenwechsel passt"))
+	status, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMmerge", customer, "Ja, "+dateText(day)+" 14 Uhr Reifenwechsel passt"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 
@@ -198,13 +201,13 @@ func TestVoiceAndWhatsAppSameIntentMerge(t *testing.T) {
 func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	day := nextTuesday()
-	_, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMa", "+4915133333333", "Reifenwechsel am "+dateText(day)+" um 14 Uhr"))
+	day, customer := nextTuesday(), newCustomer()
+	_, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMa", customer, "Reifenwechsel am "+dateText(day)+" um 14 Uhr"))
 	require.NoError(t, err)
 	testsupport.Eventually(t, 30*time.Second, "the first intent", func() bool {
 		return e.count(t, `SELECT count(*) FROM dedup_decisions WHERE decision = 'new'`) == 1
 	})
-	_, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMb", "+4915133333333", "Inspektion am "+dateText(day)+" um 14 Uhr"))
+	_, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMb", customer, "Inspektion am "+dateText(day)+" um 14 Uhr"))
 	require.NoError(t, err)
 	var caseID string
 	testsupport.Eventually(t, 30*time.Second, "a review case", func() bool {
@@ -214,7 +217,7 @@ func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 1
 	})
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM booking_intents`), "the second is not booked silently")
-	q := `CustomerPhone = "+4915133333333" AND BookingStatus = "NeedsReview"`
+	q := `CustomerPhone = "` + customer + `" AND BookingStatus = "NeedsReview"`
 	testsupport.Eventually(t, 20*time.Second, "the Web UI filter to find the conversation waiting for review", func() bool {
 		resp, err := e.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
 		return err == nil && len(resp.GetExecutions()) == 1
@@ -249,7 +252,8 @@ func TestTemporalDownEventStaysPendingAndRelayDelivers(t *testing.T) {
 	defer srv.Close()
 	sim := e.sim
 	sim.GatewayURL = srv.URL
-	status, _, err := sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMlate", "+4915144444444", "Hallo"))
+	customer := newCustomer()
+	status, _, err := sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMlate", customer, "Hallo"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status, "accepted: nothing accepted is lost")
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = 'SMlate' AND state = 'pending'`))
@@ -260,7 +264,7 @@ func TestTemporalDownEventStaysPendingAndRelayDelivers(t *testing.T) {
 	testsupport.Eventually(t, 30*time.Second, "the conversation to answer", func() bool {
 		return e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:SMlate'`) == 1
 	})
-	_, err = e.tc.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID("demo", "+4915144444444"), "")
+	_, err = e.tc.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID("demo", customer), "")
 	require.NoError(t, err)
 }
 

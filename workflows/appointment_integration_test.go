@@ -61,9 +61,11 @@ func nextWeekday(t *testing.T, wd time.Weekday, hour int) time.Time {
 	return time.Date(d.Year(), d.Month(), d.Day(), hour, 0, 0, 0, berlin)
 }
 
+// request is a booking of its own: the intent ID is unique per call, so a
+// rerun (go test -count=N) on the shared server starts fresh workflows.
 func request(t *testing.T, customer string, wd time.Weekday, hour int) workflows.BookingRequest {
 	return workflows.BookingRequest{
-		Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: nextWeekday(t, wd, hour),
+		IntentID: testsupport.TaskQueue(t), Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: nextWeekday(t, wd, hour),
 		Channel: workflows.ChannelAPI, DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
 		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 3 * time.Second},
 	}
@@ -158,6 +160,7 @@ func TestSlotTakenIsRejectedWithAlternatives(t *testing.T) {
 	first.ResourceID = "bay-1"
 	second := first
 	second.Customer = "+4915199999999"
+	second.IntentID = first.IntentID + "-second"
 	r1, st1 := run(t, e, first)
 	require.Equal(t, workflows.StatusConfirmed, st1.Status, st1.Reason)
 	r2, st2 := run(t, e, second)
