@@ -3,6 +3,7 @@ package idempotency
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -43,6 +44,10 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// ProblemStyle is the error document shape; default ProblemJSON.
 	ProblemStyle ProblemStyle
+	// Logger receives one structured line per keyed request (tenant,
+	// operation, key, fingerprint, state, replayed, status, duration); nil
+	// logs nothing.
+	Logger *slog.Logger
 	// PlainTransaction turns the exactly-once guarantee OFF: Middleware runs
 	// the handler in a plain transaction (same Tx, Keep and commit rules)
 	// without claiming or storing any key. For benchmarks (bench/) only.
@@ -70,6 +75,7 @@ type Store struct {
 	style   ProblemStyle
 	metrics *Metrics
 	plain   bool
+	log     *slog.Logger
 }
 
 // NewStore returns a Store on pool. Metrics are registered on
@@ -85,6 +91,7 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 		style:   opts.ProblemStyle,
 		metrics: NewMetrics(opts.Registerer),
 		plain:   opts.PlainTransaction,
+		log:     opts.Logger,
 	}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTTL

@@ -1,8 +1,13 @@
 package idempotency_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/idempotency"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/web"
 )
 
 func TestMetrics(t *testing.T) {
@@ -74,4 +81,36 @@ func TestMetrics(t *testing.T) {
 	require.Same(t, m.Claims, s2.Metrics().Claims)
 	_, err = s2.Reap(context.Background(), 10)
 	require.NoError(t, err)
+}
+
+// TestLogEnvelope: one structured line per keyed request, a replay logged
+// as a warning with replayed=true, and never the request body.
+func TestLogEnvelope(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	pool := testsupport.Database(t)
+	store := idempotency.NewStore(pool, idempotency.Options{Logger: logger})
+	h := store.Middleware("POST /v1/things", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+	}))
+	for range 2 {
+		req := httptest.NewRequest(http.MethodPost, "/v1/things", strings.NewReader(`{"customer":"+4915112345678"}`))
+		req.Header.Set("Idempotency-Key", "log-key")
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(httptest.NewRecorder(), req.WithContext(web.WithTenant(req.Context(), "demo")))
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2)
+	var first, second map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &second))
+	require.Equal(t, "claimed", first["state"])
+	require.Equal(t, "INFO", first["level"])
+	require.Equal(t, "replayed", second["state"])
+	require.Equal(t, true, second["replayed"])
+	require.Equal(t, "WARN", second["level"])
+	for _, k := range []string{"tenant", "operation", "key", "fingerprint", "status", "duration_ms"} {
+		require.Contains(t, second, k)
+	}
+	require.NotContains(t, buf.String(), "4915112345678", "bodies are never logged")
 }

@@ -40,6 +40,7 @@ func (s *Store) Middleware(operation string, next http.Handler) http.Handler {
 		return s.plainTx(next)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started := time.Now()
 		tenant, ok := web.Tenant(r.Context())
 		if !ok {
 			// BearerAuth runs first; without a tenant there is no scope.
@@ -76,7 +77,9 @@ func (s *Store) Middleware(operation string, next http.Handler) http.Handler {
 			s.problem(w, http.StatusServiceUnavailable, CodeInternal, "idempotency store unavailable; retry with the same key")
 			return
 		}
-		s.answer(w, r, sc, c, body, next)
+		sw := &statusWriter{ResponseWriter: w}
+		s.answer(sw, r, sc, c, body, next)
+		s.logEnvelope(r, sc, fp, c, sw.status, started)
 	})
 }
 

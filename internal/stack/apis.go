@@ -36,7 +36,7 @@ func dbHealth(pool *pgxpool.Pool) web.Health {
 // CalendarService builds the calendar API service and its key reaper.
 func CalendarService(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
-	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg})
+	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, Logger: log.With("service", "calendar")})
 	srv := &calendar.Server{
 		Pool: pool, Idempotency: store, Tokens: cfg.APITokens, Timezone: cfg.Timezone,
 		HoldTTL: cfg.HoldTTL, Logger: log.With("service", "calendar"),
@@ -47,7 +47,7 @@ func CalendarService(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (w
 // PaymentsService builds the Stripe-compatible payment API service.
 func PaymentsService(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
-	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON})
+	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON, Logger: log.With("service", "payments")})
 	srv := &payments.Server{Pool: pool, Idempotency: store, Tokens: cfg.APITokens, Logger: log.With("service", "payments")}
 	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
 }
