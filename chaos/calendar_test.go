@@ -1,0 +1,70 @@
+package chaos_test
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/chaos"
+	"github.com/bookonce/bookonce/internal/testsupport"
+)
+
+// TestLostHoldAnswerWithTheRealCalendar drops the answer of a committed
+// hold in front of the real calendar API: the caller must see Unknown, and
+// a retry with the same idempotency key must succeed without a second
+// reservation.
+func TestLostHoldAnswerWithTheRealCalendar(t *testing.T) {
+	pool := testsupport.Database(t)
+	api := testsupport.CalendarAPI(t, testsupport.Config(t), pool)
+	p, err := chaos.New(api.URL, []chaos.Rule{
+		{Method: "POST", PathPrefix: "/v1/holds", Fault: chaos.DropAfterCommit, Probability: 1, Limit: 1},
+	})
+	require.NoError(t, err)
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+
+	c := calendar.NewClient(srv.URL, "dev-token")
+	req := calendar.HoldRequest{
+		ResourceID: "bay-1",
+		Service:    "tire-change",
+		Start:      nextTuesdayAt14(),
+		Customer:   "cust-chaos",
+		Reference:  "wf-chaos-1",
+	}
+	const key = "chaos-hold-1"
+
+	_, err = c.CreateHold(t.Context(), key, req)
+	require.Error(t, err)
+	require.Equal(t, calendar.Unknown, calendar.OutcomeOf(err), "a lost answer is an unknown outcome: %v", err)
+	require.Equal(t, 1, p.Stats()[chaos.DropAfterCommit])
+	var n int
+	require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM calendar_reservations").Scan(&n))
+	require.Equal(t, 1, n, "the upstream committed before the answer was dropped")
+
+	hold, err := c.CreateHold(t.Context(), key, req)
+	require.NoError(t, err)
+	require.Equal(t, "bay-1", hold.ResourceID)
+	require.True(t, hold.Start.Equal(req.Start))
+
+	require.NoError(t, pool.QueryRow(t.Context(),
+		"SELECT count(*) FROM calendar_reservations WHERE reference = $1", req.Reference).Scan(&n))
+	require.Equal(t, 1, n, "the retry must not reserve twice")
+	require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM calendar_reservations").Scan(&n))
+	require.Equal(t, 1, n)
+}
+
+// nextTuesdayAt14 is inside opening hours whatever day the test runs.
+func nextTuesdayAt14() time.Time {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		panic(err)
+	}
+	d := time.Now().In(berlin).AddDate(0, 0, 1)
+	for d.Weekday() != time.Tuesday {
+		d = d.AddDate(0, 0, 1)
+	}
+	return time.Date(d.Year(), d.Month(), d.Day(), 14, 0, 0, 0, berlin)
+}
