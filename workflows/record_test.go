@@ -45,10 +45,13 @@ func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
 	t.Helper()
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
+	if tweak != nil {
+		tweak(&cfg) // settings of the APIs (e.g. HOLD_TTL) ...
+	}
 	cfg.CalendarURL = testsupport.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = testsupport.PaymentsAPI(t, cfg, pool).URL
 	if tweak != nil {
-		tweak(&cfg)
+		tweak(&cfg) // ... and of the worker (e.g. an unreachable calendar)
 	}
 	s := recordStack{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t)}
 	testsupport.Worker(t, s.tc, s.queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool)) })
@@ -149,6 +152,19 @@ func TestRecordHistories(t *testing.T) {
 		require.Equal(t, "card_declined", st.Reason)
 		s.save(t, ctx, run.GetID(), "payment-declined.appointment.json")
 		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "payment-declined.payment.json")
+	})
+
+	t.Run("hold-expired", func(t *testing.T) {
+		// Every hold lapses before its confirmation: one re-hold, then the
+		// whole compensation chain (cancel booking, void, release).
+		s := newRecordStack(t, func(c *config.Config) { c.HoldTTL = time.Millisecond })
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		run, st := s.book(t, ctx, recordRequest(t, "+4915112340006", time.Monday, 15))
+		require.Equal(t, workflows.StatusRejected, st.Status)
+		require.Equal(t, "hold_expired", st.Reason)
+		s.save(t, ctx, run.GetID(), "hold-expired.appointment.json")
+		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "hold-expired.payment.json")
 	})
 
 	t.Run("slot-taken", func(t *testing.T) {

@@ -33,6 +33,8 @@ var recordedHistories = []string{
 	"happy.payment.json",
 	"payment-declined.appointment.json",
 	"payment-declined.payment.json",
+	"hold-expired.appointment.json",
+	"hold-expired.payment.json",
 	"slot-taken.appointment.json",
 	"review-abandon.appointment.json",
 }
