@@ -3,7 +3,10 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/review"
@@ -40,11 +43,19 @@ func (a *Activities) SendConfirmation(ctx context.Context, in ConfirmationInput)
 	m, err := a.Messages.Send(ctx, key, outbox.Message{
 		Tenant: in.Tenant, Reference: in.Reference, Kind: "confirmation", Channel: in.Channel, Recipient: in.Customer, Body: in.Text,
 	})
+	if errors.Is(err, outbox.ErrConflict) {
+		// Another text is reserved for this booking: retrying cannot help.
+		return Step{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeOutboxConflict, err, m.ID)
+	}
 	if err != nil {
 		return Step{}, fmt.Errorf("send confirmation: %w", err)
 	}
 	return stepOf(ctx, key, m.ID), nil
 }
+
+// ErrTypeOutboxConflict: a different message of the same kind is already
+// reserved for the booking (never replaced silently).
+const ErrTypeOutboxConflict = "OutboxConflict"
 
 // ReviewInput opens a review case for the running workflow.
 type ReviewInput struct {

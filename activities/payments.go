@@ -91,7 +91,10 @@ func (a *Activities) CaptureDeposit(ctx context.Context, in IntentInput) (Intent
 }
 
 // VoidDeposit releases the authorisation (the compensation of
-// AuthorizeDeposit). Nothing to void, or already voided, is success.
+// AuthorizeDeposit). Nothing to void, or already voided, is success. A
+// deposit that was captured after all (a capture whose answer was lost) is
+// refunded instead: the customer must get the money back, once (the refund
+// has its own key, and the payment API refuses refunds beyond the capture).
 func (a *Activities) VoidDeposit(ctx context.Context, in IntentInput) (IntentResult, error) {
 	g, err := a.gateway(in.Tenant)
 	if err != nil {
@@ -99,19 +102,35 @@ func (a *Activities) VoidDeposit(ctx context.Context, in IntentInput) (IntentRes
 	}
 	key := KeyOf(ctx)
 	id := in.IntentID
-	if id == "" {
-		pi, found, err := g.FindByReference(ctx, in.Reference, DepositStep)
-		if err != nil {
-			return IntentResult{}, paymentError("find deposit", err)
+	if id != "" {
+		pi, err := g.Void(ctx, key, id)
+		if err == nil {
+			return IntentResult{Step: stepOf(ctx, key, pi.ID), Intent: pi, Found: true}, nil
 		}
-		if !found || pi.Status != payments.StatusRequiresCapture {
-			return IntentResult{Step: stepOf(ctx, key, pi.ID), Intent: pi, Found: found}, nil
+		if payments.CodeOf(err) != payments.CodeUnexpectedState {
+			return IntentResult{}, paymentError("void deposit", err)
 		}
-		id = pi.ID
+		// Not voidable: look at what it is (captured, most likely).
 	}
-	pi, err := g.Void(ctx, key, id)
+	pi, found, err := g.FindByReference(ctx, in.Reference, DepositStep)
 	if err != nil {
-		return IntentResult{}, paymentError("void deposit", err)
+		return IntentResult{}, paymentError("find deposit", err)
+	}
+	switch {
+	case !found:
+		return IntentResult{Step: stepOf(ctx, key, "")}, nil
+	case pi.Status == payments.StatusRequiresCapture:
+		pi, err = g.Void(ctx, key, pi.ID)
+		if err != nil {
+			return IntentResult{}, paymentError("void deposit", err)
+		}
+	case pi.Status == payments.StatusSucceeded && pi.AmountRefunded < pi.AmountCaptured:
+		refundKey := SubKey(ctx, "refund")
+		r, err := g.Refund(ctx, refundKey, pi.ID, 0)
+		if err != nil && payments.CodeOf(err) != payments.CodeChargeAlreadyRefunded {
+			return IntentResult{}, paymentError("refund deposit", err)
+		}
+		return IntentResult{Step: stepOf(ctx, refundKey, r.ID), Intent: pi, Found: true}, nil
 	}
 	return IntentResult{Step: stepOf(ctx, key, pi.ID), Intent: pi, Found: true}, nil
 }

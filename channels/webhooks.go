@@ -135,6 +135,9 @@ func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 			    < (CASE $3 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 ELSE 3 END)`,
 			r.URL.Query().Get("outbox_id"), sid, state)
 		if err != nil {
+			// Forget the delivery so Twilio's retry is not dropped as a
+			// duplicate: the record and its effect go together.
+			_, _ = g.Pool.Exec(r.Context(), `DELETE FROM inbox_events WHERE provider = 'twilio' AND event_id = $1`, sid+":"+st)
 			http.Error(w, "try again", http.StatusServiceUnavailable)
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -114,7 +115,7 @@ func (s *Sender) Run(ctx context.Context, interval time.Duration) error {
 	defer t.Stop()
 	for {
 		if _, err := s.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			s.log().Error("outbox relay run", "err", err)
+			s.log().Error("outbox relay run", "err", redact(err))
 		}
 		select {
 		case <-ctx.Done():
@@ -247,15 +248,15 @@ func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
 		}
 		return true, nil
 	case isFinal(err):
-		s.log().Warn("outbox message refused by the provider", "id", c.id, "err", err)
+		s.log().Warn("outbox message refused by the provider", "id", c.id, "err", redact(err))
 		return false, s.release(rctx, c, `state = 'failed', claimed_until = NULL`, err)
 	case isRetryable(err):
-		s.log().Info("outbox message not taken by the provider; retried later", "id", c.id, "err", err)
+		s.log().Info("outbox message not taken by the provider; retried later", "id", c.id, "err", redact(err))
 		return false, s.release(rctx, c, `attempted_at = NULL, claimed_until = NULL`, err)
 	default:
 		// Unknown: keep attempted_at and the claim; reconciliation looks
 		// the message up once the claim has expired.
-		s.log().Warn("outbox message outcome unknown; reconciled later", "id", c.id, "err", err)
+		s.log().Warn("outbox message outcome unknown; reconciled later", "id", c.id, "err", redact(err))
 		return false, s.release(rctx, c, `claimed_until = claimed_until`, err)
 	}
 }
@@ -298,4 +299,13 @@ func newToken() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// phoneLike matches phone numbers in provider error texts (Twilio repeats
+// the To number), so logs never carry a customer's number.
+var phoneLike = regexp.MustCompile(`\+?\d[\d ]{6,}(\d{2})`)
+
+// redact masks phone numbers in err, keeping the last two digits.
+func redact(err error) string {
+	return phoneLike.ReplaceAllString(err.Error(), "***$1")
 }

@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -340,4 +341,10 @@ func TestIdenticalTextsWithLostResponsesNeedReview(t *testing.T) {
 	require.Equal(t, map[string]int{"sent": 1, "review": 1}, states,
 		"one Twilio message is never attributed to two rows")
 	require.Len(t, e.fake.Messages(), 2)
+}
+
+func TestRedactMasksPhoneNumbers(t *testing.T) {
+	got := outbox.Redact(errors.New("The 'To' number whatsapp:+4915112345678 is not a valid phone number"))
+	require.NotContains(t, got, "4915112345678")
+	require.Contains(t, got, "***78")
 }

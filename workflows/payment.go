@@ -72,6 +72,13 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 		return p.finish(ctx, PaymentVoided, reason)
 	}
 	if err := p.capture(ctx); err != nil {
+		if !isFinal(err) && p.capturedAfterAll(ctx) {
+			// The capture's answer was lost but it happened: a timeout is
+			// an unknown, and the payment API says it is done.
+			p.saga.clear()
+			return p.finish(ctx, PaymentCaptured, "")
+		}
+		// The compensation voids, or refunds what was captured after all.
 		_ = p.saga.compensate(ctx)
 		return p.finish(ctx, PaymentFailed, "capture: "+err.Error())
 	}
@@ -153,6 +160,14 @@ func (p *payment) capture(ctx workflow.Context) error {
 		act.CaptureDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference, IntentID: p.state.IntentID}).Get(ctx, &res)
 	p.record("capture deposit", "capture-deposit", res.Step, err)
 	return err
+}
+
+// capturedAfterAll reconciles a capture whose outcome is unknown.
+func (p *payment) capturedAfterAll(ctx workflow.Context) bool {
+	var found activities.IntentResult
+	err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, "find-capture", "Reconcile capture by reference"),
+		act.FindDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference}).Get(ctx, &found)
+	return err == nil && found.Found && found.Intent.AmountCaptured > 0
 }
 
 func (p *payment) void(ctx workflow.Context) error {

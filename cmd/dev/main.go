@@ -5,11 +5,14 @@
 package main
 
 import (
+	// Times in messages are stated in BOOKONCE_TIMEZONE on any host, with
+	// or without system tzdata.
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+	_ "time/tzdata"
 
 	"golang.org/x/sync/errgroup"
 

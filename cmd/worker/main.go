@@ -5,8 +5,11 @@
 package main
 
 import (
+	// Times in messages are stated in BOOKONCE_TIMEZONE on any host, with
+	// or without system tzdata.
 	"context"
 	"time"
+	_ "time/tzdata"
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"

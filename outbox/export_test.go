@@ -1,0 +1,4 @@
+package outbox
+
+// Redact is redact for the tests.
+var Redact = redact
