@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/nyaruka/phonenumbers"
 	"go.temporal.io/sdk/client"
@@ -78,40 +79,44 @@ func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) erro
 }
 
 // RelayPending delivers inbox events that stayed pending (Temporal was
-// unreachable when they arrived), oldest first. Rows are locked with SKIP
-// LOCKED so several gateways never deliver one row at the same time.
+// unreachable when they arrived), oldest first, one row per transaction:
+// the row is locked with SKIP LOCKED (several gateways never deliver one
+// row at the same time) and marked delivered in the same transaction, so a
+// failure leaves only that row pending and the rows before it done.
 func (g *Gateway) RelayPending(ctx context.Context, olderThan time.Duration) (int, error) {
-	tx, err := g.Pool.Begin(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	rows, err := tx.Query(ctx, `SELECT payload FROM inbox_events WHERE state = 'pending' AND received_at < $1
-		ORDER BY received_at LIMIT 50 FOR UPDATE SKIP LOCKED`, g.now().Add(-olderThan))
-	if err != nil {
-		return 0, err
-	}
-	var events []inboxEvent
-	for rows.Next() {
-		var raw []byte
-		var ev inboxEvent
-		if err := rows.Scan(&raw); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		if json.Unmarshal(raw, &ev) == nil && ev.Event.EventID != "" {
-			events = append(events, ev)
-		}
-	}
-	rows.Close()
 	n := 0
-	for _, ev := range events {
-		if err := g.deliverWith(ctx, tx, ev); err != nil {
+	for n < 50 {
+		delivered, err := g.relayOne(ctx, olderThan)
+		if err != nil || !delivered {
 			return n, err
 		}
 		n++
 	}
-	return n, tx.Commit(ctx)
+	return n, nil
+}
+
+func (g *Gateway) relayOne(ctx context.Context, olderThan time.Duration) (bool, error) {
+	tx, err := g.Pool.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var raw []byte
+	err = tx.QueryRow(ctx, `SELECT payload FROM inbox_events WHERE state = 'pending' AND received_at < $1
+		ORDER BY received_at LIMIT 1 FOR UPDATE SKIP LOCKED`, g.now().Add(-olderThan)).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	var ev inboxEvent
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.Event.EventID == "" {
+		return false, fmt.Errorf("inbox: unreadable pending event: %v", err)
+	}
+	if err := g.deliverWith(ctx, tx, ev); err != nil {
+		return false, err
+	}
+	return true, tx.Commit(ctx)
 }
 
 // RunRelay calls RelayPending every interval until ctx ends.
