@@ -109,3 +109,19 @@ func (a *Activities) SendReply(ctx context.Context, in ReplyInput) (Step, error)
 	}
 	return stepOf(ctx, key, m.ID), nil
 }
+
+// CloseIntentInput names the intent of an appointment that did not book.
+type CloseIntentInput struct {
+	Tenant     string `json:"tenant"`
+	IntentID   string `json:"intent_id"`
+	WorkflowID string `json:"workflow_id"`
+}
+
+// CloseIntent lets the same wish start afresh after this appointment ended
+// without a booking; a no-op for appointments no conversation started.
+func (a *Activities) CloseIntent(ctx context.Context, in CloseIntentInput) error {
+	if a.Understanding.Dedup == nil {
+		return nil
+	}
+	return a.Understanding.Dedup.Close(ctx, in.Tenant, in.IntentID, in.WorkflowID)
+}

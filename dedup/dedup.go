@@ -8,6 +8,7 @@ package dedup
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -107,7 +108,8 @@ func (s *Store) decide(ctx context.Context, tx pgx.Tx, key string, in Intent) (D
 	}
 	now := s.now()
 	var existingWF, existingChannel string
-	err = tx.QueryRow(ctx, `SELECT workflow_id, channel FROM booking_intents WHERE tenant_id = $1 AND intent_id = $2 AND created_at > $3`,
+	err = tx.QueryRow(ctx, `SELECT workflow_id, channel FROM booking_intents
+		WHERE tenant_id = $1 AND intent_id = $2 AND created_at > $3 AND closed_at IS NULL`,
 		in.Tenant, in.IntentID, now.Add(-s.Retention)).Scan(&existingWF, &existingChannel)
 	switch {
 	case err == nil:
@@ -144,13 +146,39 @@ func (s *Store) newOrReview(ctx context.Context, tx pgx.Tx, key string, in Inten
 				ChannelPair: close.channel + "+" + in.Channel, Conflicting: close.intentID}, nil
 		}
 	}
+	// A row that is still here is closed (its appointment failed) or past
+	// retention: this is a new attempt and gets its own workflow ID, since
+	// the old one has completed.
+	workflowID := in.WorkflowID
+	var old int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM booking_intents WHERE tenant_id = $1 AND intent_id = $2`, in.Tenant, in.IntentID).Scan(&old); err != nil {
+		return Decision{}, err
+	}
+	if old > 0 {
+		sum := sha256.Sum256([]byte(key))
+		workflowID += "-" + hex.EncodeToString(sum[:4])
+	}
 	_, err := tx.Exec(ctx, `INSERT INTO booking_intents (tenant_id, intent_id, customer, service, slot_start, channel, workflow_id, events, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, ARRAY[$8], $9)`,
-		in.Tenant, in.IntentID, in.Customer, in.Service, in.SlotStart, in.Channel, in.WorkflowID, in.EventID, now)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, ARRAY[$8], $9)
+		ON CONFLICT (tenant_id, intent_id) DO UPDATE SET workflow_id = EXCLUDED.workflow_id, channel = EXCLUDED.channel,
+			events = EXCLUDED.events, created_at = EXCLUDED.created_at, closed_at = NULL`,
+		in.Tenant, in.IntentID, in.Customer, in.Service, in.SlotStart, in.Channel, workflowID, in.EventID, now)
 	if err != nil {
 		return Decision{}, err
 	}
-	return Decision{Kind: New, IntentID: in.IntentID, WorkflowID: in.WorkflowID, ChannelPair: in.Channel}, nil
+	return Decision{Kind: New, IntentID: in.IntentID, WorkflowID: workflowID, ChannelPair: in.Channel}, nil
+}
+
+// Close marks the intent of an appointment that ended without a booking,
+// so the same wish later starts a new attempt instead of merging into it.
+// Closing twice, or an appointment no intent points at, changes nothing.
+func (s *Store) Close(ctx context.Context, tenant, intentID, workflowID string) error {
+	_, err := s.Pool.Exec(ctx, `UPDATE booking_intents SET closed_at = $4
+		WHERE tenant_id = $1 AND intent_id = $2 AND workflow_id = $3 AND closed_at IS NULL`, tenant, intentID, workflowID, s.now())
+	if err != nil {
+		return fmt.Errorf("dedup close intent: %w", err)
+	}
+	return nil
 }
 
 type closeMatch struct {
@@ -162,7 +190,7 @@ type closeMatch struct {
 // the same service on the same day, or the same slot with another service.
 func (s *Store) closeIntent(ctx context.Context, tx pgx.Tx, in Intent, now time.Time) (*closeMatch, error) {
 	rows, err := tx.Query(ctx, `SELECT intent_id, service, slot_start, channel, workflow_id FROM booking_intents
-		WHERE tenant_id = $1 AND customer = $2 AND intent_id <> $3 AND created_at > $4 ORDER BY created_at DESC`,
+		WHERE tenant_id = $1 AND customer = $2 AND intent_id <> $3 AND created_at > $4 AND closed_at IS NULL ORDER BY created_at DESC`,
 		in.Tenant, in.Customer, in.IntentID, now.Add(-s.Window))
 	if err != nil {
 		return nil, err

@@ -119,3 +119,26 @@ func TestOutsideTheWindowIsNew(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, dedup.New, d.Kind, "a second car later on is a genuine second booking")
 }
+
+// TestAfterAFailedAppointmentTheSameWishIsANewAttempt: a wish whose
+// appointment ended without a booking (declined card, say) is not merged
+// into it when it comes again; it starts afresh under a new workflow ID.
+func TestAfterAFailedAppointmentTheSameWishIsANewAttempt(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	first, err := s.Decide(ctx, "k1", intent("i1", "tire-change", "whatsapp", "e1", slot))
+	require.NoError(t, err)
+	require.Equal(t, dedup.New, first.Kind)
+	require.NoError(t, s.Close(ctx, "demo", "i1", first.WorkflowID))
+	require.NoError(t, s.Close(ctx, "demo", "i1", first.WorkflowID), "closing twice changes nothing")
+
+	again, err := s.Decide(ctx, "k2", intent("i1", "tire-change", "whatsapp", "e2", slot))
+	require.NoError(t, err)
+	require.Equal(t, dedup.New, again.Kind)
+	require.NotEqual(t, first.WorkflowID, again.WorkflowID, "the failed appointment has completed: a new ID")
+	// And while the new attempt runs, repeats merge into it.
+	repeat, err := s.Decide(ctx, "k3", intent("i1", "tire-change", "voice", "e3", slot))
+	require.NoError(t, err)
+	require.Equal(t, dedup.Merge, repeat.Kind)
+	require.Equal(t, again.WorkflowID, repeat.WorkflowID)
+}

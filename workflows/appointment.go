@@ -74,6 +74,9 @@ func (a *appointment) run(ctx workflow.Context) (BookingState, error) {
 		}
 		dctx, cancel := workflow.NewDisconnectedContext(ctx)
 		defer cancel()
+		// The same wish later is a new attempt, not a merge into this one.
+		_ = workflow.ExecuteActivity(activityCtx(dctx, a.tuning, "close-intent", "Close the intent: no booking"), act.CloseIntent,
+			activities.CloseIntentInput{Tenant: a.req.Tenant, IntentID: a.req.IntentID, WorkflowID: a.state.Reference}).Get(dctx, nil)
 		_ = a.upsert(dctx, o.status, "ended: "+a.state.Reason)
 		return a.state, nil
 	}

@@ -189,6 +189,7 @@ func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.In
 		c.publishReview(ctx)
 		c.reply(ctx, ev, "Sie haben kurz zuvor einen ähnlichen Termin angefragt. Wir prüfen, ob Sie beide möchten, und melden uns.")
 	default:
+		in.WorkflowID = d.WorkflowID // a new attempt after a failed one has its own ID
 		c.start(ctx, in, ev.Channel)
 		c.reply(ctx, ev, fmt.Sprintf("Danke! Wir buchen %s am %s; die Bestätigung folgt.", serviceLabel(in.Service), when))
 	}

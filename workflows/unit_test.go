@@ -447,7 +447,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			status: workflows.StatusRejected, reason: "slot_unavailable",
 			// Only the release registered before the hold runs, and it
 			// releases by reference (no hold ID is known).
-			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold"},
+			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold", "CloseIntent close-intent"},
 			payments:    []string{},
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
 				require.Equal(t, []time.Time{alt1, alt2}, st.Alternatives)
@@ -466,7 +466,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 				}
 			},
 			status: workflows.StatusRejected, reason: "downstream said no: CalendarRejected",
-			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold"},
+			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold", "CloseIntent close-intent"},
 			payments:    []string{},
 			check: func(t *testing.T, st workflows.BookingState, _ *unitFake) {
 				require.Empty(t, st.Alternatives)
@@ -481,7 +481,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			},
 			status: workflows.StatusPaymentFailed, reason: "card_declined", payment: workflows.PaymentDeclined,
 			// void deposit (registered second) before release hold (first).
-			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold"},
+			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
 			payments:    []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
 				require.Len(t, st.Steps, 4)
@@ -505,7 +505,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			status: workflows.StatusRejected, reason: "downstream said no: CalendarRejected",
 			// Cancel booking is registered before the confirmation (its answer
 			// may be lost), so it runs, by reference, and finds nothing.
-			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold"},
+			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
 			// The appointment's void signal makes the payment saga void too.
 			payments: []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
@@ -523,7 +523,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			},
 			status: workflows.StatusPaymentFailed, reason: "deposit not captured: capture: ", payment: workflows.PaymentFailed,
 			// All three compensations, in reverse order of registration.
-			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold"},
+			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
 			payments:    []string{"AuthorizeDeposit authorize-deposit", "CaptureDeposit capture-deposit", "VoidDeposit void-deposit"},
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
 				require.Equal(t, activities.CancelBookingInput{Tenant: "demo", BookingID: "booking-hold-1", Reference: st.Reference}, f.input("appointment", "cancel-booking"))
@@ -603,7 +603,7 @@ func TestUnitCancellationWhileAuthorising(t *testing.T) {
 			require.Equal(t, workflows.StatusCancelled, st.Status)
 			require.Equal(t, "cancelled", st.Reason)
 			seq := f.sequence("appointment")
-			require.Equal(t, []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold"}, seq)
+			require.Equal(t, []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"}, seq)
 			// The payment saga voided its side before the appointment voided
 			// by reference: the appointment waits for it to finish.
 			require.NoError(t, f.childErr, "the payment saga finished, it was not terminated")
@@ -662,7 +662,7 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 		require.Equal(t, workflows.StatusRejected, st.Status)
 		require.Equal(t, "hold_expired", st.Reason)
 		require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "HoldSlot rehold-slot", "ConfirmHold confirm-hold-2", "CancelBooking cancel-booking",
-			"VoidDeposit void-deposit", "ReleaseHold release-hold"}, f.sequence("appointment"), "one re-hold only")
+			"VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"}, f.sequence("appointment"), "one re-hold only")
 		require.False(t, f.live)
 	})
 }
@@ -731,7 +731,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 				env.SignalWorkflow(workflows.SignalReviewDecision, workflows.ReviewDecision{CaseID: caseID, Action: review.ActionAbandon})
 			},
 			status: workflows.StatusRejected, reason: "hold outcome unknown; review decided abandon",
-			after:   []string{"ReleaseHold release-hold"},
+			after:   []string{"ReleaseHold release-hold", "CloseIntent close-intent"},
 			minWait: time.Hour, maxWait: 2 * time.Hour,
 		},
 		{
@@ -741,14 +741,14 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 				env.SignalWorkflow(workflows.SignalReviewDecision, workflows.ReviewDecision{CaseID: caseID, Action: review.ActionAbandon})
 			},
 			status: workflows.StatusRejected, reason: "hold outcome unknown; review decided abandon",
-			after:   []string{"ReleaseHold release-hold"},
+			after:   []string{"ReleaseHold release-hold", "CloseIntent close-intent"},
 			minWait: time.Hour, maxWait: 2 * time.Hour,
 		},
 		{
 			name:   "review timeout abandons",
 			decide: nil,
 			status: workflows.StatusRejected, reason: "hold outcome unknown; review decided abandon",
-			after:   []string{"ReleaseHold release-hold"},
+			after:   []string{"ReleaseHold release-hold", "CloseIntent close-intent"},
 			minWait: unitUnknownTuning.ReviewTimeout, maxWait: unitUnknownTuning.ReviewTimeout + time.Minute,
 		},
 		{
@@ -958,7 +958,7 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 		{
 			name: "abandon", action: review.ActionAbandon, status: workflows.StatusPaymentFailed,
 			reason:      "deposit outcome unknown, review: abandon",
-			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold"},
+			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
 			payment:     []string{"VoidDeposit void-deposit"},
 		},
 	}
