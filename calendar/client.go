@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/bookonce/bookonce/outcome"
 )
 
 // Client is a typed client of the calendar API. It always sends the
@@ -27,32 +29,16 @@ func NewClient(baseURL, token string) *Client {
 	return &Client{BaseURL: baseURL, Token: token, HTTP: &http.Client{Timeout: 10 * time.Second}}
 }
 
-// Outcome classifies a failed call for the caller's retry decision.
-type Outcome int
+// Outcome classifies a failed call for the caller's retry decision (see
+// package outcome).
+type Outcome = outcome.Outcome
 
 // Outcomes of a failed call.
 const (
-	// Retryable: nothing happened; the same call may be repeated.
-	Retryable Outcome = iota + 1
-	// Final: the API decided; repeating the call gives the same answer.
-	Final
-	// Unknown: the request may or may not have taken effect (timeout, reset,
-	// gateway error). Retry with the same key or reconcile; never re-send
-	// with a new key.
-	Unknown
+	Retryable = outcome.Retryable
+	Final     = outcome.Final
+	Unknown   = outcome.Unknown
 )
-
-func (o Outcome) String() string {
-	switch o {
-	case Retryable:
-		return "retryable"
-	case Final:
-		return "final"
-	case Unknown:
-		return "unknown"
-	}
-	return "invalid"
-}
 
 // Error is a failed calendar call.
 type Error struct {

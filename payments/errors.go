@@ -4,37 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/bookonce/bookonce/outcome"
 )
 
-// Outcome classifies a failed gateway call for the caller's retry decision.
-type Outcome int
+// Outcome classifies a failed call for the caller's retry decision (see
+// package outcome).
+type Outcome = outcome.Outcome
 
 // Outcomes of a failed call.
 const (
-	// Retryable: the provider decided nothing (a key in flight, a rate
-	// limit, a server error that rolled back); repeat with the same key.
-	Retryable Outcome = iota + 1
-	// Final: the provider decided (declined, invalid, wrong state);
-	// repeating the call gives the same answer.
-	Final
-	// Unknown: the request may or may not have taken effect (no response,
-	// timeout, 502/503/504 from a proxy). Retry with the same key or
-	// reconcile by reference; never re-send with a new key.
-	Unknown
+	Retryable = outcome.Retryable
+	Final     = outcome.Final
+	Unknown   = outcome.Unknown
 )
-
-// String names the outcome for logs.
-func (o Outcome) String() string {
-	switch o {
-	case Retryable:
-		return "retryable"
-	case Final:
-		return "final"
-	case Unknown:
-		return "unknown"
-	}
-	return "invalid"
-}
 
 // Error is a failed gateway call, classified at the boundary so that no
 // stripe-go type leaks into workflows.
