@@ -98,24 +98,33 @@ func validateCreate(f form) (intentRow, *apiError) {
 	}, nil
 }
 
+// mutation starts a mutating intent request: the idempotency transaction,
+// the form checked against spec, and the expand list; false means the
+// answer was written.
+func (s *Server) mutation(w http.ResponseWriter, r *http.Request, spec formSpec) (pgx.Tx, form, map[string]bool, bool) {
+	tx, ok := s.txOf(w, r)
+	if !ok {
+		return nil, form{}, nil, false
+	}
+	f, apiErr := readForm(r, spec)
+	if apiErr == nil {
+		var expand map[string]bool
+		if expand, apiErr = f.expand("latest_charge"); apiErr == nil {
+			return tx, f, expand, true
+		}
+	}
+	writeError(r.Context(), w, apiErr)
+	return nil, form{}, nil, false
+}
+
 // createIntent creates and confirms a PaymentIntent: manual capture
 // authorises (requires_capture), automatic capture charges (succeeded), a
 // declining test card answers 402 card_error, which is a decided outcome
 // and stored with the key like a success.
 func (s *Server) createIntent(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	tx, ok := s.txOf(w, r)
+	tx, f, expand, ok := s.mutation(w, r, createIntentSpec)
 	if !ok {
-		return
-	}
-	f, apiErr := readForm(r, createIntentSpec)
-	if apiErr != nil {
-		writeError(ctx, w, apiErr)
-		return
-	}
-	expand, apiErr := f.expand("latest_charge")
-	if apiErr != nil {
-		writeError(ctx, w, apiErr)
 		return
 	}
 	row, apiErr := validateCreate(f)
@@ -279,18 +288,8 @@ func (s *Server) cancelIntent(w http.ResponseWriter, r *http.Request) {
 // one intent are decided one after the other.
 func (s *Server) transition(w http.ResponseWriter, r *http.Request, spec formSpec, change func(pgx.Tx, form, *intentRow) *apiError) {
 	ctx := r.Context()
-	tx, ok := s.txOf(w, r)
+	tx, f, expand, ok := s.mutation(w, r, spec)
 	if !ok {
-		return
-	}
-	f, apiErr := readForm(r, spec)
-	if apiErr != nil {
-		writeError(ctx, w, apiErr)
-		return
-	}
-	expand, apiErr := f.expand("latest_charge")
-	if apiErr != nil {
-		writeError(ctx, w, apiErr)
 		return
 	}
 	id := r.PathValue("id")
