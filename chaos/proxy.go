@@ -19,12 +19,18 @@ import (
 // client exhaust the drill's memory.
 const maxBody = 1 << 20
 
+// maxAnswer bounds a buffered upstream answer (answers are read whole so
+// the "after commit" faults fire only once the upstream has answered).
+const maxAnswer = 16 << 20
+
 // Proxy is a reverse proxy to one upstream that injects the faults of its
 // rules. It is safe for concurrent use.
 type Proxy struct {
 	upstream  *url.URL
 	rules     []Rule
 	transport http.RoundTripper
+
+	observe func(Exchange)
 
 	mu    sync.Mutex // guards rng, fired and stats
 	rng   *rand.Rand
@@ -42,6 +48,33 @@ func WithRand(r *rand.Rand) Option { return func(p *Proxy) { p.rng = r } }
 // WithTransport sets the round tripper used to reach the upstream (default:
 // a private clone of http.DefaultTransport).
 func WithTransport(rt http.RoundTripper) Option { return func(p *Proxy) { p.transport = rt } }
+
+// WithObserver calls f once for every request the proxy handled, after it
+// answered (or dropped) it. A drill uses it to tell retries that reused
+// their operation's key from retries with a new one, and to follow each
+// injected "unknown outcome" to how it ended. f must be safe for
+// concurrent use.
+func WithObserver(f func(Exchange)) Option { return func(p *Proxy) { p.observe = f } }
+
+// Exchange is one request as the proxy saw it.
+type Exchange struct {
+	Method, Path, RawQuery string
+	// IdempotencyKey is the request's Idempotency-Key header ("" if none).
+	IdempotencyKey string
+	// Body is the request body; Response the upstream's answer body
+	// (also when the client never got it).
+	Body, Response []byte
+	// Fault is the fault injected ("" if none fired).
+	Fault Fault
+	// UpstreamStatus is the upstream's status (0: not forwarded or failed).
+	UpstreamStatus int
+	// Replayed is the upstream's Idempotent-Replayed answer header.
+	Replayed bool
+}
+
+// Committed reports whether the upstream answered with a 2xx: for the
+// "after commit" faults, the caller then holds an unknown outcome.
+func (e Exchange) Committed() bool { return e.UpstreamStatus >= 200 && e.UpstreamStatus < 300 }
 
 // New returns a proxy to upstream (an absolute http or https URL) that
 // injects the faults of rules. Rules are checked first so that a typo in a
@@ -117,6 +150,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rule != nil {
 		fault = rule.Fault
 	}
+	ex := &Exchange{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, IdempotencyKey: r.Header.Get("Idempotency-Key"), Fault: fault}
+	if p.observe != nil {
+		// Deferred, so that it also runs when abort panics to reset a stream.
+		defer func() { p.observe(*ex) }()
+	}
 	if fault == Reset {
 		abort(w)
 		return
@@ -131,6 +169,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "chaos: read request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	ex.Body = body
 	if fault == Delay {
 		t := time.NewTimer(rule.Delay)
 		select {
@@ -157,21 +196,26 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	ex.UpstreamStatus, ex.Replayed = resp.StatusCode, resp.Header.Get("Idempotent-Replayed") == "true"
+	// Read the whole answer before deciding: for the "after commit" faults
+	// the upstream has committed once it sent it, which is their point.
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil || len(answer) > maxAnswer {
+		abort(w) // a truncated answer would be a fault nobody asked for
+		return
+	}
+	ex.Response = answer
 	switch fault {
-	case DropAfterCommit, ErrorAfterCommit:
-		// Read the whole answer: the upstream has committed once it sent
-		// it, which is the point of these faults.
-		_, _ = io.Copy(io.Discard, resp.Body)
-		if fault == DropAfterCommit {
-			abort(w)
-			return
-		}
+	case DropAfterCommit:
+		abort(w)
+		return
+	case ErrorAfterCommit:
 		http.Error(w, fmt.Sprintf("chaos: injected %d after commit", rule.Status), rule.Status)
 		return
 	}
 	copyHeader(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+	_, _ = w.Write(answer)
 }
 
 // roundTrip sends one copy of r with body to the upstream.

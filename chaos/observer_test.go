@@ -1,0 +1,73 @@
+package chaos_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/chaos"
+)
+
+// TestObserverSeesEveryExchange: the observer gets the key, the body, the
+// fault and what the upstream answered, also for an answer the client
+// never received.
+func TestObserverSeesEveryExchange(t *testing.T) {
+	var committed int
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		committed++
+		if r.Header.Get("Idempotency-Key") == "k-replayed" {
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"id":"hold_1"}`)
+	}))
+	t.Cleanup(upstream.Close)
+	var (
+		mu   sync.Mutex
+		seen []chaos.Exchange
+	)
+	p, err := chaos.New(upstream.URL, []chaos.Rule{
+		{Method: "POST", PathPrefix: "/v1/holds", Fault: chaos.DropAfterCommit, Probability: 1, Limit: 1},
+	}, chaos.WithObserver(func(e chaos.Exchange) { mu.Lock(); seen = append(seen, e); mu.Unlock() }))
+	require.NoError(t, err)
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+
+	post := func(key string) (int, error) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/holds?x=1", strings.NewReader(`{"reference":"r1"}`))
+		require.NoError(t, err)
+		req.Header.Set("Idempotency-Key", key)
+		// A fresh connection each time: Go's transport would otherwise
+		// resend a keyed request on its own after the dropped answer.
+		req.Close = true
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	_, err = post("k-dropped")
+	require.Error(t, err, "the first answer is dropped")
+	status, err := post("k-replayed")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, status)
+
+	require.Equal(t, 2, committed)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 2)
+	require.Equal(t, chaos.Exchange{
+		Method: "POST", Path: "/v1/holds", RawQuery: "x=1", IdempotencyKey: "k-dropped",
+		Body: []byte(`{"reference":"r1"}`), Response: []byte(`{"id":"hold_1"}`),
+		Fault: chaos.DropAfterCommit, UpstreamStatus: http.StatusCreated,
+	}, seen[0])
+	require.True(t, seen[0].Committed(), "committed upstream, unknown to the client")
+	require.Equal(t, chaos.Fault(""), seen[1].Fault)
+	require.True(t, seen[1].Replayed)
+}
