@@ -70,6 +70,10 @@ type Config struct {
 	// DedupWindow is how close in time two different wishes of one customer
 	// must be to be reviewed as a potential duplicate.
 	DedupWindow time.Duration
+	// OutboxSendTimeout is how long a message whose send was attempted
+	// without a recorded answer waits before the relay reconciles it with
+	// the provider (never re-sends it blindly).
+	OutboxSendTimeout time.Duration
 
 	// LLMBaseURL, LLMAPIKey and LLMModel configure an OpenAI-compatible
 	// extractor; with LLMBaseURL empty the deterministic rules are used.
@@ -130,6 +134,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		IdempotencyTTL:    dur("IDEMPOTENCY_TTL", "72h"),
 		HoldTTL:           dur("HOLD_TTL", "10m"),
 		DedupWindow:       dur("DEDUP_WINDOW", "3m"),
+		OutboxSendTimeout: dur("OUTBOX_SEND_TIMEOUT", "2m"),
 		WorkerListen:      get("WORKER_LISTEN", "127.0.0.1:8083"),
 		LLMBaseURL:        strings.TrimRight(get("LLM_BASE_URL", ""), "/"),
 		LLMAPIKey:         get("LLM_API_KEY", ""),
