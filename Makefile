@@ -7,7 +7,7 @@ GO ?= go
 # Two cores: packages with the in-process Temporal server are heavy.
 TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: run test vet build fuzz histories bench clean help
+.PHONY: run test vet build fuzz histories bench chaos clean help
 
 help:
 	@echo "make run    start PostgreSQL (found or private), Temporal + Web UI, worker, gateway and the APIs"
@@ -40,6 +40,14 @@ fuzz:
 # (a few minutes). A smoke run of the same code is part of `make test`.
 bench:
 	BOOKONCE_BENCH=1 $(GO) test -count=1 -run TestBenchFull -timeout 20m -v ./bench/
+
+# The acceptance drill: CHAOS_N bookings through the whole stack with
+# faults and worker kills; prints the pilot metrics, writes
+# chaos-report.json, fails on any duplicate, loss or false merge.
+CHAOS_N ?= 1000
+chaos:
+	@$(GO) build -o bin/chaos ./cmd/chaos
+	./bin/chaos -n $(CHAOS_N) -report chaos-report.json $(CHAOS_FLAGS)
 
 # Re-record the workflow histories that `make test` replays (after an
 # intended workflow change; see README "Changing a workflow").

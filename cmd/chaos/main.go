@@ -1,0 +1,108 @@
+// Command chaos is bookonce's acceptance drill (`make chaos`): it drives
+// many bookings through the whole stack as Twilio would, injects faults in
+// front of the calendar, payment and Twilio APIs, SIGKILLs worker
+// processes, waits for every booking to settle, prints the pilot metrics
+// and writes them as JSON. It exits 1 on any duplicate effect, lost
+// request or false merge, 2 on bad flags, 3 when the drill cannot run.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+	// Times in messages are stated in BOOKONCE_TIMEZONE on any host.
+	_ "time/tzdata"
+
+	"github.com/bookonce/bookonce/chaos"
+	"github.com/bookonce/bookonce/drill"
+)
+
+// faultFlags collects -fault "UPSTREAM: RULE" flags.
+type faultFlags map[string][]chaos.Rule
+
+func (f faultFlags) String() string { return "" }
+
+func (f faultFlags) Set(v string) error {
+	upstream, rule, ok := strings.Cut(v, ":")
+	upstream = strings.TrimSpace(upstream)
+	if !ok || (upstream != "calendar" && upstream != "payments" && upstream != "twilio") {
+		return errors.New(`want "calendar|payments|twilio: METHOD PATH FAULT [p=..] [limit=..] [status=..] [delay=..]"`)
+	}
+	r, err := chaos.ParseRule(strings.TrimSpace(rule))
+	if err != nil {
+		return err
+	}
+	f[upstream] = append(f[upstream], r)
+	return nil
+}
+
+func main() {
+	drill.RunWorkerIfAsked() // the drill starts this binary as its workers
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	faults := faultFlags{}
+	var (
+		n           = fs.Int("n", 1000, "bookings to drive (a genuine second booking counts as two)")
+		concurrency = fs.Int("concurrency", 24, "customers talking at the same time")
+		workers     = fs.Int("workers", 2, "worker processes running at once")
+		killEvery   = fs.Duration("kill-every", 20*time.Second, "SIGKILL one worker process this often while bookings are sent")
+		seed        = fs.Uint64("seed", 0, "seed of the scenario mix and the fault draws (0: from the clock)")
+		settle      = fs.Duration("settle-timeout", 5*time.Minute, "how long to wait for every booking to end")
+		reportPath  = fs.String("report", "chaos-report.json", "where to write the JSON report")
+		noFaults    = fs.Bool("no-faults", false, "inject no proxy faults (worker kills still happen)")
+		logDir      = fs.String("logs", "", "directory for the worker processes' logs (default: a temp dir)")
+	)
+	fs.Var(faults, "fault", `a fault rule "UPSTREAM: METHOD PATH FAULT [p=..] [limit=..]" replacing that upstream's defaults (repeatable),`+
+		` e.g. -fault "calendar: POST /v1/holds drop-after-commit p=0.2"`)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: chaos [flags]   (make chaos CHAOS_N=200)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 || *n <= 0 || *concurrency <= 0 || *workers <= 0 || *killEvery <= 0 || *settle <= 0 {
+		fmt.Fprintln(stderr, "chaos: -n, -concurrency, -workers, -kill-every and -settle-timeout must be positive, and there are no arguments")
+		return 2
+	}
+	opts := drill.Options{Bookings: *n, Concurrency: *concurrency, Workers: *workers, KillEvery: *killEvery,
+		Seed: *seed, SettleTimeout: *settle, LogDir: *logDir, Progress: stderr,
+		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"]}
+	if *noFaults {
+		opts.Calendar, opts.Payments, opts.Twilio = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := drill.Run(ctx, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "chaos: the drill could not run:", err)
+		return 3
+	}
+	r.Command = "chaos " + strings.Join(args, " ")
+	out, err := json.MarshalIndent(r, "", "  ")
+	if err == nil {
+		err = os.WriteFile(*reportPath, append(out, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "chaos: write report:", err)
+		return 3
+	}
+	fmt.Fprint(stdout, r.Summary())
+	fmt.Fprintln(stdout, "report:", *reportPath)
+	if !r.Passed {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,188 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bookonce/bookonce/channels"
+)
+
+// Traffic counts what the drill sent as Twilio.
+type Traffic struct {
+	// Events are distinct webhooks (distinct MessageSid / CallSid step).
+	Events int64 `json:"events"`
+	// Posts are all HTTP requests, redeliveries included.
+	Posts int64 `json:"posts"`
+	// Redeliveries are posts of an event the gateway had already answered
+	// or that were sent concurrently with it.
+	Redeliveries int64 `json:"redeliveries"`
+	// Accepted are events the gateway answered 200 (at least once).
+	Accepted int64 `json:"accepted"`
+	// Refused are events never answered 200 after every retry: lost at
+	// the edge (must be 0).
+	Refused int64 `json:"refused"`
+	// GatewayRetries are posts repeated because the gateway did not answer
+	// 200, as Twilio retries.
+	GatewayRetries int64 `json:"gateway_retries"`
+}
+
+// driver plays Twilio and the customers.
+type driver struct {
+	sim     channels.Simulator
+	traffic Traffic
+}
+
+func newDriver(e *env, concurrency int) *driver {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = concurrency * 2
+	return &driver{sim: channels.Simulator{GatewayURL: e.gwURL, PublicBaseURL: e.gwURL, AuthToken: e.twilio.AuthToken,
+		HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}}
+}
+
+// run plays every scenario, concurrency customers at a time.
+func (d *driver) run(ctx context.Context, all []Scenario, concurrency int, seed uint64) {
+	sem := make(chan struct{}, concurrency)
+	var wg sync.WaitGroup
+	for _, s := range all {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		case sem <- struct{}{}:
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			d.play(ctx, s, rand.New(rand.NewPCG(seed, uint64(s.ID))))
+		}()
+	}
+	wg.Wait()
+}
+
+func (d *driver) play(ctx context.Context, s Scenario, rng *rand.Rand) {
+	w := s.Wishes[0]
+	switch s.Kind {
+	case WhatsApp:
+		d.whatsapp(ctx, s, pick(firstTexts, s.Phrasing, w), rng)
+	case Voice:
+		d.call(ctx, s, pick(spokenTexts, s.Phrasing, w), rng)
+	case CrossChannel:
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); d.call(ctx, s, pick(spokenTexts, s.Phrasing, w), rng) }()
+		go func() {
+			defer wg.Done()
+			d.whatsapp(ctx, s, pick(firstTexts, s.Phrasing, w), rand.New(rand.NewPCG(rng.Uint64(), 1)))
+		}()
+		wg.Wait()
+	case Rephrase:
+		first := pick(firstTexts, s.Phrasing, w)
+		d.whatsapp(ctx, s, first, rng)
+		pause(ctx, rng, 2*time.Second)
+		again := pick(againTexts, s.Phrasing, w)
+		if s.Phrasing%3 == 0 {
+			again = first // a double tap: the same words, a new message
+		}
+		d.whatsapp(ctx, s, again, rng)
+	case Second, Ambiguous:
+		d.whatsapp(ctx, s, pick(firstTexts, s.Phrasing, w), rng)
+		pause(ctx, rng, 3*time.Second)
+		if s.Kind == Second && s.Phrasing%2 == 0 {
+			d.call(ctx, s, pick(spokenTexts, s.Phrasing, s.Wishes[1]), rng)
+		} else {
+			d.whatsapp(ctx, s, pick(firstTexts, s.Phrasing+1, s.Wishes[1]), rng)
+		}
+	}
+}
+
+func pause(ctx context.Context, rng *rand.Rand, upTo time.Duration) {
+	t := time.NewTimer(time.Duration(rng.Int64N(int64(upTo))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (d *driver) whatsapp(ctx context.Context, s Scenario, text string, rng *rand.Rand) {
+	d.event(ctx, s, rng, channels.RouteWhatsApp, channels.WhatsApp(channels.NewSID("SM"), s.Customer, text))
+}
+
+// call is an incoming call (its start is redelivered too, sometimes) and
+// the speech result of the first question.
+func (d *driver) call(ctx context.Context, s Scenario, text string, rng *rand.Rand) {
+	sid := channels.NewSID("CA")
+	d.event(ctx, s, rng, channels.RouteVoice, url.Values{"CallSid": {sid}, "AccountSid": {"ACsimulated"}, "From": {s.Customer}, "To": {"+4930123456"}})
+	d.event(ctx, s, rng, channels.RouteVoiceGather+"?step=1", channels.Speech(sid, s.Customer, text))
+}
+
+// event delivers one webhook like Twilio: retried until answered 200, and
+// redelivered s.Redeliveries times, concurrently or afterwards.
+func (d *driver) event(ctx context.Context, s Scenario, rng *rand.Rand, route string, form url.Values) {
+	atomic.AddInt64(&d.traffic.Events, 1)
+	copies := 1 + s.Redeliveries
+	atomic.AddInt64(&d.traffic.Redeliveries, int64(s.Redeliveries))
+	accepted := make([]bool, copies)
+	if s.Concurrent {
+		var wg sync.WaitGroup
+		for i := range copies {
+			wg.Add(1)
+			go func() { defer wg.Done(); accepted[i] = d.deliver(ctx, route, form) }()
+		}
+		wg.Wait()
+	} else {
+		for i := range copies {
+			if i > 0 {
+				pause(ctx, rng, 500*time.Millisecond)
+			}
+			accepted[i] = d.deliver(ctx, route, form)
+		}
+	}
+	for _, ok := range accepted {
+		if ok {
+			atomic.AddInt64(&d.traffic.Accepted, 1)
+			return
+		}
+	}
+	atomic.AddInt64(&d.traffic.Refused, 1)
+}
+
+// deliver posts until the gateway answers 200, at most 6 times with
+// backoff, as Twilio retries a webhook that failed.
+func (d *driver) deliver(ctx context.Context, route string, form url.Values) bool {
+	backoff := 200 * time.Millisecond
+	for attempt := range 6 {
+		if attempt > 0 {
+			atomic.AddInt64(&d.traffic.GatewayRetries, 1)
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(backoff):
+			}
+			backoff *= 2
+		}
+		atomic.AddInt64(&d.traffic.Posts, 1)
+		status, _, err := d.sim.Post(ctx, route, form)
+		if err == nil && status == http.StatusOK {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Traffic) snapshot() Traffic {
+	return Traffic{Events: atomic.LoadInt64(&t.Events), Posts: atomic.LoadInt64(&t.Posts),
+		Redeliveries: atomic.LoadInt64(&t.Redeliveries), Accepted: atomic.LoadInt64(&t.Accepted),
+		Refused: atomic.LoadInt64(&t.Refused), GatewayRetries: atomic.LoadInt64(&t.GatewayRetries)}
+}
+
+func (t Traffic) String() string {
+	return fmt.Sprintf("%d events, %d posts (%d redeliveries), %d accepted, %d refused", t.Events, t.Posts, t.Redeliveries, t.Accepted, t.Refused)
+}

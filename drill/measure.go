@@ -1,0 +1,313 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/bookonce/bookonce/chaos"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// duplicates counts duplicate side effects from the downstream tables and
+// the fake Twilio: more than one reservation for one wish, more than one
+// live or captured deposit for one booking (or one wish), more than one
+// message for one outbox row or more than one confirmation per booking.
+func (e *env) duplicates(ctx context.Context) (Effects, error) {
+	var d Effects
+	queries := []struct {
+		into *float64
+		sql  string
+	}{
+		{&d.Calendar, `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM calendar_reservations
+			GROUP BY tenant_id, customer, service, lower(slot) HAVING count(*) > 1) x`},
+		{&d.Payment, `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM payment_intents
+			WHERE status IN ('requires_capture', 'succeeded') GROUP BY tenant_id, booking_reference, step HAVING count(*) > 1) x`},
+		{&d.Payment, `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM payment_intents p
+			JOIN booking_intents b ON b.workflow_id = p.booking_reference WHERE p.status = 'succeeded' AND p.amount_refunded = 0
+			GROUP BY b.tenant_id, b.customer, b.service, b.slot_start HAVING count(*) > 1) x`},
+		{&d.Payment, `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM refunds GROUP BY tenant_id, payment_intent_id HAVING count(*) > 1) x`},
+		{&d.Messages, `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM outbox_messages WHERE kind = 'confirmation'
+			GROUP BY tenant_id, reference HAVING count(*) > 1) x`},
+	}
+	for _, q := range queries {
+		n, err := e.count(ctx, q.sql)
+		if err != nil {
+			return d, fmt.Errorf("count duplicates: %w", err)
+		}
+		*q.into += float64(n)
+	}
+	perRow := map[string]int{}
+	for _, m := range e.twilio.Messages() {
+		if id := outboxIDParam.FindStringSubmatch(m.StatusCallback); id != nil {
+			perRow[id[1]]++
+		}
+	}
+	for _, n := range perRow {
+		d.Messages += float64(n - 1)
+	}
+	return d, nil
+}
+
+// unknowns follows every injected "after commit" fault to how it ended:
+// the same key came back and got the stored answer (replayed), the caller
+// found the effect by its business reference or the outbox by listing
+// Twilio (reconciled), or a person was asked (review).
+func (e *env) unknowns(ctx context.Context, all []exchange) (Unknowns, error) {
+	u := Unknowns{Ended: map[string]int{}}
+	openOrResolved, err := e.stringSet(ctx, `SELECT workflow_id FROM review_cases WHERE reason = 'unknown_outcome'`)
+	if err != nil {
+		return u, err
+	}
+	holdRefs, err := e.pairs(ctx, `SELECT id, reference FROM calendar_reservations`)
+	if err != nil {
+		return u, err
+	}
+	intentRefs, err := e.pairs(ctx, `SELECT id, coalesce(booking_reference, '') FROM payment_intents`)
+	if err != nil {
+		return u, err
+	}
+	sentAs, err := e.pairs(ctx, `SELECT id, coalesce(provider_id, '') || '|' || state FROM outbox_messages`)
+	if err != nil {
+		return u, err
+	}
+	for i, x := range all {
+		if (x.Fault != chaos.DropAfterCommit && x.Fault != chaos.ErrorAfterCommit) || !x.Committed() || x.Method != "POST" {
+			continue
+		}
+		u.Total++
+		if x.upstream == upstreamTwilio {
+			sid, state, _ := strings.Cut(sentAs[x.outboxID()], "|")
+			switch {
+			case sid == x.responseID():
+				u.Ended["reconciled"]++
+			case state == "review":
+				u.Ended["review"]++
+			default:
+				u.Ended["unresolved"]++
+			}
+			continue
+		}
+		ended := "unresolved"
+		for _, later := range all[i+1:] {
+			if later.upstream == x.upstream && later.IdempotencyKey == x.IdempotencyKey && later.Replayed {
+				ended = "replayed"
+				break
+			}
+			if later.upstream == x.upstream && later.operation() == x.operation() && later.IdempotencyKey != x.IdempotencyKey && later.Committed() {
+				ended = "reconciled" // a new key, answered from the business reference
+				break
+			}
+		}
+		if ended == "unresolved" {
+			ref := x.reference()
+			if ref == "" {
+				id := x.responseID()
+				ref = holdRefs[id] + intentRefs[id]
+			}
+			if openOrResolved[ref] {
+				ended = "review"
+			}
+		}
+		u.Ended[ended]++
+	}
+	return u, nil
+}
+
+func (e *env) pairs(ctx context.Context, sql string) (map[string]string, error) {
+	rows, err := e.pool.Query(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	type pair struct{ K, V string }
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[pair])
+	out := make(map[string]string, len(list))
+	for _, p := range list {
+		out[p.K] = p.V
+	}
+	return out, err
+}
+
+// reviewCases counts review cases by reason.
+func (e *env) reviewCases(ctx context.Context) (map[string]Cases, error) {
+	rows, err := e.pool.Query(ctx, `SELECT reason, count(*), count(*) FILTER (WHERE status = 'open') FROM review_cases GROUP BY reason`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]Cases{}
+	for rows.Next() {
+		var reason string
+		var c Cases
+		if err := rows.Scan(&reason, &c.Opened, &c.Open); err != nil {
+			return nil, err
+		}
+		out[reason] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// A message whose send stayed unknown after reconciliation waits in
+	// the outbox for a person: a review case of its own kind.
+	var c Cases
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox_messages WHERE state = 'review'`).Scan(&c.Opened); err != nil {
+		return nil, err
+	}
+	if c.Opened > 0 {
+		c.Open = c.Opened
+		out["outbox_send_unconfirmed"] = c
+	}
+	return out, nil
+}
+
+// genuine measures false merges on the scenarios that must book twice,
+// and true merges on those that must book once.
+func (e *env) genuine(ctx context.Context, all []Scenario, states []wishState) (Genuine, error) {
+	merges, err := e.pairs(ctx, `SELECT b.customer, count(*)::text FROM dedup_decisions d
+		JOIN booking_intents b ON b.tenant_id = d.tenant_id AND b.intent_id = d.intent_id WHERE d.decision = 'merge' GROUP BY b.customer`)
+	if err != nil {
+		return Genuine{}, err
+	}
+	reviewed, err := e.stringSet(ctx, `SELECT workflow_id FROM review_cases WHERE reason = 'potential_duplicate'`)
+	if err != nil {
+		return Genuine{}, err
+	}
+	confirmed := map[string]int{}
+	for _, st := range states {
+		if st.outcome == Confirmed {
+			confirmed[st.scenario.Customer]++
+		}
+	}
+	var g Genuine
+	for _, s := range all {
+		merged := merges[s.Customer] != "" && merges[s.Customer] != "0"
+		switch s.Kind {
+		case Second, Ambiguous:
+			g.Scenarios++
+			if confirmed[s.Customer] == 2 {
+				g.BookedBoth++
+			}
+			if merged {
+				g.Merged++
+			}
+			if reviewed[conversationID(s.Customer)] {
+				g.ReviewedFirst++
+			}
+		case CrossChannel, Rephrase:
+			g.ExpectedMerges++
+			if merged {
+				g.MergedAsExpect++
+			}
+		}
+	}
+	if g.Scenarios > 0 {
+		g.FalseDedupRate = float64(g.Merged) / float64(g.Scenarios)
+	}
+	return g, nil
+}
+
+// resultIDs checks that the saga stored the ID of every effect it caused
+// (hold, deposit, confirmation), and the outbox the SID of every message
+// Twilio accepted.
+func (e *env) resultIDs(ctx context.Context, states []wishState) (ResultIDs, error) {
+	var r ResultIDs
+	missing := func(format string, a ...any) {
+		if len(r.Missing) < 10 {
+			r.Missing = append(r.Missing, fmt.Sprintf(format, a...))
+		}
+	}
+	holds, err := e.pairs(ctx, `SELECT reference, id FROM calendar_reservations WHERE status = 'confirmed'`)
+	if err != nil {
+		return r, err
+	}
+	deposits, err := e.pairs(ctx, `SELECT booking_reference, id FROM payment_intents WHERE status = 'succeeded'`)
+	if err != nil {
+		return r, err
+	}
+	confirmations, err := e.pairs(ctx, `SELECT reference, id FROM outbox_messages WHERE kind = 'confirmation'`)
+	if err != nil {
+		return r, err
+	}
+	for _, st := range states {
+		if st.outcome != Confirmed {
+			continue
+		}
+		s, err := workflows.AppointmentStatus(ctx, e.tc, st.workflowID)
+		if err != nil {
+			return r, fmt.Errorf("status of %s: %w", st.workflowID, err)
+		}
+		for _, c := range []struct{ what, effect, stored string }{
+			{"hold", holds[st.workflowID], s.HoldID}, {"deposit", deposits[st.workflowID], s.IntentID}, {"confirmation", confirmations[st.workflowID], s.MessageID},
+		} {
+			if c.effect == "" {
+				continue
+			}
+			r.Effects++
+			if c.effect == c.stored {
+				r.Stored++
+			} else {
+				missing("%s %s of %s: saga holds %q", c.what, c.effect, st.workflowID, c.stored)
+			}
+		}
+	}
+	sids, err := e.pairs(ctx, `SELECT id, coalesce(provider_id, '') FROM outbox_messages`)
+	if err != nil {
+		return r, err
+	}
+	for _, m := range e.twilio.Messages() {
+		id := outboxIDParam.FindStringSubmatch(m.StatusCallback)
+		if id == nil {
+			continue
+		}
+		r.Effects++
+		if sids[id[1]] == m.Sid {
+			r.Stored++
+		} else {
+			missing("message %s of outbox row %s: row holds %q", m.Sid, id[1], sids[id[1]])
+		}
+	}
+	r.Share = 1
+	if r.Effects > 0 {
+		r.Share = float64(r.Stored) / float64(r.Effects)
+	}
+	return r, nil
+}
+
+// blocked sums bookonce_duplicates_blocked_total by layer over the
+// in-process services, plus dedup merges from the database (the workers'
+// counters die with their processes).
+func (e *env) blocked(ctx context.Context) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, g := range e.gatherers {
+		families, err := g.Gather()
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range families {
+			if f.GetName() != "bookonce_duplicates_blocked_total" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				out[label(m, "layer")] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	merges, err := e.count(ctx, `SELECT count(*) FROM dedup_decisions WHERE decision = 'merge'`)
+	if err != nil {
+		return nil, err
+	}
+	out["dedup"] = float64(merges)
+	return out, nil
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}

@@ -1,0 +1,133 @@
+package drill
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/bookonce/bookonce/chaos"
+)
+
+// Options configure a drill. Zero values take the defaults of Defaults.
+type Options struct {
+	// Bookings is how many bookings the customers ask for (a genuine
+	// second booking counts as two).
+	Bookings int
+	// Concurrency is how many customers talk at the same time.
+	Concurrency int
+	// Workers is how many worker processes run at once.
+	Workers int
+	// KillEvery is how often one worker process is SIGKILLed (and a new
+	// one started) while bookings are in flight.
+	KillEvery time.Duration
+	// Seed makes the scenario mix and the fault draws repeatable.
+	Seed uint64
+	// Calendar, Payments and Twilio are the fault rules of the three
+	// proxies (nil: the defaults; empty non-nil: no faults).
+	Calendar, Payments, Twilio []chaos.Rule
+	// SettleTimeout bounds the wait for every booking to end.
+	SettleTimeout time.Duration
+	// WorkerCommand builds the command of one worker process; its
+	// environment is added by the drill. Default: this executable again,
+	// which must call RunWorkerIfAsked first thing in main (or TestMain).
+	WorkerCommand func() *exec.Cmd
+	// LogDir receives the worker processes' logs (default: a temp dir).
+	LogDir string
+	// Progress receives one line per phase and a status line every few
+	// seconds (nil: none).
+	Progress io.Writer
+	// Log receives the in-process services' logs (nil: discarded).
+	Log *slog.Logger
+}
+
+// DefaultCalendarFaults are the calendar proxy's faults in a drill: lost
+// answers after commit, gateway errors after commit, requests sent twice,
+// connections reset before forwarding, and slow answers.
+func DefaultCalendarFaults() []chaos.Rule {
+	return []chaos.Rule{
+		{Method: "POST", PathPrefix: "/v1/holds", Fault: chaos.DropAfterCommit, Probability: 0.04},
+		{Method: "POST", PathPrefix: "/v1/holds", Fault: chaos.ErrorAfterCommit, Status: 503, Probability: 0.03},
+		{Method: "POST", PathPrefix: "/v1/holds", Fault: chaos.Duplicate, Probability: 0.03},
+		{Method: "POST", PathPrefix: "/v1/", Fault: chaos.Reset, Probability: 0.02},
+		{PathPrefix: "/v1/", Fault: chaos.Delay, Delay: 300 * time.Millisecond, Probability: 0.03},
+	}
+}
+
+// DefaultPaymentFaults are the payment proxy's faults in a drill.
+func DefaultPaymentFaults() []chaos.Rule {
+	return []chaos.Rule{
+		{Method: "POST", PathPrefix: "/v1/payment_intents", Fault: chaos.DropAfterCommit, Probability: 0.04},
+		{Method: "POST", PathPrefix: "/v1/payment_intents", Fault: chaos.ErrorAfterCommit, Status: 504, Probability: 0.03},
+		{Method: "POST", PathPrefix: "/v1/payment_intents", Fault: chaos.Duplicate, Probability: 0.03},
+		{Method: "POST", PathPrefix: "/v1/", Fault: chaos.Reset, Probability: 0.02},
+		{PathPrefix: "/v1/", Fault: chaos.Delay, Delay: 300 * time.Millisecond, Probability: 0.03},
+	}
+}
+
+// DefaultTwilioFaults are the Twilio proxy's faults in a drill. There is
+// no Duplicate: Twilio's message API takes no idempotency key, so a
+// request sent twice below bookonce is two messages that no caller can
+// prevent; what bookonce must survive is a lost or failed answer.
+func DefaultTwilioFaults() []chaos.Rule {
+	return []chaos.Rule{
+		{Method: "POST", PathPrefix: "/2010-04-01/", Fault: chaos.DropAfterCommit, Probability: 0.03},
+		{Method: "POST", PathPrefix: "/2010-04-01/", Fault: chaos.ErrorAfterCommit, Status: 502, Probability: 0.02},
+		{Method: "POST", PathPrefix: "/2010-04-01/", Fault: chaos.Reset, Probability: 0.02},
+	}
+}
+
+// withDefaults fills zero values.
+func (o Options) withDefaults() Options {
+	if o.Bookings <= 0 {
+		o.Bookings = 1000
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 24
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	if o.KillEvery <= 0 {
+		o.KillEvery = 20 * time.Second
+	}
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano())
+	}
+	if o.Calendar == nil {
+		o.Calendar = DefaultCalendarFaults()
+	}
+	if o.Payments == nil {
+		o.Payments = DefaultPaymentFaults()
+	}
+	if o.Twilio == nil {
+		o.Twilio = DefaultTwilioFaults()
+	}
+	if o.SettleTimeout <= 0 {
+		o.SettleTimeout = 5 * time.Minute
+	}
+	if o.WorkerCommand == nil {
+		o.WorkerCommand = selfCommand
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+func selfCommand() *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return exec.Command(exe)
+}
+
+func (o Options) progress(format string, a ...any) {
+	fmt.Fprintf(o.Progress, "drill: "+format+"\n", a...)
+}

@@ -1,0 +1,178 @@
+package drill
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bookonce/bookonce/chaos"
+)
+
+// Report is the drill's result: the pilot metrics of the seeds.
+type Report struct {
+	StartedAt time.Time    `json:"started_at"`
+	Seconds   float64      `json:"seconds"`
+	Command   string       `json:"command,omitempty"`
+	Seed      uint64       `json:"seed"`
+	Bookings  int          `json:"bookings"`
+	Scenarios map[Kind]int `json:"scenarios"`
+	Traffic   Traffic      `json:"traffic"`
+	// Faults injected per proxy and fault; WorkerKills are SIGKILLs.
+	Faults         map[string]map[chaos.Fault]int `json:"faults"`
+	WorkersStarted int                            `json:"workers_started"`
+	WorkerKills    int                            `json:"worker_kills"`
+	// Duplicates are duplicate side effects (must be 0), PerThousand the
+	// same per 1000 bookings.
+	Duplicates  Effects `json:"duplicate_effects"`
+	PerThousand Effects `json:"duplicate_effects_per_1000"`
+	// Blocked are duplicates stopped per layer (inbox, idempotency, dedup).
+	Blocked         map[string]float64 `json:"duplicates_blocked"`
+	KeyReuse        KeyReuse           `json:"key_reuse"`
+	UnknownOutcomes Unknowns           `json:"unknown_outcomes"`
+	ReviewCases     map[string]Cases   `json:"review_cases"`
+	Genuine         Genuine            `json:"genuine_second_bookings"`
+	ResultIDs       ResultIDs          `json:"result_ids_stored"`
+	Outcomes        Outcomes           `json:"outcomes"`
+	Failures        []string           `json:"failures"`
+	Passed          bool               `json:"passed"`
+}
+
+// Effects counts side effects in the three downstream systems.
+type Effects struct {
+	Calendar float64 `json:"calendar"`
+	Payment  float64 `json:"payment"`
+	Messages float64 `json:"messages"`
+}
+
+// Unknowns are requests whose upstream committed while the caller got no
+// answer (or a 5xx), and how each ended.
+type Unknowns struct {
+	Total int            `json:"total"`
+	Ended map[string]int `json:"ended"`
+}
+
+// Cases counts review cases of one reason.
+type Cases struct {
+	Opened int `json:"opened"`
+	Open   int `json:"open"`
+}
+
+// Genuine measures the bookings that must not be merged.
+type Genuine struct {
+	Scenarios      int     `json:"scenarios"`
+	BookedBoth     int     `json:"booked_both"`
+	Merged         int     `json:"merged"`
+	FalseDedupRate float64 `json:"false_dedup_rate"`
+	ReviewedFirst  int     `json:"went_to_review_first"`
+	ExpectedMerges int     `json:"same_intent_scenarios"`
+	MergedAsExpect int     `json:"same_intent_merged"`
+}
+
+// ResultIDs is the share of external effects whose ID is stored on the
+// operation that caused them (the saga's state, the outbox row).
+type ResultIDs struct {
+	Effects int      `json:"effects"`
+	Stored  int      `json:"stored"`
+	Share   float64  `json:"share"`
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Outcomes says how every wish ended; Lost must be 0.
+type Outcomes struct {
+	Confirmed int            `json:"confirmed"`
+	Rejected  map[string]int `json:"rejected"`
+	InReview  int            `json:"in_review"`
+	Lost      int            `json:"lost"`
+	LostWhy   []string       `json:"lost_examples,omitempty"`
+}
+
+func perThousand(n float64, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return math.Round(n*1000/float64(of)*100) / 100
+}
+
+// check fills Failures and Passed: any duplicate, loss, false merge, a
+// refused webhook or an unstored result ID fails the drill.
+func (r *Report) check() {
+	add := func(cond bool, format string, a ...any) {
+		if cond {
+			r.Failures = append(r.Failures, fmt.Sprintf(format, a...))
+		}
+	}
+	add(r.Duplicates.Calendar > 0, "%v duplicate calendar reservations", r.Duplicates.Calendar)
+	add(r.Duplicates.Payment > 0, "%v duplicate payment effects", r.Duplicates.Payment)
+	add(r.Duplicates.Messages > 0, "%v duplicate messages", r.Duplicates.Messages)
+	add(r.Outcomes.Lost > 0, "%d wishes lost (accepted, but neither confirmed, rejected with a reason, nor in review)", r.Outcomes.Lost)
+	add(r.Traffic.Refused > 0, "%d webhooks never accepted", r.Traffic.Refused)
+	add(r.Genuine.Merged > 0, "%d genuine second bookings merged away", r.Genuine.Merged)
+	add(r.ResultIDs.Stored < r.ResultIDs.Effects, "%d external effects without their ID stored", r.ResultIDs.Effects-r.ResultIDs.Stored)
+	r.Passed = len(r.Failures) == 0
+}
+
+// Summary is the report as a few lines for a terminal.
+func (r *Report) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "bookings %d in %.0fs (seed %d); %s\n", r.Bookings, r.Seconds, r.Seed, r.Traffic)
+	fmt.Fprintf(&b, "faults injected: %s; worker processes SIGKILLed: %d\n", faultLine(r.Faults), r.WorkerKills)
+	fmt.Fprintf(&b, "duplicate effects per 1000: calendar %v, payment %v, messages %v\n", r.PerThousand.Calendar, r.PerThousand.Payment, r.PerThousand.Messages)
+	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))
+	fmt.Fprintf(&b, "retries that reused the operation key: %d of %d (%.1f%%; %d with a new key, guarded by the business reference)\n",
+		r.KeyReuse.ReusedKey, r.KeyReuse.Retries, r.KeyReuse.Share*100, r.KeyReuse.NewKey)
+	fmt.Fprintf(&b, "unknown outcomes: %d, ended: %s\n", r.UnknownOutcomes.Total, intLine(r.UnknownOutcomes.Ended))
+	var cases []string
+	for reason, c := range r.ReviewCases {
+		cases = append(cases, fmt.Sprintf("%s %d (open %d)", reason, c.Opened, c.Open))
+	}
+	sort.Strings(cases)
+	fmt.Fprintf(&b, "review cases: %s\n", strings.Join(cases, ", "))
+	fmt.Fprintf(&b, "genuine second bookings: %d, both booked %d, merged %d (false-dedup rate %v); same-intent scenarios merged %d of %d\n",
+		r.Genuine.Scenarios, r.Genuine.BookedBoth, r.Genuine.Merged, r.Genuine.FalseDedupRate, r.Genuine.MergedAsExpect, r.Genuine.ExpectedMerges)
+	fmt.Fprintf(&b, "result IDs stored on their operation: %d of %d (%.1f%%)\n", r.ResultIDs.Stored, r.ResultIDs.Effects, r.ResultIDs.Share*100)
+	fmt.Fprintf(&b, "outcomes: confirmed %d, rejected %s, in review %d, lost %d\n", r.Outcomes.Confirmed, intLine(r.Outcomes.Rejected), r.Outcomes.InReview, r.Outcomes.Lost)
+	if r.Passed {
+		b.WriteString("PASSED: zero duplicate effects, zero lost requests, zero false merges\n")
+	} else {
+		fmt.Fprintf(&b, "FAILED: %s\n", strings.Join(r.Failures, "; "))
+	}
+	return b.String()
+}
+
+func faultLine(m map[string]map[chaos.Fault]int) string {
+	var parts []string
+	for _, up := range []string{upstreamCalendar, upstreamPayments, upstreamTwilio} {
+		total := 0
+		for _, n := range m[up] {
+			total += n
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", up, total))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func intLine(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func mapLine(m map[string]float64) string {
+	ints := map[string]int{}
+	for k, v := range m {
+		ints[k] = int(v)
+	}
+	return intLine(ints)
+}

@@ -1,0 +1,58 @@
+package drill
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestDrill100 is the small acceptance drill of `make test`: 100 bookings
+// through signed webhooks on both channels with redeliveries, rephrasings
+// and genuine second bookings, faults in front of every downstream API,
+// and worker processes SIGKILLed mid-flight. It must end with zero
+// duplicate effects, zero losses and zero false merges.
+func TestDrill100(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the drill runs the whole stack; -short skips it")
+	}
+	dir := t.TempDir()
+	r, err := Run(t.Context(), Options{
+		Bookings: 100, Concurrency: 16, KillEvery: 8 * time.Second, Seed: 100,
+		LogDir: dir, Progress: testWriter{t}, SettleTimeout: 3 * time.Minute,
+	})
+	require.NoError(t, err)
+	out, err := json.MarshalIndent(r, "", "  ")
+	require.NoError(t, err)
+	t.Logf("report:\n%s\n%s", out, r.Summary())
+	if !r.Passed {
+		logs, _ := filepath.Glob(filepath.Join(dir, "worker-*.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			if len(b) > 4000 {
+				b = b[len(b)-4000:]
+			}
+			t.Logf("%s (tail):\n%s", l, b)
+		}
+	}
+	require.True(t, r.Passed, "drill failed: %v", r.Failures)
+	require.Equal(t, 100, r.Bookings)
+	require.Zero(t, r.Duplicates)
+	require.Zero(t, r.Outcomes.Lost)
+	require.Positive(t, r.WorkerKills, "a worker process was killed mid-drill")
+	require.Positive(t, r.UnknownOutcomes.Total, "faults after commit were injected")
+	require.Positive(t, r.Blocked["inbox"], "redeliveries were blocked at the inbox")
+	require.Positive(t, r.Genuine.Scenarios)
+	require.Zero(t, r.Genuine.Merged)
+	require.Equal(t, 1.0, r.ResultIDs.Share)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}

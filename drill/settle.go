@@ -1,0 +1,236 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.temporal.io/api/enums/v1"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// Outcome is how one wish ended.
+type Outcome string
+
+// The outcomes of a wish. Pending and Lost are failures once the drill
+// has settled: an accepted request must end somewhere a person can see.
+const (
+	Confirmed Outcome = "confirmed"
+	Rejected  Outcome = "rejected"
+	InReview  Outcome = "in_review"
+	Pending   Outcome = "pending"
+)
+
+// wishState is what the drill knows about one wish.
+type wishState struct {
+	scenario   Scenario
+	wish       int
+	workflowID string
+	outcome    Outcome
+	reason     string
+}
+
+func conversationID(customer string) string {
+	return workflows.ConversationWorkflowID(config.DefaultTenant, customer)
+}
+
+func wishKey(customer, service string, start time.Time) string {
+	return customer + "|" + service + "|" + start.UTC().Format(time.RFC3339)
+}
+
+// operate plays the person at the ops page: a potential duplicate of an
+// ambiguous scenario is resolved "separate" (the customer meant both).
+// Other review cases stay open: they are findings of the report.
+func (e *env) operate(ctx context.Context, byCustomer map[string]Scenario) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	token, _ := e.cfg.TokenFor(config.DefaultTenant)
+	resolved := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		rows, err := e.pool.Query(ctx, `SELECT id, workflow_id FROM review_cases WHERE status = 'open' AND reason = $1`, string(review.ReasonPotentialDuplicate))
+		if err != nil {
+			continue
+		}
+		var todo []string
+		for rows.Next() {
+			var id, wf string
+			if rows.Scan(&id, &wf) == nil && !resolved[id] {
+				customer := strings.TrimPrefix(wf, "customer:"+config.DefaultTenant+":")
+				if byCustomer[customer].Kind == Ambiguous {
+					todo = append(todo, id)
+				}
+			}
+		}
+		rows.Close()
+		for _, id := range todo {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.gwURL+"/v1/review-cases/"+id+"/resolve", strings.NewReader(`{"action":"separate"}`))
+			if err != nil {
+				continue
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					resolved[id] = true
+				}
+			}
+		}
+	}
+}
+
+// outcomes classifies every wish from what the downstream systems hold:
+// a confirmed reservation whose confirmation reached Twilio, a review case,
+// or (asked of Temporal only when few remain) a closed appointment.
+func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([]wishState, error) {
+	intents := map[string][]string{} // wish key -> workflow IDs, newest first
+	rows, err := e.pool.Query(ctx, `SELECT customer, service, slot_start, workflow_id FROM booking_intents ORDER BY created_at DESC`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var c, s, wf string
+		var start time.Time
+		if err := rows.Scan(&c, &s, &start, &wf); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		intents[wishKey(c, s, start)] = append(intents[wishKey(c, s, start)], wf)
+	}
+	rows.Close()
+	confirmed, err := e.stringSet(ctx, `SELECT r.reference FROM calendar_reservations r JOIN outbox_messages m
+		ON m.reference = r.reference AND m.kind = 'confirmation' AND m.state IN ('sent', 'delivered') WHERE r.status = 'confirmed'`)
+	if err != nil {
+		return nil, err
+	}
+	openCases, err := e.stringSet(ctx, `SELECT workflow_id FROM review_cases WHERE status = 'open'`)
+	if err != nil {
+		return nil, err
+	}
+	messagesInReview, err := e.stringSet(ctx, `SELECT reference FROM outbox_messages WHERE kind = 'confirmation' AND state = 'review'`)
+	if err != nil {
+		return nil, err
+	}
+	var out []wishState
+	for _, s := range all {
+		for i, w := range s.Wishes {
+			st := wishState{scenario: s, wish: i, outcome: Pending}
+			wfs := intents[wishKey(s.Customer, w.Service, w.Start)]
+			switch {
+			case len(wfs) == 0 && openCases[conversationID(s.Customer)]:
+				st.outcome, st.reason = InReview, "potential duplicate waiting for a person"
+			case len(wfs) == 0:
+				st.reason = "no booking intent recorded"
+			case confirmed[wfs[0]]:
+				st.workflowID, st.outcome = wfs[0], Confirmed
+			case openCases[wfs[0]] || messagesInReview[wfs[0]]:
+				st.workflowID, st.outcome, st.reason = wfs[0], InReview, "unknown outcome waiting for a person"
+			default:
+				st.workflowID = wfs[0]
+				if askTemporal {
+					st.outcome, st.reason = e.closedOutcome(ctx, wfs[0])
+				}
+			}
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// closedOutcome asks Temporal how a (not confirmed) appointment ended.
+func (e *env) closedOutcome(ctx context.Context, workflowID string) (Outcome, string) {
+	d, err := e.tc.DescribeWorkflowExecution(ctx, workflowID, "")
+	if err != nil {
+		return Pending, fmt.Sprintf("describe: %v", err)
+	}
+	if d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return Pending, "appointment still running"
+	}
+	st, err := workflows.AppointmentStatus(ctx, e.tc, workflowID)
+	if err != nil {
+		return Pending, fmt.Sprintf("status query: %v", err)
+	}
+	switch st.Status {
+	case workflows.StatusConfirmed:
+		return Pending, "confirmed, confirmation not sent"
+	case workflows.StatusNeedsReview:
+		return InReview, st.Reason
+	}
+	return Rejected, strings.TrimSpace(string(st.Status) + " " + st.Reason)
+}
+
+func (e *env) stringSet(ctx context.Context, sql string) (map[string]bool, error) {
+	rows, err := e.pool.Query(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	list, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	out := make(map[string]bool, len(list))
+	for _, s := range list {
+		out[s] = true
+	}
+	return out, err
+}
+
+// settle waits until every wish has ended and nothing waits in the inbox
+// or the outbox, or until the deadline.
+func (e *env) settle(ctx context.Context, all []Scenario, timeout time.Duration, progress func(string, ...any)) ([]wishState, error) {
+	deadline := time.Now().Add(timeout)
+	lastNote := time.Now()
+	for {
+		states, err := e.outcomes(ctx, all, false)
+		if err != nil {
+			return nil, err
+		}
+		var open []int
+		for i, st := range states {
+			if st.outcome == Pending {
+				open = append(open, i)
+			}
+		}
+		// Temporal is asked only about the last few: most end confirmed,
+		// which the database shows without a query per booking.
+		if len(open) > 0 && len(open) <= 60 {
+			for _, i := range open {
+				if states[i].workflowID != "" {
+					states[i].outcome, states[i].reason = e.closedOutcome(ctx, states[i].workflowID)
+				}
+			}
+		}
+		waiting := 0
+		for _, st := range states {
+			if st.outcome == Pending {
+				waiting++
+			}
+		}
+		busy, err := e.count(ctx, `SELECT (SELECT count(*) FROM inbox_events WHERE state = 'pending') + (SELECT count(*) FROM outbox_messages WHERE state = 'pending')`)
+		if err != nil {
+			return nil, err
+		}
+		if waiting == 0 && busy == 0 {
+			return states, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return states, nil // the report counts what is still pending as lost
+		}
+		if time.Since(lastNote) > 10*time.Second {
+			progress("settling: %d wishes not ended, %d inbox/outbox rows pending", waiting, busy)
+			lastNote = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
