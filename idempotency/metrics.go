@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bookonce/bookonce/internal/telemetry"
 )
 
 // Metrics are the Prometheus collectors of a Store. Duplicates that the
@@ -34,8 +36,8 @@ type Metrics struct {
 
 // DuplicatesBlockedHelp is the help text of bookonce_duplicates_blocked_total.
 // Every layer that registers the metric must use it verbatim, or the
-// registry refuses the second registration.
-const DuplicatesBlockedHelp = "Duplicate requests or messages blocked before a second effect, by layer."
+// registry refuses the second registration; telemetry keeps the one text.
+const DuplicatesBlockedHelp = telemetry.DuplicatesBlockedHelp
 
 // NewMetrics creates the collectors and registers them on reg when reg is
 // not nil. A collector that is already registered (a second Store in the
@@ -67,7 +69,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}, []string{"operation"}),
 		DuplicatesBlocked: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "bookonce_duplicates_blocked_total", Help: DuplicatesBlockedHelp,
+			Name: telemetry.DuplicatesBlockedName, Help: DuplicatesBlockedHelp,
 		}, []string{"layer", "tenant", "route"}),
 	}
 	if reg == nil {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bookonce/bookonce/internal/telemetry"
 )
 
 // Message is one outbound message.
@@ -41,7 +43,7 @@ var ErrConflict = errors.New("outbox: a different message of this kind exists fo
 func (s *Store) Reserve(ctx context.Context, key string, m Message) (Message, error) {
 	b := make([]byte, 10)
 	_, _ = rand.Read(b)
-	_, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, idempotency_key)
+	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, idempotency_key)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
 		"msg_"+hex.EncodeToString(b), m.Tenant, m.Reference, m.Kind, m.Channel, m.Recipient, m.Body, key)
 	if err != nil {
@@ -60,5 +62,20 @@ func (s *Store) Reserve(ctx context.Context, key string, m Message) (Message, er
 	if got.Recipient != m.Recipient || got.Body != m.Body {
 		return got, ErrConflict
 	}
+	if tag.RowsAffected() == 0 {
+		// The same message again (a retried or re-executed activity, a reset
+		// workflow): without the reservation it would go out twice.
+		telemetry.DuplicatesBlocked.WithLabelValues(telemetry.LayerOutbox, m.Tenant, RouteReserve).Inc()
+	}
 	return got, nil
 }
+
+// Routes of bookonce_duplicates_blocked_total{layer="outbox"}: where the
+// second message was stopped.
+const (
+	// RouteReserve: a second reservation of the same message met the first.
+	RouteReserve = "reserve"
+	// RouteReconcile: a send with an unknown outcome was found at the
+	// provider, so the relay recorded it instead of sending it again.
+	RouteReconcile = "reconcile"
+)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/bookonce/bookonce/internal/telemetry"
 )
 
 // reconcile settles a row whose send attempt has an unknown outcome (a
@@ -50,5 +52,6 @@ func (s *Sender) reconcile(ctx context.Context, c claimed) (bool, error) {
 		return false, fmt.Errorf("found as %s, but not recorded: %w", sid, err)
 	}
 	s.log().Info("outbox message reconciled as sent", "id", c.id, "provider_id", sid)
+	telemetry.DuplicatesBlocked.WithLabelValues(telemetry.LayerOutbox, c.tenant, RouteReconcile).Inc()
 	return true, nil
 }

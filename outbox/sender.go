@@ -164,11 +164,11 @@ func (s *Sender) RunOnce(ctx context.Context) (sent int, err error) {
 
 // claimed is a row this relay holds.
 type claimed struct {
-	id, channel, recipient, body string
-	createdAt                    time.Time
-	attempted                    bool
-	attemptedAt                  time.Time
-	token                        string
+	id, tenant, channel, recipient, body string
+	createdAt                            time.Time
+	attempted                            bool
+	attemptedAt                          time.Time
+	token                                string
 }
 
 // claim takes the oldest due row: never attempted, or attempted and past
@@ -186,7 +186,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		c           claimed
 		attemptedAt *time.Time
 	)
-	err = tx.QueryRow(ctx, `SELECT id, channel, recipient, body, created_at, attempted_at
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, created_at, attempted_at
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -194,7 +194,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.channel, &c.recipient, &c.body, &c.createdAt, &attemptedAt)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &c.createdAt, &attemptedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}

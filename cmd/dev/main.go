@@ -60,11 +60,19 @@ func main() {
 		uiURL = ui.URL()
 	}
 
-	tc, err := stack.Dial(ctx, cfg, log)
+	// The worker and the gateway each get their own client, so each
+	// /metrics shows its own service's Temporal calls.
+	workerReg, gatewayReg := stack.Registry(), stack.Registry()
+	tc, err := stack.Dial(ctx, cfg, log, stack.WithMetrics(workerReg))
 	if err != nil {
 		stack.Fatal(log, "Temporal", err)
 	}
 	defer tc.Close()
+	gatewayTC, err := stack.Dial(ctx, cfg, log, stack.WithMetrics(gatewayReg))
+	if err != nil {
+		stack.Fatal(log, "Temporal", err)
+	}
+	defer gatewayTC.Close()
 	saCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err = workflows.EnsureSearchAttributes(saCtx, tc, cfg.TemporalNamespace)
 	cancel()
@@ -76,8 +84,8 @@ func main() {
 	g, gctx := errgroup.WithContext(ctx)
 	calendarSvc, calStore := stack.CalendarService(cfg, pool, log)
 	paymentsSvc, payStore := stack.PaymentsService(cfg, pool, log)
-	workerSvc := stack.WorkerService(pool, tc, log)
-	gw, gwReg := stack.Gateway(cfg, pool, tc, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
+	workerSvc := stack.WorkerServiceOn(workerReg, pool, tc, log)
+	gw, gwReg := stack.GatewayOn(gatewayReg, cfg, pool, gatewayTC, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
 	if err := stack.ServeAll(gctx, g, log, map[string]web.Service{
 		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
 		cfg.CalendarListen: calendarSvc,

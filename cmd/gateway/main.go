@@ -11,12 +11,13 @@ import (
 
 func main() {
 	stack.Command("gateway", func(ctx context.Context, p stack.Process) error {
-		tc, err := stack.Dial(ctx, p.Config, p.Log)
+		reg := stack.Registry()
+		tc, err := stack.Dial(ctx, p.Config, p.Log, stack.WithMetrics(reg))
 		if err != nil {
 			return err
 		}
 		defer tc.Close()
-		gw, reg := stack.Gateway(p.Config, p.Pool, tc, p.Log)
+		gw, reg := stack.GatewayOn(reg, p.Config, p.Pool, tc, p.Log)
 		p.Log.Info("gateway listening", "addr", p.Config.GatewayListen)
 		return stack.Serve(ctx, p.Log, map[string]web.Service{p.Config.GatewayListen: stack.GatewayService(gw, reg, p.Log)},
 			func(ctx context.Context) { gw.RunRelay(ctx, stack.RelayEvery) })

@@ -16,6 +16,7 @@ import (
 	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
@@ -59,11 +60,18 @@ const ReapEvery = time.Minute
 // not reach Temporal when they arrived.
 const RelayEvery = 5 * time.Second
 
-// WorkerService serves the worker's health and metrics (dedup decisions
-// and the other activity counters).
+// WorkerService serves the worker's health and metrics on a new Registry.
 func WorkerService(pool *pgxpool.Pool, tc client.Client, log *slog.Logger) web.Service {
-	reg := Registry()
+	return WorkerServiceOn(Registry(), pool, tc, log)
+}
+
+// WorkerServiceOn serves the worker's health and metrics on reg: dedup
+// decisions, duplicates blocked at the outbox and dedup layers, the review
+// and outbox gauges, and the Temporal SDK metrics when tc was dialled
+// WithMetrics(reg).
+func WorkerServiceOn(reg *prometheus.Registry, pool *pgxpool.Pool, tc client.Client, log *slog.Logger) web.Service {
 	reg.MustRegister(activities.Collectors()...)
+	reg.MustRegister(&telemetry.State{Pool: pool, Log: log})
 	return web.Service{Name: "worker", Gatherer: reg, Logger: log, Health: func(ctx context.Context) error {
 		if err := pool.Ping(ctx); err != nil {
 			return err
@@ -80,11 +88,18 @@ const (
 	ConversationCard     = "pm_card_visa"
 )
 
-// Gateway builds the webhook gateway with its ops page. The page reads the
-// duplicate counters of the gateway and of any other registries given
-// (in dev mode: calendar, payments and worker, which run in-process).
+// Gateway builds the webhook gateway with its ops page on a new Registry.
+// The page reads the duplicate counters of the gateway and of any other
+// registries given (in dev mode: calendar, payments and worker, which run
+// in-process).
 func Gateway(cfg config.Config, pool *pgxpool.Pool, tc client.Client, log *slog.Logger, more ...prometheus.Gatherer) (*channels.Gateway, *prometheus.Registry) {
-	reg := Registry()
+	return GatewayOn(Registry(), cfg, pool, tc, log, more...)
+}
+
+// GatewayOn is Gateway with its metrics on reg, the registry tc was
+// dialled WithMetrics on, so /metrics shows the gateway's Temporal calls too.
+func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, tc client.Client, log *slog.Logger, more ...prometheus.Gatherer) (*channels.Gateway, *prometheus.Registry) {
+	reg.MustRegister(&telemetry.State{Pool: pool, Log: log})
 	gw := &channels.Gateway{
 		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenant: config.DefaultTenant,
 		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", Timezone: cfg.Timezone.String(),

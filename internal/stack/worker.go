@@ -24,12 +24,19 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 )
 
-// Dial connects to the Temporal cluster named by the configuration.
-func Dial(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Client, error) {
-	c, err := client.DialContext(ctx, client.Options{
+// Dial connects to the Temporal cluster named by the configuration;
+// options add, for example, the SDK metrics (WithMetrics).
+func Dial(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...DialOption) (client.Client, error) {
+	o := client.Options{
 		HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
 		Logger: sdklog.NewStructuredLogger(log.With("component", "temporal-sdk")),
-	})
+	}
+	for _, opt := range opts {
+		if err := opt(&o, log); err != nil {
+			return nil, err
+		}
+	}
+	c, err := client.DialContext(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", cfg.TemporalAddress, cfg.TemporalNamespace, err)
 	}

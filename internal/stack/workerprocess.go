@@ -15,7 +15,8 @@ import (
 // the chaos drill runs it in child processes it can SIGKILL.
 func RunWorker(ctx context.Context, p Process) error {
 	cfg, log := p.Config, p.Log
-	tc, err := Dial(ctx, cfg, log)
+	reg := Registry()
+	tc, err := Dial(ctx, cfg, log, WithMetrics(reg))
 	if err != nil {
 		return err
 	}
@@ -39,5 +40,5 @@ func RunWorker(ctx context.Context, p Process) error {
 		loops = append(loops, func(ctx context.Context) { _ = sender.Run(ctx, SendEvery) })
 	}
 	log.Info("worker started", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace, "metrics", cfg.WorkerListen)
-	return Serve(ctx, log, map[string]web.Service{cfg.WorkerListen: WorkerService(p.Pool, tc, log)}, loops...)
+	return Serve(ctx, log, map[string]web.Service{cfg.WorkerListen: WorkerServiceOn(reg, p.Pool, tc, log)}, loops...)
 }

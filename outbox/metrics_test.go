@@ -1,0 +1,53 @@
+package outbox_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/telemetry"
+	"github.com/bookonce/bookonce/outbox"
+)
+
+// TestDuplicatesBlockedAtTheOutbox: a second reservation of the same
+// message and a lost send answer found by reconciliation each count one
+// duplicate blocked at the outbox layer; a conflicting text does not (it is
+// refused, not a duplicate), and exactly one message reaches Twilio.
+func TestDuplicatesBlockedAtTheOutbox(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.relay()
+	ctx := context.Background()
+	const tenant = "tenant-outbox-metrics" // the counter is process-wide; other tests use tenant-1
+	blocked := func(route string) float64 {
+		return testutil.ToFloat64(telemetry.DuplicatesBlocked.WithLabelValues(telemetry.LayerOutbox, tenant, route))
+	}
+	msg := outbox.Message{Tenant: tenant, Reference: "bk_m", Kind: "confirmation", Channel: "whatsapp", Recipient: customer,
+		Body: "Ihr Termin am Dienstag um 14 Uhr ist bestätigt."}
+
+	first, err := e.store.Reserve(ctx, "key-m", msg)
+	require.NoError(t, err)
+	require.Zero(t, blocked(outbox.RouteReserve), "a first reservation is no duplicate")
+	again, err := e.store.Reserve(ctx, "key-m", msg) // a retried activity
+	require.NoError(t, err)
+	require.Equal(t, first.ID, again.ID)
+	require.Equal(t, 1.0, blocked(outbox.RouteReserve))
+	other := msg
+	other.Body = "Ein anderer Text"
+	_, err = e.store.Reserve(ctx, "key-m", other)
+	require.True(t, errors.Is(err, outbox.ErrConflict))
+	require.Equal(t, 1.0, blocked(outbox.RouteReserve), "a conflict is refused, not counted as a duplicate")
+
+	e.fake.DropNextResponse() // Twilio takes the message, the answer is lost
+	require.Equal(t, 0, e.runOnce(s))
+	require.Zero(t, blocked(outbox.RouteReconcile))
+	e.advance(sendTimeout + time.Second)
+	require.Equal(t, 1, e.runOnce(s), "reconciled as sent")
+	require.Len(t, e.fake.Messages(), 1, "found, not sent again")
+	require.Equal(t, "sent", e.row(first.ID).State)
+	require.Equal(t, 1.0, blocked(outbox.RouteReconcile))
+}
