@@ -155,10 +155,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Deferred, so that it also runs when abort panics to reset a stream.
 		defer func() { p.observe(*ex) }()
 	}
-	if fault == Reset {
-		abort(w)
-		return
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -170,6 +166,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ex.Body = body
+	if fault == Reset {
+		// The body was read (the client had sent it anyway) only so that
+		// an observer can tell which operation was cut off.
+		abort(w)
+		return
+	}
 	if fault == Delay {
 		t := time.NewTimer(rule.Delay)
 		select {

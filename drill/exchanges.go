@@ -112,9 +112,25 @@ type KeyReuse struct {
 	ReusedKey int `json:"reused_key"`
 	// NewKey are retries with another key: a workflow reset or a
 	// reconciliation's "one more try" (guarded by the business reference).
-	NewKey int     `json:"new_key"`
-	Share  float64 `json:"share"`
+	NewKey int `json:"new_key"`
+	// NewKeyBy breaks NewKey down by kind of operation.
+	NewKeyBy map[string]int `json:"new_key_by_operation,omitempty"`
+	Share    float64        `json:"share"`
 }
+
+// kind is the operation without its reference or IDs, for breakdowns.
+func (x exchange) kind() string {
+	op := strings.Fields(x.operation())
+	switch {
+	case len(op) == 0:
+		return ""
+	case op[0] == "hold" || op[0] == "authorise" || op[0] == "refund" || op[0] == "send":
+		return op[0]
+	}
+	return x.upstream + " " + idSegment.ReplaceAllString(x.Path, "{id}")
+}
+
+var idSegment = regexp.MustCompile(`/(hold|res|bk|pi|re|msg)_[A-Za-z0-9]+`)
 
 // keyReuse measures key reuse on the calendar and payment APIs (Twilio's
 // message API takes no key; the outbox never re-sends).
@@ -140,6 +156,10 @@ func keyReuse(all []exchange) KeyReuse {
 			r.ReusedKey++
 		} else {
 			r.NewKey++
+			if r.NewKeyBy == nil {
+				r.NewKeyBy = map[string]int{}
+			}
+			r.NewKeyBy[x.kind()]++
 			seen[x.IdempotencyKey] = true
 		}
 	}

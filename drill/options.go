@@ -21,7 +21,7 @@ type Options struct {
 	// Workers is how many worker processes run at once.
 	Workers int
 	// KillEvery is how often one worker process is SIGKILLed (and a new
-	// one started) while bookings are in flight.
+	// one started) until every booking has settled.
 	KillEvery time.Duration
 	// Seed makes the scenario mix and the fault draws repeatable.
 	Seed uint64
@@ -34,6 +34,9 @@ type Options struct {
 	// environment is added by the drill. Default: this executable again,
 	// which must call RunWorkerIfAsked first thing in main (or TestMain).
 	WorkerCommand func() *exec.Cmd
+	// Screenshot, when set, is where a PNG of the ops page is saved once
+	// the drill has settled (needs a local Chromium).
+	Screenshot string
 	// LogDir receives the worker processes' logs (default: a temp dir).
 	LogDir string
 	// Progress receives one line per phase and a status line every few
@@ -106,7 +109,7 @@ func (o Options) withDefaults() Options {
 		o.Twilio = DefaultTwilioFaults()
 	}
 	if o.SettleTimeout <= 0 {
-		o.SettleTimeout = 5 * time.Minute
+		o.SettleTimeout = 10 * time.Minute
 	}
 	if o.WorkerCommand == nil {
 		o.WorkerCommand = selfCommand

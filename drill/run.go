@@ -76,9 +76,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 	killRng := rand.New(rand.NewPCG(opts.Seed, 2)) // the killer's own: rand.Rand is not safe for concurrent use
 	d := newDriver(e, opts.Concurrency)
+	// Kills go on until everything settled: most activities run after the
+	// webhooks were accepted, while the workers work off the backlog.
+	inFlight, settled := context.WithCancel(runCtx)
+	defer settled()
 	sending, doneSending := context.WithCancel(runCtx)
 	bg.Add(2)
-	go func() { defer bg.Done(); every(sending, opts.KillEvery, func() { _ = ws.killOne(killRng) }) }()
+	go func() { defer bg.Done(); every(inFlight, opts.KillEvery, func() { _ = ws.killOne(killRng) }) }()
 	go func() { defer bg.Done(); e.reportProgress(sending, d, opts) }()
 	opts.progress("driving %d bookings as %d customers, %d at a time", opts.Bookings, len(all), opts.Concurrency)
 	d.run(runCtx, all, opts.Concurrency, opts.Seed)
@@ -91,6 +95,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	opts.progress("all webhooks sent (%s); waiting for every booking to settle", d.traffic.snapshot())
 	states, err := e.settle(runCtx, all, opts.SettleTimeout, opts.progress)
+	settled()
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +106,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	r, err := e.report(runCtx, opts, all, states, d.traffic.snapshot(), ws)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Screenshot != "" {
+		if err := e.screenshot(runCtx, opts.Screenshot); err != nil {
+			opts.progress("no screenshot of the ops page: %v", err)
+		} else {
+			opts.progress("ops page screenshot: %s", opts.Screenshot)
+		}
 	}
 	crashMu.Lock()
 	for _, c := range crashes {

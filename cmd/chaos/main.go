@@ -57,12 +57,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		n           = fs.Int("n", 1000, "bookings to drive (a genuine second booking counts as two)")
 		concurrency = fs.Int("concurrency", 24, "customers talking at the same time")
 		workers     = fs.Int("workers", 2, "worker processes running at once")
-		killEvery   = fs.Duration("kill-every", 20*time.Second, "SIGKILL one worker process this often while bookings are sent")
+		killEvery   = fs.Duration("kill-every", 20*time.Second, "SIGKILL one worker process this often until every booking has settled")
 		seed        = fs.Uint64("seed", 0, "seed of the scenario mix and the fault draws (0: from the clock)")
-		settle      = fs.Duration("settle-timeout", 5*time.Minute, "how long to wait for every booking to end")
+		settle      = fs.Duration("settle-timeout", 10*time.Minute, "how long to wait for every booking to end")
 		reportPath  = fs.String("report", "chaos-report.json", "where to write the JSON report")
 		noFaults    = fs.Bool("no-faults", false, "inject no proxy faults (worker kills still happen)")
 		logDir      = fs.String("logs", "", "directory for the worker processes' logs (default: a temp dir)")
+		screenshot  = fs.String("screenshot", "", "save a PNG of the ops page here once settled (needs Chromium)")
 	)
 	fs.Var(faults, "fault", `a fault rule "UPSTREAM: METHOD PATH FAULT [p=..] [limit=..]" replacing that upstream's defaults (repeatable),`+
 		` e.g. -fault "calendar: POST /v1/holds drop-after-commit p=0.2"`)
@@ -78,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := drill.Options{Bookings: *n, Concurrency: *concurrency, Workers: *workers, KillEvery: *killEvery,
-		Seed: *seed, SettleTimeout: *settle, LogDir: *logDir, Progress: stderr,
+		Seed: *seed, SettleTimeout: *settle, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr,
 		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"]}
 	if *noFaults {
 		opts.Calendar, opts.Payments, opts.Twilio = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
