@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/internal/browser"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
@@ -24,14 +24,6 @@ import (
 
 // chromium finds a Chromium/Chrome binary; the browser test skips only
 // when there is none.
-func chromium() string {
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
 
 const waitWorkflow = "OpsTestWaitForReviewDecision"
 
@@ -53,9 +45,8 @@ func waitForDecision(ctx workflow.Context, caseID string) (review.Action, error)
 // duplicate, see the page come back without the case, and the waiting
 // workflow (on the in-process Temporal server) complete with "separate".
 func TestBrowserResolvesCaseAndWorkflowContinues(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		t.Skip("no Chromium binary (looked for /usr/bin/chromium, chromium, chromium-browser, google-chrome): install Debian's chromium package to run the browser test")
+	if browser.Find() == "" {
+		t.Skip(browser.ErrNoChromium.Error() + " to run the browser test")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -108,21 +99,9 @@ func TestBrowserResolvesCaseAndWorkflowContinues(t *testing.T) {
 	srv := httptest.NewServer(page.Handler())
 	defer srv.Close()
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	bctx, closeBrowser, err := browser.New(ctx, t.TempDir())
+	require.NoError(t, err)
+	defer closeBrowser()
 
 	row := chromedp.CSS(`tr[id="case-` + caseID + `"]`)
 	start := time.Now()
