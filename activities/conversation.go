@@ -84,7 +84,7 @@ func (a *Activities) DecideDedup(ctx context.Context, in dedup.Intent) (dedup.De
 	if err != nil {
 		return dedup.Decision{}, err
 	}
-	dedupDecisions.WithLabelValues(string(d.Kind), d.ChannelPair).Inc()
+	countDecision(in.Tenant, d)
 	return d, nil
 }
 

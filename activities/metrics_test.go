@@ -16,7 +16,7 @@ import (
 func TestMergeCountsAsDuplicateBlocked(t *testing.T) {
 	const pair = "sms+metrics-test" // its own series: the counters are process-wide
 	blocked := func() float64 {
-		return testutil.ToFloat64(telemetry.DuplicatesBlocked.WithLabelValues(telemetry.LayerDedup, "", pair))
+		return testutil.ToFloat64(telemetry.DuplicatesBlocked.WithLabelValues(telemetry.LayerDedup, "t-metrics", pair))
 	}
 	for _, tc := range []struct {
 		kind        dedup.Kind
@@ -27,9 +27,9 @@ func TestMergeCountsAsDuplicateBlocked(t *testing.T) {
 		{dedup.Merge, 1},
 		{dedup.Merge, 2},
 	} {
-		before := testutil.ToFloat64(dedupDecisions.vec.WithLabelValues(string(tc.kind), pair))
-		dedupDecisions.WithLabelValues(string(tc.kind), pair).Inc()
-		require.Equal(t, before+1, testutil.ToFloat64(dedupDecisions.vec.WithLabelValues(string(tc.kind), pair)), tc.kind)
+		before := testutil.ToFloat64(dedupDecisions.WithLabelValues(string(tc.kind), pair))
+		countDecision("t-metrics", dedup.Decision{Kind: tc.kind, ChannelPair: pair})
+		require.Equal(t, before+1, testutil.ToFloat64(dedupDecisions.WithLabelValues(string(tc.kind), pair)), tc.kind)
 		require.Equal(t, tc.wantBlocked, blocked(), tc.kind)
 	}
 	reg := prometheus.NewRegistry()
