@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	dto "github.com/prometheus/client_model/go"
@@ -74,6 +75,7 @@ func (e *env) unknowns(ctx context.Context, all []exchange) (Unknowns, error) {
 	if err != nil {
 		return u, err
 	}
+	var took []time.Duration
 	for i, x := range all {
 		if (x.Fault != chaos.DropAfterCommit && x.Fault != chaos.ErrorAfterCommit) || !x.Committed() || x.Method != "POST" {
 			continue
@@ -95,10 +97,12 @@ func (e *env) unknowns(ctx context.Context, all []exchange) (Unknowns, error) {
 		for _, later := range all[i+1:] {
 			if later.upstream == x.upstream && later.IdempotencyKey == x.IdempotencyKey && later.Replayed {
 				ended = "replayed"
+				took = append(took, later.at.Sub(x.at))
 				break
 			}
 			if later.upstream == x.upstream && later.operation() == x.operation() && later.IdempotencyKey != x.IdempotencyKey && later.Committed() {
 				ended = "reconciled" // a new key, answered from the business reference
+				took = append(took, later.at.Sub(x.at))
 				break
 			}
 		}
@@ -114,6 +118,7 @@ func (e *env) unknowns(ctx context.Context, all []exchange) (Unknowns, error) {
 		}
 		u.Ended[ended]++
 	}
+	u.SecondsToEnd = spread(took)
 	return u, nil
 }
 
@@ -131,24 +136,38 @@ func (e *env) pairs(ctx context.Context, sql string) (map[string]string, error) 
 	return out, err
 }
 
-// reviewCases counts review cases by reason.
+// reviewCases counts review cases by reason, with how long the resolved
+// ones waited for their decision.
 func (e *env) reviewCases(ctx context.Context) (map[string]Cases, error) {
-	rows, err := e.pool.Query(ctx, `SELECT reason, count(*), count(*) FILTER (WHERE status = 'open') FROM review_cases GROUP BY reason`)
+	rows, err := e.pool.Query(ctx, `SELECT reason, status, created_at, coalesce(resolved_at, created_at) FROM review_cases`)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]Cases{}
-	for rows.Next() {
-		var reason string
-		var c Cases
-		if err := rows.Scan(&reason, &c.Opened, &c.Open); err != nil {
-			return nil, err
-		}
-		out[reason] = c
+	type row struct {
+		Reason, Status   string
+		Opened, Resolved time.Time
 	}
-	if err := rows.Err(); err != nil {
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
 		return nil, err
+	}
+	out := map[string]Cases{}
+	waits := map[string][]time.Duration{}
+	for _, r := range list {
+		c := out[r.Reason]
+		c.Opened++
+		if r.Status == "open" {
+			c.Open++
+		} else {
+			c.Resolved++
+			waits[r.Reason] = append(waits[r.Reason], r.Resolved.Sub(r.Opened))
+		}
+		out[r.Reason] = c
+	}
+	for reason, w := range waits {
+		c := out[reason]
+		c.SecondsToResolve = spread(w)
+		out[reason] = c
 	}
 	// A message whose send stayed unknown after reconciliation waits in
 	// the outbox for a person: a review case of its own kind.

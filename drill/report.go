@@ -51,12 +51,26 @@ type Effects struct {
 type Unknowns struct {
 	Total int            `json:"total"`
 	Ended map[string]int `json:"ended"`
+	// SecondsToEnd is how long the replayed and reconciled ones stayed
+	// unknown (from the lost answer to the answer that settled them).
+	SecondsToEnd Spread `json:"seconds_to_end"`
+}
+
+// Spread is the median and maximum of some durations, in seconds.
+type Spread struct {
+	P50 float64 `json:"p50"`
+	Max float64 `json:"max"`
 }
 
 // Cases counts review cases of one reason.
 type Cases struct {
-	Opened int `json:"opened"`
-	Open   int `json:"open"`
+	Opened   int `json:"opened"`
+	Open     int `json:"open"`
+	Resolved int `json:"resolved"`
+	// SecondsToResolve is the time from opening to a person's decision
+	// (in the drill the operator decides at once; in production this is
+	// the figure to watch).
+	SecondsToResolve Spread `json:"seconds_to_resolve"`
 }
 
 // Genuine measures the bookings that must not be merged.
@@ -86,6 +100,17 @@ type Outcomes struct {
 	InReview  int            `json:"in_review"`
 	Lost      int            `json:"lost"`
 	LostWhy   []string       `json:"lost_examples,omitempty"`
+}
+
+// spread returns the median and maximum of d (zero when empty).
+func spread(d []time.Duration) Spread {
+	if len(d) == 0 {
+		return Spread{}
+	}
+	sorted := append([]time.Duration(nil), d...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	round := func(v time.Duration) float64 { return math.Round(v.Seconds()*100) / 100 }
+	return Spread{P50: round(sorted[len(sorted)/2]), Max: round(sorted[len(sorted)-1])}
 }
 
 func perThousand(n float64, of int) float64 {
@@ -122,10 +147,15 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))
 	fmt.Fprintf(&b, "retries that reused the operation key: %d of %d (%.1f%%; %d with a new key, guarded by the business reference)\n",
 		r.KeyReuse.ReusedKey, r.KeyReuse.Retries, r.KeyReuse.Share*100, r.KeyReuse.NewKey)
-	fmt.Fprintf(&b, "unknown outcomes: %d, ended: %s\n", r.UnknownOutcomes.Total, intLine(r.UnknownOutcomes.Ended))
+	fmt.Fprintf(&b, "unknown outcomes: %d, ended: %s; unknown for p50 %.1fs, max %.1fs\n", r.UnknownOutcomes.Total, intLine(r.UnknownOutcomes.Ended),
+		r.UnknownOutcomes.SecondsToEnd.P50, r.UnknownOutcomes.SecondsToEnd.Max)
 	var cases []string
 	for reason, c := range r.ReviewCases {
-		cases = append(cases, fmt.Sprintf("%s %d (open %d)", reason, c.Opened, c.Open))
+		line := fmt.Sprintf("%s %d (open %d", reason, c.Opened, c.Open)
+		if c.Resolved > 0 {
+			line += fmt.Sprintf(", resolved %d in p50 %.1fs, max %.1fs", c.Resolved, c.SecondsToResolve.P50, c.SecondsToResolve.Max)
+		}
+		cases = append(cases, line+")")
 	}
 	sort.Strings(cases)
 	fmt.Fprintf(&b, "review cases: %s\n", strings.Join(cases, ", "))
