@@ -202,7 +202,7 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 
 // capture tells the payment saga to capture and waits for it to finish.
 func (a *appointment) capture(ctx workflow.Context) *outcome {
-	if err := a.child.SignalChildWorkflow(ctx, SignalPaymentDecision, PaymentCapture).Get(ctx, nil); err != nil {
+	if err := a.signalPayment(ctx, PaymentCapture); err != nil {
 		return &outcome{StatusPaymentFailed, "signal capture: " + err.Error()}
 	}
 	var final PaymentState
@@ -215,6 +215,24 @@ func (a *appointment) capture(ctx workflow.Context) *outcome {
 	}
 	a.recordChild("capture deposit (payment saga)", final)
 	return nil
+}
+
+// signalPayment sends the payment saga the appointment's decision. In a
+// run created by a reset the child still names the earlier run as its
+// parent, so the server refuses a child-only signal from this run
+// ("unknown external workflow execution"); a plain signal to the child's
+// execution reaches it (its completion follows the reset chain on its own).
+func (a *appointment) signalPayment(ctx workflow.Context, action PaymentAction) error {
+	err := a.child.SignalChildWorkflow(ctx, SignalPaymentDecision, action).Get(ctx, nil)
+	reset := a.info.WorkflowExecution.RunID != a.info.OriginalRunID
+	if err == nil || !reset || workflow.GetVersion(ctx, "payment-signal-after-reset", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return err
+	}
+	var child workflow.Execution
+	if err := a.child.GetChildWorkflowExecution().Get(ctx, &child); err != nil {
+		return err
+	}
+	return workflow.SignalExternalWorkflow(ctx, child.ID, child.RunID, SignalPaymentDecision, action).Get(ctx, nil)
 }
 
 // recordChild copies the payment saga's last step into the status table.

@@ -115,6 +115,20 @@ func run(t *testing.T, e env, req workflows.BookingRequest) (client.WorkflowRun,
 	return r, st
 }
 
+// startUntil starts the booking and waits until its call reaches pause;
+// what names that call for the failure message.
+func (e env) startUntil(ctx context.Context, t *testing.T, req workflows.BookingRequest, pause *testsupport.Pause, what string) client.WorkflowRun {
+	t.Helper()
+	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	require.NoError(t, err)
+	select {
+	case <-pause.Reached():
+	case <-ctx.Done():
+		t.Fatalf("%s never reached its downstream", what)
+	}
+	return r
+}
+
 var booked = effects{
 	Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000, Messages: 1,
 }
@@ -205,13 +219,7 @@ func TestCancelWhileDepositIsAuthorising(t *testing.T) {
 			req := request(t, fmt.Sprintf("+491511234567%d", i), time.Friday, 11)
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
-			require.NoError(t, err)
-			select {
-			case <-pause.Reached():
-			case <-ctx.Done():
-				t.Fatal("the authorisation never reached the payment API")
-			}
+			r := e.startUntil(ctx, t, req, pause, "the authorisation")
 			require.NoError(t, tc.cancel(ctx, e, r))
 			pause.Release() // the authorisation now lands, after the cancellation
 			var st workflows.BookingState
@@ -252,17 +260,8 @@ func TestResetReusesHoldAndAuthorisation(t *testing.T) {
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	resp, err := e.tc.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
-		Namespace:                 "default",
-		WorkflowExecution:         workflowExecution(r),
-		Reason:                    "test: replay the saga under a new run ID",
-		WorkflowTaskFinishEventId: firstWorkflowTaskCompleted(t, e.tc, r),
-		RequestId:                 r.GetRunID() + "-reset",
-	})
-	require.NoError(t, err)
-	require.NotEqual(t, r.GetRunID(), resp.GetRunId())
 	var st2 workflows.BookingState
-	require.NoError(t, e.tc.GetWorkflow(ctx, r.GetID(), resp.GetRunId()).Get(ctx, &st2))
+	require.NoError(t, e.reset(t, r, firstWorkflowTaskCompleted(t, e.tc, r)).Get(ctx, &st2))
 	require.Equal(t, workflows.StatusConfirmed, st2.Status, st2.Reason)
 	require.Equal(t, st.HoldID, st2.HoldID, "the reset run found its hold")
 	require.Equal(t, st.IntentID, st2.IntentID, "the reset run found its authorisation")
@@ -270,10 +269,13 @@ func TestResetReusesHoldAndAuthorisation(t *testing.T) {
 	require.Equal(t, booked, e.effects(t, r.GetID()))
 }
 
-// TestWorkerDiesAfterDownstreamCommit: the hold commits in the calendar,
-// the worker is stopped before the answer arrives; a new worker retries
-// with the same key and the calendar replays: one hold.
-func TestWorkerDiesAfterDownstreamCommit(t *testing.T) {
+// TestMatrix07WorkerKilledBeforeReporting proves failure-matrix item 7 (an
+// activity finishes its external call and the worker is killed before
+// reporting completion): the hold commits in the calendar, the worker is
+// stopped before the answer arrives; a new worker retries with the same key
+// and the calendar replays. One reservation, one captured deposit, one
+// confirmation row.
+func TestMatrix07WorkerKilledBeforeReporting(t *testing.T) {
 	e := newEnv(t)
 	pause := e.calendar.PauseAt("POST", "/v1/holds", true)
 	pause.Drop = true
@@ -281,13 +283,7 @@ func TestWorkerDiesAfterDownstreamCommit(t *testing.T) {
 	req := request(t, "+4915112345678", time.Wednesday, 16)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
-	require.NoError(t, err)
-	select {
-	case <-pause.Reached():
-	case <-ctx.Done():
-		t.Fatal("the hold never reached the calendar")
-	}
+	r := e.startUntil(ctx, t, req, pause, "the hold")
 	require.Equal(t, map[string]int{"held": 1}, e.effects(t, r.GetID()).Reservations, "committed before the worker died")
 	w1.Stop()
 	pause.Release()

@@ -132,7 +132,7 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 		// back): tell it to void and wait until it has finished, so an
 		// authorisation that lands after the cancellation is voided too.
 		// The saga's own waits are bounded (retries, review timeout).
-		if err := a.child.SignalChildWorkflow(ctx, SignalPaymentDecision, PaymentVoid).Get(ctx, nil); err == nil {
+		if err := a.signalPayment(ctx, PaymentVoid); err == nil {
 			var final PaymentState
 			if a.child.Get(ctx, &final) == nil {
 				a.state.Payment = final.Status
