@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/payments"
 )
 
 type fixture struct {
@@ -316,27 +318,59 @@ func mustHoldID(t *testing.T, f fixture, ref string) string {
 	return id
 }
 
-// TestLateRetryAfterKeyExpiryBooksNothingNew: the key is gone (past its
-// retention, reaped) when a genuine late retry of the hold arrives; the
-// request runs anew, yet the business reference finds the booking: no
-// second reservation (failure matrix: key expired, late genuine retry).
-func TestLateRetryAfterKeyExpiryBooksNothingNew(t *testing.T) {
+// TestMatrix08LateRetryAfterKeyExpiry proves failure-matrix item 8 (an
+// idempotency record expires and a genuine late retry arrives): the keys
+// are past their retention and reaped when the late retries of the hold
+// and of the deposit authorisation arrive. Both run anew, yet the business
+// constraints hold: the reference finds the one reservation, and the
+// partial unique index on booking reference + step leaves one live
+// authorisation, captured once.
+func TestMatrix08LateRetryAfterKeyExpiry(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	h, err := f.client.CreateHold(ctx, "late-key", hold("appointment:demo:late"))
+	pay := f.payments(t)
+	const ref = "appointment:demo:late"
+	h, err := f.client.CreateHold(ctx, "late-key", hold(ref))
 	require.NoError(t, err)
 	b, err := f.client.ConfirmHold(ctx, "late-confirm", h.ID)
+	require.NoError(t, err)
+	deposit := payments.Authorization{Amount: 2000, Currency: "eur", Reference: ref, Step: "deposit", PaymentMethod: "pm_card_visa"}
+	pi, err := pay.Authorize(ctx, "late-auth", deposit)
+	require.NoError(t, err)
+	_, err = pay.Capture(ctx, "late-capture", pi.ID)
 	require.NoError(t, err)
 
 	f.clock.Add(73 * time.Hour)
 	reaped, err := idempotency.NewStore(f.pool, idempotency.Options{Now: f.clock.Now}).Reap(ctx, 100)
 	require.NoError(t, err)
-	require.Positive(t, reaped)
+	require.Equal(t, 4, reaped, "hold, confirm, authorisation and capture keys are gone")
 
-	again, err := f.client.CreateHold(ctx, "late-key", hold("appointment:demo:late"))
+	again, err := f.client.CreateHold(ctx, "late-key", hold(ref))
 	require.NoError(t, err)
 	require.Equal(t, h.ID, again.ID, "the reference finds the first reservation")
 	require.Equal(t, calendar.HoldConfirmed, again.Status)
 	require.Equal(t, b.ID, again.BookingID)
-	require.Equal(t, 1, f.count(t, "reference = 'appointment:demo:late'"))
+	require.Equal(t, 1, f.count(t, "reference = $1", ref))
+
+	late, err := pay.Authorize(ctx, "late-auth", deposit)
+	require.NoError(t, err)
+	require.Equal(t, pi.ID, late.ID, "the reference and step find the first authorisation")
+	var intents, captured int
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(amount_captured), 0) FROM payment_intents
+		WHERE booking_reference = $1`, ref).Scan(&intents, &captured))
+	require.Equal(t, 1, intents, "no second authorisation")
+	require.Equal(t, 2000, captured, "captured once")
+}
+
+// payments serves the payment API on the fixture's database and clock and
+// returns the gateway the worker uses on it.
+func (f fixture) payments(t *testing.T) *payments.StripeGateway {
+	t.Helper()
+	srv := &payments.Server{
+		Pool: f.pool, Idempotency: idempotency.NewStore(f.pool, idempotency.Options{Now: f.clock.Now, ProblemStyle: idempotency.StripeJSON}),
+		Tokens: map[string]string{"sk_test_demo": "demo"}, Now: f.clock.Now, Logger: slog.New(slog.DiscardHandler),
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return payments.NewStripeGateway(hs.URL, "sk_test_demo", hs.Client())
 }

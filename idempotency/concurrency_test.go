@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,24 +17,27 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/idempotency"
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/testsupport"
 )
 
 // checkOneEffect asserts the answers to identical concurrent requests: one
-// first answer, every other one a byte-identical replay or a 409.
-func checkOneEffect(t *testing.T, resps []response) {
+// first answer with status created, every other one a byte-identical
+// replay or a 409.
+func checkOneEffect(t *testing.T, resps []response, created int) {
 	t.Helper()
 	var first *response
 	for i := range resps {
 		r := &resps[i]
 		switch {
-		case r.status == http.StatusCreated && !r.replayed:
+		case r.status == created && !r.replayed:
 			require.Nil(t, first, "two first answers for one key")
 			first = r
 		case r.status == http.StatusConflict:
 			require.Equal(t, idempotency.CodeKeyInFlight, problemCode(t, *r))
 			require.NotEmpty(t, r.header.Get("Retry-After"))
 		default:
-			require.Equal(t, http.StatusCreated, r.status, "body %s", r.body)
+			require.Equal(t, created, r.status, "body %s", r.body)
 			require.True(t, r.replayed)
 		}
 	}
@@ -46,27 +50,40 @@ func checkOneEffect(t *testing.T, resps []response) {
 	}
 }
 
-func TestConcurrentIdenticalRequestsOneEffect(t *testing.T) {
+// race runs do n times from goroutines released together.
+func race(t *testing.T, n int, do func() (response, error)) []response {
+	resps, errs := make([]response, n), make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			resps[i], errs[i] = do()
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	return resps
+}
+
+// TestMatrix02ConcurrentSameKey proves failure-matrix item 2 (two identical
+// requests race with one key): one request runs, the others get its
+// stored answer or 409 while it runs; one effect per key, in the demo API
+// and in the rows of the real calendar and payment APIs.
+func TestMatrix02ConcurrentSameKey(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, idempotency.Options{})
 	const perKey = 5
 	fire := func(key, customer string) []response {
-		resps := make([]response, perKey)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range perKey {
-			wg.Go(func() {
-				<-start
-				resps[i] = e.post(key, demoRequest{Customer: customer})
-			})
-		}
-		close(start)
-		wg.Wait()
-		return resps
+		body := []byte(fmt.Sprintf(`{"customer":%q}`, customer))
+		return race(t, perKey, func() (response, error) { return e.call(context.Background(), "/v1/holds", "tok-a", key, body) })
 	}
 
 	t.Run("one key", func(t *testing.T) {
-		checkOneEffect(t, fire("one-key", "solo"))
+		checkOneEffect(t, fire("one-key", "solo"), http.StatusCreated)
 		require.Equal(t, 1, e.effects("solo"))
 	})
 
@@ -79,7 +96,7 @@ func TestConcurrentIdenticalRequestsOneEffect(t *testing.T) {
 		}
 		wg.Wait()
 		for _, resps := range all {
-			checkOneEffect(t, resps)
+			checkOneEffect(t, resps, http.StatusCreated)
 		}
 		var rows, distinct int
 		require.NoError(t, e.pool.QueryRow(context.Background(),
@@ -109,6 +126,37 @@ func TestConcurrentIdenticalRequestsOneEffect(t *testing.T) {
 		require.True(t, again.replayed)
 		require.Equal(t, first.body, again.body)
 		require.Equal(t, 1, e.effects("held"))
+	})
+
+	t.Run("real calendar and payment APIs", func(t *testing.T) {
+		pool := testsupport.Database(t)
+		cfg := testsupport.Config(t)
+		slot := time.Now().In(cfg.Timezone).AddDate(0, 0, 7)
+		if slot.Weekday() == time.Sunday {
+			slot = slot.AddDate(0, 0, 1) // the bays are closed on Sundays
+		}
+		slot = time.Date(slot.Year(), slot.Month(), slot.Day(), 10, 0, 0, 0, cfg.Timezone)
+		hold, err := json.Marshal(map[string]any{"service": "tire-change", "start": slot, "customer": "+4915112345678", "reference": "race-ref"})
+		require.NoError(t, err)
+		deposit := url.Values{"amount": {"2000"}, "currency": {"eur"}, "capture_method": {"manual"}, "confirm": {"true"},
+			"payment_method": {"pm_card_visa"}, "metadata[booking_reference]": {"race-ref"}, "metadata[step]": {"deposit"}}
+		for _, tc := range []struct {
+			url, contentType, body, rows string
+			created                      int
+		}{
+			{testsupport.CalendarAPI(t, cfg, pool).URL + "/v1/holds", "application/json", string(hold),
+				`SELECT count(*) FROM calendar_reservations WHERE reference = 'race-ref'`, http.StatusCreated},
+			{testsupport.PaymentsAPI(t, cfg, pool).URL + "/v1/payment_intents", "application/x-www-form-urlencoded", deposit.Encode(),
+				`SELECT count(*) FROM payment_intents WHERE booking_reference = 'race-ref'`, http.StatusOK},
+		} {
+			resps := race(t, perKey, func() (response, error) {
+				return send(context.Background(), e.http, tc.url, config.DefaultAPIToken, "race-key", tc.contentType, []byte(tc.body))
+			})
+			checkOneEffect(t, resps, tc.created)
+			var rows int
+			require.NoError(t, pool.QueryRow(context.Background(), tc.rows).Scan(&rows))
+			require.Equal(t, 1, rows, tc.url)
+		}
 	})
 }
 

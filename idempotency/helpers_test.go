@@ -155,16 +155,22 @@ type response struct {
 
 // call sends a request: path, token, key ("" = no header) and raw body.
 func (e *env) call(ctx context.Context, path, token, key string, body []byte) (response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+path, bytes.NewReader(body))
+	return send(ctx, e.http, e.srv.URL+path, token, key, "application/json", body)
+}
+
+// send POSTs body to url with a bearer token and an Idempotency-Key
+// ("" = no header), to the demo API or to a real one.
+func send(ctx context.Context, hc *http.Client, url, token, key, contentType string, body []byte) (response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return response{}, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}
-	resp, err := e.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return response{}, err
 	}
@@ -214,13 +220,20 @@ func (e *env) keyRows() int {
 	return n
 }
 
-// problemCode decodes the code of a problem document.
+// problemCode decodes the code of a problem document, or of a
+// Stripe-shaped error (the payment API's style).
 func problemCode(t *testing.T, r response) string {
 	t.Helper()
 	var p struct {
-		Code string `json:"code"`
+		Code  string `json:"code"`
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
 	}
 	require.NoError(t, json.Unmarshal(r.body, &p), "body %s", r.body)
+	if p.Code == "" {
+		return p.Error.Code
+	}
 	return p.Code
 }
 

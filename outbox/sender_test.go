@@ -135,7 +135,12 @@ func TestSendsOnceWithSID(t *testing.T) {
 	require.Len(t, e.fake.Messages(), 2)
 }
 
-func TestConcurrentRelaysSendEachMessageOnce(t *testing.T) {
+// TestMatrix06OutboxRelaySendsTwice proves failure-matrix item 6 (the
+// outbox relay sends one confirmation twice): three relays run over the
+// same 30 reserved confirmations at once, and again after their claims
+// expired. At the fake Twilio each confirmation arrives exactly once, and
+// each outbox row names its own message.
+func TestMatrix06OutboxRelaySendsTwice(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	const n = 30
@@ -165,13 +170,17 @@ func TestConcurrentRelaysSendEachMessageOnce(t *testing.T) {
 
 	msgs := e.fake.Messages()
 	require.Len(t, msgs, n)
-	bodies := map[string]int{}
+	bodies, sids := map[string]int{}, map[string]bool{}
 	for _, m := range msgs {
 		bodies[m.Body]++
+		sids[m.Sid] = true
 	}
 	for i := range n {
 		require.Equal(t, 1, bodies[fmt.Sprintf("Bestätigung %02d", i)])
-		require.Equal(t, "sent", e.row(ids[i]).State)
+		got := e.row(ids[i])
+		require.Equal(t, "sent", got.State)
+		require.True(t, sids[got.ProviderID], "the row names its message at Twilio")
+		delete(sids, got.ProviderID) // and no other row names the same one
 	}
 
 	// And once more, all at the same time, after the claims expired.

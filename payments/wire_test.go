@@ -139,20 +139,34 @@ func TestDeclinedCardIsStoredAndReplayed(t *testing.T) {
 	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, ok.Status)
 }
 
-// Same key, other payload: a loud idempotency_error and no second effect.
-func TestSameKeyOtherPayloadIsRejected(t *testing.T) {
+// TestMatrix03KeyReusedOtherPayload proves failure-matrix item 3 (one key
+// reused with a different payload): a loud 422 idempotency_error, the
+// payment tables unchanged to the byte, and the key still replays its
+// first answer.
+func TestMatrix03KeyReusedOtherPayload(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	_, err := e.sc.V1PaymentIntents.Create(ctx, createParams("k-reused", "wf-reused", 5000, "pm_card_visa"))
+	first, err := e.sc.V1PaymentIntents.Create(ctx, createParams("k-reused", "wf-reused", 5000, "pm_card_visa"))
 	require.NoError(t, err)
-	_, err = e.sc.V1PaymentIntents.Create(ctx, createParams("k-reused", "wf-reused", 6000, "pm_card_visa"))
-	var se *stripe.Error
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, http.StatusUnprocessableEntity, se.HTTPStatusCode)
-	require.Equal(t, stripe.ErrorTypeIdempotency, se.Type)
+	before := e.snapshot()
+	for _, other := range []*stripe.PaymentIntentCreateParams{
+		createParams("k-reused", "wf-reused", 6000, "pm_card_visa"),       // another amount
+		createParams("k-reused", "wf-other", 5000, "pm_card_visa"),        // another booking
+		createParams("k-reused", "wf-reused", 5000, "pm_card_mastercard"), // another card
+	} {
+		_, err = e.sc.V1PaymentIntents.Create(ctx, other)
+		var se *stripe.Error
+		require.ErrorAs(t, err, &se)
+		require.Equal(t, http.StatusUnprocessableEntity, se.HTTPStatusCode)
+		require.Equal(t, stripe.ErrorTypeIdempotency, se.Type)
+	}
+	require.Equal(t, before, e.snapshot(), "the rejected requests wrote nothing")
 	require.Equal(t, 1, e.count("payment_intents", ""))
-	require.Equal(t, 1, e.count("payment_intents", "amount = 5000"))
+	require.Equal(t, 1, e.count("payment_intents", "amount = 5000 AND booking_reference = 'wf-reused'"))
+	again, err := e.sc.V1PaymentIntents.Create(ctx, createParams("k-reused", "wf-reused", 5000, "pm_card_visa"))
+	require.NoError(t, err)
+	require.Equal(t, first.LastResponse.RawJSON, again.LastResponse.RawJSON, "the first answer, byte for byte")
 
 	// Without a key there is no request at all.
 	r := e.post("/v1/payment_intents", "", authorizeForm("wf-nokey", "5000"))
