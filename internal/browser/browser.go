@@ -41,18 +41,18 @@ func New(ctx context.Context, userDataDir string) (context.Context, context.Canc
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(userDataDir),
-		chromedp.WindowSize(1280, 900),
+		chromedp.WindowSize(1280, 1100),
 	}
 	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, bcancel := chromedp.NewContext(actx)
 	return bctx, func() { bcancel(); acancel() }, nil
 }
 
-// Screenshot loads url and returns a PNG of the whole page once the CSS
-// selector is visible.
+// Screenshot loads url and returns a PNG of what the window shows once the
+// CSS selector is visible (the top of a long page; its size is set by New).
 func Screenshot(ctx context.Context, url, selector string) ([]byte, error) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(selector))); err != nil {
 		return nil, err
 	}
-	return chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
+	return chromedp.Run(ctx, chromedp.CaptureScreenshot())
 }
