@@ -30,6 +30,7 @@ type scope struct{ tenant, operation, key string }
 type claim struct {
 	outcome  outcome
 	owner    [16]byte  // our token when claimed
+	sess     *session  // when claimed: the handler's transaction, begun
 	until    time.Time // lease end (inFlight) or quota window end (rateLimited)
 	takeover bool      // claimed by taking over an expired lease
 	status   int
@@ -41,6 +42,17 @@ type claim struct {
 // ended (expired but not reaped yet): that request is new again. RETURNING
 // yields a row only when we got the key, so the decision is one atomic
 // statement and never check-then-insert.
+//
+// RETURNING also switches this transaction to asynchronous commit
+// (set_config(..., true) lasts until the transaction ends, and commit reads
+// it after the statement): a claim's commit does not wait for its WAL
+// flush. That is safe because a claim is only worth something together
+// with its completion, and the completion commits synchronously in the
+// handler's transaction, whose WAL flush covers every earlier record,
+// this claim included. If PostgreSQL crashes before that, the claim and
+// the handler's effect are lost together: as if the claim had been
+// released, and the retry runs anew. Visibility is unaffected: concurrent
+// requests see the pending row as soon as the claim commits.
 const claimSQL = `INSERT INTO idempotency_keys AS k
 		(tenant_id, operation, idempotency_key, fingerprint, state, owner, locked_until, created_at, expires_at)
 	VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8)
@@ -51,11 +63,28 @@ const claimSQL = `INSERT INTO idempotency_keys AS k
 		lease_takeovers = 0, created_at = EXCLUDED.created_at, completed_at = NULL,
 		expires_at = EXCLUDED.expires_at
 	WHERE k.expires_at <= $7
-	RETURNING true`
+	RETURNING set_config('synchronous_commit', 'off', true) = 'off'`
 
-// claim decides, in its own short transaction, whether this request runs.
-// The transaction commits before the handler starts, so the pending row is
-// visible to every concurrent retry while the handler works.
+// quotaMarker names the error claimQuotaSQL raises over the quota.
+const quotaMarker = "idempotency quota exceeded"
+
+// claimQuotaSQL is claimSQL and, only when it claimed, one more new key in
+// the tenant's counter of this minute ($9), in one statement. It returns
+// whether it claimed; over the quota ($10) it raises quotaMarker, which
+// aborts the transaction: the COMMIT queued behind it does not run and
+// nothing is stored. The counter's row lock serialises concurrent claims
+// of one tenant until commit, so the count is exact across processes.
+const claimQuotaSQL = `WITH claimed AS (` + claimSQL + ` AS got),
+	counted AS (INSERT INTO idempotency_quota AS q (tenant_id, minute, claims) SELECT $1, $9, 1 FROM claimed
+		ON CONFLICT (tenant_id, minute) DO UPDATE SET claims = q.claims + 1 RETURNING claims)
+	SELECT CASE WHEN n IS NULL THEN false WHEN n <= $10 THEN true
+		ELSE ('` + quotaMarker + ` ' || n)::int > 0 END
+	FROM (SELECT (SELECT claims FROM counted) AS n) c`
+
+// claim decides whether this request runs. The claim commits before the
+// handler starts, so the pending row is visible to every concurrent retry
+// while the handler works; when claimed, the handler's transaction is
+// already open (c.sess).
 func (s *Store) claim(ctx context.Context, sc scope, fp [32]byte) (c claim, err error) {
 	start := time.Now()
 	defer func() { s.metrics.ClaimSeconds.WithLabelValues(sc.operation).Observe(time.Since(start).Seconds()) }()
@@ -70,40 +99,46 @@ func (s *Store) claim(ctx context.Context, sc scope, fp [32]byte) (c claim, err 
 	return claim{}, errors.New("idempotency: claim did not settle")
 }
 
+// claimOnce sends, in one round trip: BEGIN, the claim, COMMIT, BEGIN.
+// Claimed: the second transaction is the handler's. Not claimed: the key
+// is live, and decideLive reads it in the second transaction.
 func (s *Store) claimOnce(ctx context.Context, sc scope, fp [32]byte) (c claim, retry bool, err error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return c, false, fmt.Errorf("idempotency: begin claim: %w", err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }() // no-op after Commit
 	now := s.now()
 	owner := newOwner()
-	lease := now.Add(s.lease)
-
-	var got bool
-	err = tx.QueryRow(ctx, claimSQL, sc.tenant, sc.operation, sc.key, fp[:], owner, lease, now, now.Add(s.ttl)).Scan(&got)
-	switch {
-	case err == nil:
-		if s.quota > 0 {
-			over, err := s.overQuota(ctx, tx, sc.tenant, now)
-			if err != nil {
-				return c, false, err
-			}
-			if over {
-				// Rolling back also undoes the pending row: nothing stored.
-				return claim{outcome: rateLimited, until: now.Truncate(time.Minute).Add(time.Minute)}, false, nil
-			}
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return c, false, fmt.Errorf("idempotency: commit claim: %w", err)
-		}
-		return claim{outcome: claimed, owner: owner}, false, nil
-	case !errors.Is(err, pgx.ErrNoRows):
-		return c, false, fmt.Errorf("idempotency: claim key: %w", err)
+	sql, args := claimSQL, []any{sc.tenant, sc.operation, sc.key, fp[:], owner, now.Add(s.lease), now, now.Add(s.ttl)}
+	if s.quota > 0 {
+		sql, args = claimQuotaSQL, append(args, now.Truncate(time.Minute), s.quota)
 	}
+	var got bool
+	sess, err := openSession(ctx, s.pool, func(b *pgx.Batch) {
+		b.Queue(sql, args...)
+		b.Queue("commit")
+		b.Queue("begin")
+	}, func(br pgx.BatchResults) error {
+		if err := br.QueryRow().Scan(&got); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		return execAll(2)(br)
+	})
+	switch {
+	case raised(err, quotaMarker):
+		return claim{outcome: rateLimited, until: now.Truncate(time.Minute).Add(time.Minute)}, false, nil
+	case err != nil:
+		return c, false, fmt.Errorf("idempotency: claim key: %w", err)
+	case got:
+		return claim{outcome: claimed, owner: owner, sess: sess}, false, nil
+	}
+	c, retry, err = s.decideLive(ctx, sess, sc, fp, now, owner)
+	if c.sess == nil {
+		sess.rollback(ctx) // a no-op when decideLive ended it
+	}
+	return c, retry, err
+}
 
-	// The key is live. Lock the row so that its state cannot change under
-	// the decision below.
+// decideLive answers a request whose key is live: replay, 409, 422, or a
+// takeover of a pending key whose lease has ended. It locks the row so
+// that its state cannot change under the decision.
+func (s *Store) decideLive(ctx context.Context, sess *session, sc scope, fp [32]byte, now time.Time, owner [16]byte) (c claim, retry bool, err error) {
 	var (
 		storedFP   []byte
 		state      string
@@ -113,7 +148,7 @@ func (s *Store) claimOnce(ctx context.Context, sc scope, fp [32]byte) (c claim, 
 		headers    map[string][]string
 		body       []byte
 	)
-	err = tx.QueryRow(ctx, `SELECT fingerprint, state, owner, locked_until, status_code, response_headers, response_body
+	err = sess.tx.QueryRow(ctx, `SELECT fingerprint, state, owner, locked_until, status_code, response_headers, response_body
 		FROM idempotency_keys WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3 FOR UPDATE`,
 		sc.tenant, sc.operation, sc.key).Scan(&storedFP, &state, &oldOwner, &lockedTill, &status, &headers, &body)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -129,12 +164,10 @@ func (s *Store) claimOnce(ctx context.Context, sc scope, fp [32]byte) (c claim, 
 		// state, and must never be answered with another request's result.
 		return claim{outcome: mismatch}, false, nil
 	case state == StateCompleted:
-		if _, err := tx.Exec(ctx, `UPDATE idempotency_keys SET replays = replays + 1
-			WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3`, sc.tenant, sc.operation, sc.key); err != nil {
+		err := sess.finish(ctx, `UPDATE idempotency_keys SET replays = replays + 1
+			WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3`, sc.tenant, sc.operation, sc.key)
+		if err != nil {
 			return c, false, fmt.Errorf("idempotency: count replay: %w", err)
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return c, false, fmt.Errorf("idempotency: commit replay: %w", err)
 		}
 		c = claim{outcome: replay, headers: http.Header(headers), body: body}
 		if status != nil {
@@ -147,7 +180,8 @@ func (s *Store) claimOnce(ctx context.Context, sc scope, fp [32]byte) (c claim, 
 
 	// Pending with an expired lease: its holder crashed or is too slow. Take
 	// it over conditionally; the old holder's completion is fenced by owner.
-	tag, err := tx.Exec(ctx, `UPDATE idempotency_keys
+	lease := now.Add(s.lease)
+	tag, err := sess.tx.Exec(ctx, `UPDATE idempotency_keys
 		SET owner = $4, locked_until = $5, lease_takeovers = lease_takeovers + 1
 		WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3
 		  AND state = 'pending' AND owner = $6 AND locked_until <= $7`,
@@ -158,24 +192,10 @@ func (s *Store) claimOnce(ctx context.Context, sc scope, fp [32]byte) (c claim, 
 	if tag.RowsAffected() != 1 {
 		return claim{outcome: inFlight, until: lease}, false, nil
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := sess.commitAndBegin(ctx); err != nil {
 		return c, false, fmt.Errorf("idempotency: commit takeover: %w", err)
 	}
-	return claim{outcome: claimed, owner: owner, takeover: true}, false, nil
-}
-
-// overQuota counts one new key for tenant in the current minute and
-// reports whether that exceeds the quota. The upsert row lock serialises
-// concurrent claims of one tenant, so the count is exact across processes.
-func (s *Store) overQuota(ctx context.Context, tx pgx.Tx, tenant string, now time.Time) (bool, error) {
-	var n int
-	err := tx.QueryRow(ctx, `INSERT INTO idempotency_quota (tenant_id, minute, claims) VALUES ($1, $2, 1)
-		ON CONFLICT (tenant_id, minute) DO UPDATE SET claims = idempotency_quota.claims + 1
-		RETURNING claims`, tenant, now.Truncate(time.Minute)).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("idempotency: count quota: %w", err)
-	}
-	return n > s.quota, nil
+	return claim{outcome: claimed, owner: owner, sess: sess, takeover: true}, false, nil
 }
 
 // release deletes our pending row so that a retry runs anew. It is

@@ -15,11 +15,18 @@
 //     fingerprinted (see Fingerprint) and handed on to the handler.
 //  2. Claim: one short transaction inserts the key as pending with a random
 //     owner token and a lease (INSERT ... ON CONFLICT; never check-then-
-//     insert) and commits, so concurrent retries see it at once.
+//     insert) and commits, so concurrent retries see it at once. It commits
+//     asynchronously (no wait for its WAL flush): a claim lost in a crash is
+//     a released claim, because the completion below commits durably and
+//     its flush covers the claim.
 //  3. Run: the handler runs with a transaction of its own (Tx) and a
 //     buffered response writer. Its effect and the stored response commit
 //     together, in that transaction, conditional on the owner token; if the
 //     lease was taken over meanwhile, the effect is rolled back (fencing).
+//
+// Round trips: the claim's transaction and the BEGIN of the handler's go
+// to PostgreSQL together, and so do the stored response and the COMMIT,
+// so a request costs the round trips of the handler's own transaction.
 //
 // # Answers
 //

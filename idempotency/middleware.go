@@ -118,24 +118,20 @@ func (s *Store) answer(w http.ResponseWriter, r *http.Request, sc scope, c claim
 		if c.takeover {
 			m.LeaseTakeovers.WithLabelValues(sc.tenant, sc.operation).Inc()
 		}
-		s.run(w, r, sc, c.owner, body, next)
+		s.run(w, r, sc, c, body, next)
 	}
 }
 
-// run executes the handler in its transaction and stores its decision.
-func (s *Store) run(w http.ResponseWriter, r *http.Request, sc scope, owner [16]byte, body []byte, next http.Handler) {
+// run executes the handler in its transaction (begun by the claim) and
+// stores its decision.
+func (s *Store) run(w http.ResponseWriter, r *http.Request, sc scope, c claim, body []byte, next http.Handler) {
 	// The handler is detached from the client: a client that times out must
 	// not cancel work that may already be committing (a timeout is an
 	// unknown, the retry then replays). It is bounded by the lease instead,
 	// because after the lease a takeover fences this holder anyway.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.lease)
 	defer cancel()
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		s.release(sc, owner)
-		s.problem(w, http.StatusServiceUnavailable, CodeInternal, "begin transaction failed; retry with the same key")
-		return
-	}
+	sess, owner := c.sess, c.owner
 	finished := false
 	defer func() {
 		if finished {
@@ -143,11 +139,11 @@ func (s *Store) run(w http.ResponseWriter, r *http.Request, sc scope, owner [16]
 		}
 		// The handler panicked: nothing it did may persist, and the key is
 		// released so the retry runs. The panic continues to the server.
-		_ = tx.Rollback(context.WithoutCancel(ctx))
+		sess.rollback(context.WithoutCancel(ctx))
 		s.release(sc, owner)
 	}()
 
-	st := &requestState{tx: handlerTx{tx}}
+	st := &requestState{tx: handlerTx{sess}}
 	rec := newRecorder()
 	req := r.WithContext(context.WithValue(ctx, ctxKey{}, st))
 	req.Body = io.NopCloser(bytes.NewReader(body))
@@ -160,13 +156,12 @@ func (s *Store) run(w http.ResponseWriter, r *http.Request, sc scope, owner [16]
 	if status >= 500 || (status >= 400 && !keep) {
 		// Not a decision: undo the effect and free the key for a corrected
 		// or later retry.
-		_ = tx.Rollback(ctx)
+		sess.rollback(ctx)
 		s.release(sc, owner)
 		rec.flush(w)
 		return
 	}
-	if err := s.complete(ctx, tx, sc, owner, rec, resType, resID); err != nil {
-		_ = tx.Rollback(ctx)
+	if err := s.complete(ctx, sess, sc, owner, rec, resType, resID); err != nil {
 		if errors.Is(err, errFenced) {
 			s.metrics.InFlight.WithLabelValues(sc.tenant, sc.operation).Inc()
 			s.metrics.blocked(sc.tenant, sc.operation)
@@ -189,10 +184,24 @@ func (s *Store) run(w http.ResponseWriter, r *http.Request, sc scope, owner [16]
 // errFenced says that another request took our key over.
 var errFenced = errors.New("idempotency: lease lost to another request")
 
-// complete stores the response in the handler's transaction and commits.
-// The owner condition is the fence: a holder whose lease was taken over
-// finds no row and must not commit its effect.
-func (s *Store) complete(ctx context.Context, tx pgx.Tx, sc scope, owner [16]byte, rec *recorder, resType, resID string) error {
+// fenceMarker names the error completeSQL raises when the key is no
+// longer ours.
+const fenceMarker = "idempotency lease lost"
+
+// completeSQL stores the response. The owner condition is the fence: a
+// holder whose lease was taken over finds no row, and then the statement
+// raises fenceMarker, which aborts the transaction, so that the COMMIT
+// sent with it does not commit the handler's effect.
+const completeSQL = `WITH done AS (UPDATE idempotency_keys SET state = 'completed', status_code = $5,
+		response_headers = $6, response_body = $7, resource_type = NULLIF($8, ''),
+		resource_id = NULLIF($9, ''), completed_at = $10
+	WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3 AND owner = $4 AND state = 'pending'
+	RETURNING 1)
+	SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('` + fenceMarker + ` ' || count(*))::int END FROM done`
+
+// complete stores the response in the handler's transaction and commits,
+// in one round trip; a fenced holder's effect is rolled back.
+func (s *Store) complete(ctx context.Context, sess *session, sc scope, owner [16]byte, rec *recorder, resType, resID string) error {
 	headers := map[string][]string{}
 	for _, h := range storedHeaders {
 		if v := rec.header.Values(h); len(v) > 0 {
@@ -201,24 +210,18 @@ func (s *Store) complete(ctx context.Context, tx pgx.Tx, sc scope, owner [16]byt
 	}
 	hj, err := json.Marshal(headers)
 	if err != nil {
+		sess.rollback(ctx)
 		return err
 	}
 	body := rec.body.Bytes()
 	if body == nil {
 		body = []byte{} // NOT NULL for completed rows; empty is a valid answer
 	}
-	tag, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'completed', status_code = $5,
-			response_headers = $6, response_body = $7, resource_type = NULLIF($8, ''),
-			resource_id = NULLIF($9, ''), completed_at = $10
-		WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3 AND owner = $4 AND state = 'pending'`,
-		sc.tenant, sc.operation, sc.key, owner, rec.statusCode(), hj, body, resType, resID, s.now())
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() != 1 {
+	err = sess.finish(ctx, completeSQL, sc.tenant, sc.operation, sc.key, owner, rec.statusCode(), hj, body, resType, resID, s.now())
+	if raised(err, fenceMarker) {
 		return errFenced
 	}
-	return tx.Commit(ctx)
+	return err
 }
 
 // validKey returns the key or a problem code. The draft allows any sf-string;
@@ -247,22 +250,23 @@ func validKey(values []string) (key, code, detail string) {
 }
 
 // plainTx runs next in a transaction with the middleware's commit rules but
-// no key: Options.PlainTransaction, the benchmark baseline.
+// no key: Options.PlainTransaction, the benchmark baseline. It costs what
+// a handler's own transaction costs: BEGIN, the handler, COMMIT.
 func (s *Store) plainTx(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		tx, err := s.pool.Begin(ctx)
+		sess, err := openSession(ctx, s.pool, func(*pgx.Batch) {}, func(pgx.BatchResults) error { return nil })
 		if err != nil {
 			s.problem(w, http.StatusServiceUnavailable, CodeInternal, "begin transaction failed")
 			return
 		}
-		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // no-op after Commit
-		st := &requestState{tx: handlerTx{tx}}
+		defer sess.rollback(context.WithoutCancel(ctx)) // a no-op after finish
+		st := &requestState{tx: handlerTx{sess}}
 		rec := newRecorder()
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(ctx, ctxKey{}, st)))
 		keep, _, _ := st.snapshot()
 		if status := rec.statusCode(); status < 400 || (status < 500 && keep) {
-			if err := tx.Commit(ctx); err != nil {
+			if err := sess.finish(ctx, ""); err != nil {
 				s.problem(w, http.StatusInternalServerError, CodeInternal, "commit failed")
 				return
 			}

@@ -2,11 +2,8 @@ package idempotency
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"strconv"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // recorder buffers the handler's response: nothing reaches the client
@@ -63,18 +60,3 @@ func (st *requestState) snapshot() (keep bool, typ, id string) {
 	defer st.mu.Unlock()
 	return st.keep, st.resourceType, st.resourceID
 }
-
-// handlerTx is the transaction handed to handlers. The middleware alone
-// ends it, after storing the response: a handler that committed on its
-// own would persist an effect without its key record, and one that rolled
-// back would make the stored response lie.
-type handlerTx struct{ pgx.Tx }
-
-var _ pgx.Tx = handlerTx{}
-
-// Commit does nothing: the middleware commits.
-func (handlerTx) Commit(context.Context) error { return nil }
-
-// Rollback does nothing: answer with a 4xx or 5xx status to discard the
-// transaction. This also keeps a habitual `defer tx.Rollback(ctx)` harmless.
-func (handlerTx) Rollback(context.Context) error { return nil }
