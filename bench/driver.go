@@ -1,9 +1,12 @@
-// Package bench measures what exactly-once costs: the idempotency
-// middleware against the same handler without it, the claim path against
-// the raw database floor, and how claims behave as the key table grows and
-// while the reaper deletes expired keys. The measurements live in
-// bench_test.go (TestBenchSmoke in `make test`, TestBenchFull with
-// BOOKONCE_BENCH=1); this file is the small load driver they share.
+// Package bench measures what exactly-once costs, side by side: the
+// idempotency middleware against the same handler without it, the claim
+// path against the raw database floor, webhook ingest against raw
+// SignalWithStart, whole bookings against bare workflows of the same
+// shape, and claims as the key table grows and while the reaper deletes
+// expired keys. The measurements live in the _test.go files
+// (TestBenchSmoke in `make test`, TestBenchFull with BOOKONCE_BENCH=1,
+// which writes docs/benchmarks.md); this file is the small load driver
+// they share.
 package bench
 
 import (
@@ -31,8 +34,10 @@ type Load struct {
 	SeqBase int
 }
 
-// Sample is one op: when it started (since the run began) and how long it took.
+// Sample is one op: its seq, when it started (since the run began) and
+// how long it took.
 type Sample struct {
+	Seq            int
 	Start, Latency time.Duration
 	Err            error
 }
@@ -79,7 +84,7 @@ func Run(ctx context.Context, l Load, op Op) Result {
 				// The op gets a context without the run's deadline: an op
 				// in flight when the duration ends finishes and counts.
 				err := op(context.WithoutCancel(ctx), l.SeqBase+i)
-				out = append(out, Sample{Start: t0.Sub(begin), Latency: time.Since(t0), Err: err})
+				out = append(out, Sample{Seq: l.SeqBase + i, Start: t0.Sub(begin), Latency: time.Since(t0), Err: err})
 			}
 			per[w] = out
 		})
@@ -89,7 +94,13 @@ func Run(ctx context.Context, l Load, op Op) Result {
 	for _, s := range per {
 		r.Samples = append(r.Samples, s...)
 	}
-	r.Ops = len(r.Samples)
+	r.tally()
+	return r
+}
+
+// tally derives the counts and sorted latencies from the samples.
+func (r *Result) tally() {
+	r.Ops, r.Errors, r.FirstErr = len(r.Samples), 0, nil
 	r.Latencies = make([]time.Duration, 0, r.Ops)
 	for _, s := range r.Samples {
 		r.Latencies = append(r.Latencies, s.Latency)
@@ -101,7 +112,6 @@ func Run(ctx context.Context, l Load, op Op) Result {
 		}
 	}
 	slices.Sort(r.Latencies)
-	return r
 }
 
 // Percentile returns the q-quantile (0..1) of sorted latencies by the
@@ -126,6 +136,23 @@ func (r Result) OpsPerSec() float64 {
 		return 0
 	}
 	return float64(r.Ops-r.Errors) / r.Elapsed.Seconds()
+}
+
+// Split divides the run by the parity of each op's seq: the two halves
+// of a load that alternates two variants op by op. Elapsed is shared.
+func (r Result) Split() (even, odd Result) {
+	for _, s := range r.Samples {
+		half := &even
+		if s.Seq%2 != 0 {
+			half = &odd
+		}
+		half.Samples = append(half.Samples, s)
+	}
+	for _, h := range []*Result{&even, &odd} {
+		h.Concurrency, h.Elapsed = r.Concurrency, r.Elapsed
+		h.tally()
+	}
+	return even, odd
 }
 
 // Window returns the sorted latencies of the ops that were running at any

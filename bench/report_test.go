@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -11,28 +12,41 @@ import (
 type report struct {
 	started time.Time
 	elapsed time.Duration
+	full    bool
 	holds   holdsResult
 	claim   claimResult
+	ingest  ingestResult
+	e2e     e2eResult
 	growth  growthResult
 	reaper  reaperResult
 }
 
-const claimTarget = 0.8
+// The issue's targets.
+const (
+	holdsTargetMs   = 1.0 // added p95 at c=1
+	claimTarget     = 0.8 // store / raw pgx throughput
+	ingestTarget    = 0.5 // gateway / raw SignalWithStart throughput
+	redeliveryRatio = 10  // a new event costs at least this many redeliveries
+	e2eTarget       = 0.7 // bookings / bare workflows throughput
+)
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}
 
 func latencyTable(b *strings.Builder, ss []*series) {
 	b.WriteString("| variant | c | ops/s | p50 ms | p95 ms | p99 ms | Go CPU µs/op | PG CPU µs/op |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range ss {
-		us := func(ds []time.Duration) string {
-			sp := durSpread(ds)
-			return fmt.Sprintf("%.0f", sp.Median*1000)
-		}
-		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", s.variant, s.conc,
-			s.spread(Result.OpsPerSec).Format("%.0f"),
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %.0f | %.0f |\n", s.variant, s.conc,
+			s.spread(Result.OpsPerSec).Format("%.1f"),
 			s.spread(func(r Result) float64 { return ms(r.P50()) }).Format("%.2f"),
 			s.spread(func(r Result) float64 { return ms(r.P95()) }).Format("%.2f"),
 			s.spread(func(r Result) float64 { return ms(r.P99()) }).Format("%.2f"),
-			us(s.cpuGo), us(s.cpuPG))
+			durSpread(s.cpuGo).Median*1000, durSpread(s.cpuPG).Median*1000)
 	}
 }
 
@@ -55,6 +69,17 @@ func diff(a, b *series, f func(Result) time.Duration) Spread {
 	return SpreadOf(xs)
 }
 
+// cpuRatio pairs the CPU per op (Go + PostgreSQL) of run k of a and b.
+func cpuRatio(a, b *series) Spread {
+	var xs []float64
+	for k := range min(len(a.cpuGo), len(b.cpuGo)) {
+		if d := b.cpuGo[k] + b.cpuPG[k]; d > 0 {
+			xs = append(xs, float64(a.cpuGo[k]+a.cpuPG[k])/float64(d))
+		}
+	}
+	return SpreadOf(xs)
+}
+
 func find(ss []*series, prefix string, c int) *series {
 	for _, s := range ss {
 		if strings.HasPrefix(s.variant, prefix) && s.conc == c {
@@ -67,22 +92,22 @@ func find(ss []*series, prefix string, c int) *series {
 func concs(ss []*series) []int {
 	var out []int
 	for _, s := range ss {
-		if len(out) == 0 || out[len(out)-1] != s.conc {
+		if !slices.Contains(out, s.conc) {
 			out = append(out, s.conc)
 		}
 	}
 	return out
 }
 
-func (r *report) holdsTables(b *strings.Builder) {
+// target is one row of the summary.
+type target struct{ item, goal, result string }
+
+func (r *report) holdsTables(b *strings.Builder) []target {
+	b.WriteString("POST /v1/holds of the calendar API as `internal/stack` serves it, behind the middleware and, without it, " +
+		"in a plain transaction (`Options.PlainTransaction`: BEGIN, the handler, COMMIT; no key). Every op books a slot of its own.\n\n")
 	latencyTable(b, r.holds.series)
-	if !r.holds.plain {
-		b.WriteString("\nThe variant **without** the middleware is not measured yet: the calendar hold handler needs " +
-			"`idempotency.Tx(ctx)`, and package idempotency has no exported way to run a handler in a plain " +
-			"transaction (see \"Pending\" below). The ratios of item 1 are therefore not available.\n")
-		return
-	}
 	b.WriteString("\n| c | throughput with / without | added p50 ms | added p95 ms | added p99 ms |\n|---:|---:|---:|---:|---:|\n")
+	var out []target
 	for _, c := range concs(r.holds.series) {
 		w, wo := find(r.holds.series, "with middleware", c), find(r.holds.series, "without", c)
 		if w == nil || wo == nil {
@@ -91,34 +116,44 @@ func (r *report) holdsTables(b *strings.Builder) {
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", c, ratio(w, wo, Result.OpsPerSec).Format("%.2f"),
 			diff(w, wo, Result.P50).Format("%.2f"), diff(w, wo, Result.P95).Format("%.2f"), diff(w, wo, Result.P99).Format("%.2f"))
 	}
-}
-
-func (r *report) claimRatios() map[int]Spread {
-	out := map[int]Spread{}
-	for _, c := range concs(r.claim.series) {
-		mw, raw := find(r.claim.series, "middleware", c), find(r.claim.series, "raw pgx INSERT", c)
-		if mw != nil && raw != nil {
-			out[c] = ratio(mw, raw, Result.OpsPerSec)
+	if len(r.holds.paired) == 2 {
+		wo, w := r.holds.paired[0], r.holds.paired[1]
+		b.WriteString("\nThe same at c=1, alternating op by op (even ops without, odd ops with the middleware, in one run), " +
+			"so that both halves meet the same moments of the machine; the target is read here:\n\n")
+		b.WriteString("| variant | ops | p50 ms | p95 ms | p99 ms |\n|---|---:|---:|---:|---:|\n")
+		for _, s := range r.holds.paired {
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s |\n", s.variant, s.runs[0].Ops,
+				s.spread(func(r Result) float64 { return ms(r.P50()) }).Format("%.2f"),
+				s.spread(func(r Result) float64 { return ms(r.P95()) }).Format("%.2f"),
+				s.spread(func(r Result) float64 { return ms(r.P99()) }).Format("%.2f"))
 		}
+		p95 := diff(w, wo, Result.P95)
+		fmt.Fprintf(b, "| **added by the middleware** | | %s | %s | %s |\n", diff(w, wo, Result.P50).Format("%.2f"), p95.Format("%.2f"), diff(w, wo, Result.P99).Format("%.2f"))
+		out = append(out, target{"1. idempotency layer, c=1", fmt.Sprintf("added p95 < %.0f ms", holdsTargetMs),
+			p95.Format("%.2f") + " ms (" + verdict(p95.Median < holdsTargetMs) + ")"})
 	}
 	return out
 }
 
-func (r *report) claimTables(b *strings.Builder) {
+func (r *report) claimTables(b *strings.Builder) []target {
 	latencyTable(b, r.claim.series)
-	b.WriteString("\n| c | middleware / raw pgx | middleware / raw pgx behind HTTP | target ≥ 0.8 |\n|---:|---:|---:|---|\n")
-	rs := r.claimRatios()
+	b.WriteString("\n| c | store / raw pgx floor | target ≥ 0.8 | store / raw pgx with the store's asynchronous claim commit | store behind HTTP / store in-process |\n|---:|---:|---|---:|---:|\n")
+	var out []target
 	for _, c := range concs(r.claim.series) {
-		mw, rh := find(r.claim.series, "middleware", c), find(r.claim.series, "raw pgx behind", c)
-		met := "missed"
-		if rs[c].Median >= claimTarget {
-			met = "met"
+		st, fl := find(r.claim.series, claimStore, c), find(r.claim.series, claimFloor, c)
+		fa, hs := find(r.claim.series, claimFloorAsync, c), find(r.claim.series, claimHTTP, c)
+		if st == nil || fl == nil || fa == nil || hs == nil {
+			continue
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s |\n", c, rs[c].Format("%.2f"), ratio(mw, rh, Result.OpsPerSec).Format("%.2f"), met)
+		rs := ratio(st, fl, Result.OpsPerSec)
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", c, rs.Format("%.2f"), verdict(rs.Median >= claimTarget),
+			ratio(st, fa, Result.OpsPerSec).Format("%.2f"), ratio(hs, st, Result.OpsPerSec).Format("%.2f"))
+		out = append(out, target{fmt.Sprintf("2. claim path, c=%d", c), "throughput ≥ 0.8 × raw pgx", rs.Format("%.2f") + " (" + verdict(rs.Median >= claimTarget) + ")"})
 	}
+	return out
 }
 
-func (r *report) growthTables(b *strings.Builder) {
+func (r *report) growthTables(b *strings.Builder) []target {
 	b.WriteString("| live keys | claim+complete p50 ms | p95 ms | p99 ms | ops/s (c=1) |\n|---:|---:|---:|---:|---:|\n")
 	for i, s := range r.growth.series {
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", r.growth.sizes[i],
@@ -127,10 +162,13 @@ func (r *report) growthTables(b *strings.Builder) {
 			s.spread(func(r Result) float64 { return ms(r.P99()) }).Format("%.2f"),
 			s.spread(Result.OpsPerSec).Format("%.0f"))
 	}
+	var out []target
 	if n := len(r.growth.series); n >= 2 {
 		a, z := r.growth.series[0], r.growth.series[n-1]
-		fmt.Fprintf(b, "\np95 at %d keys / p95 at %d keys: %s\n", r.growth.sizes[n-1], r.growth.sizes[0],
-			ratio(z, a, func(r Result) float64 { return ms(r.P95()) }).Format("%.2f"))
+		rs := ratio(z, a, func(r Result) float64 { return ms(r.P95()) })
+		fmt.Fprintf(b, "\np95 at %d keys / p95 at %d keys: %s\n", r.growth.sizes[n-1], r.growth.sizes[0], rs.Format("%.2f"))
+		out = append(out, target{"5. growth", fmt.Sprintf("claim p95 flat from %d to %d live keys", r.growth.sizes[0], r.growth.sizes[n-1]),
+			"p95 ratio " + rs.Format("%.2f")})
 	}
 	fmt.Fprintf(b, "\nReaper deleting %d expired keys (batches of 500, as RunReaper) while 4 clients claim new keys:\n\n", r.reaper.n)
 	b.WriteString("| run | total reap s | keys/s | claims during reap | longest claim during reap ms | p99 during ms | longest claim before ms |\n|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -143,17 +181,27 @@ func (r *report) growthTables(b *strings.Builder) {
 		maxb = append(maxb, ms(run.maxBefore))
 	}
 	fmt.Fprintf(b, "| median (min–max) | %s | | | %s | | %s |\n", SpreadOf(tot).Format("%.2f"), SpreadOf(maxd).Format("%.2f"), SpreadOf(maxb).Format("%.2f"))
+	out = append(out, target{"5. reaper", fmt.Sprintf("delete %d expired keys; longest claim meanwhile", r.reaper.n),
+		fmt.Sprintf("%s s; longest claim %s ms (before: %s ms)", SpreadOf(tot).Format("%.1f"), SpreadOf(maxd).Format("%.1f"), SpreadOf(maxb).Format("%.1f"))})
+	return out
 }
 
-func (r *report) tables() string {
+// tables renders the results of every item measured, and the targets.
+func (r *report) tables() (string, []target) {
 	var b strings.Builder
-	b.WriteString("### 1. Idempotency layer: POST /v1/holds\n\n")
-	r.holdsTables(&b)
-	b.WriteString("\n### 2. Claim path vs. the database floor\n\n")
-	r.claimTables(&b)
-	b.WriteString("\n### 3. Growth and the reaper\n\n")
-	r.growthTables(&b)
-	return b.String()
+	var ts []target
+	section := func(title string, have bool, f func(*strings.Builder) []target) {
+		if have {
+			b.WriteString("\n## " + title + "\n\n")
+			ts = append(ts, f(&b)...)
+		}
+	}
+	section("1. Idempotency layer: POST /v1/holds with and without the middleware", r.holds.series != nil, r.holdsTables)
+	section("2. Claim path vs. the database floor", r.claim.series != nil, r.claimTables)
+	section("3. Webhook ingest", r.ingest.series != nil, r.ingestTables)
+	section("4. End to end: bookings through the whole stack vs. bare workflows", r.e2e.series != nil, r.e2eTables)
+	section("5. Growth and the reaper", r.growth.series != nil || r.reaper.runs != nil, r.growthTables)
+	return b.String(), ts
 }
 
 func cpuModel() string {
@@ -169,81 +217,44 @@ func cpuModel() string {
 func (r *report) markdown() string {
 	var b strings.Builder
 	b.WriteString("# Benchmarks: the cost of exactly-once, measured side by side\n\n")
-	b.WriteString("Generated by `TestBenchFull` in `bench/`; do not edit by hand, rerun instead:\n\n")
-	b.WriteString("```\nBOOKONCE_BENCH=1 go test -count=1 -run TestBenchFull -timeout 20m ./bench/\n```\n\n")
-	b.WriteString("(`BOOKONCE_BENCH_KEYS=1000000` adds a 1M live keys step to the growth measurement.)\n\n")
-	fmt.Fprintf(&b, "- Date: %s (run took %s)\n", r.started.UTC().Format("2006-01-02 15:04 MST"), r.elapsed.Round(time.Second))
-	fmt.Fprintf(&b, "- Machine: %d CPUs (nproc), %s, GOMAXPROCS %d\n", runtime.NumCPU(), cpuModel(), runtime.GOMAXPROCS(0))
-	fmt.Fprintf(&b, "- Go: %s %s/%s; PostgreSQL on 127.0.0.1:5432, same machine, fresh database per measurement\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	b.WriteString("- Load: client and server in one process over loopback HTTP; the machine is shared with other builds, " +
-		"so absolute numbers are noisy; the ratios compare runs made back to back (variants interleaved, run k of one " +
-		"variant paired with run k of the other).\n")
-	b.WriteString("- Every cell is the median of 3 runs, with (min–max); items 1 and 2 run 4 s per run, growth 1500 claims per run. \"Go CPU\" is this process's CPU " +
-		"(client + server) per successful op, \"PG CPU\" the summed CPU of all postgres processes per op.\n\n")
-
-	b.WriteString("## Results\n\n")
-	b.WriteString(r.tables())
-
-	b.WriteString("\n## Targets\n\n")
-	b.WriteString("| item | target | result |\n|---|---|---|\n")
-	if r.holds.plain {
-		b.WriteString("| 1. middleware vs. none | report added latency and throughput ratio | measured, see above |\n")
-	} else {
-		b.WriteString("| 1. middleware vs. none | report added latency and throughput ratio | **pending**: needs an idempotency hook (below) |\n")
+	b.WriteString("Generated by `make bench` (`TestBenchFull` in `bench/`); do not edit by hand, rerun instead:\n\n")
+	b.WriteString("```\nBOOKONCE_BENCH=1 go test -count=1 -run TestBenchFull -timeout 20m -v ./bench/\n```\n\n")
+	b.WriteString("While working on one item: `BOOKONCE_BENCH_ONLY=holds,claim,ingest,e2e,growth,reaper` (any subset) " +
+		"and `BOOKONCE_BENCH_KEYS=100000` (the largest key count, default 1000000).\n\n")
+	fmt.Fprintf(&b, "- Date: %s; the run took %s.\n", r.started.UTC().Format("2006-01-02 15:04 MST"), r.elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "- Machine: %d CPUs (nproc), %s, GOMAXPROCS %d, shared with other engineers' builds.\n", runtime.NumCPU(), cpuModel(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(&b, "- Go %s %s/%s; PostgreSQL on 127.0.0.1:5432 on the same machine, a fresh database per item; "+
+		"the Temporal server (embedded, in-memory SQLite) runs in the benchmark's process.\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	b.WriteString(method)
+	tables, ts := r.tables()
+	b.WriteString("\n## Targets\n\n| item | target | result (median, min–max) |\n|---|---|---|\n")
+	for _, t := range ts {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.item, t.goal, t.result)
 	}
-	rs := r.claimRatios()
-	for _, c := range concs(r.claim.series) {
-		met := "**missed**"
-		if rs[c].Median >= claimTarget {
-			met = "met"
-		}
-		fmt.Fprintf(&b, "| 2. claim path, c=%d | throughput ≥ 0.8 × raw pgx | %s (%s) |\n", c, rs[c].Format("%.2f"), met)
-	}
-	b.WriteString("| 3. growth | no numeric target; p95 reported at each size | see table |\n")
-	b.WriteString("| 3. reaper | Reap's documented promise: never blocks a claim (SKIP LOCKED, short statements) | compare \"longest claim during reap\" with \"before\" |\n")
-
+	b.WriteString(tables)
 	b.WriteString("\n## Where the time goes\n\n")
 	b.WriteString(whereTimeGoes)
-	for _, m := range []map[string]string{r.holds.profile, r.claim.profile} {
-		for name, p := range m {
-			fmt.Fprintf(&b, "\n<details><summary>CPU profile (whole process: load driver + server): %s</summary>\n\n```\n%s```\n</details>\n", name, p)
+	b.WriteString("\n## CPU profiles\n\nEach profile is one extra run of the variant (not one of the measured runs), of the whole process: " +
+		"load driver, servers, workers and the embedded Temporal server. PostgreSQL's share is not in it (see the PG CPU columns).\n")
+	for _, m := range []map[string]string{r.holds.profile, r.claim.profile, r.ingest.profile, r.e2e.profile} {
+		names := make([]string, 0, len(m))
+		for name := range m {
+			names = append(names, name)
 		}
-	}
-	b.WriteString("\n## Not yet measured\n\n")
-	b.WriteString("- Issue item 3, webhook ingest (gateway inbox insert vs. bare handler): not yet measured.\n")
-	b.WriteString("- Issue item 4, end to end booking vs. a bare Temporal workflow: not yet measured.\n")
-	if !r.holds.plain {
-		b.WriteString("- Item 1 without the middleware: pending the hook described below.\n")
-		b.WriteString("\n## Pending: hook for \"without the middleware\"\n\n" + hookNote)
+		slices.Sort(names)
+		for _, name := range names {
+			fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n%s\n</details>\n", name, m[name])
+		}
 	}
 	return b.String()
 }
 
-const whereTimeGoes = `Per request, the middleware does more round trips than the floor, and the
-same number of commits (each a WAL flush with synchronous_commit=on):
-
-- floor: INSERT ... ON CONFLICT DO NOTHING, UPDATE — 2 round trips, 2 commits.
-- middleware: claim transaction BEGIN, INSERT ... ON CONFLICT DO UPDATE ... RETURNING, COMMIT; handler
-  transaction BEGIN, (handler), UPDATE (complete), COMMIT — 6 round trips, 2 commits; plus reading and
-  buffering the body, the SHA-256 fingerprint over canonical JSON, the response recorder, the
-  JSON-encoded stored headers and one Prometheus histogram observation.
-- with a tenant quota (the production default, IDEMPOTENCY_KEYS_PER_MINUTE=6000) the claim also upserts one
-  counter row per tenant and minute: every claim of a tenant updates the same row, so concurrent
-  claims of one tenant serialise on that row lock until the claim commits.
-
-On two cores shared by PostgreSQL, the Go process and the load driver, extra round trips cost CPU
-on both sides (see the Go CPU and PG CPU columns) rather than only latency; the commits' WAL flushes
-are the same in both. What would move it: pgx sends BEGIN as its own round trip, so when no quota is
-set the claim's upsert-with-RETURNING could run autocommitted (it is atomic on its own; only the
-live-key branch needs the FOR UPDATE read in a transaction), saving two round trips per request; and
-the quota could count in a sharded or per-process-batched counter instead of one hot row per tenant.
-The profiles below (collected in one extra run per variant, not in the measured runs) show the Go
-side; PostgreSQL's share is the PG CPU column.
+const method = `- Method: every variant runs in the same process against the same servers; variants are interleaved
+  (run k of one variant, then run k of the other) and each ratio pairs run k with run k, so machine noise
+  and table growth hit both sides alike. A cell is the median of 3 runs with (min–max). Items 1-3 run 3 s
+  per run, item 4 10 s per run, growth 1000 claims per size; the reaper runs twice. Latency is per operation
+  as the client sees it. Keys for item 5 are bulk-loaded with INSERT ... SELECT generate_series, not through the API.
+  "Go CPU" is this process's CPU per successful operation (load driver, servers, workers and, for items 3
+  and 4, the embedded Temporal server), "PG CPU" the summed CPU of all postgres processes per operation.
+  Absolute numbers on two shared cores are noisy; the ratios are the result.
 `
-
-const hookNote = "The hold handler reads its transaction with `idempotency.Tx(ctx)`, whose context key and " +
-	"state type are unexported, and `calendar.Server.Handler()` always wraps `createHold` (unexported) in " +
-	"`Store.Middleware`. So neither a context helper alone (`idempotency.WithTx`) nor a bench-side wrapper can " +
-	"bypass the middleware without also changing package calendar. The smallest change, in package idempotency " +
-	"only, is an option that makes `Middleware` run the handler in a plain transaction with the same commit " +
-	"rules and no key: `Options.PlainTransaction bool` (benchmarks only). `bench/plain_hook.go` uses it once it exists.\n"

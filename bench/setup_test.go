@@ -29,9 +29,7 @@ import (
 
 // plainStore returns a Store whose Middleware runs the handler in a plain
 // transaction without claiming or storing any key: the "without the
-// idempotency layer" variant of item 1. It needs a hook in package
-// idempotency (see plain_hook.go); nil while that hook does not exist, and
-// item 1 then measures only the variant with the middleware.
+// idempotency layer" variant of item 1 (set in plain_hook_test.go).
 var plainStore func(pool *pgxpool.Pool) *idempotency.Store
 
 const (
@@ -126,13 +124,52 @@ func post(ctx context.Context, c *http.Client, url, key string, body []byte, wan
 
 // ---- item 2: the claim path and the database floor ---------------------
 
-// noopServer serves a handler that writes nothing behind the middleware:
+// noopHandler is a handler that writes nothing behind the middleware:
 // each request is claim + complete and nothing else.
-func noopServer(t testing.TB, store *idempotency.Store) *httptest.Server {
+func noopHandler(store *idempotency.Store) http.Handler {
 	noop := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	s := httptest.NewServer(web.BearerAuth(map[string]string{token: tenant}, store.Middleware(noopOp, noop)))
+	return web.BearerAuth(map[string]string{token: tenant}, store.Middleware(noopOp, noop))
+}
+
+// noopServer serves noopHandler on a loopback port.
+func noopServer(t testing.TB, store *idempotency.Store) *httptest.Server {
+	s := httptest.NewServer(noopHandler(store))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// inProcessOp calls h directly, without a socket or an HTTP client: what
+// the store's claim + complete cost, comparable to the raw pgx loop.
+func inProcessOp(h http.Handler, prefix string) Op {
+	return func(ctx context.Context, seq int) error {
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/bench/noop", strings.NewReader(`{"n":`+strconv.Itoa(seq)+`}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(idempotency.HeaderKey, prefix+strconv.Itoa(seq))
+		w := &statusOnly{header: http.Header{}}
+		h.ServeHTTP(w, req)
+		if w.status != http.StatusNoContent {
+			return fmt.Errorf("in-process noop: status %d", w.status)
+		}
+		return nil
+	}
+}
+
+// statusOnly is a ResponseWriter that keeps the status and drops the body.
+type statusOnly struct {
+	header http.Header
+	status int
+}
+
+func (w *statusOnly) Header() http.Header { return w.header }
+func (w *statusOnly) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+func (w *statusOnly) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return len(b), nil
 }
 
 func noopOpFunc(c *http.Client, url, prefix string) Op {
@@ -142,17 +179,19 @@ func noopOpFunc(c *http.Client, url, prefix string) Op {
 }
 
 // rawClaim is the floor: the two statements any claim-then-complete scheme
-// needs on this table, autocommitted, with pgx directly.
-func rawClaim(pool *pgxpool.Pool, prefix string) Op {
+// needs on this table, autocommitted, with pgx directly. With async, the
+// INSERT commits asynchronously, the durability the store's claim has.
+func rawClaim(pool *pgxpool.Pool, prefix string, async bool) Op {
+	insert := rawInsert
+	if async {
+		insert += ` RETURNING set_config('synchronous_commit', 'off', true)`
+	}
 	return func(ctx context.Context, seq int) error {
 		key := prefix + strconv.Itoa(seq)
 		fp := sha256.Sum256([]byte(key))
 		now := time.Now().UTC()
 		owner := fmt.Sprintf("00000000-0000-4000-8000-%012d", seq)
-		tag, err := pool.Exec(ctx, `INSERT INTO idempotency_keys
-			(tenant_id, operation, idempotency_key, fingerprint, state, owner, locked_until, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
-			tenant, noopOp, key, fp[:], owner, now.Add(30*time.Second), now, now.Add(72*time.Hour))
+		tag, err := pool.Exec(ctx, insert, tenant, noopOp, key, fp[:], owner, now.Add(30*time.Second), now, now.Add(72*time.Hour))
 		if err != nil {
 			return err
 		}
@@ -173,26 +212,11 @@ func rawClaim(pool *pgxpool.Pool, prefix string) Op {
 	}
 }
 
-// rawHTTPServer serves the floor behind the same loopback HTTP and bearer
-// authentication, to separate what HTTP costs from what the store costs.
-func rawHTTPServer(t testing.TB, pool *pgxpool.Pool) *httptest.Server {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		_ = body
-		key := r.Header.Get(idempotency.HeaderKey)
-		seq, _ := strconv.Atoi(key[strings.LastIndexByte(key, '-')+1:])
-		if err := rawClaim(pool, key[:strings.LastIndexByte(key, '-')+1])(r.Context(), seq); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	s := httptest.NewServer(web.BearerAuth(map[string]string{token: tenant}, h))
-	t.Cleanup(s.Close)
-	return s
-}
+const rawInsert = `INSERT INTO idempotency_keys
+	(tenant_id, operation, idempotency_key, fingerprint, state, owner, locked_until, created_at, expires_at)
+	VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8) ON CONFLICT DO NOTHING`
 
-// ---- item 3: growth and the reaper --------------------------------------
+// ---- item 5: growth and the reaper --------------------------------------
 
 // preloadKeys inserts n completed keys for operation, live or already
 // expired, numbered from first on.

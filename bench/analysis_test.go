@@ -1,0 +1,62 @@
+package bench
+
+// whereTimeGoes explains the tables from the structure of each path and
+// the profiles below. It cites no figure of a particular run (the tables
+// do), except where it says where a figure comes from.
+const whereTimeGoes = "### 1 and 2: the idempotency layer\n\n" +
+	"On two cores shared by PostgreSQL, this process and other engineers' builds, a request's cost is mostly its " +
+	"round trips (each wakes a PostgreSQL backend and a goroutine, and waits for a core) and its commits that wait " +
+	"for their WAL flush (an fdatasync; `pg_test_fsync` on this disk measured about 1.2 ms per flush, once, outside " +
+	"the benchmark). The last full run before this change (commit 80b3c86) added 3.6 ms at p95 (c=1) and reached " +
+	"0.53 of the floor, with this shape per request:\n\n" +
+	"| | before | now |\n|---|---|---|\n" +
+	"| claim | BEGIN · INSERT … ON CONFLICT … RETURNING · COMMIT: 3 round trips, 1 flush | [BEGIN · claim · COMMIT · BEGIN]: 1 round trip, no flush wait |\n" +
+	"| handler | BEGIN · handler · UPDATE · COMMIT: 3 round trips + handler, 1 flush | handler · [UPDATE · COMMIT]: 1 round trip + handler, 1 flush |\n" +
+	"| in all | 6 round trips, 2 flushes | 2 round trips, 1 flush |\n" +
+	"| without the middleware | BEGIN · handler · COMMIT: 2 round trips, 1 flush | the same |\n" +
+	"| raw pgx floor (item 2) | INSERT · UPDATE: 2 round trips, 2 flushes | the same |\n\n" +
+	"Three changes in `idempotency/`, none of them in the answers the tests define:\n\n" +
+	"- Statements that need no answer in between travel together (pgx batches): the claim's transaction and the " +
+	"BEGIN of the handler's, then the stored response and the COMMIT. The fence survives: the completing UPDATE " +
+	"raises an error when the key is no longer ours, which aborts the transaction, so the COMMIT sent with it " +
+	"cannot commit the effect (tested by the lease-takeover test).\n" +
+	"- The claim commits asynchronously (`synchronous_commit` off for that transaction only). A claim lost in a " +
+	"crash is a released claim: the completion commits synchronously in the handler's transaction, and its flush " +
+	"covers every earlier WAL record, the claim included. Visibility to concurrent requests is unchanged " +
+	"(`TestClaimCommitsAsyncHandlerCommitsDurably` checks that the handler's transaction keeps synchronous commit).\n" +
+	"- With a tenant quota, the counter is bumped in the claim's statement and the statement raises an error over " +
+	"the quota, so the quota costs no extra round trip either.\n\n" +
+	"What remains is work, not waiting: the key row's insert and update with their index entries and WAL, and in Go " +
+	"buffering the body, the canonical-JSON SHA-256 fingerprint, the response recorder and the stored headers " +
+	"(see the Go CPU and PG CPU columns, with against without, and the profiles). Against the item 2 floor the " +
+	"store saves one WAL flush and spends that CPU; against a floor that also commits its INSERT asynchronously it " +
+	"is behind by that CPU. At c=16 the hold handler's own PostgreSQL work dominates both variants of item 1. " +
+	"What would move it further: a narrower key row (the stored headers as a small fixed set of columns instead " +
+	"of JSON), and fewer allocations in the fingerprint.\n\n" +
+	"### 3. Webhook ingest\n\n" +
+	"A new event through the gateway is SignalWithStart plus HTTP, the signature check, the phone number's " +
+	"normalisation, the inbox INSERT (a commit that waits for its flush) and the UPDATE that marks it delivered " +
+	"(another). The in-process Temporal server takes most of the CPU samples on both sides (profile), so at c=16 the " +
+	"ratio is set by the engine; at c=1 the two flushed commits are the gap. What would move it (in `channels/`, " +
+	"not changed here): mark the row delivered with an asynchronous commit — losing that mark in a crash only " +
+	"makes the relay deliver again, and the conversation ignores event IDs it has seen. A redelivery is one " +
+	"INSERT … ON CONFLICT DO NOTHING that writes nothing (no flush) and no Temporal call; what is left of it is " +
+	"HTTP, the HMAC and the number parsing (profile).\n\n" +
+	"### 4. End to end\n\n" +
+	"At c=1 both sides take about a second, and nearly all of it is the engine handing workflow tasks to the " +
+	"worker: a booking is some twenty workflow tasks in sequence, each waiting tens of milliseconds from scheduled " +
+	"to started on this embedded server (median per workflow in the table above), while activities start at once " +
+	"(eager dispatch). Our activities (HTTP to the calendar and payment APIs, PostgreSQL, the idempotency layer) " +
+	"and the gateway add little to that. At c=4 both sides are CPU-bound on the embedded server: a few hundred " +
+	"milliseconds of process CPU per booking (Go CPU column), most of it the Temporal server and its in-memory " +
+	"SQLite (profile). What would move it: a Temporal server on its own machine with PostgreSQL or Cassandra " +
+	"persistence (the production topology in `deploy/`); for the dev server, the workflow-task dispatch wait; " +
+	"for the saga itself, fewer workflow tasks (its six search attribute upserts ride on existing tasks and cost " +
+	"little; the signals between appointment and payment each cost a task on both sides).\n\n" +
+	"### 5. Growth and the reaper\n\n" +
+	"A claim is a primary-key upsert and a completion a primary-key update, so their cost does not depend on how " +
+	"many keys are live (the p95 ratio above, within the noise of this machine). The reaper deletes 500 expired " +
+	"keys per statement, oldest first, skipping locked rows, so a claim never waits for it; what a claim meets " +
+	"during a reap is the CPU and WAL the deletes take from two shared cores (compare the longest claim during " +
+	"and before the reap). Deleting faster means bigger batches (longer statements) or dropping whole partitions " +
+	"of a table partitioned by expiry day, which would need a migration.\n"

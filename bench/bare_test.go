@@ -1,0 +1,182 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// The bare side of item 4: the same workflow shape as a booking made
+// through a webhook, with no-op activities. Conversation: 3 activities
+// (extract, validate, dedup), start the appointment as an abandoned child,
+// 1 activity (reply). Appointment: 1 activity (hold), child payment, wait
+// for its report, 1 activity (confirm), signal it to capture, wait for it,
+// 1 activity (send confirmation). Payment: 1 activity (authorise), report
+// to the parent, wait for the decision, 1 activity (capture), report
+// again. No search attributes, no timers, no work in the activities: what
+// remains is the engine. bareShape is checked against the real histories.
+
+const (
+	bareSignalReport   = "report"
+	bareSignalDecision = "decision"
+)
+
+// bareInput names the appointment a bare conversation starts.
+type bareInput struct{ Appointment string }
+
+// BareNoop is the no-op activity.
+func BareNoop(context.Context) error { return nil }
+
+func bareActivity(ctx workflow.Context) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 15 * time.Second})
+	return workflow.ExecuteActivity(ctx, BareNoop).Get(ctx, nil)
+}
+
+func bareActivities(ctx workflow.Context, n int) error {
+	for range n {
+		if err := bareActivity(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BareConversation handles one inbound signal per customer like the real
+// conversation does, then waits for the next.
+func BareConversation(ctx workflow.Context, in bareInput) error {
+	ch := workflow.GetSignalChannel(ctx, "inbound")
+	for {
+		var ev any
+		ch.Receive(ctx, &ev)
+		if err := bareActivities(ctx, 3); err != nil {
+			return err
+		}
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID: in.Appointment, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		})
+		f := workflow.ExecuteChildWorkflow(cctx, BareAppointment)
+		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+			return err
+		}
+		if err := bareActivity(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// BareAppointment is the appointment saga's happy path without work.
+func BareAppointment(ctx workflow.Context) (string, error) {
+	if err := bareActivity(ctx); err != nil {
+		return "", err
+	}
+	reports := workflow.GetSignalChannel(ctx, bareSignalReport)
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: "payment:" + workflow.GetInfo(ctx).WorkflowExecution.ID, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE,
+	})
+	child := workflow.ExecuteChildWorkflow(cctx, BarePayment)
+	reports.Receive(ctx, nil) // authorised
+	if err := bareActivity(ctx); err != nil {
+		return "", err
+	}
+	if err := child.SignalChildWorkflow(ctx, bareSignalDecision, "capture").Get(ctx, nil); err != nil {
+		return "", err
+	}
+	if err := child.Get(ctx, nil); err != nil {
+		return "", err
+	}
+	if err := bareActivity(ctx); err != nil {
+		return "", err
+	}
+	reports.ReceiveAsync(nil) // the final report, as the saga drains it
+	return "Confirmed", nil
+}
+
+// BarePayment is the payment saga's happy path without work.
+func BarePayment(ctx workflow.Context) error {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution.ID
+	if err := bareActivity(ctx); err != nil {
+		return err
+	}
+	if err := workflow.SignalExternalWorkflow(ctx, parent, "", bareSignalReport, "authorized").Get(ctx, nil); err != nil {
+		return err
+	}
+	workflow.GetSignalChannel(ctx, bareSignalDecision).Receive(ctx, nil)
+	if err := bareActivity(ctx); err != nil {
+		return err
+	}
+	return workflow.SignalExternalWorkflow(ctx, parent, "", bareSignalReport, "captured").Get(ctx, nil)
+}
+
+func registerBare(r worker.Registry) {
+	r.RegisterWorkflow(BareConversation)
+	r.RegisterWorkflow(BareAppointment)
+	r.RegisterWorkflow(BarePayment)
+	r.RegisterActivity(BareNoop)
+}
+
+// shape counts what one booking made the engine do, per workflow, from
+// its history.
+type shape struct {
+	Activities, Children, SignalsOut, SignalsIn, Timers, Upserts, WorkflowTasks, Events int
+	// Dispatch is the median time a workflow task waited from scheduled
+	// to started: the engine's hand-over to a worker, once per step.
+	Dispatch time.Duration
+}
+
+func (s shape) String() string {
+	return fmt.Sprintf("%d activities, %d child, %d signals sent, %d received, %d timers, %d search attribute upserts, "+
+		"%d workflow tasks (median wait scheduled → started %.0f ms), %d events",
+		s.Activities, s.Children, s.SignalsOut, s.SignalsIn, s.Timers, s.Upserts, s.WorkflowTasks, ms(s.Dispatch), s.Events)
+}
+
+func historyShape(t testing.TB, tc client.Client, id string) shape {
+	var s shape
+	var scheduled time.Time
+	var waits []float64
+	it := tc.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err, "history of %s", id)
+		s.Events++
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+			scheduled = ev.GetEventTime().AsTime()
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+			waits = append(waits, float64(ev.GetEventTime().AsTime().Sub(scheduled)))
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			s.Activities++
+		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			s.Children++
+		case enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+			s.SignalsOut++
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+			s.SignalsIn++
+		case enumspb.EVENT_TYPE_TIMER_STARTED:
+			s.Timers++
+		case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+			s.Upserts++
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			s.WorkflowTasks++
+		}
+	}
+	s.Dispatch = time.Duration(SpreadOf(waits).Median)
+	return s
+}
+
+// bookingShapes are the shapes of one booking's three workflows.
+type bookingShapes struct{ Conversation, Appointment, Payment shape }
+
+func shapesOf(t testing.TB, tc client.Client, conversation, appointment string) bookingShapes {
+	return bookingShapes{
+		Conversation: historyShape(t, tc, conversation),
+		Appointment:  historyShape(t, tc, appointment),
+		Payment:      historyShape(t, tc, "payment:"+appointment),
+	}
+}
