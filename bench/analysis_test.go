@@ -7,7 +7,7 @@ const whereTimeGoes = "### 1 and 2: the idempotency layer\n\n" +
 	"On two cores shared by PostgreSQL, this process and other engineers' builds, a request's cost is mostly its " +
 	"round trips (each wakes a PostgreSQL backend and a goroutine, and waits for a core) and its commits that wait " +
 	"for their WAL flush (an fdatasync; `pg_test_fsync` on this disk measured about 1.2 ms per flush, once, outside " +
-	"the benchmark). The last full run before this change (commit 80b3c86) added 3.6 ms at p95 (c=1) and reached " +
+	"the benchmark). The last full run before this change (docs/benchmarks.md of commit 77cecd8) added 3.6 ms at p95 (c=1) and reached " +
 	"0.53 of the floor, with this shape per request:\n\n" +
 	"| | before | now |\n|---|---|---|\n" +
 	"| claim | BEGIN · INSERT … ON CONFLICT … RETURNING · COMMIT: 3 round trips, 1 flush | [BEGIN · claim · COMMIT · BEGIN]: 1 round trip, no flush wait |\n" +
@@ -44,15 +44,18 @@ const whereTimeGoes = "### 1 and 2: the idempotency layer\n\n" +
 	"HTTP, the HMAC and the number parsing (profile).\n\n" +
 	"### 4. End to end\n\n" +
 	"At c=1 both sides take about a second, and nearly all of it is the engine handing workflow tasks to the " +
-	"worker: a booking is some twenty workflow tasks in sequence, each waiting tens of milliseconds from scheduled " +
-	"to started on this embedded server (median per workflow in the table above), while activities start at once " +
-	"(eager dispatch). Our activities (HTTP to the calendar and payment APIs, PostgreSQL, the idempotency layer) " +
-	"and the gateway add little to that. At c=4 both sides are CPU-bound on the embedded server: a few hundred " +
-	"milliseconds of process CPU per booking (Go CPU column), most of it the Temporal server and its in-memory " +
-	"SQLite (profile). What would move it: a Temporal server on its own machine with PostgreSQL or Cassandra " +
-	"persistence (the production topology in `deploy/`); for the dev server, the workflow-task dispatch wait; " +
-	"for the saga itself, fewer workflow tasks (its six search attribute upserts ride on existing tasks and cost " +
-	"little; the signals between appointment and payment each cost a task on both sides).\n\n" +
+	"worker: a booking is some twenty workflow tasks in sequence, and on this embedded server each waits tens of " +
+	"milliseconds from scheduled to started, on both sides alike (median wait in the table above), while an " +
+	"activity starts at once (eager dispatch) and runs a few milliseconds: our real activities (HTTP to the " +
+	"calendar and payment APIs with the idempotency layer, PostgreSQL, the outbox) take only a few milliseconds " +
+	"more than the no-ops (median activity run in the table), and the gateway adds one HTTP request. With eight " +
+	"bookings in flight, the process spends a few hundred milliseconds of CPU per booking on both sides (Go CPU " +
+	"column), most of it in the Temporal server and its in-memory SQLite (profile), so the ratio stays near one. " +
+	"What would move the absolute numbers: a Temporal server on its own machine with PostgreSQL or Cassandra " +
+	"persistence (the production topology in `deploy/`), and for the dev server the workflow-task dispatch wait " +
+	"(the same wait on both sides, so not a cost of exactly-once); for the saga itself, fewer workflow tasks " +
+	"(each signal between appointment and payment costs one on both sides; the six search attribute upserts " +
+	"ride on existing tasks).\n\n" +
 	"### 5. Growth and the reaper\n\n" +
 	"A claim is a primary-key upsert and a completion a primary-key update, so their cost does not depend on how " +
 	"many keys are live (the p95 ratio above, within the noise of this machine). The reaper deletes 500 expired " +

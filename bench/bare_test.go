@@ -127,19 +127,20 @@ type shape struct {
 	Activities, Children, SignalsOut, SignalsIn, Timers, Upserts, WorkflowTasks, Events int
 	// Dispatch is the median time a workflow task waited from scheduled
 	// to started: the engine's hand-over to a worker, once per step.
-	Dispatch time.Duration
+	// Run is the median time an activity ran (started to completed).
+	Dispatch, Run time.Duration
 }
 
 func (s shape) String() string {
 	return fmt.Sprintf("%d activities, %d child, %d signals sent, %d received, %d timers, %d search attribute upserts, "+
-		"%d workflow tasks (median wait scheduled → started %.0f ms), %d events",
-		s.Activities, s.Children, s.SignalsOut, s.SignalsIn, s.Timers, s.Upserts, s.WorkflowTasks, ms(s.Dispatch), s.Events)
+		"%d workflow tasks (median wait scheduled → started %.0f ms), median activity run %.1f ms, %d events",
+		s.Activities, s.Children, s.SignalsOut, s.SignalsIn, s.Timers, s.Upserts, s.WorkflowTasks, ms(s.Dispatch), ms(s.Run), s.Events)
 }
 
 func historyShape(t testing.TB, tc client.Client, id string) shape {
 	var s shape
-	var scheduled time.Time
-	var waits []float64
+	var scheduled, started time.Time
+	var waits, runs []float64
 	it := tc.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -150,6 +151,10 @@ func historyShape(t testing.TB, tc client.Client, id string) shape {
 			scheduled = ev.GetEventTime().AsTime()
 		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
 			waits = append(waits, float64(ev.GetEventTime().AsTime().Sub(scheduled)))
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			started = ev.GetEventTime().AsTime()
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			runs = append(runs, float64(ev.GetEventTime().AsTime().Sub(started)))
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			s.Activities++
 		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
@@ -166,7 +171,7 @@ func historyShape(t testing.TB, tc client.Client, id string) shape {
 			s.WorkflowTasks++
 		}
 	}
-	s.Dispatch = time.Duration(SpreadOf(waits).Median)
+	s.Dispatch, s.Run = time.Duration(SpreadOf(waits).Median), time.Duration(SpreadOf(runs).Median)
 	return s
 }
 
