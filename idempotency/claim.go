@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -213,6 +212,6 @@ func (s *Store) release(sc scope, owner [16]byte) {
 	if err != nil {
 		// Not fatal: the row stays pending until its lease ends, then the
 		// next retry takes it over. Retries get 409 until then.
-		slog.Error("idempotency: release key", "operation", sc.operation, "err", err)
+		s.logFailure(ctx, "idempotency: release key", sc.operation, err)
 	}
 }

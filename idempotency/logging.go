@@ -1,7 +1,9 @@
 package idempotency
 
 import (
+	"context"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -61,4 +63,19 @@ func (s *Store) logEnvelope(r *http.Request, sc scope, fp [32]byte, c claim, sta
 		"fingerprint", hex.EncodeToString(fp[:6]), "state", c.outcome.String(),
 		"replayed", c.outcome == replay, "takeover", c.takeover, "status", status,
 		"duration_ms", float64(time.Since(started).Microseconds())/1000)
+}
+
+// logFailure logs a store failure on the service's logger. A request whose
+// client hung up (context canceled) is not a failure of the store: it is
+// logged at info, so the error level stays meaningful for alerting.
+func (s *Store) logFailure(ctx context.Context, msg, operation string, err error) {
+	log := s.log
+	if log == nil {
+		log = slog.Default()
+	}
+	level := slog.LevelError
+	if errors.Is(err, context.Canceled) {
+		level, msg = slog.LevelInfo, msg+" (client went away)"
+	}
+	log.Log(ctx, level, msg, "operation", operation, "err", err)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -73,7 +72,7 @@ func (s *Store) Middleware(operation string, next http.Handler) http.Handler {
 		sc := scope{tenant: tenant, operation: operation, key: key}
 		c, err := s.claim(r.Context(), sc, fp)
 		if err != nil {
-			slog.ErrorContext(r.Context(), "idempotency claim", "operation", operation, "err", err)
+			s.logFailure(r.Context(), "idempotency claim", operation, err)
 			s.problem(w, http.StatusServiceUnavailable, CodeInternal, "idempotency store unavailable; retry with the same key")
 			return
 		}
@@ -174,7 +173,7 @@ func (s *Store) run(w http.ResponseWriter, r *http.Request, sc scope, c claim, b
 		// row that is still pending and ours, so either way the retry is
 		// right: it replays or it runs.
 		s.release(sc, owner)
-		slog.ErrorContext(ctx, "idempotency complete", "operation", sc.operation, "err", err)
+		s.logFailure(ctx, "idempotency complete", sc.operation, err)
 		s.problem(w, http.StatusInternalServerError, CodeInternal, "storing the result failed; retry with the same key")
 		return
 	}
