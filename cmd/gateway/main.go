@@ -5,7 +5,10 @@ package main
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
@@ -17,7 +20,12 @@ func main() {
 			return err
 		}
 		defer tc.Close()
-		gw, reg := stack.GatewayOn(reg, p.Config, p.Pool, tc, p.Log)
+		// The ops page shows the counters of the other processes too.
+		var others []prometheus.Gatherer
+		for _, u := range p.Config.OpsScrapeURLs {
+			others = append(others, telemetry.Remote{URL: u})
+		}
+		gw, reg := stack.GatewayOn(reg, p.Config, p.Pool, tc, p.Log, others...)
 		p.Log.Info("gateway listening", "addr", p.Config.GatewayListen)
 		return stack.Serve(ctx, p.Log, map[string]web.Service{p.Config.GatewayListen: stack.GatewayService(gw, reg, p.Log)},
 			func(ctx context.Context) { gw.RunRelay(ctx, stack.RelayEvery) })

@@ -70,6 +70,10 @@ type Config struct {
 	// DedupWindow is how close in time two different wishes of one customer
 	// must be to be reviewed as a potential duplicate.
 	DedupWindow time.Duration
+	// OpsScrapeURLs are the /metrics addresses of the other processes
+	// whose counters the gateway's ops page shows (the idempotency layer
+	// lives in the APIs, dedup and outbox in the workers).
+	OpsScrapeURLs []string
 	// OutboxSendTimeout is how long a message whose send was attempted
 	// without a recorded answer waits before the relay reconciles it with
 	// the provider (never re-sends it blindly).
@@ -143,6 +147,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		LogLevel:          get("LOG_LEVEL", "info"),
 	}
 	_, c.TemporalAddressSet = lookup("TEMPORAL_ADDRESS")
+	c.OpsScrapeURLs = scrapeURLs(get("OPS_SCRAPE_URLS", ""), c)
 
 	if _, err := fmt.Sscanf(get("IDEMPOTENCY_KEYS_PER_MINUTE", "6000"), "%d", &c.KeysPerMinute); err != nil || c.KeysPerMinute < 0 {
 		errs = append(errs, "IDEMPOTENCY_KEYS_PER_MINUTE must be a number of keys, 0 for no cap")
@@ -209,4 +214,24 @@ func (c Config) TokenFor(tenant string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// scrapeURLs parses OPS_SCRAPE_URLS (comma-separated; "none" for none).
+// Unset, it names the calendar and payment APIs and the worker as this
+// configuration reaches them.
+func scrapeURLs(v string, c Config) []string {
+	switch v {
+	case "none":
+		return nil
+	case "":
+		worker := strings.Replace(c.WorkerListen, "0.0.0.0:", "127.0.0.1:", 1)
+		return []string{c.CalendarURL + "/metrics", c.PaymentsURL + "/metrics", "http://" + worker + "/metrics"}
+	}
+	var out []string
+	for _, u := range strings.Split(v, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }

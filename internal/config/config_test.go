@@ -68,5 +68,23 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "README's configuration table lacks %s", k)
 	}
-	require.Len(t, looked, 29, "a new variable needs a README row and this count")
+	require.Len(t, looked, 30, "a new variable needs a README row and this count")
+}
+
+// TestOpsScrapeURLs: unset, the ops page reads the processes this
+// configuration reaches; "none" reads none; a list is taken as given.
+func TestOpsScrapeURLs(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want []string
+	}{
+		{map[string]string{}, []string{"http://127.0.0.1:8081/metrics", "http://127.0.0.1:8082/metrics", "http://127.0.0.1:8083/metrics"}},
+		{map[string]string{"WORKER_LISTEN": "0.0.0.0:9000", "CALENDAR_URL": "http://cal:1/"}, []string{"http://cal:1/metrics", "http://127.0.0.1:8082/metrics", "http://127.0.0.1:9000/metrics"}},
+		{map[string]string{"OPS_SCRAPE_URLS": "none"}, nil},
+		{map[string]string{"OPS_SCRAPE_URLS": " http://w1:8083/metrics, ,http://w2:8083/metrics"}, []string{"http://w1:8083/metrics", "http://w2:8083/metrics"}},
+	} {
+		cfg, err := config.Load(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+		require.NoError(t, err)
+		require.Equal(t, tc.want, cfg.OpsScrapeURLs, "%v", tc.env)
+	}
 }
