@@ -100,6 +100,8 @@ type Outcomes struct {
 	InReview  int            `json:"in_review"`
 	Lost      int            `json:"lost"`
 	LostWhy   []string       `json:"lost_examples,omitempty"`
+	// ByKind splits the wishes' outcomes by scenario kind.
+	ByKind map[Kind]map[Outcome]int `json:"by_kind"`
 }
 
 // spread returns the median and maximum of d (zero when empty).

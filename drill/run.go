@@ -153,7 +153,7 @@ func (e *env) reportProgress(ctx context.Context, d *driver, opts Options) {
 // report measures everything the report holds.
 func (e *env) report(ctx context.Context, opts Options, all []Scenario, states []wishState, tr Traffic, ws *workers) (*Report, error) {
 	r := &Report{Seed: opts.Seed, Bookings: len(states), Scenarios: map[Kind]int{}, Traffic: tr,
-		Faults: map[string]map[chaos.Fault]int{}, Outcomes: Outcomes{Rejected: map[string]int{}}}
+		Faults: map[string]map[chaos.Fault]int{}, Outcomes: Outcomes{Rejected: map[string]int{}, ByKind: map[Kind]map[Outcome]int{}}}
 	for _, s := range all {
 		r.Scenarios[s.Kind]++
 	}
@@ -184,6 +184,10 @@ func (e *env) report(ctx context.Context, opts Options, all []Scenario, states [
 		return nil, err
 	}
 	for _, st := range states {
+		if r.Outcomes.ByKind[st.scenario.Kind] == nil {
+			r.Outcomes.ByKind[st.scenario.Kind] = map[Outcome]int{}
+		}
+		r.Outcomes.ByKind[st.scenario.Kind][st.outcome]++
 		switch st.outcome {
 		case Confirmed:
 			r.Outcomes.Confirmed++
