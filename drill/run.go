@@ -32,7 +32,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	keep := true
+	keep := false // only a drill that ran and failed leaves its database
 	defer func() { e.close(keep) }()
 
 	ws := newWorkers(opts, e.workerEnv)
@@ -121,7 +121,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	crashMu.Unlock()
 	r.StartedAt, r.Seconds = started.UTC(), time.Since(started).Seconds()
 	r.Passed = len(r.Failures) == 0
-	keep = !r.Passed
+	keep = !r.Passed && ctx.Err() == nil
 	if keep {
 		opts.progress("drill failed: its database %s is kept for the investigation", e.dbName)
 	}

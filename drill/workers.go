@@ -59,6 +59,9 @@ func (w *workers) start() error {
 		return fmt.Errorf("worker log: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// A worker must not outlive the drill (Ctrl-C, or the drill killed):
+	// it would poll a Temporal server that is gone, forever.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		return fmt.Errorf("start worker process: %w", err)

@@ -87,6 +87,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r, err := drill.Run(ctx, opts)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "chaos: interrupted; no report")
+		return 130
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "chaos: the drill could not run:", err)
 		return 3
