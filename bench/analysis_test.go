@@ -49,20 +49,18 @@ const whereTimeGoes = "### 1 and 2: the idempotency layer\n\n" +
 	"INSERT … ON CONFLICT DO NOTHING that writes nothing (no flush) and no Temporal call; what is left of it is " +
 	"HTTP, the HMAC and the number parsing (profile).\n\n" +
 	"### 4. End to end\n\n" +
-	"A booking is some twenty workflow tasks in sequence on both sides, so the time from the webhook to " +
-	"Confirmed is mostly the engine handing workflow tasks to the worker (median wait from scheduled to " +
-	"started in the table above), while an activity starts at once (eager dispatch) and runs a few " +
-	"milliseconds: our real activities (HTTP to the calendar and payment APIs with the idempotency layer, " +
-	"PostgreSQL, the outbox) take only a few milliseconds more than the no-ops (median activity run in the " +
-	"table), and the gateway adds one HTTP request. The embedded server runs one history shard, and Temporal's " +
-	"default of 20 reads per second per shard for its transfer, timer and visibility queues made every task " +
-	"wait about 50 ms under sustained load (a booking took a second at c=1); internal/devserver raises those " +
-	"limits (production clusters spread the same load over hundreds of shards). With eight " +
+	"At c=1 both sides take about a second, and nearly all of it is the engine handing workflow tasks to the " +
+	"worker: a booking is some twenty workflow tasks in sequence, and on this embedded server each waits tens of " +
+	"milliseconds from scheduled to started, on both sides alike (median wait in the table above), while an " +
+	"activity starts at once (eager dispatch) and runs a few milliseconds: our real activities (HTTP to the " +
+	"calendar and payment APIs with the idempotency layer, PostgreSQL, the outbox) take only a few milliseconds " +
+	"more than the no-ops (median activity run in the table), and the gateway adds one HTTP request. With eight " +
 	"bookings in flight, the process spends a few hundred milliseconds of CPU per booking on both sides (Go CPU " +
 	"column), most of it in the Temporal server and its in-memory SQLite (profile), so the engine sets most of " +
 	"the ratio; our work is the difference in the Go CPU and PG CPU columns. " +
 	"What would move the absolute numbers: a Temporal server on its own machine with PostgreSQL or Cassandra " +
-	"persistence (the production topology in `deploy/`); for the saga itself, fewer workflow tasks " +
+	"persistence (the production topology in `deploy/`), and for the dev server the workflow-task dispatch wait " +
+	"(the same wait on both sides, so not a cost of exactly-once); for the saga itself, fewer workflow tasks " +
 	"(each signal between appointment and payment costs one on both sides; the six search attribute upserts " +
 	"ride on existing tasks).\n\n" +
 	"### 5. Growth and the reaper\n\n" +

@@ -107,14 +107,6 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
 			// New search attributes are visible at once, not after a cache TTL.
 			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
-			// One history shard here: Temporal's default of 20 queue reads
-			// per second per shard made every workflow and activity task
-			// wait ~50 ms under sustained load (a booking ~1 s); clusters
-			// spread the same load over hundreds of shards.
-			dynamicconfig.TransferProcessorMaxPollRPS.Key():   []dynamicconfig.ConstrainedValue{{Value: 1000}},
-			dynamicconfig.TimerProcessorMaxPollRPS.Key():      []dynamicconfig.ConstrainedValue{{Value: 1000}},
-			dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): []dynamicconfig.ConstrainedValue{{Value: 1000}},
-			dynamicconfig.OutboundProcessorMaxPollRPS.Key():   []dynamicconfig.ConstrainedValue{{Value: 1000}},
 		}),
 	)
 	if err != nil {
