@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/channels"
+	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
@@ -109,7 +110,7 @@ func (e ingestEnv) rawOp() Op {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := e.tc.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev, client.StartWorkflowOptions{
-			ID: id, TaskQueue: e.cfg.TaskQueue, StaticSummary: "Conversation with " + customer[:3] + "******" + customer[len(customer)-2:],
+			ID: id, TaskQueue: e.cfg.TaskQueue, StaticSummary: "Conversation with " + ops.MaskPhones(customer),
 		}, workflows.ConversationWorkflow, workflows.ConversationInput{
 			Tenant: config.DefaultTenant, Customer: customer, DepositAmount: stack.ConversationDeposit,
 			Currency: stack.ConversationCurrency, PaymentMethod: stack.ConversationCard, Timezone: e.cfg.Timezone.String(),

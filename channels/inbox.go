@@ -13,6 +13,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -66,13 +67,13 @@ func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) erro
 	id := workflows.ConversationWorkflowID(ev.Tenant, ev.Customer)
 	_, err := g.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev.Event, client.StartWorkflowOptions{
 		ID: id, TaskQueue: g.TaskQueue,
-		StaticSummary: "Conversation with " + mask(ev.Customer),
+		StaticSummary: "Conversation with " + ops.MaskPhones(ev.Customer),
 	}, workflows.ConversationWorkflow, workflows.ConversationInput{
 		Tenant: ev.Tenant, Customer: ev.Customer, DepositAmount: g.DepositAmount, Currency: g.Currency, PaymentMethod: g.PaymentMethod,
 		Timezone: g.Timezone,
 	})
 	if err != nil {
-		return fmt.Errorf("signal conversation %s: %w", mask(ev.Customer), err)
+		return fmt.Errorf("signal conversation %s: %w", ops.MaskPhones(ev.Customer), err)
 	}
 	_, err = q.Exec(ctx, `UPDATE inbox_events SET state = 'delivered', delivered_at = now() WHERE provider = 'twilio' AND event_id = $1`, ev.Event.EventID)
 	return err
@@ -157,12 +158,4 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-// mask keeps the country code and the last two digits for logs.
-func mask(p string) string {
-	if len(p) <= 5 {
-		return "***"
-	}
-	return p[:3] + "******" + p[len(p)-2:]
 }

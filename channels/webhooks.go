@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -42,7 +43,7 @@ func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, route, eventID,
 	g.Metrics.accepted.WithLabelValues(route).Inc()
 	if err := g.deliver(r.Context(), ev); err != nil {
 		// Accepted all the same: the relay delivers it later.
-		g.log().Warn("conversation not reached; the relay will retry", "customer", mask(customer), "err", err)
+		g.log().Warn("conversation not reached; the relay will retry", "customer", ops.MaskPhones(customer), "err", err)
 	}
 	writeTwiML(w, answer)
 }

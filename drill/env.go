@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/channels/twilio"
@@ -91,7 +92,7 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		return e, err
 	}
 	if e.tc, err = client.DialContext(ctx, client.Options{HostPort: e.temporal.HostPort(), Namespace: e.temporal.Namespace(),
-		Logger: quietTemporal{}}); err != nil {
+		Logger: sdklog.NewStructuredLogger(opts.Log)}); err != nil {
 		return e, fmt.Errorf("connect to the embedded Temporal server: %w", err)
 	}
 	e.stops = append(e.stops, e.tc.Close)
@@ -232,10 +233,3 @@ func (e *env) count(ctx context.Context, sql string, args ...any) (int, error) {
 	err := e.pool.QueryRow(ctx, sql, args...).Scan(&n)
 	return n, err
 }
-
-type quietTemporal struct{}
-
-func (quietTemporal) Debug(string, ...any) {}
-func (quietTemporal) Info(string, ...any)  {}
-func (quietTemporal) Warn(string, ...any)  {}
-func (quietTemporal) Error(string, ...any) {}

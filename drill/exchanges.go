@@ -69,14 +69,20 @@ func (x exchange) operation() string {
 
 var outboxIDParam = regexp.MustCompile(`outbox_id=([A-Za-z0-9_\-]+)`)
 
+// callbackOutboxID is the outbox row a Twilio status callback URL names
+// ("" if none): how a message at Twilio is traced to its row.
+func callbackOutboxID(callback string) string {
+	if m := outboxIDParam.FindStringSubmatch(callback); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // outboxID is the outbox row a Twilio send belongs to (its status
 // callback names it).
 func (x exchange) outboxID() string {
 	form, _ := url.ParseQuery(string(x.Body))
-	if m := outboxIDParam.FindStringSubmatch(form.Get("StatusCallback")); m != nil {
-		return m[1]
-	}
-	return ""
+	return callbackOutboxID(form.Get("StatusCallback"))
 }
 
 // reference is the booking reference a calendar or payment request names

@@ -43,8 +43,8 @@ func (e *env) duplicates(ctx context.Context) (Effects, error) {
 	}
 	perRow := map[string]int{}
 	for _, m := range e.twilio.Messages() {
-		if id := outboxIDParam.FindStringSubmatch(m.StatusCallback); id != nil {
-			perRow[id[1]]++
+		if id := callbackOutboxID(m.StatusCallback); id != "" {
+			perRow[id]++
 		}
 	}
 	for _, n := range perRow {
@@ -277,15 +277,15 @@ func (e *env) resultIDs(ctx context.Context, states []wishState) (ResultIDs, err
 		return r, err
 	}
 	for _, m := range e.twilio.Messages() {
-		id := outboxIDParam.FindStringSubmatch(m.StatusCallback)
-		if id == nil {
+		id := callbackOutboxID(m.StatusCallback)
+		if id == "" {
 			continue
 		}
 		r.Effects++
-		if sids[id[1]] == m.Sid {
+		if sids[id] == m.Sid {
 			r.Stored++
 		} else {
-			missing("message %s of outbox row %s: row holds %q", m.Sid, id[1], sids[id[1]])
+			missing("message %s of outbox row %s: row holds %q", m.Sid, id, sids[id])
 		}
 	}
 	r.Share = 1
