@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
@@ -52,6 +53,9 @@ func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnviro
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
+	// A loaded CI machine can stall the workflow goroutine past the 1 s
+	// default and fail a correct run as a deadlock.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 	env.RegisterWorkflow(workflows.ConversationWorkflow)
 	env.RegisterWorkflow(workflows.AppointmentWorkflow)
 	env.RegisterActivity(&activities.Activities{})
