@@ -5,7 +5,6 @@ import (
 	"html"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/workflows"
@@ -71,7 +70,7 @@ const unknownCustomer = "unknown"
 func (g *Gateway) unroutable(ev inboxEvent) {
 	g.Metrics.unroutable.WithLabelValues(string(ev.Event.Channel), ev.Unroutable).Inc()
 	g.log().Info("webhook recorded without a conversation", "channel", ev.Event.Channel, "reason", ev.Unroutable,
-		"from", ops.MaskPhones(ev.RawFrom), "event", ev.Event.EventID)
+		"from", ops.MaskPhones(ev.RawFrom[:min(len(ev.RawFrom), 64)]), "event", ev.Event.EventID)
 }
 
 // accept records an inbound event in the inbox and hands it to the
@@ -111,8 +110,8 @@ func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, ans
 
 func (g *Gateway) whatsapp(w http.ResponseWriter, r *http.Request) {
 	from := r.PostForm.Get("From")
-	if wa := r.PostForm.Get("WaId"); strings.TrimSpace(strings.TrimPrefix(from, "whatsapp:")) == "" && wa != "" {
-		from = wa
+	if wa := r.PostForm.Get("WaId"); wa != "" && identify(from, g.Region).Number == "" {
+		from = wa // the WhatsApp ID is the sender's number without the plus
 	}
 	g.accept(w, r, delivery{route: RouteWhatsApp, id: r.PostForm.Get("MessageSid"), from: from,
 		text: r.PostForm.Get("Body"), channel: workflows.ChannelWhatsApp}, emptyTwiML, emptyTwiML)
