@@ -140,6 +140,8 @@ type Metrics struct {
 	duplicates *prometheus.CounterVec
 	rejected   *prometheus.CounterVec
 	accepted   *prometheus.CounterVec
+	unroutable *prometheus.CounterVec
+	repaired   *prometheus.CounterVec
 }
 
 // DuplicatesBlocked is the counter of duplicates blocked at the edge.
@@ -158,9 +160,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bookonce_webhooks_accepted_total", Help: "Webhooks recorded in the inbox, by route.",
 		}, []string{"route"}),
+		unroutable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bookonce_webhooks_unroutable_total",
+			Help: "Signed webhooks recorded and answered but handed to no conversation (no caller number, no delivery ID), by channel and reason.",
+		}, []string{"channel", "reason"}),
+		repaired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bookonce_webhooks_repaired_total",
+			Help: "Signed webhooks handed on after a repair (raw E.164 kept, text sanitised for storage), by channel and reason.",
+		}, []string{"channel", "reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.duplicates, m.rejected, m.accepted)
+		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired)
 	}
 	return m
 }

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/nyaruka/phonenumbers"
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/channels/ops"
@@ -23,6 +21,10 @@ type inboxEvent struct {
 	Tenant   string                 `json:"tenant"`
 	Customer string                 `json:"customer"`
 	Event    workflows.InboundEvent `json:"event"`
+	// Unroutable names why the event went to no conversation (Reason…);
+	// RawFrom then keeps the caller ID as Twilio sent it, for a person.
+	Unroutable string `json:"unroutable,omitempty"`
+	RawFrom    string `json:"raw_from,omitempty"`
 }
 
 // record inserts the delivery under its unique (provider, event_id); false
@@ -136,26 +138,4 @@ func (g *Gateway) RunRelay(ctx context.Context, interval time.Duration) {
 			}
 		}
 	}
-}
-
-// normalise turns "whatsapp:+4915...", "+4915..." or a WaId into E.164.
-func normalise(raw, region string) (string, error) {
-	raw = strings.TrimSpace(strings.TrimPrefix(raw, "whatsapp:"))
-	if raw != "" && raw[0] != '+' && isDigits(raw) && len(raw) > 10 {
-		raw = "+" + raw // a WaId is the number without the plus
-	}
-	num, err := phonenumbers.Parse(raw, region)
-	if err != nil || !phonenumbers.IsValidNumber(num) {
-		return "", errors.New("not a valid phone number")
-	}
-	return phonenumbers.Format(num, phonenumbers.E164), nil
-}
-
-func isDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }

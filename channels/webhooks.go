@@ -17,48 +17,104 @@ func writeTwiML(w http.ResponseWriter, body string) {
 	_, _ = w.Write([]byte(body))
 }
 
-// accept records an inbound event in the inbox and hands it on. A
-// redelivery is answered at once and nothing else happens.
-func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, route, eventID, from, text string, ch workflows.Channel, answer string) {
-	customer, err := normalise(from, g.Region)
-	if err != nil {
-		g.Metrics.rejected.WithLabelValues(route, "bad_number").Inc()
-		http.Error(w, "From is not a phone number", http.StatusBadRequest)
-		return
+// delivery is one signed webhook as a handler read it.
+type delivery struct {
+	route string
+	// id is the delivery's own key (MessageSid, CallSid:step); "" when the
+	// form has none.
+	id      string
+	from    string
+	text    string
+	channel workflows.Channel
+}
+
+// event builds the inbox event of d, and why it can be handed to no
+// conversation ("" when it can). Nothing here refuses a delivery: what
+// PostgreSQL cannot store is replaced, a number the phone library does
+// not know is kept as Twilio sent it, and a caller without a number is
+// recorded as unroutable.
+func (g *Gateway) event(r *http.Request, d delivery) (inboxEvent, string) {
+	key, reason := eventKey(d.id), ""
+	if d.id == "" {
+		key, reason = formKey(d.route, r.PostForm), ReasonMissingID
 	}
-	ev := inboxEvent{Tenant: g.Tenant, Customer: customer, Event: workflows.InboundEvent{
-		EventID: eventID, Channel: ch, Text: text, ReceivedAt: g.now().UTC(),
+	text, dirty := sanitise(d.text)
+	if dirty {
+		g.Metrics.repaired.WithLabelValues(string(d.channel), RepairSanitised).Inc()
+	}
+	who := identify(d.from, g.Region)
+	if who.Raw {
+		g.Metrics.repaired.WithLabelValues(string(d.channel), RepairRawNumber).Inc()
+	}
+	if reason == "" {
+		reason = who.Reason
+	}
+	ev := inboxEvent{Tenant: g.Tenant, Customer: who.Number, Unroutable: reason, Event: workflows.InboundEvent{
+		EventID: key, Channel: d.channel, Text: text, ReceivedAt: g.now().UTC(),
 	}}
-	fresh, err := g.record(r.Context(), eventID, route, ev)
+	if ev.Customer == "" {
+		ev.Customer = unknownCustomer
+	}
+	if reason != "" {
+		ev.RawFrom, _ = sanitise(d.from)
+	}
+	return ev, reason
+}
+
+// unknownCustomer is the inbox's customer of a delivery whose sender
+// cannot be identified; it never names a conversation.
+const unknownCustomer = "unknown"
+
+// unroutable counts and logs a recorded delivery that goes to no
+// conversation.
+func (g *Gateway) unroutable(ev inboxEvent) {
+	g.Metrics.unroutable.WithLabelValues(string(ev.Event.Channel), ev.Unroutable).Inc()
+	g.log().Info("webhook recorded without a conversation", "channel", ev.Event.Channel, "reason", ev.Unroutable,
+		"from", ops.MaskPhones(ev.RawFrom[:min(len(ev.RawFrom), 64)]), "event", ev.Event.EventID)
+}
+
+// accept records an inbound event in the inbox and hands it to the
+// customer's conversation, answering answer. A redelivery is answered at
+// once and nothing else happens. A delivery that cannot be handed on (no
+// number, no ID) is recorded as done and answered sorry: Twilio must
+// never retry it, and nothing is booked for a sender we cannot reach.
+func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, answer, sorry string) {
+	ev, reason := g.event(r, d)
+	state := "pending"
+	if reason != "" {
+		state = "delivered" // nothing to hand on: the relay must never send it
+	}
+	fresh, err := g.recordAs(r.Context(), ev.Event.EventID, d.route, ev, state)
 	if err != nil {
-		g.log().Error("inbox insert failed", "route", route, "err", err)
+		g.log().Error("inbox insert failed", "route", d.route, "err", err)
 		http.Error(w, "try again", http.StatusServiceUnavailable) // Twilio retries
 		return
 	}
 	if !fresh {
-		g.Metrics.duplicates.WithLabelValues("inbox", g.Tenant, route).Inc()
+		g.Metrics.duplicates.WithLabelValues("inbox", g.Tenant, d.route).Inc()
 		writeTwiML(w, emptyTwiML)
 		return
 	}
-	g.Metrics.accepted.WithLabelValues(route).Inc()
+	g.Metrics.accepted.WithLabelValues(d.route).Inc()
+	if reason != "" {
+		g.unroutable(ev)
+		writeTwiML(w, sorry)
+		return
+	}
 	if err := g.deliver(r.Context(), ev); err != nil {
 		// Accepted all the same: the relay delivers it later.
-		g.log().Warn("conversation not reached; the relay will retry", "customer", ops.MaskPhones(customer), "err", err)
+		g.log().Warn("conversation not reached; the relay will retry", "customer", ops.MaskPhones(ev.Customer), "err", err)
 	}
 	writeTwiML(w, answer)
 }
 
 func (g *Gateway) whatsapp(w http.ResponseWriter, r *http.Request) {
-	sid := r.PostForm.Get("MessageSid")
 	from := r.PostForm.Get("From")
-	if wa := r.PostForm.Get("WaId"); from == "" && wa != "" {
-		from = wa
+	if wa := r.PostForm.Get("WaId"); wa != "" && identify(from, g.Region).Number == "" {
+		from = wa // the WhatsApp ID is the sender's number without the plus
 	}
-	if sid == "" || from == "" {
-		http.Error(w, "MessageSid and From are required", http.StatusBadRequest)
-		return
-	}
-	g.accept(w, r, RouteWhatsApp, sid, from, r.PostForm.Get("Body"), workflows.ChannelWhatsApp, emptyTwiML)
+	g.accept(w, r, delivery{route: RouteWhatsApp, id: r.PostForm.Get("MessageSid"), from: from,
+		text: r.PostForm.Get("Body"), channel: workflows.ChannelWhatsApp}, emptyTwiML, emptyTwiML)
 }
 
 // gatherTwiML asks for the wish by speech; each answer posts to the gather
@@ -69,14 +125,30 @@ func gatherTwiML(step int, prompt string) string {
 		RouteVoiceGather, step, html.EscapeString(prompt))
 }
 
-func (g *Gateway) voice(w http.ResponseWriter, r *http.Request) {
-	sid := r.PostForm.Get("CallSid")
-	if sid == "" {
-		http.Error(w, "CallSid is required", http.StatusBadRequest)
-		return
+// sorryTwiML ends a call that cannot lead to a booking (we could not
+// text the caller a confirmation) and sends the caller to WhatsApp.
+func sorryTwiML(reason string) string {
+	say := "Leider können wir Ihre Rufnummer nicht erkennen und deshalb am Telefon keinen Termin für Sie buchen. " +
+		"Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören."
+	if reason == ReasonMissingID {
+		say = "Leider konnten wir Ihren Anruf nicht zuordnen. " +
+			"Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören."
 	}
-	fresh, err := g.recordCall(r, sid)
+	return `<?xml version="1.0" encoding="UTF-8"?><Response><Say language="de-DE">` + html.EscapeString(say) + `</Say><Hangup/></Response>`
+}
+
+// voice answers a call: it is recorded (as done: its start has nothing
+// to hand on) and the caller is asked for the wish, or, without a number
+// we could write to, asked to write on WhatsApp.
+func (g *Gateway) voice(w http.ResponseWriter, r *http.Request) {
+	d := delivery{route: RouteVoice, from: r.PostForm.Get("From"), channel: workflows.ChannelVoice}
+	if sid := r.PostForm.Get("CallSid"); sid != "" {
+		d.id = sid + ":start"
+	}
+	ev, reason := g.event(r, d)
+	fresh, err := g.recordAs(r.Context(), ev.Event.EventID, RouteVoice, ev, "delivered")
 	if err != nil {
+		g.log().Error("inbox insert failed", "route", RouteVoice, "err", err)
 		http.Error(w, "try again", http.StatusServiceUnavailable)
 		return
 	}
@@ -85,40 +157,41 @@ func (g *Gateway) voice(w http.ResponseWriter, r *http.Request) {
 		writeTwiML(w, emptyTwiML)
 		return
 	}
-	writeTwiML(w, gatherTwiML(1, "Willkommen! Welchen Termin möchten Sie buchen?"))
-}
-
-func (g *Gateway) recordCall(r *http.Request, sid string) (bool, error) {
-	customer, err := normalise(r.PostForm.Get("From"), g.Region)
-	if err != nil {
-		customer = "unknown"
+	if reason != "" {
+		g.unroutable(ev)
+		writeTwiML(w, sorryTwiML(reason))
+		return
 	}
-	return g.recordAs(r.Context(), sid+":start", RouteVoice, inboxEvent{Tenant: g.Tenant, Customer: customer,
-		Event: workflows.InboundEvent{EventID: sid + ":start", Channel: workflows.ChannelVoice}}, "delivered")
+	writeTwiML(w, gatherTwiML(1, "Willkommen! Welchen Termin möchten Sie buchen?"))
 }
 
 func (g *Gateway) voiceGather(w http.ResponseWriter, r *http.Request) {
 	sid := r.PostForm.Get("CallSid")
+	d := delivery{route: RouteVoiceGather, from: r.PostForm.Get("From"), text: r.PostForm.Get("SpeechResult"), channel: workflows.ChannelVoice}
 	step, err := strconv.Atoi(r.URL.Query().Get("step"))
-	if sid == "" || err != nil || step < 1 {
-		http.Error(w, "CallSid and a step are required", http.StatusBadRequest)
-		return
+	if sid != "" && err == nil && step >= 1 {
+		d.id = fmt.Sprintf("%s:gather:%d", sid, step)
+	}
+	sorry := sorryTwiML(ReasonMissingID)
+	if d.id != "" {
+		sorry = sorryTwiML(ReasonWithheld)
 	}
 	next := gatherTwiML(step+1, "Danke, wir prüfen Ihren Wunsch und schicken Ihnen eine SMS. Möchten Sie noch etwas sagen?")
-	g.accept(w, r, RouteVoiceGather, fmt.Sprintf("%s:gather:%d", sid, step), r.PostForm.Get("From"),
-		r.PostForm.Get("SpeechResult"), workflows.ChannelVoice, next)
+	g.accept(w, r, d, next, sorry)
 }
 
 // status applies an outbound message status through a monotonic state
 // machine: an out-of-order callback never moves a message backwards.
 func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
-	sid, st := r.PostForm.Get("MessageSid"), r.PostForm.Get("MessageStatus")
+	sid, _ := sanitise(r.PostForm.Get("MessageSid"))
+	st, _ := sanitise(r.PostForm.Get("MessageStatus"))
+	ev := inboxEvent{Tenant: g.Tenant, Customer: "-", Event: workflows.InboundEvent{Channel: "status", Text: st}}
 	if sid == "" || st == "" {
-		http.Error(w, "MessageSid and MessageStatus are required", http.StatusBadRequest)
-		return
+		ev.Event.EventID, ev.Unroutable = formKey(RouteStatus, r.PostForm), ReasonMissingID
+	} else {
+		ev.Event.EventID = eventKey(sid + ":" + st)
 	}
-	fresh, err := g.recordAs(r.Context(), sid+":"+st, RouteStatus, inboxEvent{Tenant: g.Tenant, Customer: "-",
-		Event: workflows.InboundEvent{EventID: sid + ":" + st, Channel: "status", Text: st}}, "delivered")
+	fresh, err := g.recordAs(r.Context(), ev.Event.EventID, RouteStatus, ev, "delivered")
 	if err != nil {
 		http.Error(w, "try again", http.StatusServiceUnavailable)
 		return
@@ -128,17 +201,24 @@ func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 		writeTwiML(w, emptyTwiML)
 		return
 	}
+	if ev.Unroutable != "" {
+		g.Metrics.accepted.WithLabelValues(RouteStatus).Inc()
+		g.unroutable(ev)
+		writeTwiML(w, emptyTwiML)
+		return
+	}
+	outboxID, _ := sanitise(r.URL.Query().Get("outbox_id"))
 	state := map[string]string{"sent": "sent", "delivered": "delivered", "read": "delivered", "failed": "failed", "undelivered": "failed"}[st]
 	if state != "" {
 		_, err = g.Pool.Exec(r.Context(), `UPDATE outbox_messages SET state = $3, provider_id = coalesce(provider_id, $2), updated_at = now()
 			WHERE (id = $1 OR provider_id = $2)
 			  AND (CASE state WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'review' THEN 1 WHEN 'delivered' THEN 2 ELSE 3 END)
 			    < (CASE $3 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 ELSE 3 END)`,
-			r.URL.Query().Get("outbox_id"), sid, state)
+			outboxID, sid, state)
 		if err != nil {
 			// Forget the delivery so Twilio's retry is not dropped as a
 			// duplicate: the record and its effect go together.
-			_, _ = g.Pool.Exec(r.Context(), `DELETE FROM inbox_events WHERE provider = 'twilio' AND event_id = $1`, sid+":"+st)
+			_, _ = g.Pool.Exec(r.Context(), `DELETE FROM inbox_events WHERE provider = 'twilio' AND event_id = $1`, ev.Event.EventID)
 			http.Error(w, "try again", http.StatusServiceUnavailable)
 			return
 		}

@@ -13,16 +13,20 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/bookonce/bookonce/outcome"
 )
 
 // Provider sends a message and finds one it may have sent. to is a
 // channel address: "whatsapp:+49…" for WhatsApp, a plain E.164 number for
 // SMS. channels/twilio.Client is the production Provider.
 //
-// Send's errors tell the relay what happened through optional methods
-// (errors.As on an interface): Final() bool — the provider refused the
-// message for good; Retryable() bool — it certainly did not take it. Any
-// other error is an unknown outcome: the message may exist.
+// Send's errors tell the relay what happened through an optional method
+// (errors.As on an interface): Class() outcome.Outcome, decided once at
+// the provider's client boundary from what the provider answered. Final:
+// the provider refused the message for good; Retryable: it certainly did
+// not take it. Unknown, and any error without a class, is an unknown
+// outcome: the message may exist, and only a lookup may settle it.
 type Provider interface {
 	Send(ctx context.Context, to, body, callback string) (string, error)
 	FindSent(ctx context.Context, to, body string, since time.Time) (string, bool, error)
@@ -46,7 +50,8 @@ const maxPerRun = 500
 //   - final refusal: 'failed';
 //   - retryable (nothing reached the provider): not attempted again, sent
 //     by a later run;
-//   - unknown outcome (timeout, lost response): left attempted.
+//   - unknown outcome (timeout, lost response, an error answer that
+//     proves nothing, e.g. a proxy's bare 503): left attempted.
 //
 // A row attempted before and older than SendTimeout (unknown outcome, or a
 // relay that died mid-send) is reconciled, never re-sent: FindSent by
@@ -240,17 +245,17 @@ func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
 	// The outcome is recorded even if the relay is being stopped.
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer rcancel()
-	switch {
+	switch class := outcomeOf(err); {
 	case err == nil:
 		if err := s.markSent(rctx, c, sid); err != nil {
 			// Sent; the row stays attempted and reconciliation finds it.
 			return false, fmt.Errorf("sent as %s, but not recorded: %w", sid, err)
 		}
 		return true, nil
-	case isFinal(err):
+	case class == outcome.Final:
 		s.log().Warn("outbox message refused by the provider", "id", c.id, "err", redact(err))
 		return false, s.release(rctx, c, `state = 'failed', claimed_until = NULL`, err)
-	case isRetryable(err):
+	case class == outcome.Retryable:
 		s.log().Info("outbox message not taken by the provider; retried later", "id", c.id, "err", redact(err))
 		return false, s.release(rctx, c, `attempted_at = NULL, claimed_until = NULL`, err)
 	default:
@@ -285,14 +290,14 @@ func (s *Sender) release(ctx context.Context, c claimed, set string, cause error
 	return nil
 }
 
-func isFinal(err error) bool {
-	var f interface{ Final() bool }
-	return errors.As(err, &f) && f.Final()
-}
-
-func isRetryable(err error) bool {
-	var r interface{ Retryable() bool }
-	return errors.As(err, &r) && r.Retryable()
+// outcomeOf is the provider's class of a failed send; an error without
+// one is Unknown: without proof, the message may exist.
+func outcomeOf(err error) outcome.Outcome {
+	var c interface{ Class() outcome.Outcome }
+	if errors.As(err, &c) {
+		return c.Class()
+	}
+	return outcome.Unknown
 }
 
 func newToken() string {

@@ -2,8 +2,10 @@ package twilio_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,4 +186,46 @@ func TestFakeErrors(t *testing.T) {
 	require.Error(t, err)
 	require.Len(t, f.Messages(), 1, "a dropped response still commits the message")
 	require.Equal(t, "lost answer", f.Messages()[0].Body)
+}
+
+// TestFakeErrorsAreTwilioErrorDocuments: every error the fake answers,
+// injected or not, is Twilio's REST error document (code, message,
+// more_info, status) as JSON, so the client's rule "only a Twilio error
+// code proves absence" meets the same answers the real API gives.
+func TestFakeErrorsAreTwilioErrorDocuments(t *testing.T) {
+	t.Parallel()
+	f := newFake(t)
+	post := func(to string) *http.Response {
+		req, err := http.NewRequest(http.MethodPost, f.URL()+"/2010-04-01/Accounts/"+f.AccountSID+"/Messages.json",
+			strings.NewReader(url.Values{"To": {to}, "From": {"+4930123456"}, "Body": {"x"}}.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(f.AccountSID, f.AuthToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = resp.Body.Close() })
+		return resp
+	}
+	check := func(resp *http.Response, status, code int) {
+		t.Helper()
+		require.Equal(t, status, resp.StatusCode)
+		require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+		var doc struct {
+			Code     int    `json:"code"`
+			Message  string `json:"message"`
+			MoreInfo string `json:"more_info"`
+			Status   int    `json:"status"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&doc))
+		require.Equal(t, code, doc.Code)
+		require.NotEmpty(t, doc.Message)
+		require.Equal(t, fmt.Sprintf("https://www.twilio.com/docs/errors/%d", code), doc.MoreInfo)
+		require.Equal(t, status, doc.Status)
+	}
+	check(post("+123"), http.StatusBadRequest, 21211)
+	for status, code := range map[int]int{429: 20429, 503: 20503, 500: 20500, 502: 20500, 401: 20003} {
+		f.FailNext(status)
+		check(post("+4915112345678"), status, code)
+	}
+	require.Empty(t, f.Messages())
 }

@@ -3,9 +3,11 @@
 // twilio-go library, and classifies every failure at this boundary: a
 // caller learns whether Twilio certainly did not create the message
 // (retryable), certainly will never accept it (final) or may have created
-// it (unknown outcome: a timeout or a lost response after the request was
-// written). Twilio's Messages API has no idempotency key, so an unknown
-// outcome is settled by FindSent, never by sending again.
+// it (unknown outcome: a timeout, a lost response after the request was
+// written, or any error answer that is not Twilio's own error document
+// with a Twilio error code, such as a proxy's bare 503). Twilio's Messages
+// API has no idempotency key, so an unknown outcome is settled by
+// FindSent, never by sending again.
 //
 // FakeServer (fake.go) is a wire-level fake of the same API for tests.
 package twilio
@@ -25,36 +27,30 @@ import (
 
 	twclient "github.com/twilio/twilio-go/client"
 	openapi "github.com/twilio/twilio-go/rest/api/v2010"
+
+	"github.com/bookonce/bookonce/outcome"
 )
 
-// Outcome is what a failed call means for the message.
-type Outcome int
+// Outcome is what a failed call means for the message (package outcome).
+type Outcome = outcome.Outcome
 
+// Outcomes of a failed call.
 const (
 	// Unknown: the request may have reached Twilio and created the
-	// message (timeout, connection lost after the request was written,
-	// 5xx other than 503, an unreadable success). Look it up; never
-	// re-send blindly.
-	Unknown Outcome = iota
-	// Retryable: Twilio certainly did not create the message (the request
-	// never left, 429, 503, or an account/credential problem); sending
-	// again later is safe.
-	Retryable
-	// Final: Twilio refused this message (e.g. 400 with 21211 invalid
-	// number); sending it again will fail the same way.
-	Final
+	// message: a timeout, a connection lost after the request was written,
+	// an unreadable success, and every error answer that is not Twilio's
+	// own error document with a Twilio error code (a bare 502/503/504 or
+	// an HTML page from a proxy or load balancer, which may come after
+	// Twilio accepted the message). Look it up; never re-send blindly.
+	Unknown = outcome.Unknown
+	// Retryable: Twilio certainly did not create the message: the request
+	// never left, or Twilio answered 429, 503 or an account/credential
+	// problem with its error document; sending again later is safe.
+	Retryable = outcome.Retryable
+	// Final: Twilio refused this message with its error document (e.g.
+	// 400 with 21211 invalid number); sending it again fails the same way.
+	Final = outcome.Final
 )
-
-func (o Outcome) String() string {
-	switch o {
-	case Retryable:
-		return "retryable"
-	case Final:
-		return "final"
-	default:
-		return "unknown outcome"
-	}
-}
 
 // Error is a classified failure of a Twilio call.
 type Error struct {
@@ -66,7 +62,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := "twilio " + e.Op + " (" + e.Outcome.String()
+	s := "twilio " + e.Op + " (" + e.Outcome.String() + " outcome"
 	if e.Status != 0 {
 		s += fmt.Sprintf(", HTTP %d", e.Status)
 	}
@@ -86,6 +82,10 @@ func (e *Error) Final() bool { return e.Outcome == Final }
 
 // UnknownOutcome reports that the message may exist at Twilio.
 func (e *Error) UnknownOutcome() bool { return e.Outcome == Unknown }
+
+// Class is the outcome of the failed call: how callers (the outbox) learn
+// what the boundary decided, without knowing Twilio's codes.
+func (e *Error) Class() outcome.Outcome { return e.Outcome }
 
 // Client sends and looks up messages of one Twilio account.
 type Client struct {
@@ -305,32 +305,48 @@ func (a *attempt) close() {
 
 func (a *attempt) lastStatus() int { return int(a.status.Load()) }
 
-// classify turns a twilio-go error into an *Error by what reached Twilio.
+// classify turns a twilio-go error into an *Error by what reached Twilio
+// and what came back. Only Twilio's own error document with a Twilio
+// error code proves what Twilio did with the request; any other answer
+// (a bare status, an HTML page, JSON without a code) may come from a
+// proxy or load balancer after Twilio accepted the message, so it is an
+// unknown outcome whatever its status.
 func (a *attempt) classify(op string, err error) *Error {
 	status := a.lastStatus()
-	var rest *twclient.TwilioRestError
-	switch {
-	case status != 0 && errors.As(err, &rest):
-		return &Error{Op: op, Outcome: byStatus(status), Status: status, Code: rest.Code, Err: err}
+	switch code := twilioCode(err); {
 	case status == 0 && !a.wrote.Load():
 		// Nothing reached Twilio: refused connection, DNS, credentials
 		// twilio-go rejects locally, a context that ended first.
-		return &Error{Op: op, Outcome: Retryable, Err: err}
-	case status >= 200 && status < 300:
-		// Twilio answered success, but the answer was lost or unreadable.
-		return &Error{Op: op, Outcome: Unknown, Status: status, Err: err}
-	case status != 0:
-		return &Error{Op: op, Outcome: byStatus(status), Status: status, Err: err}
+		return &Error{Op: op, Outcome: Retryable, Code: code, Err: err}
+	case status >= 300 && code != 0:
+		return &Error{Op: op, Outcome: byTwilioError(status), Status: status, Code: code, Err: err}
 	default:
-		// Written, no answer: a timeout or a dropped connection.
-		return &Error{Op: op, Outcome: Unknown, Err: err}
+		// Written, and no answer that proves anything: a timeout, a
+		// dropped connection, an unreadable success, a gateway's error.
+		return &Error{Op: op, Outcome: Unknown, Status: status, Err: err}
 	}
 }
 
-// byStatus classifies Twilio's HTTP error statuses.
-func byStatus(status int) Outcome {
+// twilioCode is the Twilio error code of err's error document, 0 if err
+// carries none (twilio-go decodes any JSON error body into a
+// TwilioRestError, so a code of 0 is no Twilio error document).
+func twilioCode(err error) int {
+	var rest *twclient.TwilioRestError
+	if errors.As(err, &rest) {
+		return rest.Code
+	}
+	var v1 *twclient.RestErrorV1
+	if errors.As(err, &v1) {
+		return v1.Code
+	}
+	return 0
+}
+
+// byTwilioError classifies the HTTP status of Twilio's own error document.
+func byTwilioError(status int) Outcome {
 	switch {
 	case status == http.StatusTooManyRequests, status == http.StatusServiceUnavailable:
+		// Twilio turned the request away before taking it.
 		return Retryable
 	case status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusNotFound:
 		// Credentials or account: nothing was created and the message is
@@ -339,7 +355,8 @@ func byStatus(status int) Outcome {
 	case status >= 400 && status < 500:
 		return Final
 	default:
-		// 500, 502, 504: Twilio may have created the message.
+		// 500, 502, 504 even from Twilio itself: it may have created the
+		// message before failing.
 		return Unknown
 	}
 }

@@ -3,6 +3,7 @@ package twilio_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -167,4 +168,58 @@ func TestFindSent(t *testing.T) {
 	_, found, err = c.FindSent(ctx, "whatsapp:+4915112345678", "Termin bestätigt", t0)
 	require.Error(t, err)
 	require.False(t, found)
+}
+
+// TestOnlyATwilioErrorDocumentProvesAbsence: an error answer proves the
+// message does not exist only when it is Twilio's error document with a
+// Twilio error code; a proxy's or load balancer's answer (a bare status,
+// an HTML page, JSON without a code) may follow Twilio's acceptance and
+// is an unknown outcome, whatever its status.
+func TestOnlyATwilioErrorDocumentProvesAbsence(t *testing.T) {
+	t.Parallel()
+	twilioDoc := func(status, code int) string {
+		return fmt.Sprintf(`{"code": %d, "message": "m", "more_info": "https://www.twilio.com/docs/errors/%d", "status": %d}`, code, code, status)
+	}
+	cases := []struct {
+		name        string
+		status      int
+		contentType string
+		body        string
+		want        twilio.Outcome
+		code        int
+	}{
+		{"bare 503", http.StatusServiceUnavailable, "text/plain", "Service Unavailable", twilio.Unknown, 0},
+		{"bare 502 without a body", http.StatusBadGateway, "", "", twilio.Unknown, 0},
+		{"HTML 504", http.StatusGatewayTimeout, "text/html", "<html><body>Gateway Timeout</body></html>", twilio.Unknown, 0},
+		{"JSON 503 without a code", http.StatusServiceUnavailable, "application/json", `{"message":"no healthy upstream"}`, twilio.Unknown, 0},
+		{"bare 429", http.StatusTooManyRequests, "text/plain", "slow down", twilio.Unknown, 0},
+		{"bare 400", http.StatusBadRequest, "text/html", "<h1>Bad Request</h1>", twilio.Unknown, 0},
+		{"Twilio 503 20503", http.StatusServiceUnavailable, "application/json", twilioDoc(503, 20503), twilio.Retryable, 20503},
+		{"Twilio 429 20429", http.StatusTooManyRequests, "application/json", twilioDoc(429, 20429), twilio.Retryable, 20429},
+		{"Twilio 400 21211", http.StatusBadRequest, "application/json", twilioDoc(400, 21211), twilio.Final, 21211},
+		{"Twilio 500 20500", http.StatusInternalServerError, "application/json", twilioDoc(500, 20500), twilio.Unknown, 20500},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_ = r.ParseForm()
+				if tc.contentType != "" {
+					w.Header().Set("Content-Type", tc.contentType)
+				}
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			t.Cleanup(srv.Close)
+			_, err := twilio.New("AC1", "tok", sender, twilio.WithBaseURL(srv.URL)).Send(context.Background(), "+4915112345678", "x", "")
+			var te *twilio.Error
+			require.ErrorAs(t, err, &te)
+			require.Equal(t, tc.want, te.Outcome, "%v", err)
+			require.Equal(t, tc.want, te.Class())
+			require.Equal(t, tc.status, te.Status)
+			if tc.code != 0 {
+				require.Equal(t, tc.code, te.Code)
+			}
+		})
+	}
 }
