@@ -133,7 +133,8 @@ func TestAnswersThatProveNothingAreReconciled(t *testing.T) {
 		{"bare 504 after commit", http.StatusGatewayTimeout, "", "", true, "sent"},
 		{"HTML 503 after commit", http.StatusServiceUnavailable, "text/html", "<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>", true, "sent"},
 		{"JSON 503 without a code after commit", http.StatusServiceUnavailable, "application/json", `{"message":"no healthy upstream"}`, true, "sent"},
-		{"bare 429 from the gateway, nothing created", http.StatusTooManyRequests, "text/plain", "slow down", false, "review"},
+		// Unknown, then absent from Twilio's authoritative list: sent again.
+		{"bare 429 from the gateway, nothing created", http.StatusTooManyRequests, "text/plain", "slow down", false, "sent"},
 		{"Twilio 503 with code 20503, nothing created", http.StatusServiceUnavailable, "application/json",
 			`{"code": 20503, "message": "Service Unavailable", "more_info": "https://www.twilio.com/docs/errors/20503", "status": 503}`, false, "sent"},
 	}

@@ -14,9 +14,12 @@ import (
 // reconcile settles a row whose send attempt has an unknown outcome (a
 // lost response, a timeout, a relay that died after marking it
 // attempted). It never sends: it asks the provider whether the message
-// exists. Found: the row gets the provider's ID and is 'sent'. Not found:
-// 'review' — the message may still surface (e.g. queued at the provider)
-// or never have left, and only a person may decide to send it again.
+// exists. Found: the row gets the provider's ID and is 'sent'. Not found,
+// from a provider whose list is authoritative (AuthoritativeLister): the
+// attempt's call ended at least half a SendTimeout ago, so nothing exists
+// and the row is released for another send, up to maxSends. Otherwise
+// 'review': the message may still surface or never have left, and only a
+// person may decide to send it again.
 func (s *Sender) reconcile(ctx context.Context, c claimed) (bool, error) {
 	fctx, cancel := context.WithTimeout(ctx, s.callTimeout())
 	sid, found, err := s.Provider.FindSent(fctx, address(c.channel, c.recipient), c.body, c.createdAt)
@@ -30,6 +33,13 @@ func (s *Sender) reconcile(ctx context.Context, c claimed) (bool, error) {
 			return false, errors.Join(err, rerr)
 		}
 		return false, fmt.Errorf("reconciliation lookup failed: %w", err)
+	}
+	if !found && authoritative(s.Provider) && c.attempts < maxSends {
+		s.log().Info("outbox message attempted but absent from the provider's authoritative list; sent again",
+			"id", c.id, "attempted_at", c.attemptedAt, "attempts", c.attempts)
+		return false, s.release(rctx, c, `attempted_at = NULL, claimed_until = NULL`,
+			fmt.Errorf("attempt %d at %s had an unknown outcome and is not at the provider: sent again",
+				c.attempts, c.attemptedAt.UTC().Format(time.RFC3339)))
 	}
 	if !found {
 		s.log().Warn("outbox message attempted but not found at the provider; needs review",
@@ -54,4 +64,10 @@ func (s *Sender) reconcile(ctx context.Context, c claimed) (bool, error) {
 	s.log().Info("outbox message reconciled as sent", "id", c.id, "provider_id", sid)
 	telemetry.DuplicatesBlocked.WithLabelValues(telemetry.LayerOutbox, c.tenant, RouteReconcile).Inc()
 	return true, nil
+}
+
+// authoritative reports whether p's FindSent proves absence.
+func authoritative(p Provider) bool {
+	l, ok := p.(AuthoritativeLister)
+	return ok && l.AuthoritativeListing()
 }

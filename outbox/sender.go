@@ -32,6 +32,21 @@ type Provider interface {
 	FindSent(ctx context.Context, to, body string, since time.Time) (string, bool, error)
 }
 
+// AuthoritativeLister is implemented by a Provider whose FindSent sees
+// every message the provider accepted as soon as the call that created it
+// has ended (Twilio's Messages list does: a created message is listed at
+// once, queued or not). For such a provider "not found", asked after the
+// attempt's call has certainly ended, proves the message absent, so the
+// row may be sent again (rule 13: a new attempt only where absence is
+// provable). A provider without it leaves such rows to a person.
+type AuthoritativeLister interface {
+	AuthoritativeListing() bool
+}
+
+// maxSends bounds the sends of one row: a message that is repeatedly not
+// found after unknown outcomes points at something a person should see.
+const maxSends = 3
+
 // DefaultSendTimeout is Sender.SendTimeout when it is zero.
 const DefaultSendTimeout = 2 * time.Minute
 
@@ -56,7 +71,8 @@ const maxPerRun = 500
 // A row attempted before and older than SendTimeout (unknown outcome, or a
 // relay that died mid-send) is reconciled, never re-sent: FindSent by
 // recipient and body since the reservation; found: its ID and 'sent'; not
-// found: 'review', for a person to decide (rule 7).
+// found: sent again where the provider's list is authoritative (at most
+// maxSends in all), else 'review', for a person to decide (rule 7).
 type Sender struct {
 	Store       *Store
 	Provider    Provider
@@ -173,6 +189,7 @@ type claimed struct {
 	createdAt                            time.Time
 	attempted                            bool
 	attemptedAt                          time.Time
+	attempts                             int
 	token                                string
 }
 
@@ -191,7 +208,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		c           claimed
 		attemptedAt *time.Time
 	)
-	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, created_at, attempted_at
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, created_at, attempted_at, attempts
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -199,7 +216,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &c.createdAt, &attemptedAt)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &c.createdAt, &attemptedAt, &c.attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}

@@ -230,9 +230,19 @@ func TestLostResponseIsReconciledNotResent(t *testing.T) {
 	require.Len(t, e.fake.Messages(), 1)
 }
 
-func TestAttemptedButNeverSentGoesToReview(t *testing.T) {
+// lagging is a Provider whose list may lag behind its sends: "not found"
+// proves nothing there.
+type lagging struct{ outbox.Provider }
+
+func (e *env) laggingRelay() *outbox.Sender {
+	s := e.relay()
+	s.Provider = lagging{s.Provider}
+	return s
+}
+
+func TestAttemptedButNotFoundIsSentAgainOnlyWhereTheListIsAuthoritative(t *testing.T) {
 	t.Parallel()
-	t.Run("5xx with nothing created", func(t *testing.T) {
+	t.Run("5xx with nothing created: sent again once, found by the list", func(t *testing.T) {
 		e := setup(t)
 		s := e.relay()
 		m := e.reserve("bk_1", "whatsapp", customer, "Bestätigung")
@@ -242,6 +252,42 @@ func TestAttemptedButNeverSentGoesToReview(t *testing.T) {
 		require.Equal(t, 0, e.runOnce(s))
 		require.Equal(t, "pending", e.row(m.ID).State)
 		require.True(t, e.row(m.ID).Attempted)
+
+		// Twilio's list is authoritative: absent means never created.
+		e.advance(sendTimeout + time.Second)
+		require.Equal(t, 0, e.runOnce(s), "the reconciliation releases the row")
+		require.Equal(t, 1, e.runOnce(s), "the next run sends it")
+		got := e.row(m.ID)
+		require.Equal(t, "sent", got.State)
+		require.Equal(t, 2, got.Attempts)
+		require.Len(t, e.fake.Messages(), 1)
+		require.Equal(t, e.fake.Messages()[0].Sid, got.ProviderID)
+
+		e.advance(10 * sendTimeout)
+		require.Equal(t, 0, e.runOnce(s))
+		require.Len(t, e.fake.Messages(), 1)
+	})
+	t.Run("never found after every send: review", func(t *testing.T) {
+		e := setup(t)
+		s := e.relay()
+		m := e.reserve("bk_1", "whatsapp", customer, "Bestätigung")
+		for range 3 {
+			e.fake.FailNext(http.StatusInternalServerError)
+			require.Equal(t, 0, e.runOnce(s), "the send")
+			e.advance(sendTimeout + time.Second)
+			require.Equal(t, 0, e.runOnce(s), "the reconciliation")
+		}
+		got := e.row(m.ID)
+		require.Equal(t, "review", got.State)
+		require.Equal(t, 3, got.Attempts)
+		require.Empty(t, e.fake.Messages())
+	})
+	t.Run("a list that may lag: review, never re-sent", func(t *testing.T) {
+		e := setup(t)
+		s := e.laggingRelay()
+		m := e.reserve("bk_1", "whatsapp", customer, "Bestätigung")
+		e.fake.FailNext(http.StatusInternalServerError)
+		require.Equal(t, 0, e.runOnce(s))
 
 		e.advance(sendTimeout + time.Second)
 		require.Equal(t, 0, e.runOnce(s))
@@ -255,7 +301,7 @@ func TestAttemptedButNeverSentGoesToReview(t *testing.T) {
 		require.Equal(t, 0, e.runOnce(s))
 		require.Empty(t, e.fake.Messages(), "review is never re-sent automatically")
 	})
-	t.Run("relay died after marking attempted", func(t *testing.T) {
+	t.Run("relay died after marking attempted: sent once", func(t *testing.T) {
 		e := setup(t)
 		s := e.relay()
 		m := e.reserve("bk_1", "sms", customer, "Bestätigung")
@@ -270,8 +316,9 @@ func TestAttemptedButNeverSentGoesToReview(t *testing.T) {
 
 		e.advance(sendTimeout)
 		require.Equal(t, 0, e.runOnce(s))
-		require.Equal(t, "review", e.row(m.ID).State)
-		require.Empty(t, e.fake.Messages())
+		require.Equal(t, 1, e.runOnce(s))
+		require.Equal(t, "sent", e.row(m.ID).State)
+		require.Len(t, e.fake.Messages(), 1)
 	})
 	t.Run("lookup fails: still unknown, looked up again", func(t *testing.T) {
 		e := setup(t)

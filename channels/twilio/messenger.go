@@ -174,18 +174,18 @@ func (c *Client) Send(ctx context.Context, to, body, statusCallback string) (str
 
 // FindSent looks for an outbound message to the address to with exactly
 // body, created at or after since (less the clock skew), from this
-// client's sender. It lists the messages to that address whose send date
-// is on or after since's day (Twilio filters by GMT date) and matches the
-// rest here. found is false only when Twilio answered and has no such
-// message; a message still queued at Twilio has no send date yet and is
-// not found, so callers treat "not found" as a case for a person, not as
-// permission to send again. With several matches the earliest is
-// returned.
+// client's sender. It lists the messages between the two addresses
+// without a date filter (Twilio's date filters use date_sent, which a
+// message still queued does not have yet, so a filtered list would miss
+// it) and matches body and date_created here. found is false only when
+// Twilio answered with a list that reaches back past since and holds no
+// such message: then no such message exists (AuthoritativeListing). With
+// several matches the earliest is returned.
 func (c *Client) FindSent(ctx context.Context, to, body string, since time.Time) (string, bool, error) {
 	toAddr, fromAddr := c.addresses(to)
 	cutoff := since.Add(-c.skew)
 	p := &openapi.ListMessageParams{}
-	p.SetTo(toAddr).SetFrom(fromAddr).SetDateSentAfter(cutoff.UTC().Truncate(24 * time.Hour)).SetPageSize(100)
+	p.SetTo(toAddr).SetFrom(fromAddr).SetPageSize(100).SetLimit(findLimit)
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	svc, at := c.service(ctx)
@@ -219,8 +219,20 @@ func (c *Client) FindSent(ctx context.Context, to, body string, since time.Time)
 			sid, first = *m.Sid, created
 		}
 	}
+	if sid == "" && len(msgs) >= findLimit {
+		// The list was cut and may not reach back to since: absence unproven.
+		return "", false, &Error{Op: "find", Outcome: Unknown, Err: fmt.Errorf("more than %d messages to one address", findLimit)}
+	}
 	return sid, sid != "", nil
 }
+
+// findLimit bounds the messages FindSent reads for one address.
+const findLimit = 1000
+
+// AuthoritativeListing reports that FindSent's "not found" proves absence:
+// Twilio lists a message as soon as the request that created it has
+// returned, queued or not (see outbox.AuthoritativeLister).
+func (c *Client) AuthoritativeListing() bool { return true }
 
 // addresses returns the To and From addresses for a channel address.
 func (c *Client) addresses(to string) (string, string) {
