@@ -23,6 +23,14 @@ type Reason string
 const (
 	ReasonUnknownOutcome     Reason = "unknown_outcome"
 	ReasonPotentialDuplicate Reason = "potential_duplicate"
+	// ReasonCompensationFailed: an undo (release, void, refund, cancel
+	// booking, close intent) ended with a final error or outlived its
+	// retry bound; what it should have undone may still be live.
+	ReasonCompensationFailed Reason = "compensation_failed"
+	// ReasonCancellationRequest: the customer asked to cancel a booking
+	// that was already committed (booked and paid); until bookings have a
+	// lifecycle of their own, a person cancels it.
+	ReasonCancellationRequest Reason = "cancellation_request"
 )
 
 // Action is a reviewer's decision.

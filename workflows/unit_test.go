@@ -81,6 +81,7 @@ type unitFake struct {
 	capture      func(context.Context, activities.IntentInput) (activities.IntentResult, error)
 	confirmation func(context.Context, activities.ConfirmationInput) (activities.Step, error)
 	openReview   func(context.Context, activities.ReviewInput) (activities.Step, error)
+	void         func(context.Context, activities.IntentInput) (activities.IntentResult, error)
 }
 
 func unitSagaOf(workflowID string) string {
@@ -283,6 +284,11 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	env.OnActivity(a.VoidDeposit, mock.Anything, mock.Anything).AfterFn(f.delay("VoidDeposit")).Return(
 		func(ctx context.Context, in activities.IntentInput) (activities.IntentResult, error) {
 			f.note(ctx, in)
+			if f.void != nil {
+				if res, err := f.void(ctx, in); err != nil {
+					return res, err
+				}
+			}
 			f.mu.Lock()
 			f.live = false
 			f.mu.Unlock()

@@ -67,7 +67,8 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool) *activities.Activities
 			if err != nil {
 				return nil, err
 			}
-			return payments.NewStripeGateway(cfg.PaymentsURL, tok, &http.Client{Timeout: 10 * time.Second}), nil
+			return payments.NewStripeGateway(cfg.PaymentsURL, tok, &http.Client{Timeout: 10 * time.Second}).
+				WithAuthoritativeLookup(cfg.PaymentsAuthoritativeLookup), nil
 		},
 		Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}},
 		Reviews:  &review.Store{Pool: pool},
