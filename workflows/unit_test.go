@@ -268,7 +268,7 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 			if f.findDeposit != nil {
 				return f.findDeposit(ctx, in)
 			}
-			return activities.IntentResult{}, nil
+			return activities.IntentResult{Authoritative: true}, nil // our payment API: "not found" proves absence
 		})
 	env.OnActivity(a.CaptureDeposit, mock.Anything, mock.Anything).AfterFn(f.delay("CaptureDeposit")).Return(
 		func(ctx context.Context, in activities.IntentInput) (activities.IntentResult, error) {
@@ -912,7 +912,7 @@ func TestUnitPaymentUnknownAuthorisation(t *testing.T) {
 		unknown(f)
 		f.findDeposit = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
 			if activity.GetInfo(ctx).ActivityID == "find-deposit-1" {
-				return activities.IntentResult{}, nil
+				return activities.IntentResult{Authoritative: true}, nil
 			}
 			return activities.IntentResult{}, errors.New("payments unreachable")
 		}
@@ -982,7 +982,7 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 			}
 			f.findDeposit = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
 				if activity.GetInfo(ctx).ActivityID == "find-deposit-1" {
-					return activities.IntentResult{}, nil
+					return activities.IntentResult{Authoritative: true}, nil
 				}
 				return activities.IntentResult{}, errors.New("payments unreachable")
 			}
