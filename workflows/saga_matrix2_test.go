@@ -114,3 +114,41 @@ func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
 	require.Equal(t, []string{"new", "new"}, kinds)
 	require.GreaterOrEqual(t, closeAttempts(), budget, "the database refused longer than the step budget")
 }
+
+// TestWishAfterTerminatedAppointmentIsNewAttempt: dedup asks Temporal
+// whether a merge target is over. While the appointment runs, the same
+// wish merges; once it was terminated (its intent never closed), the same
+// wish is a new attempt under a new workflow ID, not a merge into nothing.
+func TestWishAfterTerminatedAppointmentIsNewAttempt(t *testing.T) {
+	e := newEnv(t) // no worker: the appointment waits, running, until terminated
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store := &dedup.Store{Pool: e.pool, Window: 3 * time.Minute, Retention: 72 * time.Hour, Location: time.UTC,
+		Ended: func(ctx context.Context, id string) (bool, error) { return workflows.AppointmentEnded(ctx, e.tc, id) }}
+	req := request(t, "+4915112345619", time.Friday, 10)
+	wish := dedup.Intent{
+		Tenant: req.Tenant, IntentID: req.IntentID, Customer: req.Customer, Service: req.Service, SlotStart: req.SlotStart,
+		Channel: "voice", EventID: "CA-first", WorkflowID: workflows.AppointmentWorkflowID(req.Tenant, req.IntentID),
+		ConversationID: workflows.ConversationWorkflowID(req.Tenant, req.Customer),
+	}
+	decide := func(event string) dedup.Decision {
+		wish.EventID = event
+		d, err := store.Decide(ctx, "dedup-"+event+"-"+req.IntentID, wish)
+		require.NoError(t, err)
+		return d
+	}
+	require.Equal(t, dedup.New, decide("CA-first").Kind)
+	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	require.NoError(t, err)
+	running := decide("SM-while-running")
+	require.Equal(t, dedup.Merge, running.Kind, "a running appointment is the merge target")
+	require.Equal(t, r.GetID(), running.WorkflowID)
+
+	require.NoError(t, e.tc.TerminateWorkflow(ctx, r.GetID(), "", "test: an operator terminated the booking"))
+	after := decide("SM-after-terminate")
+	require.Equal(t, dedup.New, after.Kind, "a terminated appointment is no merge target")
+	require.NotEqual(t, r.GetID(), after.WorkflowID)
+	var workflowID string
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT workflow_id FROM booking_intents WHERE intent_id = $1 AND closed_at IS NULL`, req.IntentID).Scan(&workflowID))
+	require.Equal(t, after.WorkflowID, workflowID, "the intent now points at the new attempt")
+}
