@@ -55,7 +55,9 @@ func result(t *testing.T, r client.WorkflowRun) workflows.BookingState {
 }
 
 func postSuffix(suffix string) func(*http.Request) bool {
-	return func(r *http.Request) bool { return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, suffix) }
+	return func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, suffix)
+	}
 }
 
 // reviewCases counts the review cases of a workflow by reason.
