@@ -27,7 +27,7 @@ var shortSteps = workflows.Tuning{
 }
 
 // endWhen waits until the workflow has ended or cond holds, whichever is
-// first; it reports whether the workflow ended.
+// first.
 func endWhen(t *testing.T, r client.WorkflowRun, what string, cond func() bool) {
 	t.Helper()
 	done := make(chan struct{})
