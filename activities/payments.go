@@ -45,6 +45,11 @@ type IntentResult struct {
 	Intent payments.Intent `json:"intent"`
 	// Found is false when a lookup by reference found nothing.
 	Found bool `json:"found"`
+	// Authoritative says whether the lookup that set Found proves absence
+	// (payments.Gateway.AuthoritativeLookup): the workflow reads the
+	// gateway's property here, from the activity's result, so that it
+	// replays deterministically and never reads configuration itself.
+	Authoritative bool `json:"authoritative,omitempty"`
 }
 
 func (a *Activities) gateway(tenant string) (payments.Gateway, error) {
@@ -117,6 +122,10 @@ func (a *Activities) VoidDeposit(ctx context.Context, in IntentInput) (IntentRes
 		return IntentResult{}, paymentError("find deposit", err)
 	}
 	switch {
+	case !found && id != "" && !g.AuthoritativeLookup():
+		// The intent exists (it refused the void), yet the lagging search
+		// does not show it: retry until it does, never call it voided.
+		return IntentResult{}, fmt.Errorf("void deposit: intent %s is not voidable and the search does not show it yet", id)
 	case !found:
 		return IntentResult{Step: stepOf(ctx, key, "")}, nil
 	case pi.Status == payments.StatusRequiresCapture:
@@ -161,7 +170,7 @@ func (a *Activities) FindDeposit(ctx context.Context, in IntentInput) (IntentRes
 	if err != nil {
 		return IntentResult{}, paymentError("find deposit", err)
 	}
-	return IntentResult{Intent: pi, Found: found && pi.Status != payments.StatusRequiresPaymentMethod}, nil
+	return IntentResult{Intent: pi, Found: found && pi.Status != payments.StatusRequiresPaymentMethod, Authoritative: g.AuthoritativeLookup()}, nil
 }
 
 func paymentError(op string, err error) error {

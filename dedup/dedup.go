@@ -68,6 +68,12 @@ type Store struct {
 	// Location decides "the same day".
 	Location *time.Location
 	Now      func() time.Time
+	// Ended reports whether an appointment workflow has ended without a
+	// booking. A merge target that has (its close was lost, or it was
+	// terminated) is closed here and the wish becomes a new attempt: a
+	// merge into it would answer "bereits in Bearbeitung" and book nothing.
+	// nil: only the intent's closed_at counts.
+	Ended func(ctx context.Context, workflowID string) (bool, error)
 }
 
 func (s *Store) now() time.Time {
@@ -111,6 +117,15 @@ func (s *Store) decide(ctx context.Context, tx pgx.Tx, key string, in Intent) (D
 	err = tx.QueryRow(ctx, `SELECT workflow_id, channel FROM booking_intents
 		WHERE tenant_id = $1 AND intent_id = $2 AND created_at > $3 AND closed_at IS NULL`,
 		in.Tenant, in.IntentID, now.Add(-s.Retention)).Scan(&existingWF, &existingChannel)
+	if err == nil {
+		ended, eerr := s.targetEnded(ctx, tx, in, existingWF, now)
+		if eerr != nil {
+			return d, eerr
+		}
+		if ended {
+			err = pgx.ErrNoRows // as if closed: a new attempt
+		}
+	}
 	switch {
 	case err == nil:
 		d = Decision{Kind: Merge, IntentID: in.IntentID, WorkflowID: existingWF, ChannelPair: existingChannel + "+" + in.Channel}
@@ -167,6 +182,22 @@ func (s *Store) newOrReview(ctx context.Context, tx pgx.Tx, key string, in Inten
 		return Decision{}, err
 	}
 	return Decision{Kind: New, IntentID: in.IntentID, WorkflowID: workflowID, ChannelPair: in.Channel}, nil
+}
+
+// targetEnded asks Ended whether the merge target has ended without a
+// booking and, if so, closes its intent now (as the appointment should
+// have). An error is not "running": the decision fails and is retried.
+func (s *Store) targetEnded(ctx context.Context, tx pgx.Tx, in Intent, workflowID string, now time.Time) (bool, error) {
+	if s.Ended == nil {
+		return false, nil
+	}
+	ended, err := s.Ended(ctx, workflowID)
+	if err != nil || !ended {
+		return false, err
+	}
+	_, err = tx.Exec(ctx, `UPDATE booking_intents SET closed_at = $4
+		WHERE tenant_id = $1 AND intent_id = $2 AND workflow_id = $3 AND closed_at IS NULL`, in.Tenant, in.IntentID, workflowID, now)
+	return err == nil, err
 }
 
 // Close marks the intent of an appointment that ended without a booking,

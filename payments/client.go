@@ -15,6 +15,8 @@ import (
 // base URL and the secret key differ.
 type StripeGateway struct {
 	client *stripe.Client
+	// authoritative: see AuthoritativeLookup.
+	authoritative bool
 }
 
 var _ Gateway = (*StripeGateway)(nil)
@@ -46,6 +48,19 @@ func NewStripeGateway(baseURL, secretKey string, httpClient *http.Client) *Strip
 	}
 	return &StripeGateway{client: stripe.NewClient(secretKey, stripe.WithBackends(stripe.NewBackendsWithConfig(cfg)))}
 }
+
+// WithAuthoritativeLookup declares that the API behind the gateway answers
+// searches from its own tables (our payment API), so FindByReference's
+// "not found" is proof of absence. A new gateway assumes the opposite, as
+// is right for Stripe: the safe default.
+func (g *StripeGateway) WithAuthoritativeLookup(authoritative bool) *StripeGateway {
+	g.authoritative = authoritative
+	return g
+}
+
+// AuthoritativeLookup reports what WithAuthoritativeLookup declared; false
+// by default.
+func (g *StripeGateway) AuthoritativeLookup() bool { return g.authoritative }
 
 // checkKey refuses a call without a usable key before anything is sent:
 // stripe-go would otherwise invent a random key per attempt, which is no

@@ -29,6 +29,13 @@ type Gateway interface {
 	// live authorisation (requires_capture or succeeded) over declined or
 	// canceled attempts; found is false when there is none.
 	FindByReference(ctx context.Context, reference, step string) (intent Intent, found bool, err error)
+	// AuthoritativeLookup reports whether FindByReference is consistent
+	// with the provider's writes, so that "not found" after an unknown
+	// outcome proves that nothing happened. Only then may a caller retry
+	// under a new key. Against a provider whose search lags (Stripe's
+	// index trails writes), a caller keeps retrying with the same key
+	// within the provider's key retention and then asks a person.
+	AuthoritativeLookup() bool
 }
 
 // Authorization is a deposit to authorise. The tenant is not part of it:

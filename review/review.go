@@ -23,6 +23,10 @@ type Reason string
 const (
 	ReasonUnknownOutcome     Reason = "unknown_outcome"
 	ReasonPotentialDuplicate Reason = "potential_duplicate"
+	// ReasonCompensationFailed: an undo (release, void, refund, cancel
+	// booking, close intent) ended with a final error or outlived its
+	// retry bound; what it should have undone may still be live.
+	ReasonCompensationFailed Reason = "compensation_failed"
 	// ReasonCancellationRequest: a customer wants to cancel and the
 	// system cannot honour it at once (already confirmed, several or no
 	// candidate bookings, an unknown state); a person acts on it.

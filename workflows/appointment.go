@@ -39,6 +39,11 @@ type appointment struct {
 	payments workflow.ReceiveChannel
 	child    workflow.ChildWorkflowFuture
 	info     *workflow.Info
+	// childCase is a compensation_failed case the payment saga opened.
+	childCase string
+	// honourCancel: a cancel is checked after confirm and capture too, and
+	// one after commit opens a review case (versionCancelUntilCommit).
+	honourCancel bool
 }
 
 func (a *appointment) setup(ctx workflow.Context) error {
@@ -67,20 +72,12 @@ func (a *appointment) run(ctx workflow.Context) (BookingState, error) {
 		}
 	}()
 	if o := a.book(ctx); o != nil {
-		if err := a.saga.compensate(ctx); err != nil {
-			a.state.Reason = o.reason + "; compensation failed: " + err.Error()
-		} else {
-			a.state.Reason = o.reason
-		}
-		dctx, cancel := workflow.NewDisconnectedContext(ctx)
-		defer cancel()
-		// The same wish later is a new attempt, not a merge into this one.
-		_ = workflow.ExecuteActivity(activityCtx(dctx, a.tuning, "close-intent", "Close the intent: no booking"), act.CloseIntent,
-			activities.CloseIntentInput{Tenant: a.req.Tenant, IntentID: a.req.IntentID, WorkflowID: a.state.Reference}).Get(dctx, nil)
-		_ = a.upsert(dctx, o.status, "ended: "+a.state.Reason)
-		return a.state, nil
+		return a.end(ctx, o), nil
 	}
 	a.confirmation(ctx)
+	if a.honourCancel {
+		a.cancelAfterCommit(ctx)
+	}
 	return a.state, a.upsert(ctx, StatusConfirmed, "booked "+a.state.BookingID)
 }
 
@@ -113,9 +110,18 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 	if o := a.confirm(ctx); o != nil {
 		return o
 	}
+	a.honourCancel = workflow.GetVersion(ctx, versionCancelUntilCommit, workflow.DefaultVersion, 1) >= 1
+	// A cancel that arrived while confirming: nothing is captured yet.
+	if a.honourCancel && a.cancelRequested() {
+		return &outcome{StatusCancelled, "cancelled by the customer"}
+	}
 	if a.req.DepositAmount > 0 {
 		if o := a.capture(ctx); o != nil {
 			return o
+		}
+		// A cancel that arrived while capturing: the compensation refunds.
+		if a.honourCancel && a.cancelRequested() {
+			return &outcome{StatusCancelled, "cancelled by the customer"}
 		}
 	}
 	a.saga.clear() // committed: booked and paid
@@ -190,6 +196,7 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 			// A person decides now; give them the review's time.
 			timer = workflow.NewTimer(ctx, a.tuning.ReviewTimeout+a.tuning.AuthorizationTimeout)
 		case PaymentDeclined, PaymentFailed, PaymentVoided:
+			a.noteChildCase(report)
 			a.recordChild("authorize deposit (payment saga)", report)
 			return &outcome{StatusPaymentFailed, report.Reason}
 		default:
@@ -210,6 +217,7 @@ func (a *appointment) capture(ctx workflow.Context) *outcome {
 		return a.fromError(err)
 	}
 	a.state.Payment = final.Status
+	a.noteChildCase(final)
 	if final.Status != PaymentCaptured {
 		return &outcome{StatusPaymentFailed, "deposit not captured: " + final.Reason}
 	}

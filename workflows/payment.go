@@ -42,7 +42,9 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 	p.saga.add("void deposit", func(ctx workflow.Context) error { return p.void(ctx) })
 	intent, err := p.authorize(ctx)
 	if err != nil {
-		_ = p.saga.compensate(ctx)
+		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
+		}
 		if errorType(err) == activities.ErrTypePaymentDeclined {
 			return p.finish(ctx, PaymentDeclined, "card_declined")
 		}
@@ -50,7 +52,9 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 	}
 	p.state.IntentID = intent
 	if ctx.Err() != nil { // cancelled while authorising: undo what landed
-		_ = p.saga.compensate(ctx)
+		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
+		}
 		return p.finish(ctx, PaymentVoided, "cancelled")
 	}
 	p.set(ctx, PaymentAuthorized, "")
@@ -58,7 +62,9 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 
 	decision, timedOut := p.awaitDecision(ctx)
 	if ctx.Err() != nil { // the appointment was cancelled
-		_ = p.saga.compensate(ctx)
+		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
+		}
 		return p.finish(ctx, PaymentVoided, "cancelled")
 	}
 	if timedOut || decision == PaymentVoid {
@@ -66,7 +72,7 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 		if timedOut {
 			reason = "no decision in time"
 		}
-		if err := p.saga.compensate(ctx); err != nil {
+		if err := p.undo(ctx); err != nil {
 			return p.finish(ctx, PaymentFailed, "void: "+err.Error())
 		}
 		return p.finish(ctx, PaymentVoided, reason)
@@ -79,7 +85,9 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 			return p.finish(ctx, PaymentCaptured, "")
 		}
 		// The compensation voids, or refunds what was captured after all.
-		_ = p.saga.compensate(ctx)
+		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+			return p.finish(ctx, PaymentFailed, "capture: "+err.Error()+"; void or refund: "+uerr.Error())
+		}
 		return p.finish(ctx, PaymentFailed, "capture: "+err.Error())
 	}
 	p.saga.clear()
@@ -98,6 +106,7 @@ func (p *payment) authorize(ctx workflow.Context) (string, error) {
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Amount: p.req.Amount, Currency: p.req.Currency,
 		PaymentMethod: p.req.PaymentMethod, Description: p.req.Description,
 	}
+	started := workflow.Now(ctx)
 	for attempt := 1; ; attempt++ {
 		id := "authorize-deposit"
 		if attempt > 1 {
@@ -120,8 +129,19 @@ func (p *payment) authorize(ctx workflow.Context) (string, error) {
 		if ferr == nil && found.Found {
 			return found.Intent.ID, nil
 		}
-		if ferr == nil && attempt == 1 {
+		if ferr == nil && attempt == 1 && p.lookupProvesAbsence(ctx, found) {
 			continue // the payment API answered: nothing happened, try once more
+		}
+		if ferr == nil && attempt == 1 {
+			// "Not found" proves nothing here: keep the key that may have
+			// authorised, within the provider's key retention.
+			intent, serr, settled := p.retrySameKey(ctx, in, id, started)
+			if settled {
+				return intent, serr
+			}
+			if serr != nil {
+				err = serr
+			}
 		}
 		action, rerr := awaitReview(ctx, p.tuning, p.req.Tenant, id, err, func(string) {
 			p.set(ctx, PaymentNeedsReview, "deposit outcome unknown: waiting for review")
@@ -172,10 +192,30 @@ func (p *payment) capturedAfterAll(ctx workflow.Context) bool {
 
 func (p *payment) void(ctx workflow.Context) error {
 	var res activities.IntentResult
-	err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, "void-deposit", "Void deposit of "+p.req.Reference),
+	err := workflow.ExecuteActivity(p.saga.opts(ctx, p.tuning, "void-deposit", "Void deposit of "+p.req.Reference),
 		act.VoidDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference, IntentID: p.state.IntentID}).Get(ctx, &res)
 	p.record("void deposit", "void-deposit", res.Step, err)
 	return err
+}
+
+// undo runs the saga's compensation (void, or refund what was captured).
+// Where compensations retry until done, an error is final: a person gets a
+// compensation_failed case, named in the state. Older runs replay as
+// recorded (their callers ignored some of these errors).
+func (p *payment) undo(ctx workflow.Context) error {
+	err := p.saga.compensate(ctx)
+	if err == nil || !p.saga.durable {
+		return err
+	}
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	caseID, cerr := openCase(dctx, p.tuning, p.req.Tenant, "void-deposit", review.ReasonCompensationFailed, err)
+	if cerr != nil {
+		workflow.GetLogger(ctx).Error("open review case", "error", cerr)
+		return fmt.Errorf("%w; %w", err, cerr)
+	}
+	p.state.ReviewCase = caseID
+	return fmt.Errorf("%w (review case %s)", err, caseID)
 }
 
 func (p *payment) set(ctx workflow.Context, s PaymentStatus, details string) {

@@ -17,9 +17,16 @@ type compensation struct {
 	run  func(workflow.Context) error
 }
 
+// versionDurableCompensation: compensations retry until they succeed
+// (compensationCtx) and a final failure opens a review case. Runs recorded
+// before it replay with the step retry policy and a reason suffix.
+const versionDurableCompensation = "compensation-retries-until-done"
+
 // saga keeps the compensations of the steps taken so far.
 type saga struct {
 	steps []compensation
+	// durable is set by compensate: the compensations use compensationCtx.
+	durable bool
 }
 
 // add registers an undo before its step runs: a step whose answer was lost
@@ -35,6 +42,9 @@ func (s *saga) clear() { s.steps = nil }
 // context, so a cancelled workflow still undoes what it did. A failing
 // compensation does not stop the others; its error is returned.
 func (s *saga) compensate(ctx workflow.Context) error {
+	if len(s.steps) > 0 {
+		s.durable = workflow.GetVersion(ctx, versionDurableCompensation, workflow.DefaultVersion, 1) >= 1
+	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
 	var errs []error
@@ -46,6 +56,35 @@ func (s *saga) compensate(ctx workflow.Context) error {
 	}
 	s.steps = nil
 	return errors.Join(errs...)
+}
+
+// opts are the activity options of a compensation: retried until done in
+// runs with versionDurableCompensation, the step policy in older ones.
+func (s *saga) opts(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
+	if s.durable {
+		return compensationCtx(ctx, t, id, summary)
+	}
+	return activityCtx(ctx, t, id, summary)
+}
+
+// openCase hands something the saga could not settle to a person: the
+// case is opened with compensationCtx (an outage delays it, it is never
+// dropped) and its ID returned. step names the case's activity (its key).
+func openCase(ctx workflow.Context, t Tuning, tenant, step string, reason review.Reason, cause error) (string, error) {
+	info := workflow.GetInfo(ctx)
+	details := map[string]any{"step": step, "run_id": info.WorkflowExecution.RunID}
+	if cause != nil {
+		details["error"] = cause.Error()
+	}
+	var opened activities.Step
+	err := workflow.ExecuteActivity(compensationCtx(ctx, t, "open-review-"+step, "Open review case: "+string(reason)),
+		act.OpenReviewCase, activities.ReviewInput{
+			Tenant: tenant, WorkflowID: info.WorkflowExecution.ID, Reason: reason, Details: details,
+		}).Get(ctx, &opened)
+	if err != nil {
+		return "", fmt.Errorf("open %s review case: %w", reason, err)
+	}
+	return opened.DownstreamID, nil
 }
 
 // isFinal reports whether err is a decided downstream answer (not worth

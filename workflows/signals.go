@@ -62,5 +62,8 @@ type PaymentState struct {
 	Status   PaymentStatus `json:"status"`
 	IntentID string        `json:"intent_id,omitempty"`
 	Reason   string        `json:"reason,omitempty"`
-	Steps    []Step        `json:"steps"`
+	// ReviewCase is the compensation_failed case the saga opened when it
+	// could not void or refund.
+	ReviewCase string `json:"review_case,omitempty"`
+	Steps      []Step `json:"steps"`
 }

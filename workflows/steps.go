@@ -120,7 +120,7 @@ func (a *appointment) confirmation(ctx workflow.Context) {
 func (a *appointment) release(ctx workflow.Context) error {
 	var step activities.Step
 	// By reference, not ID: a hold whose answer was lost is found too.
-	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "release-hold", "Release holds of "+a.state.Reference),
+	err := workflow.ExecuteActivity(a.saga.opts(ctx, a.tuning, "release-hold", "Release holds of "+a.state.Reference),
 		act.ReleaseHold, activities.ReleaseHoldInput{Tenant: a.req.Tenant, Reference: a.state.Reference}).Get(ctx, &step)
 	a.recordCompensation("release hold", "release-hold", step, err)
 	return err
@@ -136,11 +136,12 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 			var final PaymentState
 			if a.child.Get(ctx, &final) == nil {
 				a.state.Payment = final.Status
+				a.noteChildCase(final)
 			}
 		}
 	}
 	var res activities.IntentResult
-	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "void-deposit", "Void deposit of "+a.state.Reference),
+	err := workflow.ExecuteActivity(a.saga.opts(ctx, a.tuning, "void-deposit", "Void deposit of "+a.state.Reference),
 		act.VoidDeposit, activities.IntentInput{Tenant: a.req.Tenant, Reference: a.state.Reference}).Get(ctx, &res)
 	a.recordCompensation("void deposit", "void-deposit", res.Step, err)
 	return err
@@ -148,7 +149,7 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 
 func (a *appointment) cancelBooking(ctx workflow.Context) error {
 	var step activities.Step
-	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "cancel-booking", "Cancel booking of "+a.state.Reference),
+	err := workflow.ExecuteActivity(a.saga.opts(ctx, a.tuning, "cancel-booking", "Cancel booking of "+a.state.Reference),
 		act.CancelBooking, activities.CancelBookingInput{Tenant: a.req.Tenant, BookingID: a.state.BookingID, Reference: a.state.Reference}).Get(ctx, &step)
 	a.recordCompensation("cancel booking", "cancel-booking", step, err)
 	return err

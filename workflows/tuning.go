@@ -26,6 +26,18 @@ type Tuning struct {
 	// ActivityTimeout bounds one attempt of one activity; a worker that
 	// dies mid-attempt is noticed after it.
 	ActivityTimeout Duration `json:"activity_timeout,omitempty"`
+	// CompensationTimeout bounds how long one compensation (release, void,
+	// refund, cancel booking, close intent) keeps retrying: long enough to
+	// outlast any outage, so that only a final answer or a week of failures
+	// hands it to a person.
+	CompensationTimeout Duration `json:"compensation_timeout,omitempty"`
+	// CompensationMaxInterval caps the backoff between attempts of a
+	// compensation.
+	CompensationMaxInterval Duration `json:"compensation_max_interval,omitempty"`
+	// KeyHorizon is how long a payment provider whose lookup lags keeps
+	// idempotency keys (Stripe: 24 h): within it the saga retries an
+	// unknown authorisation with the same key; past it a person decides.
+	KeyHorizon Duration `json:"key_horizon,omitempty"`
 }
 
 func (t Tuning) withDefaults() Tuning {
@@ -44,6 +56,15 @@ func (t Tuning) withDefaults() Tuning {
 	if t.ActivityTimeout <= 0 {
 		t.ActivityTimeout = 15 * time.Second
 	}
+	if t.CompensationTimeout <= 0 {
+		t.CompensationTimeout = 7 * 24 * time.Hour
+	}
+	if t.CompensationMaxInterval <= 0 {
+		t.CompensationMaxInterval = time.Minute
+	}
+	if t.KeyHorizon <= 0 {
+		t.KeyHorizon = 23 * time.Hour // inside Stripe's 24 h, with margin
+	}
 	return t
 }
 
@@ -61,6 +82,26 @@ func activityCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Co
 			BackoffCoefficient: 2,
 			MaximumInterval:    t.MaxRetryInterval,
 			MaximumAttempts:    t.ActivityAttempts,
+		},
+	})
+}
+
+// compensationCtx is activityCtx for an undo: it retries transient and
+// unknown outcomes with the same key until they succeed (no attempt limit,
+// capped backoff) within CompensationTimeout, so a downstream outage of
+// minutes or hours delays the undo instead of abandoning it. Only a final
+// answer, or the bound, ends it with an error, which opens a review case.
+func compensationCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:             id,
+		Summary:                summary,
+		StartToCloseTimeout:    t.ActivityTimeout,
+		ScheduleToCloseTimeout: t.CompensationTimeout,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    200 * time.Millisecond,
+			BackoffCoefficient: 2,
+			MaximumInterval:    t.CompensationMaxInterval,
+			MaximumAttempts:    0, // unlimited: the schedule-to-close bound ends it
 		},
 	})
 }

@@ -81,6 +81,7 @@ type unitFake struct {
 	capture      func(context.Context, activities.IntentInput) (activities.IntentResult, error)
 	confirmation func(context.Context, activities.ConfirmationInput) (activities.Step, error)
 	openReview   func(context.Context, activities.ReviewInput) (activities.Step, error)
+	void         func(context.Context, activities.IntentInput) (activities.IntentResult, error)
 }
 
 func unitSagaOf(workflowID string) string {
@@ -267,7 +268,7 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 			if f.findDeposit != nil {
 				return f.findDeposit(ctx, in)
 			}
-			return activities.IntentResult{}, nil
+			return activities.IntentResult{Authoritative: true}, nil // our payment API: "not found" proves absence
 		})
 	env.OnActivity(a.CaptureDeposit, mock.Anything, mock.Anything).AfterFn(f.delay("CaptureDeposit")).Return(
 		func(ctx context.Context, in activities.IntentInput) (activities.IntentResult, error) {
@@ -283,6 +284,11 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	env.OnActivity(a.VoidDeposit, mock.Anything, mock.Anything).AfterFn(f.delay("VoidDeposit")).Return(
 		func(ctx context.Context, in activities.IntentInput) (activities.IntentResult, error) {
 			f.note(ctx, in)
+			if f.void != nil {
+				if res, err := f.void(ctx, in); err != nil {
+					return res, err
+				}
+			}
 			f.mu.Lock()
 			f.live = false
 			f.mu.Unlock()
@@ -906,7 +912,7 @@ func TestUnitPaymentUnknownAuthorisation(t *testing.T) {
 		unknown(f)
 		f.findDeposit = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
 			if activity.GetInfo(ctx).ActivityID == "find-deposit-1" {
-				return activities.IntentResult{}, nil
+				return activities.IntentResult{Authoritative: true}, nil
 			}
 			return activities.IntentResult{}, errors.New("payments unreachable")
 		}
@@ -976,7 +982,7 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 			}
 			f.findDeposit = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
 				if activity.GetInfo(ctx).ActivityID == "find-deposit-1" {
-					return activities.IntentResult{}, nil
+					return activities.IntentResult{Authoritative: true}, nil
 				}
 				return activities.IntentResult{}, errors.New("payments unreachable")
 			}

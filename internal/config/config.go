@@ -41,6 +41,11 @@ type Config struct {
 	// CalendarURL and PaymentsURL are where the worker reaches the APIs.
 	CalendarURL string
 	PaymentsURL string
+	// PaymentsAuthoritativeLookup says whether the payment provider's
+	// search by reference is consistent with its writes (our payment API:
+	// yes; Stripe, whose search index lags: no). Only then does "not
+	// found" prove absence, and may the saga try again under a new key.
+	PaymentsAuthoritativeLookup bool
 	// PublicBaseURL is the gateway's externally visible URL; Twilio signs
 	// requests against it.
 	PublicBaseURL string
@@ -148,6 +153,11 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	}
 	_, c.TemporalAddressSet = lookup("TEMPORAL_ADDRESS")
 	c.OpsScrapeURLs = scrapeURLs(get("OPS_SCRAPE_URLS", ""), c)
+	authoritative, lookupErr := authoritativeLookup(get("PAYMENTS_AUTHORITATIVE_LOOKUP", ""), c.PaymentsURL)
+	if lookupErr != nil {
+		errs = append(errs, lookupErr.Error())
+	}
+	c.PaymentsAuthoritativeLookup = authoritative
 
 	if _, err := fmt.Sscanf(get("IDEMPOTENCY_KEYS_PER_MINUTE", "6000"), "%d", &c.KeysPerMinute); err != nil || c.KeysPerMinute < 0 {
 		errs = append(errs, "IDEMPOTENCY_KEYS_PER_MINUTE must be a number of keys, 0 for no cap")

@@ -67,7 +67,8 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool) *activities.Activities
 			if err != nil {
 				return nil, err
 			}
-			return payments.NewStripeGateway(cfg.PaymentsURL, tok, &http.Client{Timeout: 10 * time.Second}), nil
+			return payments.NewStripeGateway(cfg.PaymentsURL, tok, &http.Client{Timeout: 10 * time.Second}).
+				WithAuthoritativeLookup(cfg.PaymentsAuthoritativeLookup), nil
 		},
 		Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}},
 		Reviews:  &review.Store{Pool: pool},
@@ -96,7 +97,13 @@ func Register(r worker.Registry, acts *activities.Activities) {
 // Worker creates the bookonce worker on the configured task queue.
 func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool) worker.Worker {
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
-	Register(w, NewActivities(cfg, pool))
+	acts := NewActivities(cfg, pool)
+	// A wish never merges into an appointment that is over, even when its
+	// CloseIntent was lost or it was terminated.
+	acts.Understanding.Dedup.Ended = func(ctx context.Context, workflowID string) (bool, error) {
+		return workflows.AppointmentEnded(ctx, c, workflowID)
+	}
+	Register(w, acts)
 	return w
 }
 

@@ -1,0 +1,112 @@
+package workflows_test
+
+// Unit tests (time skipping) of defects 1 and 4 of issue #11: a
+// compensation outlives the step retry budget, a final compensation
+// failure is handed to a person, a cancel after commit is not dropped.
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// reviewReasons lists the reasons of the review cases opened (any order).
+func reviewReasons(f *unitFake) []review.Reason {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []review.Reason
+	for _, v := range f.inputs {
+		if in, ok := v.(activities.ReviewInput); ok {
+			out = append(out, in.Reason)
+		}
+	}
+	return out
+}
+
+// TestUnitCompensationRetriesBeyondActivityAttempts: the payment API is
+// unreachable for three times the step's attempts while the deposit must
+// be voided; the void keeps retrying (same key) and lands, the booking
+// ends as the step decided (Rejected), no person is needed.
+func TestUnitCompensationRetriesBeyondActivityAttempts(t *testing.T) {
+	env, f := newUnitEnv(t)
+	req := unitRequest()
+	req.Tuning = workflows.Tuning{ActivityAttempts: 3, CompensationMaxInterval: time.Minute}
+	f.confirmHold = func(context.Context, activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+		return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeCalendarFinal)
+	}
+	const outage = 9 // attempts refused: three times the step budget
+	f.void = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
+		if activity.GetInfo(ctx).Attempt <= outage {
+			return activities.IntentResult{}, errors.New("dial tcp 127.0.0.1:8082: connection refused")
+		}
+		return activities.IntentResult{}, nil
+	}
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+	st := unitResult(t, env)
+	require.Equal(t, workflows.StatusRejected, st.Status, st.Reason)
+	require.Empty(t, st.ReviewCase)
+	var childVoids int
+	for _, c := range f.started("VoidDeposit") {
+		if c.Saga == "payment" {
+			childVoids++
+		}
+	}
+	require.Greater(t, childVoids, int(req.Tuning.ActivityAttempts), "the void outlived the step retry budget")
+	require.Equal(t, outage+1, childVoids, "retried until it landed, then stopped")
+	require.False(t, f.live, "the authorisation was voided")
+	require.Empty(t, reviewReasons(f))
+}
+
+// TestUnitFinalCompensationFailureOpensReview: the payment API refuses the
+// void for good; the booking does not end as Rejected with a suffix but as
+// NeedsReview with a compensation_failed case.
+func TestUnitFinalCompensationFailureOpensReview(t *testing.T) {
+	env, f := newUnitEnv(t)
+	f.confirmHold = func(context.Context, activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+		return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeCalendarFinal)
+	}
+	f.void = func(context.Context, activities.IntentInput) (activities.IntentResult, error) {
+		return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentFinal)
+	}
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	st := unitResult(t, env)
+	require.Equal(t, workflows.StatusNeedsReview, st.Status, st.Reason)
+	require.NotEmpty(t, st.ReviewCase)
+	require.Contains(t, st.Reason, "compensation failed")
+	require.NotEmpty(t, reviewReasons(f))
+	for _, r := range reviewReasons(f) {
+		require.Equal(t, review.ReasonCompensationFailed, r)
+	}
+	require.NotNil(t, f.child)
+	require.NotEmpty(t, f.child.ReviewCase, "the payment saga handed its failed void to a person too")
+}
+
+// TestUnitCancelWhileSendingConfirmationOpensReview: a cancel that arrives
+// after commit (booked and paid) cannot be undone by the saga yet; it is
+// not dropped: a cancellation_request case is opened, the booking stays
+// Confirmed and untouched for the person who cancels it.
+func TestUnitCancelWhileSendingConfirmationOpensReview(t *testing.T) {
+	env, f := newUnitEnv(t)
+	f.delays["SendConfirmation"] = 10 * time.Second
+	sent := false
+	f.confirmation = func(ctx context.Context, _ activities.ConfirmationInput) (activities.Step, error) {
+		sent = true
+		return unitStep(ctx, "msg_1"), nil
+	}
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalCancel, nil) }, 5*time.Second)
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	st := unitResult(t, env)
+	require.True(t, sent)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.NotEmpty(t, st.ReviewCase)
+	require.Equal(t, []review.Reason{review.ReasonCancellationRequest}, reviewReasons(f))
+	require.Empty(t, f.started("CancelBooking"), "a person cancels, not the saga behind the reviewer's back")
+}

@@ -1,0 +1,111 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/review"
+)
+
+// Change IDs of workflow.GetVersion: runs recorded before a change replay
+// the old commands.
+const (
+	// versionCancelUntilCommit: a cancel is honoured after confirm and
+	// after capture too, and one that arrives after commit opens a
+	// cancellation_request case instead of being dropped.
+	versionCancelUntilCommit = "cancel-honoured-until-commit"
+	// versionCloseIntentLands: CloseIntent retries until done, and a final
+	// failure opens a compensation_failed case.
+	versionCloseIntentLands = "close-intent-retries-until-done"
+)
+
+// end undoes what the saga did, closes the intent and publishes the final
+// status. A compensation or close that could not be completed leaves the
+// booking NeedsReview with the case a person works from, never a final
+// status that hides a live hold, authorisation or captured deposit.
+func (a *appointment) end(ctx workflow.Context, o *outcome) BookingState {
+	err := a.saga.compensate(ctx)
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	status, reason := o.status, o.reason
+	switch {
+	case err != nil && !a.saga.durable:
+		reason += "; compensation failed: " + err.Error() // as recorded before the change
+	case err != nil:
+		status, reason = StatusNeedsReview, reason+"; compensation failed: "+err.Error()
+		caseID, cerr := openCase(dctx, a.tuning, a.req.Tenant, "compensation", review.ReasonCompensationFailed, err)
+		a.noteCase(dctx, caseID, cerr)
+		reason += "; review case " + a.state.ReviewCase
+	case a.saga.durable && a.childCase != "":
+		// The payment saga could not void or refund and opened the case.
+		status, reason = StatusNeedsReview, reason+"; deposit compensation failed: review case "+a.childCase
+		a.state.ReviewCase = a.childCase
+	}
+	if cerr := a.closeIntent(dctx); cerr != "" {
+		status, reason = StatusNeedsReview, reason+"; "+cerr
+	}
+	// A cancel that arrived after the step that failed needs nothing more.
+	for a.cancelRequested() {
+	}
+	a.state.Reason = reason
+	if err := a.upsert(dctx, status, "ended: "+reason); err != nil {
+		workflow.GetLogger(ctx).Error("publish final status", "status", status, "error", err)
+	}
+	return a.state
+}
+
+// closeIntent lets the same wish later start a new attempt instead of
+// merging into this ended appointment ("bereits in Bearbeitung" and
+// nothing happens). It is retried until done; if it still fails, a person
+// must know: the returned text says so ("" when closed).
+func (a *appointment) closeIntent(ctx workflow.Context) string {
+	in := activities.CloseIntentInput{Tenant: a.req.Tenant, IntentID: a.req.IntentID, WorkflowID: a.state.Reference}
+	const id, summary = "close-intent", "Close the intent: no booking"
+	if workflow.GetVersion(ctx, versionCloseIntentLands, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		// Recorded runs replay their single bounded attempt.
+		if err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil); err != nil {
+			workflow.GetLogger(ctx).Error("close intent failed", "error", err)
+		}
+		return ""
+	}
+	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil)
+	if err == nil {
+		return ""
+	}
+	caseID, cerr := openCase(ctx, a.tuning, a.req.Tenant, id, review.ReasonCompensationFailed, err)
+	a.noteCase(ctx, caseID, cerr)
+	return "close intent failed: " + err.Error() + "; review case " + a.state.ReviewCase
+}
+
+// noteCase shows the case a person works from; a case that could not be
+// opened either (a week of failures) is logged as the last resort, and
+// the NeedsReview status still finds the booking.
+func (a *appointment) noteCase(ctx workflow.Context, caseID string, err error) {
+	if err != nil {
+		workflow.GetLogger(ctx).Error("open review case", "error", err)
+		return
+	}
+	a.state.ReviewCase = caseID
+}
+
+// noteChildCase remembers a compensation_failed case of the payment saga.
+func (a *appointment) noteChildCase(p PaymentState) {
+	if p.ReviewCase != "" {
+		a.childCase = p.ReviewCase
+	}
+}
+
+// cancelAfterCommit handles a cancel that arrived once the booking was
+// confirmed and paid (while the confirmation was sent). Until bookings get
+// a lifecycle of their own it cannot be undone here: a person cancels,
+// from a cancellation_request case, and the booking stays Confirmed so the
+// calendar and the deposit are not touched behind the reviewer's back.
+func (a *appointment) cancelAfterCommit(ctx workflow.Context) {
+	if !a.cancelRequested() {
+		return
+	}
+	for a.cancelRequested() { // one case however often the customer asked
+	}
+	caseID, err := openCase(ctx, a.tuning, a.req.Tenant, "cancellation-request", review.ReasonCancellationRequest, nil)
+	a.noteCase(ctx, caseID, err)
+}

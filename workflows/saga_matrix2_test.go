@@ -1,0 +1,154 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/bookonce/bookonce/dedup"
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// TestMatrix14LaggingLookupKeepsKey: the payment provider's search lags
+// (a Stripe double on loopback in front of our payment API) and the
+// authorisation's answers are lost beyond the step retry budget. The
+// search says "nothing", which proves nothing there: the saga keeps the
+// same key until the provider answers, and never sends a second one.
+func TestMatrix14LaggingLookupKeepsKey(t *testing.T) {
+	e := newEnv(t, func(c *config.Config) { c.PaymentsAuthoritativeLookup = false })
+	lagging := testsupport.NewLaggingSearch(t, e.payments.URL, 1, int(shortSteps.ActivityAttempts)+1)
+	e.cfg.PaymentsURL = lagging.URL
+	e.startWorker(t)
+	req := request(t, "+4915112345614", time.Thursday, 14)
+	req.Tuning = shortSteps
+	r, st := run(t, e, req)
+
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, booked, e.effects(t, r.GetID()), "one authorisation, captured once")
+	require.Positive(t, lagging.Searches(), "the saga asked the lagging search")
+	keys := lagging.AuthorisationKeys()
+	require.Greater(t, len(keys), int(shortSteps.ActivityAttempts), "the answers were lost beyond the step budget")
+	for _, k := range keys {
+		require.Equal(t, keys[0], k, "never a second key: %v", keys)
+	}
+}
+
+// refuseCloseSQL makes PostgreSQL refuse to close booking intents, and
+// counts each refused attempt in a sequence (which a rollback keeps).
+const refuseCloseSQL = `
+CREATE SEQUENCE close_attempts;
+CREATE FUNCTION refuse_close() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM nextval('close_attempts');
+	RAISE EXCEPTION 'booking intents cannot be closed right now';
+END $$;
+CREATE TRIGGER refuse_close BEFORE UPDATE OF closed_at ON booking_intents FOR EACH ROW EXECUTE FUNCTION refuse_close();`
+
+// TestMatrix18ClosedIntentIsNotMergedInto: an appointment ends without a
+// booking (card declined) while the database refuses to close its intent
+// for longer than the step retry budget. The close is retried until it
+// lands, so the same wish later is decided "new" and booked, not merged
+// into the ended appointment ("bereits in Bearbeitung", nothing happens).
+func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	store := &dedup.Store{Pool: e.pool, Window: 3 * time.Minute, Retention: 72 * time.Hour, Location: time.UTC}
+	req := request(t, "+4915112345618", time.Wednesday, 9)
+	req.Tuning = shortSteps
+	req.PaymentMethod = "pm_card_chargeDeclined"
+	wish := dedup.Intent{
+		Tenant: req.Tenant, IntentID: req.IntentID, Customer: req.Customer, Service: req.Service, SlotStart: req.SlotStart,
+		Channel: "whatsapp", EventID: "SM-first", WorkflowID: workflows.AppointmentWorkflowID(req.Tenant, req.IntentID),
+		ConversationID: workflows.ConversationWorkflowID(req.Tenant, req.Customer),
+	}
+	first, err := store.Decide(ctx, "dedup-first-"+req.IntentID, wish)
+	require.NoError(t, err)
+	require.Equal(t, dedup.New, first.Kind)
+
+	_, err = e.pool.Exec(ctx, refuseCloseSQL)
+	require.NoError(t, err)
+	closeAttempts := func() int {
+		var n int
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM close_attempts`).Scan(&n))
+		return n
+	}
+	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	require.NoError(t, err)
+	require.Equal(t, first.WorkflowID, r.GetID())
+	budget := 3 * int(shortSteps.ActivityAttempts)
+	endWhen(t, r, "closing the intent refused for three step budgets", func() bool { return closeAttempts() >= budget })
+	_, err = e.pool.Exec(ctx, `DROP TRIGGER refuse_close ON booking_intents`)
+	require.NoError(t, err)
+	st := result(t, r)
+	require.Equal(t, workflows.StatusPaymentFailed, st.Status, st.Reason)
+
+	// The same wish, later (the customer has fixed the card).
+	wish.EventID = "SM-second"
+	second, err := store.Decide(ctx, "dedup-second-"+req.IntentID, wish)
+	require.NoError(t, err)
+	require.Equal(t, dedup.New, second.Kind, "the ended appointment is no merge target")
+	require.NotEqual(t, first.WorkflowID, second.WorkflowID)
+	again := req
+	again.PaymentMethod = "pm_card_visa"
+	r2, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: second.WorkflowID, TaskQueue: e.queue}, workflows.AppointmentWorkflow, again)
+	require.NoError(t, err)
+	st2 := result(t, r2)
+	require.Equal(t, workflows.StatusConfirmed, st2.Status, st2.Reason)
+	require.Equal(t, booked, e.effects(t, second.WorkflowID), "the later wish is booked")
+	var kinds []string
+	rows, err := e.pool.Query(ctx, `SELECT decision FROM dedup_decisions WHERE intent_id = $1 ORDER BY created_at`, req.IntentID)
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		require.NoError(t, rows.Scan(&k))
+		kinds = append(kinds, k)
+	}
+	require.Equal(t, []string{"new", "new"}, kinds)
+	require.GreaterOrEqual(t, closeAttempts(), budget, "the database refused longer than the step budget")
+}
+
+// TestWishAfterTerminatedAppointmentIsNewAttempt: dedup asks Temporal
+// whether a merge target is over. While the appointment runs, the same
+// wish merges; once it was terminated (its intent never closed), the same
+// wish is a new attempt under a new workflow ID, not a merge into nothing.
+func TestWishAfterTerminatedAppointmentIsNewAttempt(t *testing.T) {
+	e := newEnv(t) // no worker: the appointment waits, running, until terminated
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store := &dedup.Store{Pool: e.pool, Window: 3 * time.Minute, Retention: 72 * time.Hour, Location: time.UTC,
+		Ended: func(ctx context.Context, id string) (bool, error) { return workflows.AppointmentEnded(ctx, e.tc, id) }}
+	req := request(t, "+4915112345619", time.Friday, 10)
+	wish := dedup.Intent{
+		Tenant: req.Tenant, IntentID: req.IntentID, Customer: req.Customer, Service: req.Service, SlotStart: req.SlotStart,
+		Channel: "voice", EventID: "CA-first", WorkflowID: workflows.AppointmentWorkflowID(req.Tenant, req.IntentID),
+		ConversationID: workflows.ConversationWorkflowID(req.Tenant, req.Customer),
+	}
+	decide := func(event string) dedup.Decision {
+		wish.EventID = event
+		d, err := store.Decide(ctx, "dedup-"+event+"-"+req.IntentID, wish)
+		require.NoError(t, err)
+		return d
+	}
+	require.Equal(t, dedup.New, decide("CA-first").Kind)
+	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	require.NoError(t, err)
+	running := decide("SM-while-running")
+	require.Equal(t, dedup.Merge, running.Kind, "a running appointment is the merge target")
+	require.Equal(t, r.GetID(), running.WorkflowID)
+
+	require.NoError(t, e.tc.TerminateWorkflow(ctx, r.GetID(), "", "test: an operator terminated the booking"))
+	after := decide("SM-after-terminate")
+	require.Equal(t, dedup.New, after.Kind, "a terminated appointment is no merge target")
+	require.NotEqual(t, r.GetID(), after.WorkflowID)
+	var workflowID string
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT workflow_id FROM booking_intents WHERE intent_id = $1 AND closed_at IS NULL`, req.IntentID).Scan(&workflowID))
+	require.Equal(t, after.WorkflowID, workflowID, "the intent now points at the new attempt")
+}
