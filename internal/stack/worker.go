@@ -96,7 +96,9 @@ func Register(r worker.Registry, acts *activities.Activities) {
 // Worker creates the bookonce worker on the configured task queue.
 func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool) worker.Worker {
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
-	Register(w, NewActivities(cfg, pool))
+	acts := NewActivities(cfg, pool)
+	Register(w, acts)
+	RegisterReconciler(w, NewReconciler(acts, c))
 	return w
 }
 
