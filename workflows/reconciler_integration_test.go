@@ -86,8 +86,8 @@ func repairsCounted() map[string]float64 {
 // item 13 (an operator terminates an appointment mid-saga; its payment
 // child is terminated with it, so neither runs a compensation): one
 // reconciler sweep releases the hold, voids the authorisation and cancels
-// the booking nobody paid for, counts each repair, and a second sweep
-// finds nothing left. Asserted on calendar_reservations and
+// the booking nobody paid for, hands a booking whose deposit was captured
+// to a person, counts each repair, and a second sweep finds nothing left. Asserted on calendar_reservations and
 // payment_intents rows, and review_cases.
 func TestMatrix13TerminatedBookingLeavesNothingBehind(t *testing.T) {
 	cases := []struct {
@@ -98,6 +98,7 @@ func TestMatrix13TerminatedBookingLeavesNothingBehind(t *testing.T) {
 		before   effects
 		after    effects
 		repairs  map[string]int
+		reviews  int // orphaned_effect cases opened
 	}{
 		{
 			name: "while authorising: authorisation landed, child terminated",
@@ -124,6 +125,21 @@ func TestMatrix13TerminatedBookingLeavesNothingBehind(t *testing.T) {
 			before:   effects{Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"requires_capture": 1}},
 			after:    effects{Reservations: map[string]int{"cancelled": 1}, Intents: map[string]int{"canceled": 1}},
 			repairs:  map[string]int{activities.RepairCancelBooking: 1, activities.RepairVoidAuthorisation: 1},
+		},
+		{
+			name: "after the capture, before the confirmation: money taken, a person decides",
+			arm: func(t *testing.T, e *env) <-chan struct{} {
+				// The capture commits; its answer waits until the
+				// appointment is terminated.
+				p := e.payments.PauseAt("POST", "/v1/payment_intents/", true)
+				t.Cleanup(p.Release)
+				return p.Reached()
+			},
+			customer: "+4915112340015",
+			before:   effects{Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000},
+			after:    effects{Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000},
+			repairs:  map[string]int{activities.RepairReview: 1},
+			reviews:  1,
 		},
 	}
 	for i, tc := range cases {
@@ -157,13 +173,16 @@ func TestMatrix13TerminatedBookingLeavesNothingBehind(t *testing.T) {
 				require.Equal(t, float64(n), repairsCounted()[kind]-counted[kind], "bookonce_reconciler_repairs_total{kind=%q}", kind)
 			}
 			var cases int
-			require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM review_cases WHERE workflow_id = $1`, r.GetID()).Scan(&cases))
-			require.Zero(t, cases, "an unpaid booking is cancelled, not handed to a person")
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM review_cases WHERE workflow_id = $1 AND reason = 'orphaned_effect' AND status = 'open'`,
+				r.GetID()).Scan(&cases))
+			require.Equal(t, tc.reviews, cases, "an unpaid booking is cancelled; a paid one goes to a person")
 
 			second := e.reconcile(t)
 			require.Empty(t, second.Repairs, "the second sweep repairs nothing: %+v", second)
 			require.Zero(t, second.Unchanged)
 			require.Equal(t, tc.after, e.effects(t, r.GetID()))
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM review_cases WHERE workflow_id = $1`, r.GetID()).Scan(&cases))
+			require.Equal(t, tc.reviews, cases, "the second sweep opens no second case")
 		})
 	}
 }
