@@ -24,7 +24,9 @@ var reconcilerRepairs = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 // ReconcilerRepairs returns the counter of one repair kind (for tests and
 // the drill's report).
-func ReconcilerRepairs(kind string) prometheus.Counter { return reconcilerRepairs.WithLabelValues(kind) }
+func ReconcilerRepairs(kind string) prometheus.Counter {
+	return reconcilerRepairs.WithLabelValues(kind)
+}
 
 // countDecision counts a decision; a merge is also a duplicate blocked at
 // the dedup layer (the same wish arrived again and joined the booking

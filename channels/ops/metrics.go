@@ -124,7 +124,7 @@ type counterView struct {
 	Layers   []counterRow
 	Dedup    []counterRow
 	Repairs  []counterRow // the reconciler's repairs by kind (all tenants)
-	Minutes  int // minutes the history spans
+	Minutes  int          // minutes the history spans
 	Samples  int
 	Errors   []string
 	Since    time.Time
