@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
@@ -185,4 +186,39 @@ func TestMatrix13TerminatedBookingLeavesNothingBehind(t *testing.T) {
 			require.Equal(t, tc.reviews, cases, "the second sweep opens no second case")
 		})
 	}
+}
+
+// TestReconcilerReleasesHoldsOfMissingSagasOnly: a hold under a saga's
+// reference whose workflow never existed is released; a hold the front
+// desk placed under its own reference, and a booking whose saga is missing
+// (a person must decide), are not undone.
+func TestReconcilerReleasesHoldsOfMissingSagasOnly(t *testing.T) {
+	e := newEnv(t)
+	e.startWorkerWithReconciler(t)
+	ctx := context.Background()
+	tok, ok := e.cfg.TokenFor("demo")
+	require.True(t, ok)
+	cal := calendar.NewClient(e.cfg.CalendarURL, tok)
+	ghost := workflows.AppointmentWorkflowID("demo", "ghost-"+testsupport.TaskQueue(t))
+	ghostBooked := ghost + "-booked"
+	desk := "desk-" + testsupport.TaskQueue(t)
+	hold := func(ref string, hour int) calendar.Hold {
+		h, err := cal.CreateHold(ctx, "k-"+ref, calendar.HoldRequest{Service: "tire-change", Start: nextWeekday(t, time.Tuesday, hour), Customer: "+4915112340016", Reference: ref})
+		require.NoError(t, err)
+		return h
+	}
+	hold(ghost, 9)
+	hold(desk, 10)
+	_, err := cal.ConfirmHold(ctx, "k-confirm", hold(ghostBooked, 11).ID)
+	require.NoError(t, err)
+
+	res := e.reconcile(t)
+	require.Equal(t, map[string]int{activities.RepairReleaseHold: 1, activities.RepairReview: 1}, res.Repairs)
+	require.Equal(t, effects{Reservations: map[string]int{"released": 1}, Intents: map[string]int{}}, e.effects(t, ghost))
+	require.Equal(t, map[string]int{"held": 1}, e.effects(t, desk).Reservations, "not a saga's reference")
+	require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, ghostBooked).Reservations, "a person decides")
+	var reason string
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM review_cases WHERE workflow_id = $1 AND status = 'open'`, ghostBooked).Scan(&reason))
+	require.Equal(t, "orphaned_effect", reason)
+	require.Empty(t, e.reconcile(t).Repairs, "the second sweep repairs nothing")
 }
