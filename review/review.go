@@ -28,6 +28,10 @@ const (
 	// safe to undo alone. No workflow waits for the decision: the person
 	// acts (calls the customer, refunds, confirms) and resolves the case.
 	ReasonOrphanedEffect Reason = "orphaned_effect"
+	// ReasonCancellationRequest: a customer wants to cancel and the
+	// system cannot honour it at once (already confirmed, several or no
+	// candidate bookings, an unknown state); a person acts on it.
+	ReasonCancellationRequest Reason = "cancellation_request"
 )
 
 // Action is a reviewer's decision.

@@ -37,6 +37,7 @@ var recordedHistories = []string{
 	"hold-expired.payment.json",
 	"slot-taken.appointment.json",
 	"review-abandon.appointment.json",
+	"conversation-continue-as-new.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
@@ -57,6 +58,7 @@ func newReplayer() worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflow(workflows.AppointmentWorkflow)
 	r.RegisterWorkflow(workflows.PaymentWorkflow)
+	r.RegisterWorkflow(workflows.ConversationWorkflow)
 	return r
 }
 
