@@ -53,6 +53,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/holds/{id}", s.getHold)
 	mux.HandleFunc("GET /v1/holds", s.listHolds)
 	mux.HandleFunc("GET /v1/bookings", s.listBookings)
+	mux.HandleFunc("GET /v1/reservations", s.listReservations)
 	mux.HandleFunc("GET /v1/bookings/{id}", s.getBooking)
 	mux.HandleFunc("GET /v1/availability", s.availability)
 	mux.HandleFunc("GET /v1/resources", s.listResources)

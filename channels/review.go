@@ -86,6 +86,9 @@ func (g *Gateway) resolve(ctx context.Context, tenant, id string, action review.
 	if c, err = g.Reviews.Resolve(ctx, c.ID, action); err != nil {
 		return c, err
 	}
+	if c.Reason == review.ReasonOrphanedEffect {
+		return c, nil // the reconciler's cases: no workflow waits (the saga ended)
+	}
 	err = g.Temporal.SignalWorkflow(ctx, c.WorkflowID, "", workflows.SignalReviewDecision,
 		workflows.ReviewDecision{CaseID: c.ID, Action: action})
 	if err != nil {

@@ -238,6 +238,7 @@ func intentFrom(pi *stripe.PaymentIntent) Intent {
 	in := Intent{
 		ID: pi.ID, Status: string(pi.Status), Amount: pi.Amount, AmountCaptured: pi.AmountReceived,
 		Currency: string(pi.Currency), Reference: pi.Metadata[MetadataReference], Step: pi.Metadata[MetadataStep],
+		Created: time.Unix(pi.Created, 0).UTC(),
 	}
 	if ch := pi.LatestCharge; ch != nil && ch.Captured {
 		in.AmountRefunded = ch.AmountRefunded - (ch.Amount - ch.AmountCaptured)

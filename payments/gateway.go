@@ -1,6 +1,9 @@
 package payments
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Gateway is the application's payment port: what a booking saga needs
 // from a payment provider, in its own terms. Every mutating call takes the
@@ -72,6 +75,8 @@ type Intent struct {
 	Currency       string
 	Reference      string
 	Step           string
+	// Created is when the provider created the intent (second precision).
+	Created time.Time
 }
 
 // Refund is a completed refund.

@@ -27,6 +27,11 @@ const (
 	// booking, close intent) ended with a final error or outlived its
 	// retry bound; what it should have undone may still be live.
 	ReasonCompensationFailed Reason = "compensation_failed"
+	// ReasonOrphanedEffect: the reconciler found an effect (a booking, a
+	// captured deposit) whose saga ended without deciding it, and it is not
+	// safe to undo alone. No workflow waits for the decision: the person
+	// acts (calls the customer, refunds, confirms) and resolves the case.
+	ReasonOrphanedEffect Reason = "orphaned_effect"
 	// ReasonCancellationRequest: a customer wants to cancel and the
 	// system cannot honour it at once (already confirmed, several or no
 	// candidate bookings, an unknown state); a person acts on it.
@@ -91,6 +96,18 @@ func (s *Store) Open(ctx context.Context, key string, c Case) (Case, error) {
 		return Case{}, fmt.Errorf("open review case: %w", err)
 	}
 	return scan(s.Pool.QueryRow(ctx, `SELECT `+columns+` FROM review_cases WHERE idempotency_key = $1`, key))
+}
+
+// HasCase reports whether any case (open or resolved) of reason exists for
+// a workflow, so a sweep that runs again does not open a second one.
+func (s *Store) HasCase(ctx context.Context, tenant, workflowID string, reason Reason) (bool, error) {
+	var exists bool
+	err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM review_cases WHERE tenant_id = $1 AND workflow_id = $2 AND reason = $3)`,
+		tenant, workflowID, string(reason)).Scan(&exists)
+	if err != nil {
+		return false, fmt.Errorf("look up review cases of %s: %w", workflowID, err)
+	}
+	return exists, nil
 }
 
 // Get returns a case.

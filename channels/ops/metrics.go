@@ -15,6 +15,7 @@ import (
 const (
 	MetricDuplicatesBlocked = "bookonce_duplicates_blocked_total"
 	MetricDedupDecisions    = "bookonce_dedup_decisions_total"
+	MetricReconcilerRepairs = "bookonce_reconciler_repairs_total"
 )
 
 // HistoryMinutes is how far back the in-memory history goes (one sample a
@@ -95,6 +96,10 @@ func (p *Page) gather() (map[string]float64, []error) {
 				for _, m := range mf.GetMetric() {
 					values[key("dedup", label(m, "decision"), label(m, "channel_pair"))] += m.GetCounter().GetValue()
 				}
+			case MetricReconcilerRepairs:
+				for _, m := range mf.GetMetric() {
+					values[key("rec", label(m, "kind"))] += m.GetCounter().GetValue()
+				}
 			}
 		}
 	}
@@ -118,7 +123,8 @@ type counterRow struct {
 type counterView struct {
 	Layers   []counterRow
 	Dedup    []counterRow
-	Minutes  int // minutes the history spans
+	Repairs  []counterRow // the reconciler's repairs by kind (all tenants)
+	Minutes  int          // minutes the history spans
 	Samples  int
 	Errors   []string
 	Since    time.Time
@@ -140,25 +146,27 @@ func (p *Page) counters(tenant string) counterView {
 		v.Since = samples[0].at
 		v.Minutes = int(samples[len(samples)-1].at.Sub(samples[0].at) / time.Minute)
 	}
-	// Select this tenant's series, summed by layer.
-	project := func(vals map[string]float64) (layers, dedup map[string]float64) {
-		layers, dedup = map[string]float64{}, map[string]float64{}
+	// Select this tenant's series, summed by layer; dedup decisions and
+	// repairs have no tenant label (process-wide).
+	project := func(vals map[string]float64) [3]map[string]float64 {
+		out := [3]map[string]float64{{}, {}, {}}
 		for k, x := range vals {
 			parts := strings.Split(k, "\x00")
 			switch {
 			case parts[0] == "dup" && (parts[1] == tenant || parts[1] == ""):
-				layers[parts[2]] += x
+				out[0][parts[2]] += x
 			case parts[0] == "dedup":
-				dedup[parts[1]+" · "+parts[2]] += x
+				out[1][parts[1]+" · "+parts[2]] += x
+			case parts[0] == "rec":
+				out[2][parts[1]] += x
 			}
 		}
-		return layers, dedup
+		return out
 	}
-	curL, curD := project(values)
-	series := make([][2]map[string]float64, len(samples))
+	cur := project(values)
+	series := make([][3]map[string]float64, len(samples))
 	for i, s := range samples {
-		l, d := project(s.values)
-		series[i] = [2]map[string]float64{l, d}
+		series[i] = project(s.values)
 	}
 	build := func(cur map[string]float64, idx int) []counterRow {
 		names := make([]string, 0, len(cur))
@@ -181,14 +189,15 @@ func (p *Page) counters(tenant string) counterView {
 		}
 		return rows
 	}
-	v.Layers = build(curL, 0)
-	v.Dedup = build(curD, 1)
+	v.Layers = build(cur[0], 0)
+	v.Dedup = build(cur[1], 1)
+	v.Repairs = build(cur[2], 2)
 	return v
 }
 
 // increases are the per-minute increases of series name between
 // consecutive samples; a counter reset (restart) counts its new value.
-func increases(series [][2]map[string]float64, idx int, name string) []float64 {
+func increases(series [][3]map[string]float64, idx int, name string) []float64 {
 	var out []float64
 	for i := 1; i < len(series); i++ {
 		prev, cur := series[i-1][idx][name], series[i][idx][name]

@@ -365,6 +365,9 @@ func ActionsFor(reason review.Reason) []review.Action {
 		return []review.Action{review.ActionMerge, review.ActionSeparate, review.ActionAbandon}
 	case review.ReasonUnknownOutcome:
 		return []review.Action{review.ActionRetry, review.ActionProceed, review.ActionAbandon}
+	case review.ReasonOrphanedEffect:
+		// The person settled it by hand: kept (proceed) or undone (abandon).
+		return []review.Action{review.ActionProceed, review.ActionAbandon}
 	}
 	return []review.Action{review.ActionMerge, review.ActionSeparate, review.ActionRetry, review.ActionAbandon, review.ActionProceed}
 }

@@ -81,6 +81,9 @@ func newFixture(t *testing.T) *fixture {
 	dedup := prometheus.NewCounterVec(prometheus.CounterOpts{Name: ops.MetricDedupDecisions, Help: "h"}, []string{"decision", "channel_pair"})
 	worker.MustRegister(dedup)
 	dedup.WithLabelValues("merge", "voice+whatsapp").Add(4)
+	repairs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: ops.MetricReconcilerRepairs, Help: "h"}, []string{"kind"})
+	worker.MustRegister(repairs)
+	repairs.WithLabelValues("void_authorisation").Add(2)
 
 	f := &fixture{pool: pool, rec: rec, inbox: inbox, now: time.Now()}
 	f.page = &ops.Page{
@@ -261,6 +264,7 @@ func TestPageShowsQueueMaskedCountersAndUnknownOutcomes(t *testing.T) {
 	require.Contains(t, body, `id="layer-inbox" data-total="3"`)
 	require.Contains(t, body, `id="layer-idempotency" data-total="7"`)
 	require.Contains(t, body, "merge · voice&#43;whatsapp")
+	require.Contains(t, body, `id="repair-void_authorisation" data-total="2"`, "the reconciler's repairs")
 	// (3) unknown outcomes
 	require.Contains(t, body, `id="outbox-ob_review"`)
 	require.Contains(t, body, `id="outbox-ob_stuck"`)

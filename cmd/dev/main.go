@@ -116,6 +116,9 @@ func main() {
 		stack.Fatal(log, "worker", err)
 	}
 	defer w.Stop()
+	if err := stack.EnsureReconcileSchedule(ctx, tc, cfg, log); err != nil {
+		stack.Fatal(log, "reconciler schedule", err)
+	}
 
 	fmt.Fprintf(os.Stderr, "\nbookonce is running (Ctrl-C stops it)\n")
 	if uiURL != "" {

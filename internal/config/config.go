@@ -83,6 +83,11 @@ type Config struct {
 	// without a recorded answer waits before the relay reconciles it with
 	// the provider (never re-sends it blindly).
 	OutboxSendTimeout time.Duration
+	// ReconcileInterval is how often the reconciler's schedule sweeps for
+	// holds, bookings and authorisations whose saga ended without settling
+	// them; ReconcileGrace leaves effects younger than that, or of a saga
+	// closed more recently, alone.
+	ReconcileInterval, ReconcileGrace time.Duration
 
 	// LLMBaseURL, LLMAPIKey and LLMModel configure an OpenAI-compatible
 	// extractor; with LLMBaseURL empty the deterministic rules are used.
@@ -144,6 +149,8 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		HoldTTL:           dur("HOLD_TTL", "10m"),
 		DedupWindow:       dur("DEDUP_WINDOW", "3m"),
 		OutboxSendTimeout: dur("OUTBOX_SEND_TIMEOUT", "2m"),
+		ReconcileInterval: dur("RECONCILE_INTERVAL", "5m"),
+		ReconcileGrace:    dur("RECONCILE_GRACE", "5m"),
 		WorkerListen:      get("WORKER_LISTEN", "127.0.0.1:8083"),
 		LLMBaseURL:        strings.TrimRight(get("LLM_BASE_URL", ""), "/"),
 		LLMAPIKey:         get("LLM_API_KEY", ""),
@@ -224,6 +231,21 @@ func (c Config) TokenFor(tenant string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Tenants lists the tenants of BOOKONCE_API_TOKENS, sorted and unique: the
+// reconciler sweeps each.
+func (c Config) Tenants() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, tenant := range c.APITokens {
+		if !seen[tenant] {
+			seen[tenant] = true
+			out = append(out, tenant)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // scrapeURLs parses OPS_SCRAPE_URLS (comma-separated; "none" for none).

@@ -68,7 +68,7 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "README's configuration table lacks %s", k)
 	}
-	require.Len(t, looked, 31, "a new variable needs a README row and this count")
+	require.Len(t, looked, 33, "a new variable needs a README row and this count")
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this
@@ -87,4 +87,18 @@ func TestOpsScrapeURLs(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, tc.want, cfg.OpsScrapeURLs, "%v", tc.env)
 	}
+}
+
+// TestReconcilerDefaultsAndTenants: the reconciler sweeps every few minutes
+// by default, and every tenant of BOOKONCE_API_TOKENS once.
+func TestReconcilerDefaultsAndTenants(t *testing.T) {
+	env := map[string]string{"BOOKONCE_API_TOKENS": "b:tok1,a:tok2,b:tok3"}
+	c, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Minute, c.ReconcileInterval)
+	require.Equal(t, 5*time.Minute, c.ReconcileGrace)
+	require.Equal(t, []string{"a", "b"}, c.Tenants())
+	env["RECONCILE_INTERVAL"] = "0s"
+	_, err = config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	require.ErrorContains(t, err, "RECONCILE_INTERVAL")
 }

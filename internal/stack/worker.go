@@ -104,6 +104,7 @@ func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool) worker.Worke
 		return workflows.AppointmentEnded(ctx, c, workflowID)
 	}
 	Register(w, acts)
+	RegisterReconciler(w, NewReconciler(acts, c))
 	return w
 }
 

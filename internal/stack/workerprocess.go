@@ -32,6 +32,12 @@ func RunWorker(ctx context.Context, p Process) error {
 		return err
 	}
 	defer w.Stop()
+	schedCtx, cancelSched := context.WithTimeout(ctx, 30*time.Second)
+	err = EnsureReconcileSchedule(schedCtx, tc, cfg, log)
+	cancelSched()
+	if err != nil {
+		return err
+	}
 	loops := []func(context.Context){}
 	if cfg.TwilioAuthToken == config.DevTwilioAuthToken && cfg.TwilioAPIURL == "" {
 		log.Warn("outbox sender disabled: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM to send messages")

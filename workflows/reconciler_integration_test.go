@@ -1,0 +1,224 @@
+package workflows_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// startWorkerWithReconciler is startWorker plus the reconciler, wired as
+// the worker process wires it.
+func (e env) startWorkerWithReconciler(t *testing.T) worker.Worker {
+	return testsupport.Worker(t, e.tc, e.queue, func(r worker.Registry) {
+		acts := stack.NewActivities(e.cfg, e.pool)
+		stack.Register(r, acts)
+		stack.RegisterReconciler(r, stack.NewReconciler(acts, e.tc))
+	})
+}
+
+// reconcile runs one sweep, as the schedule would start it, and waits.
+func (e env) reconcile(t *testing.T) workflows.ReconcileResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "reconciler-" + testsupport.TaskQueue(t), TaskQueue: e.queue},
+		workflows.ReconcilerWorkflow, workflows.ReconcileInput{Tenants: []string{"demo"},
+			Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 10 * time.Second}})
+	require.NoError(t, err)
+	var res workflows.ReconcileResult
+	require.NoError(t, r.Get(ctx, &res))
+	return res
+}
+
+// blockCaptures forwards to upstream but holds every capture until the
+// caller gives up (the worker's activity deadline) or the test ends: the
+// capture never reaches the payment API.
+func blockCaptures(t *testing.T, upstream string) (front string, reached <-chan struct{}) {
+	u, err := url.Parse(upstream)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	hit := make(chan struct{})
+	var once sync.Once
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/capture") {
+			once.Do(func() { close(hit) })
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
+			http.Error(w, "held by the test", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) }) // runs first: unblocks srv.Close
+	return srv.URL, hit
+}
+
+// repairsCounted reads bookonce_reconciler_repairs_total by kind.
+func repairsCounted() map[string]float64 {
+	out := map[string]float64{}
+	for _, k := range []string{activities.RepairReleaseHold, activities.RepairVoidAuthorisation, activities.RepairCancelBooking, activities.RepairReview} {
+		out[k] = testutil.ToFloat64(activities.ReconcilerRepairs(k))
+	}
+	return out
+}
+
+// TestMatrix13TerminatedBookingLeavesNothingBehind proves failure-matrix
+// item 13 (an operator terminates an appointment mid-saga; its payment
+// child is terminated with it, so neither runs a compensation): one
+// reconciler sweep releases the hold, voids the authorisation and cancels
+// the booking nobody paid for, hands a booking whose deposit was captured
+// to a person, counts each repair, and a second sweep finds nothing left. Asserted on calendar_reservations and
+// payment_intents rows, and review_cases.
+func TestMatrix13TerminatedBookingLeavesNothingBehind(t *testing.T) {
+	cases := []struct {
+		name string
+		// arm prepares the stack and returns the moment to terminate at.
+		arm      func(t *testing.T, e *env) <-chan struct{}
+		customer string
+		before   effects
+		after    effects
+		repairs  map[string]int
+		reviews  int // orphaned_effect cases opened
+	}{
+		{
+			name: "while authorising: authorisation landed, child terminated",
+			arm: func(t *testing.T, e *env) <-chan struct{} {
+				// The authorisation commits; its answer waits until the
+				// appointment and its payment child are terminated.
+				p := e.payments.PauseAt("POST", "/v1/payment_intents", true)
+				t.Cleanup(p.Release)
+				return p.Reached()
+			},
+			customer: "+4915112340013",
+			before:   effects{Reservations: map[string]int{"held": 1}, Intents: map[string]int{"requires_capture": 1}},
+			after:    effects{Reservations: map[string]int{"released": 1}, Intents: map[string]int{"canceled": 1}},
+			repairs:  map[string]int{activities.RepairReleaseHold: 1, activities.RepairVoidAuthorisation: 1},
+		},
+		{
+			name: "between confirm and capture: booking confirmed, deposit only authorised",
+			arm: func(t *testing.T, e *env) <-chan struct{} {
+				front, reached := blockCaptures(t, e.cfg.PaymentsURL)
+				e.cfg.PaymentsURL = front
+				return reached
+			},
+			customer: "+4915112340014",
+			before:   effects{Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"requires_capture": 1}},
+			after:    effects{Reservations: map[string]int{"cancelled": 1}, Intents: map[string]int{"canceled": 1}},
+			repairs:  map[string]int{activities.RepairCancelBooking: 1, activities.RepairVoidAuthorisation: 1},
+		},
+		{
+			name: "after the capture, before the confirmation: money taken, a person decides",
+			arm: func(t *testing.T, e *env) <-chan struct{} {
+				// The capture commits; its answer waits until the
+				// appointment is terminated.
+				p := e.payments.PauseAt("POST", "/v1/payment_intents/", true)
+				t.Cleanup(p.Release)
+				return p.Reached()
+			},
+			customer: "+4915112340015",
+			before:   effects{Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000},
+			after:    effects{Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000},
+			repairs:  map[string]int{activities.RepairReview: 1},
+			reviews:  1,
+		},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			at := tc.arm(t, &e)
+			e.startWorkerWithReconciler(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			req := request(t, tc.customer, time.Monday+time.Weekday(i), 12)
+			r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+			require.NoError(t, err)
+			select {
+			case <-at:
+			case <-ctx.Done():
+				t.Fatal("the saga never reached the step to terminate at")
+			}
+			require.NoError(t, e.tc.TerminateWorkflow(ctx, r.GetID(), "", "test: an operator terminates the booking"))
+			testsupport.Eventually(t, 30*time.Second, "the payment child terminated with its parent", func() bool {
+				d, err := e.tc.DescribeWorkflowExecution(ctx, workflows.PaymentWorkflowID(r.GetID()), "")
+				return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
+			})
+			require.Equal(t, tc.before, e.effects(t, r.GetID()), "the terminated saga left its effects behind")
+
+			counted := repairsCounted()
+			first := e.reconcile(t)
+			require.Equal(t, tc.repairs, first.Repairs, "first sweep: %+v", first)
+			require.Empty(t, first.Failed)
+			require.Equal(t, tc.after, e.effects(t, r.GetID()), "nothing live is left")
+			for kind, n := range tc.repairs {
+				require.Equal(t, float64(n), repairsCounted()[kind]-counted[kind], "bookonce_reconciler_repairs_total{kind=%q}", kind)
+			}
+			var cases int
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM review_cases WHERE workflow_id = $1 AND reason = 'orphaned_effect' AND status = 'open'`,
+				r.GetID()).Scan(&cases))
+			require.Equal(t, tc.reviews, cases, "an unpaid booking is cancelled; a paid one goes to a person")
+
+			second := e.reconcile(t)
+			require.Empty(t, second.Repairs, "the second sweep repairs nothing: %+v", second)
+			require.Zero(t, second.Unchanged)
+			require.Equal(t, tc.after, e.effects(t, r.GetID()))
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM review_cases WHERE workflow_id = $1`, r.GetID()).Scan(&cases))
+			require.Equal(t, tc.reviews, cases, "the second sweep opens no second case")
+		})
+	}
+}
+
+// TestReconcilerReleasesHoldsOfMissingSagasOnly: a hold under a saga's
+// reference whose workflow never existed is released; a hold the front
+// desk placed under its own reference, and a booking whose saga is missing
+// (a person must decide), are not undone.
+func TestReconcilerReleasesHoldsOfMissingSagasOnly(t *testing.T) {
+	e := newEnv(t)
+	e.startWorkerWithReconciler(t)
+	ctx := context.Background()
+	tok, ok := e.cfg.TokenFor("demo")
+	require.True(t, ok)
+	cal := calendar.NewClient(e.cfg.CalendarURL, tok)
+	ghost := workflows.AppointmentWorkflowID("demo", "ghost-"+testsupport.TaskQueue(t))
+	ghostBooked := ghost + "-booked"
+	desk := "desk-" + testsupport.TaskQueue(t)
+	hold := func(ref string, hour int) calendar.Hold {
+		h, err := cal.CreateHold(ctx, "k-"+ref, calendar.HoldRequest{Service: "tire-change", Start: nextWeekday(t, time.Tuesday, hour), Customer: "+4915112340016", Reference: ref})
+		require.NoError(t, err)
+		return h
+	}
+	hold(ghost, 9)
+	hold(desk, 10)
+	_, err := cal.ConfirmHold(ctx, "k-confirm", hold(ghostBooked, 11).ID)
+	require.NoError(t, err)
+
+	res := e.reconcile(t)
+	require.Equal(t, map[string]int{activities.RepairReleaseHold: 1, activities.RepairReview: 1}, res.Repairs)
+	require.Equal(t, effects{Reservations: map[string]int{"released": 1}, Intents: map[string]int{}}, e.effects(t, ghost))
+	require.Equal(t, map[string]int{"held": 1}, e.effects(t, desk).Reservations, "not a saga's reference")
+	require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, ghostBooked).Reservations, "a person decides")
+	var reason string
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM review_cases WHERE workflow_id = $1 AND status = 'open'`, ghostBooked).Scan(&reason))
+	require.Equal(t, "orphaned_effect", reason)
+	require.Empty(t, e.reconcile(t).Repairs, "the second sweep repairs nothing")
+}
