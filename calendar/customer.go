@@ -3,6 +3,7 @@ package calendar
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -61,6 +62,18 @@ func looksLikePhone(s string) bool {
 		}
 	}
 	return digits >= 5
+}
+
+// lockCustomer serialises the hold requests of one customer until the
+// transaction ends. It decides nothing (the constraint does); it only
+// orders them: without it, two concurrent holds of one customer on two
+// free resources each wait for the other's uncommitted row in the
+// exclusion index, a deadlock PostgreSQL breaks by failing one with 500.
+func lockCustomer(ctx context.Context, q querier, tenant, customer string) error {
+	if _, err := q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('calendar-customer/' || $1 || '/' || $2))`, tenant, customer); err != nil {
+		return fmt.Errorf("lock customer: %w", err)
+	}
+	return nil
 }
 
 // activeOfCustomer finds the customer's active reservation of service that

@@ -68,7 +68,7 @@ func TestSecondBookingOfCustomerUnderAnotherReferenceIsRefused(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, desk.ID, existing.BookingID)
 
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name   string
 		mutate func(*calendar.HoldRequest)
 	}{
@@ -77,9 +77,9 @@ func TestSecondBookingOfCustomerUnderAnotherReferenceIsRefused(t *testing.T) {
 		{"a deliberate second booking", func(r *calendar.HoldRequest) { r.DeliberateSecond = true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := calendar.HoldRequest{Service: "tire-change", Start: tuesday14, Customer: "+4915112345678", Reference: "ref-" + tc.name}
+			req := calendar.HoldRequest{Service: "tire-change", Start: tuesday14, Customer: "+4915112345678", Reference: fmt.Sprintf("ref-%d", i)}
 			tc.mutate(&req)
-			h, err := f.client.CreateHold(context.Background(), "key-"+tc.name, req)
+			h, err := f.client.CreateHold(context.Background(), fmt.Sprintf("key-%d", i), req)
 			require.NoError(t, err)
 			require.Equal(t, req.DeliberateSecond, h.DeliberateSecond)
 		})

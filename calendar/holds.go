@@ -74,6 +74,10 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
 // refused at once, since no other resource changes that.
 func (s *Server) placeHold(w http.ResponseWriter, r *http.Request, tx pgx.Tx, tenant string, req HoldRequest, svc Service, candidates []Resource, start, end time.Time) {
 	ctx, now := r.Context(), s.now()
+	if err := lockCustomer(ctx, tx, tenant, req.Customer); err != nil {
+		s.internalError(w, r, "create hold", err)
+		return
+	}
 	for _, res := range candidates {
 		h := Hold{
 			ID: newID("hold_"), Object: "hold", Status: HoldHeld, ResourceID: res.ID, Service: svc.ID,
