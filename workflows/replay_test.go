@@ -37,6 +37,7 @@ var recordedHistories = []string{
 	"hold-expired.payment.json",
 	"slot-taken.appointment.json",
 	"review-abandon.appointment.json",
+	"already-booked.appointment.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
