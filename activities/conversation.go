@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/channels/intent"
@@ -124,4 +127,63 @@ func (a *Activities) CloseIntent(ctx context.Context, in CloseIntentInput) error
 		return nil
 	}
 	return a.Understanding.Dedup.Close(ctx, in.Tenant, in.IntentID, in.WorkflowID)
+}
+
+// FindAppointmentsInput names the customer whose bookings a cancellation
+// wish can mean.
+type FindAppointmentsInput struct {
+	Tenant   string `json:"tenant"`
+	Customer string `json:"customer"`
+}
+
+// Appointment is one of the customer's upcoming bookings as Temporal sees
+// it now. The activity reports facts; the workflow decides what they mean.
+type Appointment struct {
+	dedup.Booked
+	// Found is false when no workflow exists under WorkflowID: the state is
+	// unknown, never "nothing happened".
+	Found bool `json:"found"`
+	// Running is true while the appointment workflow has not closed.
+	Running bool `json:"running"`
+	// Status is the appointment's BookingStatus search attribute.
+	Status string `json:"status,omitempty"`
+}
+
+// bookingStatusKey is the appointment's BookingStatus search attribute
+// (package workflows owns it; activities cannot import workflows).
+var bookingStatusKey = temporal.NewSearchAttributeKeyKeyword("BookingStatus")
+
+// FindAppointments lists the customer's upcoming bookings from the dedup
+// intents (the conversation's own record of what it started, across every
+// run and channel) and asks Temporal for each appointment's state. A
+// failing lookup fails the activity: the caller must not read "no
+// booking" into an error.
+func (a *Activities) FindAppointments(ctx context.Context, in FindAppointmentsInput) ([]Appointment, error) {
+	if a.Understanding.Dedup == nil {
+		return nil, temporal.NewNonRetryableApplicationError("no dedup store configured", ErrTypeDedupFinal, nil)
+	}
+	booked, err := a.Understanding.Dedup.Upcoming(ctx, in.Tenant, in.Customer)
+	if err != nil {
+		return nil, err
+	}
+	tc := activity.GetClient(ctx)
+	out := make([]Appointment, 0, len(booked))
+	for _, b := range booked {
+		ap := Appointment{Booked: b}
+		d, err := tc.DescribeWorkflow(ctx, b.WorkflowID, "")
+		var notFound *serviceerror.NotFound
+		switch {
+		case errors.As(err, &notFound):
+		case err != nil:
+			return nil, fmt.Errorf("describe appointment %s: %w", b.WorkflowID, err)
+		default:
+			ap.Found = true
+			ap.Running = d.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+			if status, ok := d.TypedSearchAttributes.GetKeyword(bookingStatusKey); ok { // unset before the first upsert
+				ap.Status = status
+			}
+		}
+		out = append(out, ap)
+	}
+	return out, nil
 }

@@ -32,14 +32,14 @@ func Key(namespace, workflowID, runID, activityID string) string {
 // KeyOf is Key for the activity running in ctx.
 func KeyOf(ctx context.Context) string {
 	info := activity.GetInfo(ctx)
-	return Key(info.WorkflowNamespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID)
+	return Key(info.Namespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID)
 }
 
 // SubKey derives a key for one of several calls an activity makes (e.g. one
 // release per hold): stable across attempts, distinct per part.
 func SubKey(ctx context.Context, part string) string {
 	info := activity.GetInfo(ctx)
-	return Key(info.WorkflowNamespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID+"/"+part)
+	return Key(info.Namespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID+"/"+part)
 }
 
 // Step describes one executed side effect for the saga's status table.

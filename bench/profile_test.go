@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -55,7 +54,7 @@ func profiled(t *testing.T, dir, name string, l Load, op Op) string {
 	pprof.StopCPUProfile()
 	require.NoError(t, f.Close())
 	require.Zero(t, r.Errors, "profiled run: %v", r.FirstErr)
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin := filepath.Join(goRoot(), "bin", "go")
 
 	var out strings.Builder
 	traces, err := exec.Command(goBin, "tool", "pprof", "-traces", path).Output()
@@ -147,4 +146,14 @@ func trimHeader(s string) string {
 		b.WriteString(l)
 	}
 	return b.String()
+}
+
+// goRoot is the root of the toolchain that runs this test (GOTOOLCHAIN
+// may select another than the go on PATH), for its pprof.
+func goRoot() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -112,9 +112,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	crashMu.Lock()
-	for _, c := range crashes {
-		r.Failures = append(r.Failures, c)
-	}
+	r.Failures = append(r.Failures, crashes...)
 	crashMu.Unlock()
 	r.StartedAt, r.Seconds = started.UTC(), time.Since(started).Seconds()
 	r.Passed = len(r.Failures) == 0

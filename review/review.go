@@ -23,6 +23,10 @@ type Reason string
 const (
 	ReasonUnknownOutcome     Reason = "unknown_outcome"
 	ReasonPotentialDuplicate Reason = "potential_duplicate"
+	// ReasonCancellationRequest: a customer wants to cancel and the
+	// system cannot honour it at once (already confirmed, several or no
+	// candidate bookings, an unknown state); a person acts on it.
+	ReasonCancellationRequest Reason = "cancellation_request"
 )
 
 // Action is a reviewer's decision.

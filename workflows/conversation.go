@@ -41,6 +41,10 @@ type ConversationInput struct {
 	PaymentMethod string `json:"payment_method"`
 	// Timezone (IANA) in which replies state times.
 	Timezone string `json:"timezone,omitempty"`
+	// EventsBeforeRestart is how many new inbound events a run handles
+	// before it continues as new; 0 means the default (100). Tests set it
+	// low to cross the boundary.
+	EventsBeforeRestart int `json:"events_before_restart,omitempty"`
 }
 
 // Offer is the slot under discussion: what the customer asked for so far,
@@ -68,6 +72,17 @@ const (
 	eventsBeforeRestart = 100
 )
 
+// Change IDs of the conversation (workflow.GetVersion): runs that reached
+// the changed point before the change replay the old commands.
+const (
+	// versionDrainAllSignals: before continuing as new, drain the review
+	// decisions too, not only the inbound events.
+	versionDrainAllSignals = "conversation-drain-all-signals"
+	// versionCancelWish: a cancellation wish cancels the appointment in
+	// flight or opens a review case, instead of a reply with no case.
+	versionCancelWish = "conversation-cancel-wish"
+)
+
 // ConversationWorkflow is the long-lived dialogue with one customer. Each
 // inbound event is understood, checked against the catalogue, and run
 // through one cross-channel dedup decision: merge, review or a new
@@ -76,7 +91,11 @@ func ConversationWorkflow(ctx workflow.Context, in ConversationInput) error {
 	c := &conversation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID}
 	inbound := workflow.GetSignalChannel(ctx, SignalInbound)
 	decisions := workflow.GetSignalChannel(ctx, SignalReviewDecision)
-	for handled := 0; handled < eventsBeforeRestart; {
+	restartAfter := in.EventsBeforeRestart
+	if restartAfter <= 0 {
+		restartAfter = eventsBeforeRestart
+	}
+	for handled := 0; handled < restartAfter; {
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(inbound, func(ch workflow.ReceiveChannel, _ bool) {
 			var ev InboundEvent
@@ -94,18 +113,52 @@ func ConversationWorkflow(ctx workflow.Context, in ConversationInput) error {
 		})
 		sel.Select(ctx)
 	}
-	// Drain what arrived meanwhile into the next run, then start afresh so
-	// the history stays small.
+	// Handle what arrived meanwhile, then start afresh so the history stays
+	// small. A signal left in a channel when the run continues as new is
+	// lost, so every channel this workflow reads is drained.
+	if workflow.GetVersion(ctx, versionDrainAllSignals, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		c.drainInbound(ctx, inbound)
+	} else {
+		c.drainAll(ctx, inbound, decisions)
+	}
+	return workflow.NewContinueAsNewError(ctx, ConversationWorkflow, c.in)
+}
+
+// drainInbound is the drain of runs that started before
+// versionDrainAllSignals: it leaves review decisions behind.
+func (c *conversation) drainInbound(ctx workflow.Context, inbound workflow.ReceiveChannel) {
 	for {
 		var ev InboundEvent
 		if !inbound.ReceiveAsync(&ev) {
-			break
+			return
 		}
 		if !c.seen(ev.EventID) {
 			c.handle(ctx, ev)
 		}
 	}
-	return workflow.NewContinueAsNewError(ctx, ConversationWorkflow, c.in)
+}
+
+// drainAll handles every buffered inbound event and review decision until
+// both channels are empty. Handling runs activities, during which more
+// signals may arrive; the loop ends only when a pass finds nothing. A
+// decision is resolved here rather than carried: its pending intent is in
+// c.in.Pending either way, and resolving now answers the customer sooner.
+func (c *conversation) drainAll(ctx workflow.Context, inbound, decisions workflow.ReceiveChannel) {
+	for {
+		var ev InboundEvent
+		if inbound.ReceiveAsync(&ev) {
+			if !c.seen(ev.EventID) {
+				c.handle(ctx, ev)
+			}
+			continue
+		}
+		var d ReviewDecision
+		if decisions.ReceiveAsync(&d) {
+			c.resolve(ctx, d)
+			continue
+		}
+		return
+	}
 }
 
 type conversation struct {
@@ -140,7 +193,11 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 	r := u.Result
 	switch r.Kind {
 	case intent.KindCancel:
-		c.reply(ctx, ev, "Verstanden. Bitte nennen Sie uns die Buchung, die wir stornieren sollen; ein Mitarbeiter meldet sich.")
+		if workflow.GetVersion(ctx, versionCancelWish, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			c.reply(ctx, ev, "Verstanden. Bitte nennen Sie uns die Buchung, die wir stornieren sollen; ein Mitarbeiter meldet sich.")
+			return
+		}
+		c.cancelWish(ctx, ev)
 		return
 	case intent.KindUnclear:
 		c.reply(ctx, ev, firstNonEmpty(u.Question, "Welchen Termin und welche Leistung möchten Sie?"))

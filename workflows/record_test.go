@@ -216,6 +216,17 @@ func TestRecordHistories(t *testing.T) {
 		s.save(t, ctx, run.GetID(), "review-abandon.appointment.json")
 	})
 
+	t.Run("conversation-continue-as-new", func(t *testing.T) {
+		// A conversation reaches its restart boundary in the workflow task
+		// that also delivers a reviewer's "separate": the run that
+		// continues as new (with the decision handled) is recorded.
+		s := newConvStack(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		workflowID, firstRun := reviewDecisionAtContinueAsNew(t, s)
+		saveRun(t, ctx, s.tc, workflowID, firstRun, "conversation-continue-as-new.json")
+	})
+
 	t.Run("already-booked", func(t *testing.T) {
 		// The front desk booked the customer by hand under its own
 		// reference; the agent's saga is refused, links that booking and
@@ -234,4 +245,28 @@ func TestRecordHistories(t *testing.T) {
 		require.Equal(t, workflows.StatusAlreadyBooked, st.Status, st.Reason)
 		s.save(t, ctx, run.GetID(), "already-booked.appointment.json")
 	})
+}
+
+// saveRun writes the history of one closed run (a run that continued as
+// new, whose workflow ID names a newer run) as protojson.
+func saveRun(t *testing.T, ctx context.Context, tc client.Client, workflowID, runID, name string) {
+	t.Helper()
+	h := &historypb.History{}
+	it := tc.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		h.Events = append(h.Events, ev)
+	}
+	require.NotEmpty(t, h.Events)
+	last := h.Events[len(h.Events)-1].GetEventType()
+	require.NotEqual(t, enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, last, "the run has not closed")
+	raw, err := protojson.Marshal(h)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, json.Indent(&out, raw, "", "  "), "stable formatting for reviewable diffs")
+	out.WriteByte('\n')
+	path := filepath.Join(historiesDir, name)
+	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
+	t.Logf("recorded %s: %d events", path, len(h.Events))
 }

@@ -37,6 +37,7 @@ var recordedHistories = []string{
 	"hold-expired.payment.json",
 	"slot-taken.appointment.json",
 	"review-abandon.appointment.json",
+	"conversation-continue-as-new.json",
 	"already-booked.appointment.json",
 }
 
@@ -58,6 +59,7 @@ func newReplayer() worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflow(workflows.AppointmentWorkflow)
 	r.RegisterWorkflow(workflows.PaymentWorkflow)
+	r.RegisterWorkflow(workflows.ConversationWorkflow)
 	return r
 }
 

@@ -323,7 +323,7 @@ func TestResolveRejectsBadInputAndChangesNothing(t *testing.T) {
 	require.Contains(t, body, "No such review case")
 	require.Contains(t, body, "rc_nope")
 
-	res, body = resolve("rc_other", url.Values{"action": {"merge"}, "csrf": {csrf}})
+	res, _ = resolve("rc_other", url.Values{"action": {"merge"}, "csrf": {csrf}})
 	require.Equal(t, http.StatusNotFound, res.StatusCode, "another tenant's case does not exist for this one")
 
 	res, body = resolve("rc_dup1", url.Values{"action": {"delete"}, "csrf": {csrf}})

@@ -26,7 +26,7 @@ type UI struct {
 // StartUI serves the Web UI on host:port for the frontend at temporalAddr.
 func StartUI(ctx context.Context, temporalAddr, host string, port int, namespace string) (*UI, error) {
 	if err := probeFree(host, port); err != nil {
-		return nil, fmt.Errorf("Web UI: %w", err)
+		return nil, fmt.Errorf("web UI: %w", err)
 	}
 	cfg := &uiconfig.Config{
 		Host:                host,
@@ -47,7 +47,7 @@ func StartUI(ctx context.Context, temporalAddr, host string, port int, namespace
 	for {
 		select {
 		case err := <-errc:
-			return nil, fmt.Errorf("Web UI: %w", err)
+			return nil, fmt.Errorf("web UI: %w", err)
 		default:
 		}
 		resp, err := http.Get(u.URL() + "/")
@@ -57,7 +57,7 @@ func StartUI(ctx context.Context, temporalAddr, host string, port int, namespace
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			srv.Stop()
-			return nil, errors.Join(errors.New("Web UI did not answer"), err)
+			return nil, errors.Join(errors.New("web UI did not answer"), err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

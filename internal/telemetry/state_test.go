@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
@@ -88,7 +89,7 @@ func TestStateWithoutDatabaseStillScrapes(t *testing.T) {
 	pool := testsupport.Database(t)
 	pool.Close()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(prometheus.NewGoCollector(), &telemetry.State{Pool: pool})
+	reg.MustRegister(collectors.NewGoCollector(), &telemetry.State{Pool: pool})
 	got := gauges(t, reg)
 	require.Equal(t, 0.0, got["bookonce_state_up{}"])
 	require.NotContains(t, got, "bookonce_outbox_pending_messages{tenant=demo}")

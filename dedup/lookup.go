@@ -1,0 +1,41 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Booked is an intent of a customer whose appointment has not ended
+// without a booking: still under way, or booked.
+type Booked struct {
+	IntentID   string    `json:"intent_id"`
+	Service    string    `json:"service"`
+	SlotStart  time.Time `json:"slot_start"`
+	WorkflowID string    `json:"workflow_id"`
+}
+
+// Upcoming lists the customer's open intents whose slot is still ahead,
+// earliest slot first: the bookings a cancellation wish can mean. Closed
+// intents (their appointment ended without a booking) are not listed.
+// Retention does not apply: a booking made weeks ago for next month can
+// still be cancelled.
+func (s *Store) Upcoming(ctx context.Context, tenant, customer string) ([]Booked, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT intent_id, service, slot_start, workflow_id FROM booking_intents
+		WHERE tenant_id = $1 AND customer = $2 AND closed_at IS NULL AND slot_start > $3
+		ORDER BY slot_start, intent_id`, tenant, customer, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("dedup upcoming intents: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Booked, error) {
+		var b Booked
+		err := r.Scan(&b.IntentID, &b.Service, &b.SlotStart, &b.WorkflowID)
+		return b, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dedup upcoming intents: %w", err)
+	}
+	return out, nil
+}

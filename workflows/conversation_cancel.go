@@ -1,0 +1,141 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/review"
+)
+
+// A customer's cancellation wish ("stornieren", "absagen", "cancel").
+//
+// Until the booking lifecycle exists, the conversation honours a wish at
+// once only when it is unambiguous and the booking is not yet confirmed:
+// the customer has exactly one appointment and it is still in flight. It
+// then sends that appointment the cancel signal, which the appointment
+// honours at every step before Confirmed (Confirmed is its last command,
+// so a running appointment is never past it). Every other case (already
+// confirmed, several candidates, none found, a state that cannot be read)
+// opens a review case so that a person acts, and the customer is told so.
+//
+// How the customer's appointments are found: the activity FindAppointments
+// reads the customer's open booking intents from package dedup (every
+// appointment any conversation run started, whatever the channel, and
+// the only record that survives continue-as-new without being carried)
+// and asks Temporal for each appointment's state. Tracking IDs in the
+// conversation's state instead would miss appointments started before
+// this version and grow the continue-as-new input.
+
+// cancelSituation names why a wish needs a person; it goes into the case.
+type cancelSituation string
+
+const (
+	cancelConfirmed      cancelSituation = "confirmed"
+	cancelSeveral        cancelSituation = "several_candidates"
+	cancelNone           cancelSituation = "no_booking_found"
+	cancelUnknown        cancelSituation = "state_unknown"
+	cancelLookupFailed   cancelSituation = "lookup_failed"
+	cancelEndedMeanwhile cancelSituation = "ended_before_cancel_arrived"
+)
+
+// cancelCandidates sorts the customer's appointments by what a
+// cancellation can do with them.
+type cancelCandidates struct {
+	inFlight, confirmed, unknown []activities.Appointment
+}
+
+func sortCandidates(found []activities.Appointment) cancelCandidates {
+	var c cancelCandidates
+	for _, ap := range found {
+		switch {
+		case !ap.Found:
+			c.unknown = append(c.unknown, ap)
+		case ap.Running:
+			c.inFlight = append(c.inFlight, ap)
+		case ap.Status == string(StatusConfirmed):
+			c.confirmed = append(c.confirmed, ap)
+		case ap.Status == string(StatusRejected), ap.Status == string(StatusCancelled), ap.Status == string(StatusPaymentFailed):
+			// Ended without a booking: nothing to cancel.
+		default:
+			c.unknown = append(c.unknown, ap) // closed in another state (e.g. NeedsReview)
+		}
+	}
+	return c
+}
+
+func (c cancelCandidates) all() []activities.Appointment {
+	out := append(append(append([]activities.Appointment{}, c.inFlight...), c.confirmed...), c.unknown...)
+	return out
+}
+
+// cancelWish cancels the one appointment in flight, or opens a review case.
+func (c *conversation) cancelWish(ctx workflow.Context, ev InboundEvent) {
+	c.in.Offer = nil // "ja, passt" after a cancellation confirms nothing
+	var found []activities.Appointment
+	err := workflow.ExecuteActivity(c.opts(ctx, "find-appointments-"+ev.EventID, "Find the customer's bookings"), act.FindAppointments,
+		activities.FindAppointmentsInput{Tenant: c.in.Tenant, Customer: c.in.Customer}).Get(ctx, &found)
+	if err != nil {
+		c.cancelReview(ctx, ev, cancelLookupFailed, nil, err.Error(),
+			"Wir konnten Ihre Buchungen gerade nicht prüfen. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.")
+		return
+	}
+	cands := sortCandidates(found)
+	all := cands.all()
+	switch {
+	case len(all) == 0:
+		c.cancelReview(ctx, ev, cancelNone, nil, "",
+			"Wir haben unter Ihrer Nummer keine offene Buchung gefunden. Ein Mitarbeiter prüft Ihren Stornierungswunsch und meldet sich bei Ihnen.")
+	case len(all) > 1:
+		c.cancelReview(ctx, ev, cancelSeveral, all, "",
+			"Sie haben mehrere Buchungen bei uns. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und klärt mit Ihnen, welche storniert werden soll.")
+	case len(cands.confirmed) == 1:
+		ap := cands.confirmed[0]
+		c.cancelReview(ctx, ev, cancelConfirmed, all, "", fmt.Sprintf(
+			"Ihr Termin (%s am %s) ist bereits bestätigt. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
+			serviceLabel(ap.Service), localTime(ap.SlotStart, c.in.Timezone)))
+	case len(cands.unknown) == 1:
+		c.cancelReview(ctx, ev, cancelUnknown, all, "",
+			"Wir können den Stand Ihrer Buchung gerade nicht sicher feststellen. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.")
+	default:
+		c.cancelInFlight(ctx, ev, cands.inFlight[0])
+	}
+}
+
+// cancelInFlight signals the appointment; if it closed meanwhile (the
+// signal finds no running workflow), a person must look.
+func (c *conversation) cancelInFlight(ctx workflow.Context, ev InboundEvent, ap activities.Appointment) {
+	when := localTime(ap.SlotStart, c.in.Timezone)
+	err := workflow.SignalExternalWorkflow(ctx, ap.WorkflowID, "", SignalCancel, nil).Get(ctx, nil)
+	if err != nil {
+		c.cancelReview(ctx, ev, cancelEndedMeanwhile, []activities.Appointment{ap}, err.Error(), fmt.Sprintf(
+			"Ihre Buchung (%s am %s) war schon abgeschlossen, als Ihre Stornierung ankam. Ein Mitarbeiter hat Ihren Wunsch erhalten und meldet sich bei Ihnen.",
+			serviceLabel(ap.Service), when))
+		return
+	}
+	c.reply(ctx, ev, fmt.Sprintf("Verstanden: Wir stornieren Ihre noch nicht bestätigte Buchung (%s am %s).", serviceLabel(ap.Service), when))
+}
+
+// cancelReview opens a cancellation_request case on the conversation (the
+// one workflow of the customer that stays; the appointments are in the
+// details) and tells the customer. The case's key derives from the
+// activity execution, so a retry opens no second case.
+func (c *conversation) cancelReview(ctx workflow.Context, ev InboundEvent, why cancelSituation, aps []activities.Appointment, cause, text string) {
+	details := map[string]any{"situation": string(why), "event_id": ev.EventID, "channel": string(ev.Channel)}
+	if len(aps) > 0 {
+		details["appointments"] = aps
+	}
+	if cause != "" {
+		details["error"] = cause
+	}
+	var opened activities.Step
+	err := workflow.ExecuteActivity(c.opts(ctx, "open-cancel-review-"+ev.EventID, "Open review case: cancellation request"), act.OpenReviewCase,
+		activities.ReviewInput{Tenant: c.in.Tenant, WorkflowID: c.id, Reason: review.ReasonCancellationRequest, Details: details}).Get(ctx, &opened)
+	if err != nil {
+		workflow.GetLogger(ctx).Error("cancellation request: review case not opened", "event_id", ev.EventID, "error", err)
+		c.reply(ctx, ev, "Ihr Stornierungswunsch konnte gerade nicht erfasst werden. Bitte schreiben Sie uns in einigen Minuten noch einmal.")
+		return
+	}
+	c.reply(ctx, ev, text)
+}
