@@ -20,7 +20,21 @@ const (
 	ErrTypeCalendarFinal   = "CalendarRejected"
 	// ErrTypeHoldExpired: the hold lapsed before confirmation.
 	ErrTypeHoldExpired = "HoldExpired"
+	// ErrTypeAlreadyBooked: the customer already has an active reservation
+	// of the service at an overlapping time under another reference (the
+	// front desk booked it by hand); its details are an ExistingBooking.
+	ErrTypeAlreadyBooked = "AlreadyBooked"
 )
+
+// ExistingBooking names the reservation an AlreadyBooked refusal
+// protects, so the saga can link it instead of booking again.
+type ExistingBooking struct {
+	HoldID    string    `json:"hold_id"`
+	BookingID string    `json:"booking_id,omitempty"`
+	Reference string    `json:"reference"`
+	Status    string    `json:"status"`
+	Start     time.Time `json:"start"`
+}
 
 // Activities holds the clients the side effects use.
 type Activities struct {
@@ -44,6 +58,9 @@ type HoldSlotInput struct {
 	Service    string    `json:"service"`
 	Customer   string    `json:"customer"`
 	Start      time.Time `json:"start"`
+	// DeliberateSecond asks for a second reservation of the customer for the
+	// service at this time (a reviewer's "separate", a second car).
+	DeliberateSecond bool `json:"deliberate_second,omitempty"`
 }
 
 // HoldSlotResult is the hold and the step record.
@@ -63,6 +80,7 @@ func (a *Activities) HoldSlot(ctx context.Context, in HoldSlotInput) (HoldSlotRe
 	key := KeyOf(ctx)
 	h, err := c.CreateHold(ctx, key, calendar.HoldRequest{
 		ResourceID: in.ResourceID, Service: in.Service, Start: in.Start, Customer: in.Customer, Reference: in.Reference,
+		DeliberateSecond: in.DeliberateSecond,
 	})
 	if err != nil {
 		return HoldSlotResult{}, calendarError("hold slot", err)
@@ -221,6 +239,12 @@ func calendarError(op string, err error) error {
 		return temporal.NewNonRetryableApplicationError(ce.Error(), ErrTypeSlotUnavailable, err, ce.Alternatives)
 	case calendar.CodeHoldExpired:
 		return temporal.NewNonRetryableApplicationError(ce.Error(), ErrTypeHoldExpired, err)
+	case calendar.CodeCustomerAlreadyBooked:
+		var existing ExistingBooking
+		if h, ok := calendar.ExistingOf(err); ok {
+			existing = ExistingBooking{HoldID: h.ID, BookingID: h.BookingID, Reference: h.Reference, Status: string(h.Status), Start: h.Start}
+		}
+		return temporal.NewNonRetryableApplicationError(ce.Error(), ErrTypeAlreadyBooked, err, existing)
 	}
 	return temporal.NewNonRetryableApplicationError(ce.Error(), ErrTypeCalendarFinal, err, ce.Code)
 }

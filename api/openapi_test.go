@@ -277,7 +277,7 @@ func TestOpenAPICalendarSchemasMatchGoTypes(t *testing.T) {
 		{"Resource", calendar.Resource{}, nil},
 		{"Service", calendar.Service{}, nil},
 		{"Operation", calendar.Operation{}, nil},
-		{"Problem", web.Problem{}, []string{"alternatives"}}, // Problem.Extra on slot_unavailable
+		{"Problem", web.Problem{}, []string{"alternatives", "existing"}}, // Problem.Extra on slot_unavailable, customer_already_booked
 		{"FieldError", web.FieldError{}, nil},
 	}
 	for _, tc := range cases {
@@ -590,7 +590,11 @@ func TestOpenAPIDescribesRealAnswers(t *testing.T) {
 			{name: "same reference, new key", method: "POST", path: str("/v1/holds"), contentType: "application/json",
 				body: holdBody("appointment:demo:1", "2026-12-01T13:00:00Z"), key: "k-hold-2", want: 200},
 			{name: "slot taken", method: "POST", path: str("/v1/holds"), contentType: "application/json",
-				body: holdBody("appointment:demo:2", "2026-12-01T13:00:00Z"), key: "k-hold-3", want: 409},
+				key: "k-hold-3", want: 409, body: str(`{"resource_id":"bay-1","service":"tire-change","start":"2026-12-01T13:00:00Z","customer":"+4915100000000","reference":"appointment:demo:2"}`)},
+			{name: "customer already booked", method: "POST", path: str("/v1/holds"), contentType: "application/json",
+				key: "k-hold-7", want: 409, body: str(`{"service":"tire-change","start":"2026-12-01T13:00:00Z","customer":"0151 12345678","reference":"frontdesk:7"}`)},
+			{name: "deliberate second booking", method: "POST", path: str("/v1/holds"), contentType: "application/json",
+				key: "k-hold-8", want: 201, body: str(`{"service":"tire-change","start":"2026-12-01T13:00:00Z","customer":"+4915112345678","reference":"frontdesk:8","deliberate_second":true}`)},
 			{name: "reference holds another slot", method: "POST", path: str("/v1/holds"), contentType: "application/json",
 				body: holdBody("appointment:demo:1", "2026-12-01T15:00:00Z"), key: "k-hold-4", want: 409},
 			{name: "key reused with another payload", method: "POST", path: str("/v1/holds"), contentType: "application/json",

@@ -27,6 +27,9 @@ type Server struct {
 	Timezone *time.Location
 	// HoldTTL is how long a hold lives unconfirmed.
 	HoldTTL time.Duration
+	// Region reads customer numbers without a country code (the front desk
+	// types "0151 ..."); empty means DE.
+	Region string
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger

@@ -157,6 +157,9 @@ func TestOverlappingHoldsOneWinsUnderConcurrency(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			req := hold(fmt.Sprintf("ref-%d", i))
+			// Different customers: the slot, not a customer's double
+			// booking, is under test.
+			req.Customer = fmt.Sprintf("+49151000000%02d", i)
 			// Overlapping, not identical: starts spread over the 30 minutes.
 			req.Start = tuesday14.Add(time.Duration(i%3) * 10 * time.Minute)
 			_, errs[i] = f.client.CreateHold(context.Background(), fmt.Sprintf("key-%d", i), req)
@@ -200,7 +203,7 @@ func TestPickFreeResourceWhenNoneNamed(t *testing.T) {
 	req.ResourceID = ""
 	a, err := f.client.CreateHold(ctx, "k1", req)
 	require.NoError(t, err)
-	req.Reference = "ref-2"
+	req.Reference, req.Customer = "ref-2", "+4915100000000" // another customer
 	b, err := f.client.CreateHold(ctx, "k2", req)
 	require.NoError(t, err)
 	require.NotEqual(t, a.ResourceID, b.ResourceID)

@@ -49,7 +49,30 @@ type Error struct {
 	Outcome Outcome
 	// Alternatives are free slots offered with slot_unavailable.
 	Alternatives []Slot
-	Err          error
+	// Existing is the customer's reservation that customer_already_booked
+	// protects (another reference's hold or booking).
+	Existing *Hold
+	Err      error
+}
+
+// ErrCustomerAlreadyBooked matches (errors.Is) a final refusal: the
+// customer already has an active reservation of the service at an
+// overlapping time under another reference; ExistingOf names it.
+var ErrCustomerAlreadyBooked = errors.New("calendar: customer already booked for this service and time")
+
+// Is makes errors.Is(err, ErrCustomerAlreadyBooked) see the problem code.
+func (e *Error) Is(target error) bool {
+	return target == ErrCustomerAlreadyBooked && e.Code == CodeCustomerAlreadyBooked
+}
+
+// ExistingOf returns the existing reservation a customer_already_booked
+// refusal names.
+func ExistingOf(err error) (Hold, bool) {
+	var ce *Error
+	if errors.As(err, &ce) && ce.Code == CodeCustomerAlreadyBooked && ce.Existing != nil {
+		return *ce.Existing, true
+	}
+	return Hold{}, false
 }
 
 func (e *Error) Error() string {
@@ -201,9 +224,10 @@ func problemError(op string, resp *http.Response, data []byte) error {
 		Code         string `json:"code"`
 		Detail       string `json:"detail"`
 		Alternatives []Slot `json:"alternatives"`
+		Existing     *Hold  `json:"existing"`
 	}
 	_ = json.Unmarshal(data, &p)
-	e := &Error{Op: op, Status: resp.StatusCode, Code: p.Code, Detail: p.Detail, Alternatives: p.Alternatives}
+	e := &Error{Op: op, Status: resp.StatusCode, Code: p.Code, Detail: p.Detail, Alternatives: p.Alternatives, Existing: p.Existing}
 	if e.Detail == "" {
 		e.Detail = http.StatusText(resp.StatusCode)
 	}

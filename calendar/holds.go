@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/web"
 )
@@ -27,6 +29,7 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, p)
 		return
 	}
+	req.Customer = normaliseCustomer(req.Customer, s.Region)
 	svc, err := loadService(ctx, tx, tenant, req.Service)
 	if errors.Is(err, errNotFound) {
 		web.WriteProblem(w, web.NewProblem(http.StatusUnprocessableEntity, CodeUnknownService, "unknown service "+quote(req.Service)+"; GET /v1/services lists them"))
@@ -46,8 +49,7 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	now := s.now()
-	if err := expireHolds(ctx, tx, tenant, now); err != nil {
+	if err := expireHolds(ctx, tx, tenant, s.now()); err != nil {
 		s.internalError(w, r, "create hold", err)
 		return
 	}
@@ -63,11 +65,24 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "look up reference", err)
 		return
 	}
+	s.placeHold(w, r, tx, tenant, req, svc, candidates, start, end)
+}
+
+// placeHold inserts the hold on the first candidate the database accepts.
+// The constraints decide: the slot taken on a resource moves on to the
+// next; the customer already booked for this service at this time is
+// refused at once, since no other resource changes that.
+func (s *Server) placeHold(w http.ResponseWriter, r *http.Request, tx pgx.Tx, tenant string, req HoldRequest, svc Service, candidates []Resource, start, end time.Time) {
+	ctx, now := r.Context(), s.now()
+	if err := lockCustomer(ctx, tx, tenant, req.Customer); err != nil {
+		s.internalError(w, r, "create hold", err)
+		return
+	}
 	for _, res := range candidates {
 		h := Hold{
 			ID: newID("hold_"), Object: "hold", Status: HoldHeld, ResourceID: res.ID, Service: svc.ID,
 			Customer: req.Customer, Reference: req.Reference, Start: start, End: end,
-			ExpiresAt: now.Add(s.HoldTTL), CreatedAt: now,
+			ExpiresAt: now.Add(s.HoldTTL), DeliberateSecond: req.DeliberateSecond, CreatedAt: now,
 		}
 		err := insertHold(ctx, tx, tenant, h)
 		if err == nil {
@@ -77,6 +92,12 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		switch code, name := constraintViolation(err); {
+		case code == "23P01" && name == constraintCustomerDoubleBooking:
+			if !s.refuseDoubleBooking(w, r, tx, tenant, h) {
+				// Released since the constraint fired: a retry runs anew.
+				s.internalError(w, r, "create hold", err)
+			}
+			return
 		case code == "23P01": // exclusion: the slot is taken on this resource
 			continue
 		case code == "23505" && name == "calendar_reservations_active_reference":
@@ -92,7 +113,13 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p = web.NewProblem(http.StatusConflict, CodeSlotUnavailable, "the slot "+start.Format("2006-01-02T15:04Z07:00")+" is taken")
+	// Every candidate is taken; if by this very customer for this service,
+	// that is the answer the caller needs, not alternatives.
+	probe := Hold{Customer: req.Customer, Service: svc.ID, Start: start, End: end}
+	if !req.DeliberateSecond && s.refuseDoubleBooking(w, r, tx, tenant, probe) {
+		return
+	}
+	p := web.NewProblem(http.StatusConflict, CodeSlotUnavailable, "the slot "+start.Format("2006-01-02T15:04Z07:00")+" is taken")
 	p.Extra = map[string]any{"alternatives": s.alternatives(r, tx, tenant, candidates, svc, start)}
 	final(ctx, w, p)
 }

@@ -73,7 +73,7 @@ func (s *Server) listBookings(w http.ResponseWriter, r *http.Request) {
 	args := []any{tenantOf(r)}
 	if c := q.Get("customer"); c != "" {
 		sql += ` AND customer = $2`
-		args = append(args, c)
+		args = append(args, normaliseCustomer(c, s.Region))
 	}
 	rows, err := s.Pool.Query(r.Context(), sql+` ORDER BY lower(slot), id LIMIT 500`, args...)
 	if err != nil {

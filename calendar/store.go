@@ -23,12 +23,12 @@ type querier interface {
 // errNotFound is returned when a row does not exist for the tenant.
 var errNotFound = errors.New("not found")
 
-const reservationColumns = `id, status, resource_id, service, customer, reference, slot, hold_expires_at, coalesce(booking_id, ''), created_at`
+const reservationColumns = `id, status, resource_id, service, customer, reference, slot, hold_expires_at, coalesce(booking_id, ''), deliberate_second, created_at`
 
 func scanReservation(row pgx.Row) (Hold, error) {
 	var h Hold
 	var slot pgtype.Range[pgtype.Timestamptz]
-	err := row.Scan(&h.ID, &h.Status, &h.ResourceID, &h.Service, &h.Customer, &h.Reference, &slot, &h.ExpiresAt, &h.BookingID, &h.CreatedAt)
+	err := row.Scan(&h.ID, &h.Status, &h.ResourceID, &h.Service, &h.Customer, &h.Reference, &slot, &h.ExpiresAt, &h.BookingID, &h.DeliberateSecond, &h.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Hold{}, errNotFound
 	}
@@ -106,9 +106,9 @@ func insertHold(ctx context.Context, tx pgx.Tx, tenant string, h Hold) error {
 		return err
 	}
 	_, err = sp.Exec(ctx, `INSERT INTO calendar_reservations
-		(id, tenant_id, resource_id, service, customer, reference, slot, status, hold_expires_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, 'held', $8, $9, $9)`,
-		h.ID, tenant, h.ResourceID, h.Service, h.Customer, h.Reference, slotRange(h.Start, h.End), h.ExpiresAt, h.CreatedAt)
+		(id, tenant_id, resource_id, service, customer, reference, slot, status, hold_expires_at, deliberate_second, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 'held', $8, $9, $10, $10)`,
+		h.ID, tenant, h.ResourceID, h.Service, h.Customer, h.Reference, slotRange(h.Start, h.End), h.ExpiresAt, h.DeliberateSecond, h.CreatedAt)
 	if err != nil {
 		_ = sp.Rollback(ctx)
 		return err

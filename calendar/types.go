@@ -38,6 +38,10 @@ const (
 	CodeInvalidRequest      = "invalid_request"
 	CodeHoldExpired         = "hold_expired"
 	CodeInvalidState        = "invalid_state"
+	// CodeCustomerAlreadyBooked: the customer already has an active
+	// reservation (hold or booking) of the service at an overlapping time,
+	// under any reference; the problem's "existing" names it.
+	CodeCustomerAlreadyBooked = "customer_already_booked"
 )
 
 // HoldRequest is the body of POST /v1/holds.
@@ -49,6 +53,11 @@ type HoldRequest struct {
 	Customer   string    `json:"customer"`
 	// Reference is the caller's business reference (the booking workflow ID).
 	Reference string `json:"reference"`
+	// DeliberateSecond marks a wished second reservation of the customer for
+	// the same service at an overlapping time (a reviewer decided
+	// "separate", or the customer asked for a second car); without it the
+	// calendar refuses with customer_already_booked.
+	DeliberateSecond bool `json:"deliberate_second,omitempty"`
 }
 
 // Hold is a reservation of a resource for a slot that expires unless confirmed.
@@ -64,7 +73,10 @@ type Hold struct {
 	End        time.Time  `json:"end"`
 	ExpiresAt  time.Time  `json:"expires_at"`
 	BookingID  string     `json:"booking_id,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
+	// DeliberateSecond: placed as a deliberate second reservation of the
+	// customer for the service at this time.
+	DeliberateSecond bool      `json:"deliberate_second,omitempty"`
+	CreatedAt        time.Time `json:"created_at"`
 }
 
 // Booking is a confirmed appointment.

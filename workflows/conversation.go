@@ -264,6 +264,7 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) 
 	f := workflow.ExecuteChildWorkflow(cctx, AppointmentWorkflow, BookingRequest{
 		Tenant: in.Tenant, Customer: in.Customer, Service: in.Service, SlotStart: in.SlotStart, Channel: ch, IntentID: in.IntentID,
 		DepositAmount: c.in.DepositAmount, Currency: c.in.Currency, PaymentMethod: c.in.PaymentMethod, Timezone: c.in.Timezone,
+		DeliberateSecond: in.Separate,
 	})
 	_ = f.GetChildWorkflowExecution().Get(ctx, nil) // started (or already exists): enough
 }

@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
@@ -39,6 +40,8 @@ type recordStack struct {
 	pool  *pgxpool.Pool
 	tc    client.Client
 	queue string
+	// calendarURL is the calendar API the worker uses (the front desk too).
+	calendarURL string
 }
 
 func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
@@ -53,7 +56,7 @@ func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
 	if tweak != nil {
 		tweak(&cfg) // ... and of the worker (e.g. an unreachable calendar)
 	}
-	s := recordStack{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t)}
+	s := recordStack{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), calendarURL: cfg.CalendarURL}
 	testsupport.Worker(t, s.tc, s.queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool)) })
 	return s
 }
@@ -222,6 +225,25 @@ func TestRecordHistories(t *testing.T) {
 		defer cancel()
 		workflowID, firstRun := reviewDecisionAtContinueAsNew(t, s)
 		saveRun(t, ctx, s.tc, workflowID, firstRun, "conversation-continue-as-new.json")
+	})
+
+	t.Run("already-booked", func(t *testing.T) {
+		// The front desk booked the customer by hand under its own
+		// reference; the agent's saga is refused, links that booking and
+		// tells the customer (versioned: already-booked-links-existing).
+		s := newRecordStack(t, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		req := recordRequest(t, "+4915112340007", time.Wednesday, 11)
+		desk := calendar.NewClient(s.calendarURL, config.DefaultAPIToken)
+		h, err := desk.CreateHold(ctx, "desk-hold", calendar.HoldRequest{
+			ResourceID: "bay-1", Service: req.Service, Start: req.SlotStart, Customer: req.Customer, Reference: "frontdesk:record"})
+		require.NoError(t, err)
+		_, err = desk.ConfirmHold(ctx, "desk-confirm", h.ID)
+		require.NoError(t, err)
+		run, st := s.book(t, ctx, req)
+		require.Equal(t, workflows.StatusAlreadyBooked, st.Status, st.Reason)
+		s.save(t, ctx, run.GetID(), "already-booked.appointment.json")
 	})
 }
 

@@ -38,6 +38,7 @@ var recordedHistories = []string{
 	"slot-taken.appointment.json",
 	"review-abandon.appointment.json",
 	"conversation-continue-as-new.json",
+	"already-booked.appointment.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

@@ -27,13 +27,17 @@ func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outc
 		err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, id, "Hold "+a.req.Service+" at "+a.req.SlotStart.UTC().Format(time.RFC3339)),
 			act.HoldSlot, activities.HoldSlotInput{
 				Tenant: a.req.Tenant, Reference: a.state.Reference, ResourceID: a.req.ResourceID,
-				Service: a.req.Service, Customer: a.req.Customer, Start: a.req.SlotStart,
+				Service: a.req.Service, Customer: a.req.Customer, Start: a.req.SlotStart, DeliberateSecond: a.req.DeliberateSecond,
 			}).Get(ctx, &res)
 		a.record("hold slot", id, res.Step, err)
 		if err == nil {
 			return res.Hold.ID, nil
 		}
 		if isFinal(err) {
+			if errorType(err) == activities.ErrTypeAlreadyBooked &&
+				workflow.GetVersion(ctx, changeAlreadyBooked, workflow.DefaultVersion, 1) == 1 {
+				return "", a.alreadyBooked(ctx, err)
+			}
 			o := a.fromError(err)
 			if o.reason == "slot_unavailable" {
 				a.state.Alternatives = alternatives(err)

@@ -20,8 +20,8 @@ const TaskQueue = "bookonce"
 // search attribute.
 type BookingStatus string
 
-// Booking states. Confirmed, Rejected, PaymentFailed and Cancelled are
-// final; NeedsReview waits for a person.
+// Booking states. Confirmed, Rejected, PaymentFailed, Cancelled and
+// AlreadyBooked are final; NeedsReview waits for a person.
 const (
 	StatusRequested     BookingStatus = "Requested"
 	StatusHolding       BookingStatus = "Holding"
@@ -33,6 +33,11 @@ const (
 	StatusPaymentFailed BookingStatus = "PaymentFailed"
 	StatusCancelled     BookingStatus = "Cancelled"
 	StatusNeedsReview   BookingStatus = "NeedsReview"
+	// StatusAlreadyBooked: the customer already had this appointment under
+	// another reference (booked by hand at the front desk); the saga linked
+	// it (BookingState.ExistingBooking), charged nothing and told the
+	// customer. Not Rejected: the customer does have the appointment.
+	StatusAlreadyBooked BookingStatus = "AlreadyBooked"
 )
 
 // QueryStatus is the query that returns a BookingState.
@@ -66,6 +71,10 @@ type BookingRequest struct {
 	Timezone string `json:"timezone,omitempty"`
 	// Tuning shortens timeouts and retries (tests); zero means defaults.
 	Tuning Tuning `json:"tuning,omitempty"`
+	// DeliberateSecond books even if the customer already has this service
+	// at an overlapping time (a reviewer's "separate", a second car);
+	// without it the calendar's refusal ends the saga AlreadyBooked.
+	DeliberateSecond bool `json:"deliberate_second,omitempty"`
 }
 
 // IntentID hashes the business intent (tenant, customer, service,
@@ -108,7 +117,13 @@ type BookingState struct {
 	MessageID string `json:"message_id,omitempty"`
 	// ReviewCase is the open review case, if any.
 	ReviewCase string `json:"review_case,omitempty"`
-	Reason     string `json:"reason,omitempty"`
+	// ExistingBooking is the customer's appointment made under another
+	// reference (its booking ID, or its hold ID while only held) that this
+	// saga linked instead of booking again (StatusAlreadyBooked).
+	ExistingBooking string `json:"existing_booking,omitempty"`
+	// ExistingReference is that appointment's business reference.
+	ExistingReference string `json:"existing_reference,omitempty"`
+	Reason            string `json:"reason,omitempty"`
 	// Alternatives are free slots offered when the wished one was taken.
 	Alternatives []time.Time `json:"alternatives,omitempty"`
 	Steps        []Step      `json:"steps"`

@@ -1,0 +1,52 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+)
+
+// changeAlreadyBooked versions the saga's answer to the calendar's
+// customer_already_booked refusal (before it, the refusal was a plain
+// rejection without a message).
+const changeAlreadyBooked = "already-booked-links-existing"
+
+// alreadyBooked ends a saga whose hold the calendar refused because the
+// customer already has this appointment under another reference (a person
+// booked it by hand; the agent replays the wish). It links the existing
+// booking, charges nothing (no deposit is authorised before the hold),
+// holds nothing of its own to release, and tells the customer once: the
+// message is unique per reference and kind in the outbox.
+func (a *appointment) alreadyBooked(ctx workflow.Context, refusal error) *outcome {
+	var existing activities.ExistingBooking
+	var appErr *temporal.ApplicationError
+	if !asApplicationError(refusal, &appErr) || !appErr.HasDetails() || appErr.Details(&existing) != nil {
+		// The calendar refused without naming the booking: still already
+		// booked, but a person should find which one.
+		existing = activities.ExistingBooking{}
+	}
+	link := firstNonEmpty(existing.BookingID, existing.HoldID)
+	a.state.ExistingBooking, a.state.ExistingReference = link, existing.Reference
+	text := fmt.Sprintf("Sie haben für diese Zeit bereits einen Termin: %s am %s (Buchung %s). Wir haben keinen zweiten gebucht und nichts berechnet.",
+		serviceLabel(a.req.Service), localTime(a.req.SlotStart, a.req.Timezone), firstNonEmpty(link, "unbekannt"))
+	if existing.BookingID == "" && existing.HoldID != "" {
+		text = fmt.Sprintf("Für diese Zeit ist bereits ein Termin für Sie in Bearbeitung: %s am %s (Reservierung %s). Wir haben keinen zweiten gebucht und nichts berechnet.",
+			serviceLabel(a.req.Service), localTime(a.req.SlotStart, a.req.Timezone), link)
+	}
+	var step activities.Step
+	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "send-already-booked", "Tell the customer: already booked"),
+		act.SendConfirmation, activities.ConfirmationInput{
+			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer,
+			Text: text, Kind: activities.MessageKindAlreadyBooked,
+		}).Get(ctx, &step)
+	a.record("send already booked", "send-already-booked", step, err)
+	a.state.MessageID = step.DownstreamID
+	reason := "already_booked: " + firstNonEmpty(link, "existing booking not named")
+	if err != nil {
+		reason += "; telling the customer failed: " + err.Error()
+	}
+	return &outcome{StatusAlreadyBooked, reason}
+}
