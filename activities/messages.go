@@ -35,20 +35,28 @@ type ConfirmationInput struct {
 	Channel   string `json:"channel"`
 	Customer  string `json:"customer"`
 	Text      string `json:"text"`
+	// Kind is the outbox kind (one message per booking and kind); empty
+	// is "confirmation". An appointment that lost its slot sends
+	// "alternatives" through the same path.
+	Kind string `json:"kind,omitempty"`
 }
 
 // SendConfirmation sends the booking confirmation exactly once.
 func (a *Activities) SendConfirmation(ctx context.Context, in ConfirmationInput) (Step, error) {
 	key := KeyOf(ctx)
+	kind := in.Kind
+	if kind == "" {
+		kind = "confirmation"
+	}
 	m, err := a.Messages.Send(ctx, key, outbox.Message{
-		Tenant: in.Tenant, Reference: in.Reference, Kind: "confirmation", Channel: in.Channel, Recipient: in.Customer, Body: in.Text,
+		Tenant: in.Tenant, Reference: in.Reference, Kind: kind, Channel: in.Channel, Recipient: in.Customer, Body: in.Text,
 	})
 	if errors.Is(err, outbox.ErrConflict) {
 		// Another text is reserved for this booking: retrying cannot help.
 		return Step{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeOutboxConflict, err, m.ID)
 	}
 	if err != nil {
-		return Step{}, fmt.Errorf("send confirmation: %w", err)
+		return Step{}, fmt.Errorf("send %s: %w", kind, err)
 	}
 	return stepOf(ctx, key, m.ID), nil
 }

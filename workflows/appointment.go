@@ -77,6 +77,7 @@ func (a *appointment) run(ctx workflow.Context) (BookingState, error) {
 		// The same wish later is a new attempt, not a merge into this one.
 		_ = workflow.ExecuteActivity(activityCtx(dctx, a.tuning, "close-intent", "Close the intent: no booking"), act.CloseIntent,
 			activities.CloseIntentInput{Tenant: a.req.Tenant, IntentID: a.req.IntentID, WorkflowID: a.state.Reference}).Get(dctx, nil)
+		a.offerAlternatives(dctx, o)
 		_ = a.upsert(dctx, o.status, "ended: "+a.state.Reason)
 		return a.state, nil
 	}
