@@ -23,9 +23,9 @@ func contention(first int, rng *rand.Rand, slots *slots, run int) []Scenario {
 	return out
 }
 
-// Contention measures the contended slots: how many rivals won, how many
+// Rivalry measures the contended slots: how many rivals won, how many
 // lost, and whether every loser was told which slots are free.
-type Contention struct {
+type Rivalry struct {
 	// Slots are contended slots, Rivals the customers competing for them.
 	Slots  int `json:"slots"`
 	Rivals int `json:"rivals"`
@@ -46,8 +46,8 @@ var timeInText = regexp.MustCompile(`\d{2}\.\d{2}\.\d{4} \d{2}:\d{2}`)
 
 // contentionOf classifies the rivals' outcomes; texts are every message
 // at the fake Twilio by recipient.
-func contentionOf(states []wishState, texts map[string][]string, loc *time.Location) Contention {
-	var c Contention
+func contentionOf(states []wishState, texts map[string][]string, loc *time.Location) Rivalry {
+	var c Rivalry
 	groups := map[int]bool{}
 	for _, st := range states {
 		s := st.scenario

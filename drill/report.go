@@ -32,7 +32,7 @@ type Report struct {
 	// DoubleBooked are resources booked twice for one time (must be 0).
 	DoubleBooked DoubleBooked `json:"double_booked"`
 	// Contention measures the slots several customers raced for.
-	Contention Contention `json:"contention"`
+	Contention Rivalry `json:"contention"`
 	// Operator is what was left for a person; Orphans the holds and
 	// authorisations nobody settled (must be 0).
 	Operator OperatorLoad `json:"operator_load"`
