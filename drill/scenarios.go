@@ -193,10 +193,16 @@ func (s *slots) evenPair() (time.Time, time.Time) {
 // neighbours are taken too, so the rivals compete only with each other and
 // a second booking is never rejected for their sake.
 func (s *slots) contended() time.Time {
-	t := s.even()
-	s.take(t.Add(-time.Hour))
-	s.take(t.Add(time.Hour))
-	return t
+	for day := s.day; ; day++ {
+		for _, t := range s.free(day, evenHours) {
+			before, after := t.Add(-time.Hour), t.Add(time.Hour)
+			if !s.taken[before] && !s.taken[after] {
+				s.take(before)
+				s.take(after)
+				return s.take(t)
+			}
+		}
+	}
 }
 
 // oddOtherDay is a free odd-hour slot on a day after t's.
