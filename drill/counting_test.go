@@ -13,7 +13,9 @@ import (
 // what reached the customer's phone, not only rows the outbox knows.
 func TestDuplicateMessagesCountsEveryMessageAtTwilio(t *testing.T) {
 	cb := func(id string) string { return "http://gw/v1/twilio/status?outbox_id=" + id }
-	confirm := func(bk string) string { return "Ihr Termin ist bestätigt: Inspektion am 02.12.2026 10:00 (Buchung " + bk + ")." }
+	confirm := func(bk string) string {
+		return "Ihr Termin ist bestätigt: Inspektion am 02.12.2026 10:00 (Buchung " + bk + ")."
+	}
 	kinds := map[string]string{"msg_r1": "reply:SM1", "msg_r2": "reply:SM2", "msg_c1": "confirmation", "msg_c2": "confirmation"}
 	cases := []struct {
 		name string
