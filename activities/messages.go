@@ -37,7 +37,8 @@ type ConfirmationInput struct {
 	Text      string `json:"text"`
 	// Kind is the outbox kind (one message per booking and kind); empty
 	// means "confirmation". The saga tells a customer who is already booked
-	// with MessageKindAlreadyBooked.
+	// with MessageKindAlreadyBooked, and one who lost the slot with
+	// "alternatives".
 	Kind string `json:"kind,omitempty"`
 }
 

@@ -40,19 +40,29 @@ func TestPhrasingsAreUnderstood(t *testing.T) {
 	}
 }
 
-// TestSlotsNeverCompete: no three bookings overlap (two bays), a second
-// booking is on another day, an ambiguous pair on the same day.
+// TestSlotsNeverCompete: outside the contended slots no three bookings
+// overlap (two bays), a second booking is on another day, an ambiguous
+// pair on the same day; a contended slot has rivalSize rivals and nothing
+// else overlaps it.
 func TestSlotsNeverCompete(t *testing.T) {
 	loc, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
 	all := scenarios(1200, rand.New(rand.NewPCG(3, 4)), loc, time.Now(), 1)
 	type span struct{ from, to time.Time }
-	var spans []span
+	var spans, contended []span
 	total := 0
+	rivals := map[int]int{}
 	for _, s := range all {
 		total += len(s.Wishes)
 		for _, w := range s.Wishes {
 			require.NotEqual(t, time.Sunday, w.Start.Weekday())
+			if s.Kind == Contention {
+				rivals[s.Group]++
+				if rivals[s.Group] == 1 {
+					contended = append(contended, span{w.Start, w.Start.Add(90 * time.Minute)})
+				}
+				continue
+			}
 			spans = append(spans, span{w.Start, w.Start.Add(90 * time.Minute)})
 		}
 		switch s.Kind {
@@ -74,5 +84,16 @@ func TestSlotsNeverCompete(t *testing.T) {
 			}
 		}
 		require.LessOrEqual(t, running, 2, "at %v", a.from)
+	}
+	// A contended slot is raced for by its rivals only: no other wish
+	// overlaps it, so its losers lost to each other.
+	require.NotEmpty(t, contended)
+	for _, c := range contended {
+		for _, b := range spans {
+			require.False(t, b.from.Before(c.to) && c.from.Before(b.to), "contended %v overlaps a wish at %v", c.from, b.from)
+		}
+	}
+	for g, n := range rivals {
+		require.Equal(t, rivalSize, n, "group %d", g)
 	}
 }

@@ -49,7 +49,17 @@ func newDriver(e *env, concurrency int) *driver {
 func (d *driver) run(ctx context.Context, all []Scenario, concurrency int, seed uint64) {
 	sem := make(chan struct{}, concurrency)
 	var wg sync.WaitGroup
+	rivals := map[int][]Scenario{}
 	for _, s := range all {
+		if s.Group != 0 {
+			rivals[s.Group] = append(rivals[s.Group], s)
+		}
+	}
+	for _, s := range all {
+		group := rivals[s.Group]
+		if s.Group != 0 && group[0].ID != s.ID {
+			continue // played with the first rival
+		}
 		select {
 		case <-ctx.Done():
 			wg.Wait()
@@ -60,9 +70,30 @@ func (d *driver) run(ctx context.Context, all []Scenario, concurrency int, seed 
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if s.Group != 0 {
+				d.rivals(ctx, group, seed)
+				return
+			}
 			d.play(ctx, s, rand.New(rand.NewPCG(seed, uint64(s.ID))))
 		}()
 	}
+	wg.Wait()
+}
+
+// rivals sends the messages of customers competing for one slot at the
+// same moment, so their holds meet in the calendar.
+func (d *driver) rivals(ctx context.Context, group []Scenario, seed uint64) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, s := range group {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			d.whatsapp(ctx, s, pick(firstTexts, s.Phrasing, s.Wishes[0]), rand.New(rand.NewPCG(seed, uint64(s.ID))))
+		}()
+	}
+	close(start)
 	wg.Wait()
 }
 

@@ -13,46 +13,6 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 )
 
-// duplicates counts duplicate side effects from the downstream tables and
-// the fake Twilio: more than one reservation for one wish, more than one
-// live or captured deposit for one booking (or one wish), more than one
-// message for one outbox row or more than one confirmation per booking.
-func (e *env) duplicates(ctx context.Context) (Effects, error) {
-	var d Effects
-	queries := []struct {
-		into *float64
-		sql  string
-	}{
-		{&d.Calendar, `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM calendar_reservations
-			GROUP BY tenant_id, customer, service, lower(slot) HAVING count(*) > 1) x`},
-		{&d.Payment, `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM payment_intents
-			WHERE status IN ('requires_capture', 'succeeded') GROUP BY tenant_id, booking_reference, step HAVING count(*) > 1) x`},
-		{&d.Payment, `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM payment_intents p
-			JOIN booking_intents b ON b.workflow_id = p.booking_reference WHERE p.status = 'succeeded' AND p.amount_refunded = 0
-			GROUP BY b.tenant_id, b.customer, b.service, b.slot_start HAVING count(*) > 1) x`},
-		{&d.Payment, `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM refunds GROUP BY tenant_id, payment_intent_id HAVING count(*) > 1) x`},
-		{&d.Messages, `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM outbox_messages WHERE kind = 'confirmation'
-			GROUP BY tenant_id, reference HAVING count(*) > 1) x`},
-	}
-	for _, q := range queries {
-		n, err := e.count(ctx, q.sql)
-		if err != nil {
-			return d, fmt.Errorf("count duplicates: %w", err)
-		}
-		*q.into += float64(n)
-	}
-	perRow := map[string]int{}
-	for _, m := range e.twilio.Messages() {
-		if id := callbackOutboxID(m.StatusCallback); id != "" {
-			perRow[id]++
-		}
-	}
-	for _, n := range perRow {
-		d.Messages += float64(n - 1)
-	}
-	return d, nil
-}
-
 // unknowns follows every injected "after commit" fault to how it ended:
 // the same key came back and got the stored answer (replayed), the caller
 // found the effect by its business reference or the outbox by listing
@@ -277,12 +237,10 @@ func (e *env) resultIDs(ctx context.Context, states []wishState) (ResultIDs, err
 		return r, err
 	}
 	for _, m := range e.twilio.Messages() {
+		// A message that names no outbox row is stored nowhere: missing.
 		id := callbackOutboxID(m.StatusCallback)
-		if id == "" {
-			continue
-		}
 		r.Effects++
-		if sids[id] == m.Sid {
+		if id != "" && sids[id] == m.Sid {
 			r.Stored++
 		} else {
 			missing("message %s of outbox row %s: row holds %q", m.Sid, id, sids[id])

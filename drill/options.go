@@ -30,6 +30,10 @@ type Options struct {
 	Calendar, Payments, Twilio []chaos.Rule
 	// SettleTimeout bounds the wait for every booking to end.
 	SettleTimeout time.Duration
+	// OrphanWait bounds the wait, after every booking has ended, for the
+	// reconciler to sweep holds and authorisations of closed appointments
+	// (no wait once there are none).
+	OrphanWait time.Duration
 	// WorkerCommand builds the command of one worker process; its
 	// environment is added by the drill. Default: this executable again,
 	// which must call RunWorkerIfAsked first thing in main (or TestMain).
@@ -70,7 +74,8 @@ func DefaultPaymentFaults() []chaos.Rule {
 	}
 }
 
-// DefaultTwilioFaults are the Twilio proxy's faults in a drill. There is
+// DefaultTwilioFaults are the Twilio proxy's faults in a drill: lost
+// answers, bare 502 and 503 after commit, resets. There is
 // no Duplicate: Twilio's message API takes no idempotency key, so a
 // request sent twice below bookonce is two messages that no caller can
 // prevent; what bookonce must survive is a lost or failed answer.
@@ -78,6 +83,10 @@ func DefaultTwilioFaults() []chaos.Rule {
 	return []chaos.Rule{
 		{Method: "POST", PathPrefix: "/2010-04-01/", Fault: chaos.DropAfterCommit, Probability: 0.03},
 		{Method: "POST", PathPrefix: "/2010-04-01/", Fault: chaos.ErrorAfterCommit, Status: 502, Probability: 0.02},
+		// A bare 503 (a load balancer's, no Twilio error body) after Twilio
+		// accepted the message: it proves nothing, so resending it is a
+		// duplicate at the customer's phone.
+		{Method: "POST", PathPrefix: "/2010-04-01/", Fault: chaos.ErrorAfterCommit, Status: 503, Probability: 0.02},
 		{Method: "POST", PathPrefix: "/2010-04-01/", Fault: chaos.Reset, Probability: 0.02},
 	}
 }
@@ -110,6 +119,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = 10 * time.Minute
+	}
+	if o.OrphanWait <= 0 {
+		o.OrphanWait = 3 * time.Minute
 	}
 	if o.WorkerCommand == nil {
 		o.WorkerCommand = selfCommand

@@ -27,6 +27,16 @@ type Report struct {
 	// same per 1000 bookings.
 	Duplicates  Effects `json:"duplicate_effects"`
 	PerThousand Effects `json:"duplicate_effects_per_1000"`
+	// DuplicatesBy breaks Duplicates down by check (docs/chaos.md).
+	DuplicatesBy Duplicates `json:"duplicate_effects_by_check"`
+	// DoubleBooked are resources booked twice for one time (must be 0).
+	DoubleBooked DoubleBooked `json:"double_booked"`
+	// Contention measures the slots several customers raced for.
+	Contention Rivalry `json:"contention"`
+	// Operator is what was left for a person; Orphans the holds and
+	// authorisations nobody settled (must be 0).
+	Operator OperatorLoad `json:"operator_load"`
+	Orphans  Orphans      `json:"orphans"`
 	// Blocked are duplicates stopped per layer (inbox, idempotency, dedup).
 	Blocked         map[string]float64 `json:"duplicates_blocked"`
 	KeyReuse        KeyReuse           `json:"key_reuse"`
@@ -137,6 +147,14 @@ func (r *Report) check() {
 	add(r.Traffic.Refused > 0, "%d webhooks never accepted", r.Traffic.Refused)
 	add(r.Genuine.Merged > 0, "%d genuine second bookings merged away", r.Genuine.Merged)
 	add(r.ResultIDs.Stored < r.ResultIDs.Effects, "%d external effects without their ID stored", r.ResultIDs.Effects-r.ResultIDs.Stored)
+	add(r.DoubleBooked.Resources > 0, "%d pairs of bookings on one resource at one time", r.DoubleBooked.Resources)
+	add(r.DoubleBooked.NotBooked > 0, "%d bookings told to customers but not confirmed in the calendar", r.DoubleBooked.NotBooked)
+	add(len(r.Contention.NotOffered) > 0 || r.Contention.Offered < r.Contention.Lost, "%d customers who lost a contended slot were not offered alternatives",
+		r.Contention.Lost-r.Contention.Offered)
+	add(r.Operator.Share > r.Operator.Limit, "%d tasks for a person (%.1f%% of bookings, limit %.1f%%) other than ambiguous duplicates",
+		r.Operator.NeedPerson, r.Operator.Share*100, r.Operator.Limit*100)
+	add(r.Orphans.Holds > 0, "%d orphaned holds", r.Orphans.Holds)
+	add(r.Orphans.Authorisations > 0, "%d orphaned authorisations", r.Orphans.Authorisations)
 	r.Passed = len(r.Failures) == 0
 }
 
@@ -146,6 +164,13 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "bookings %d in %.0fs (seed %d); %s\n", r.Bookings, r.Seconds, r.Seed, r.Traffic)
 	fmt.Fprintf(&b, "faults injected: %s; worker processes SIGKILLed: %d\n", faultLine(r.Faults), r.WorkerKills)
 	fmt.Fprintf(&b, "duplicate effects per 1000: calendar %v, payment %v, messages %v\n", r.PerThousand.Calendar, r.PerThousand.Payment, r.PerThousand.Messages)
+	fmt.Fprintf(&b, "duplicate effects by check: %s\n", mapLine(r.DuplicatesBy))
+	fmt.Fprintf(&b, "resources double-booked: %d (of %d bookings told to customers; %d told but not booked)\n",
+		r.DoubleBooked.Resources, r.DoubleBooked.Told, r.DoubleBooked.NotBooked)
+	fmt.Fprintf(&b, "contended slots: %d, %d rivals: booked %d, lost %d, offered alternatives %d, other %d\n", r.Contention.Slots,
+		r.Contention.Rivals, r.Contention.Booked, r.Contention.Lost, r.Contention.Offered, len(r.Contention.Other))
+	fmt.Fprintf(&b, "orphans after settling (waited %.0fs for the reconciler): holds %d, authorisations %d (%d more of appointments still running)\n",
+		r.Orphans.WaitedSeconds, r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.OfRunning)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))
 	fmt.Fprintf(&b, "retries that reused the operation key: %d of %d (%.1f%%; %d with a new key, guarded by the business reference)\n",
 		r.KeyReuse.ReusedKey, r.KeyReuse.Retries, r.KeyReuse.Share*100, r.KeyReuse.NewKey)
@@ -165,8 +190,13 @@ func (r *Report) Summary() string {
 		r.Genuine.Scenarios, r.Genuine.BookedBoth, r.Genuine.Merged, r.Genuine.FalseDedupRate, r.Genuine.MergedAsExpect, r.Genuine.ExpectedMerges)
 	fmt.Fprintf(&b, "result IDs stored on their operation: %d of %d (%.1f%%)\n", r.ResultIDs.Stored, r.ResultIDs.Effects, r.ResultIDs.Share*100)
 	fmt.Fprintf(&b, "outcomes: confirmed %d, rejected %s, in review %d, lost %d\n", r.Outcomes.Confirmed, intLine(r.Outcomes.Rejected), r.Outcomes.InReview, r.Outcomes.Lost)
+	fmt.Fprintf(&b, "operator load: %d tasks, %d ambiguous duplicates, %d need a person (%.1f%% of bookings, limit %.1f%%): %s\n", r.Operator.Tasks,
+		r.Operator.Ambiguous, r.Operator.NeedPerson, r.Operator.Share*100, r.Operator.Limit*100, intLine(r.Operator.ByReason))
+	for _, line := range r.Operator.InReview {
+		fmt.Fprintf(&b, "  in review: %s\n", line)
+	}
 	if r.Passed {
-		b.WriteString("PASSED: zero duplicate effects, zero lost requests, zero false merges\n")
+		b.WriteString("PASSED: zero duplicate effects, zero lost requests, zero false merges, zero double bookings, zero orphans\n")
 	} else {
 		fmt.Fprintf(&b, "FAILED: %s\n", strings.Join(r.Failures, "; "))
 	}

@@ -157,7 +157,7 @@ func (e *env) report(ctx context.Context, opts Options, all []Scenario, states [
 	}
 	r.WorkersStarted, r.WorkerKills = ws.counts()
 	var err error
-	if r.Duplicates, err = e.duplicates(ctx); err != nil {
+	if r.Duplicates, r.DuplicatesBy, err = e.duplicates(ctx); err != nil {
 		return nil, err
 	}
 	r.PerThousand = Effects{perThousand(r.Duplicates.Calendar, r.Bookings), perThousand(r.Duplicates.Payment, r.Bookings), perThousand(r.Duplicates.Messages, r.Bookings)}
@@ -196,6 +196,9 @@ func (e *env) report(ctx context.Context, opts Options, all []Scenario, states [
 				r.Outcomes.LostWhy = append(r.Outcomes.LostWhy, fmt.Sprintf("%s wish %d of %s (%s): %s", st.scenario.Kind, st.wish+1, ops.MaskPhones(st.scenario.Customer), st.workflowID, st.reason))
 			}
 		}
+	}
+	if err := e.measureStrict(ctx, opts, r, all, states); err != nil {
+		return nil, err
 	}
 	r.check()
 	return r, nil

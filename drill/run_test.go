@@ -12,9 +12,13 @@ import (
 
 // TestDrill100 is the small acceptance drill of `make test`: 100 bookings
 // through signed webhooks on both channels with redeliveries, rephrasings
-// and genuine second bookings, faults in front of every downstream API,
-// and worker processes SIGKILLed mid-flight. It must end with zero
-// duplicate effects, zero losses and zero false merges.
+// and genuine second bookings, customers racing for one slot, faults in
+// front of every downstream API (a bare 503 after Twilio accepted a
+// message among them), and worker processes SIGKILLed mid-flight. It must
+// end with zero duplicate effects (counted across references and over
+// every message at Twilio), zero losses, zero false merges, zero
+// double-booked resources, alternatives for every loser, zero orphans and
+// at most 0.5 % of bookings needing a person.
 func TestDrill100(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the drill runs the whole stack; -short skips it")
@@ -23,6 +27,7 @@ func TestDrill100(t *testing.T) {
 	r, err := Run(t.Context(), Options{
 		Bookings: 100, Concurrency: 16, KillEvery: 8 * time.Second, Seed: 100,
 		LogDir: dir, Progress: testWriter{t}, SettleTimeout: 6 * time.Minute, // generous: CI runs other packages beside it
+		OrphanWait: 45 * time.Second,
 	})
 	require.NoError(t, err)
 	out, err := json.MarshalIndent(r, "", "  ")
@@ -48,6 +53,13 @@ func TestDrill100(t *testing.T) {
 	require.Positive(t, r.Genuine.Scenarios)
 	require.Zero(t, r.Genuine.Merged)
 	require.Equal(t, 1.0, r.ResultIDs.Share)
+	require.Positive(t, r.Contention.Slots, "customers raced for a slot")
+	require.Positive(t, r.Contention.Lost, "a contended slot had losers")
+	require.Equal(t, r.Contention.Lost, r.Contention.Offered, "every loser was offered alternatives")
+	require.Zero(t, r.DoubleBooked.Resources)
+	require.Zero(t, r.DoubleBooked.NotBooked)
+	require.Zero(t, r.Orphans.Holds+r.Orphans.Authorisations)
+	require.LessOrEqual(t, r.Operator.Share, r.Operator.Limit)
 }
 
 type testWriter struct{ t *testing.T }

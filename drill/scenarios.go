@@ -29,13 +29,24 @@ const (
 	// it goes to review, and the drill, as the operator, decides
 	// "separate", so two bookings.
 	Ambiguous Kind = "ambiguous-second"
+	// Contention: rivalSize different customers ask for the same slot
+	// (same service, same start) at the same moment, more than the
+	// resources that can do it: the winners book, every loser is rejected
+	// and offered free slots, and no resource is booked twice.
+	Contention Kind = "contention"
 )
 
 // Kinds lists the kinds in a stable order.
-var Kinds = []Kind{WhatsApp, Voice, CrossChannel, Rephrase, Second, Ambiguous}
+var Kinds = []Kind{WhatsApp, Voice, CrossChannel, Rephrase, Second, Ambiguous, Contention}
 
-// mix is the share of each kind, in percent, in Kinds order.
-var mix = []int{35, 20, 15, 12, 12, 6}
+// mix is the share of each kind, in percent of scenarios, in Kinds order
+// (a contention scenario stands for rivalSize customers).
+var mix = []int{30, 20, 15, 12, 12, 6, 5}
+
+// rivalSize is how many customers compete for one contended slot: more
+// than the demo tenant's resources (two bays and a technician), so at
+// least one always loses.
+const rivalSize = 4
 
 // Wish is one booking a customer asks for.
 type Wish struct {
@@ -55,6 +66,9 @@ type Scenario struct {
 	Concurrent   bool `json:"concurrent"`
 	// Phrasing picks the wording of each message.
 	Phrasing int `json:"phrasing"`
+	// Group joins the rivals of one contended slot (0: none); the driver
+	// sends their messages at the same moment.
+	Group int `json:"group,omitempty"`
 }
 
 var services = []string{"tire-change", "inspection", "oil-change"}
@@ -65,8 +79,14 @@ func scenarios(n int, rng *rand.Rand, loc *time.Location, from time.Time, run in
 	var out []Scenario
 	for booked := 0; booked < n; {
 		k := pickKind(rng)
-		if (k == Second || k == Ambiguous) && n-booked < 2 {
+		if (k == Second || k == Ambiguous) && n-booked < 2 || k == Contention && n-booked < rivalSize {
 			k = WhatsApp
+		}
+		if k == Contention {
+			rivals := contention(len(out), rng, slots, run)
+			out = append(out, rivals...)
+			booked += len(rivals)
+			continue
 		}
 		s := Scenario{ID: len(out), Kind: k, Customer: fmt.Sprintf("+49151%02d%06d", run%100, len(out)),
 			Redeliveries: rng.IntN(4), Concurrent: rng.IntN(2) == 0, Phrasing: rng.IntN(1 << 16)}
@@ -165,6 +185,22 @@ func (s *slots) evenPair() (time.Time, time.Time) {
 	for ; ; s.day++ {
 		if f := s.free(s.day, evenHours); len(f) >= 2 {
 			return s.take(f[0]), s.take(f[len(f)-1])
+		}
+	}
+}
+
+// contended is a free even-hour slot that nothing else overlaps: its odd
+// neighbours are taken too, so the rivals compete only with each other and
+// a second booking is never rejected for their sake.
+func (s *slots) contended() time.Time {
+	for day := s.day; ; day++ {
+		for _, t := range s.free(day, evenHours) {
+			before, after := t.Add(-time.Hour), t.Add(time.Hour)
+			if !s.taken[before] && !s.taken[after] {
+				s.take(before)
+				s.take(after)
+				return s.take(t)
+			}
 		}
 	}
 }

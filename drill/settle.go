@@ -122,6 +122,11 @@ func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([
 	if err != nil {
 		return nil, err
 	}
+	// A loser of a contended slot ends with the free slots offered.
+	offered, err := e.stringSet(ctx, `SELECT reference FROM outbox_messages WHERE kind = 'alternatives' AND state IN ('sent', 'delivered')`)
+	if err != nil {
+		return nil, err
+	}
 	var out []wishState
 	for _, s := range all {
 		for i, w := range s.Wishes {
@@ -134,6 +139,8 @@ func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([
 				st.reason = "no booking intent recorded"
 			case confirmed[wfs[0]]:
 				st.workflowID, st.outcome = wfs[0], Confirmed
+			case offered[wfs[0]]:
+				st.workflowID, st.outcome, st.reason = wfs[0], Rejected, "slot_unavailable (alternatives offered)"
 			case openCases[wfs[0]] || messagesInReview[wfs[0]]:
 				st.workflowID, st.outcome, st.reason = wfs[0], InReview, "unknown outcome waiting for a person"
 			default:

@@ -181,7 +181,14 @@ func TestSlotTakenIsRejectedWithAlternatives(t *testing.T) {
 	require.Equal(t, workflows.StatusRejected, st2.Status)
 	require.Equal(t, "slot_unavailable", st2.Reason)
 	require.NotEmpty(t, st2.Alternatives)
-	require.Equal(t, effects{Reservations: map[string]int{}, Intents: map[string]int{}}, e.effects(t, r2.GetID()))
+	// Nothing held or charged; one message, offering the free slots.
+	require.Equal(t, effects{Reservations: map[string]int{}, Intents: map[string]int{}, Messages: 1}, e.effects(t, r2.GetID()))
+	var kind, body string
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT kind, body FROM outbox_messages WHERE reference = $1`, r2.GetID()).Scan(&kind, &body))
+	require.Equal(t, "alternatives", kind)
+	for _, alt := range st2.Alternatives {
+		require.Contains(t, body, alt.In(time.UTC).Format("02.01.2006 15:04"), "the loser is told every free slot")
+	}
 	require.Equal(t, booked, e.effects(t, r1.GetID()))
 }
 

@@ -44,6 +44,7 @@ func (a *appointment) end(ctx workflow.Context, o *outcome) BookingState {
 	if cerr := a.closeIntent(dctx); cerr != "" {
 		status, reason = StatusNeedsReview, reason+"; "+cerr
 	}
+	a.offerAlternatives(dctx, o)
 	// A cancel that arrived after the step that failed needs nothing more.
 	for a.cancelRequested() {
 	}

@@ -453,14 +453,21 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			status: workflows.StatusRejected, reason: "slot_unavailable",
 			// Only the release registered before the hold runs, and it
 			// releases by reference (no hold ID is known).
-			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold", "CloseIntent close-intent"},
+			// The customer who lost the slot is told the free ones.
+			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-alternatives"},
 			payments:    []string{},
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
 				require.Equal(t, []time.Time{alt1, alt2}, st.Alternatives)
 				require.Empty(t, st.HoldID)
 				rel := f.input("appointment", "release-hold").(activities.ReleaseHoldInput)
 				require.Equal(t, activities.ReleaseHoldInput{Tenant: "demo", Reference: unitWorkflowID}, rel, "release by reference only")
-				require.Equal(t, []string{"hold slot: failed", "release hold: compensated"}, unitStepNames(st))
+				offer := f.input("appointment", "send-alternatives").(activities.ConfirmationInput)
+				require.Equal(t, "alternatives", offer.Kind)
+				require.Equal(t, unitWorkflowID, offer.Reference)
+				for _, alt := range []time.Time{alt1, alt2} {
+					require.Contains(t, offer.Text, alt.UTC().Format("02.01.2006 15:04"), "the reply names every free slot")
+				}
+				require.Equal(t, []string{"hold slot: failed", "release hold: compensated", "offer alternatives: ok"}, unitStepNames(st))
 				require.Equal(t, f.key("appointment", "hold-slot"), st.Steps[0].Key, "a failed step shows the key it sent")
 			},
 		},
@@ -556,7 +563,9 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			require.Equal(t, tc.appointment, f.sequence("appointment"))
 			require.Equal(t, tc.payments, f.sequence("payment"))
 			require.False(t, f.live, "no live authorisation is left behind")
-			require.Empty(t, f.started("SendConfirmation"))
+			for _, started := range f.started("SendConfirmation") {
+				require.NotEqual(t, "send-confirmation", started.ID, "no confirmation of a failed booking")
+			}
 			tc.check(t, st, f)
 		})
 	}

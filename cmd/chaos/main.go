@@ -60,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		killEvery   = fs.Duration("kill-every", 20*time.Second, "SIGKILL one worker process this often until every booking has settled")
 		seed        = fs.Uint64("seed", 0, "seed of the scenario mix and the fault draws (0: from the clock)")
 		settle      = fs.Duration("settle-timeout", 10*time.Minute, "how long to wait for every booking to end")
+		orphanWait  = fs.Duration("orphan-wait", 3*time.Minute, "how long to wait, once every booking has ended, for the reconciler to sweep orphaned holds and authorisations")
 		reportPath  = fs.String("report", "chaos-report.json", "where to write the JSON report")
 		noFaults    = fs.Bool("no-faults", false, "inject no proxy faults (worker kills still happen)")
 		logDir      = fs.String("logs", "", "directory for the worker processes' logs (default: a temp dir)")
@@ -74,12 +75,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 || *n <= 0 || *concurrency <= 0 || *workers <= 0 || *killEvery <= 0 || *settle <= 0 {
-		fmt.Fprintln(stderr, "chaos: -n, -concurrency, -workers, -kill-every and -settle-timeout must be positive, and there are no arguments")
+	if fs.NArg() > 0 || *n <= 0 || *concurrency <= 0 || *workers <= 0 || *killEvery <= 0 || *settle <= 0 || *orphanWait <= 0 {
+		fmt.Fprintln(stderr, "chaos: -n, -concurrency, -workers, -kill-every, -settle-timeout and -orphan-wait must be positive, and there are no arguments")
 		return 2
 	}
 	opts := drill.Options{Bookings: *n, Concurrency: *concurrency, Workers: *workers, KillEvery: *killEvery,
-		Seed: *seed, SettleTimeout: *settle, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr,
+		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr,
 		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"]}
 	if *noFaults {
 		opts.Calendar, opts.Payments, opts.Twilio = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}

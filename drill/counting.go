@@ -1,0 +1,183 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/bookonce/bookonce/channels/twilio"
+)
+
+// Every duplicate check counts effects that some constraint does NOT make
+// impossible: cancelled and released rows, voided and refunded payments,
+// other references for the same wish, and every message at Twilio. A
+// check that a unique index or an exclusion constraint already enforces
+// (one active reservation per reference, one live authorisation per
+// reference and step, one outbox row per reference and kind, no two active
+// reservations of one resource overlapping) can never fail and measures
+// nothing; docs/chaos.md names the ones this replaced.
+
+// wishOfReservation groups reservations by what the customer asked for:
+// customer, service and start, whatever the reference.
+const wishOfReservation = `tenant_id, customer, service, lower(slot)`
+
+// activeUntil is when a reservation stopped blocking its slot: never for
+// an active one, its update (release, cancel) or its expiry otherwise.
+const activeUntil = `CASE WHEN %[1]s.status IN ('held', 'confirmed') THEN 'infinity'::timestamptz
+	WHEN %[1]s.status = 'expired' THEN least(%[1]s.updated_at, %[1]s.hold_expires_at) ELSE %[1]s.updated_at END`
+
+var duplicateQueries = []struct {
+	name, effect, sql string
+}{
+	// Every reservation that became a booking, whatever its status now
+	// (a second booking later cancelled is still a second booking) and
+	// whatever its reference (a second saga, the front desk).
+	{"calendar_bookings_per_wish", "calendar", `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM calendar_reservations
+		WHERE booking_id IS NOT NULL GROUP BY ` + wishOfReservation + ` HAVING count(*) > 1) x`},
+	// Two references holding the same wish at the same time (not both
+	// booked: that is the check above). A later attempt after a failed
+	// one does not overlap the failed one's hold, so it is not counted.
+	{"calendar_concurrent_holds_per_wish", "calendar", `SELECT count(DISTINCT b.id) FROM calendar_reservations a JOIN calendar_reservations b
+		ON a.tenant_id = b.tenant_id AND a.customer = b.customer AND a.service = b.service AND lower(a.slot) = lower(b.slot)
+		AND a.reference < b.reference
+		AND tstzrange(a.created_at, greatest(a.created_at, ` + fmt.Sprintf(activeUntil, "a") + `)) && tstzrange(b.created_at, greatest(b.created_at, ` + fmt.Sprintf(activeUntil, "b") + `))
+		WHERE NOT (a.booking_id IS NOT NULL AND b.booking_id IS NOT NULL)`},
+	// Every intent ever authorised (a charge exists: live, captured,
+	// voided or refunded alike), per wish across references.
+	{"payment_authorisations_per_wish", "payment", `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM payment_intents p
+		LEFT JOIN (SELECT DISTINCT tenant_id, workflow_id, customer, service, slot_start FROM booking_intents) b ON b.tenant_id = p.tenant_id AND b.workflow_id = p.booking_reference
+		WHERE p.charge_id IS NOT NULL
+		GROUP BY p.tenant_id, coalesce(b.customer || '|' || b.service || '|' || b.slot_start::text, 'ref:' || coalesce(p.booking_reference, p.id)),
+			coalesce(p.step, '') HAVING count(*) > 1) x`},
+	// More than one refund of one intent (partial refunds are not capped
+	// by the refunded <= captured check).
+	{"refunds_per_intent", "payment", `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM refunds
+		GROUP BY tenant_id, payment_intent_id HAVING count(*) > 1) x`},
+}
+
+// Duplicates is the breakdown of the duplicate effects by check.
+type Duplicates map[string]float64
+
+// duplicates counts duplicate side effects from the downstream tables and
+// every message at the fake Twilio.
+func (e *env) duplicates(ctx context.Context) (Effects, Duplicates, error) {
+	var d Effects
+	by := Duplicates{}
+	for _, q := range duplicateQueries {
+		n, err := e.count(ctx, q.sql)
+		if err != nil {
+			return d, by, fmt.Errorf("count duplicates (%s): %w", q.name, err)
+		}
+		by[q.name] = float64(n)
+		switch q.effect {
+		case "calendar":
+			d.Calendar += float64(n)
+		case "payment":
+			d.Payment += float64(n)
+		}
+	}
+	kinds, err := e.pairs(ctx, `SELECT id, kind FROM outbox_messages`)
+	if err != nil {
+		return d, by, fmt.Errorf("count duplicates (outbox kinds): %w", err)
+	}
+	by["twilio_messages_per_customer_and_text"] = float64(duplicateMessages(e.twilio.Messages(), kinds))
+	d.Messages = by["twilio_messages_per_customer_and_text"]
+	return d, by, nil
+}
+
+// bookingIDs are the booking numbers a text names: two confirmations of
+// one wish under two references differ only there.
+var bookingIDs = regexp.MustCompile(`bk_[A-Za-z0-9]+`)
+
+// duplicateMessages counts every message at Twilio, with or without an
+// outbox row, beyond the first of its identity. A reply to an inbound
+// message is one per outbox row (two customer messages may earn the same
+// words twice); anything else (confirmations, offers of alternatives,
+// messages no outbox row names) is one per recipient and text, booking
+// numbers left out.
+func duplicateMessages(msgs []twilio.FakeMessage, kinds map[string]string) int {
+	seen := map[string]int{}
+	for _, m := range msgs {
+		id := callbackOutboxID(m.StatusCallback)
+		identity := "text " + m.To + "|" + bookingIDs.ReplaceAllString(m.Body, "bk_")
+		if strings.HasPrefix(kinds[id], "reply:") {
+			identity = "row " + id
+		}
+		seen[identity]++
+	}
+	n := 0
+	for _, c := range seen {
+		n += c - 1
+	}
+	return n
+}
+
+// DoubleBooked counts bookings the customers were told about (every
+// booking number in a message at Twilio or a reserved confirmation) that share a resource and time,
+// whatever their status now, and bookings told but not in the calendar.
+type DoubleBooked struct {
+	// Told are the booking numbers that reached a customer.
+	Told int `json:"told"`
+	// Resources are pairs of told bookings on one resource whose times
+	// overlap (must be 0).
+	Resources int `json:"resources"`
+	// NotBooked are told bookings that are not confirmed in the calendar
+	// (released, cancelled or missing; must be 0).
+	NotBooked int      `json:"not_booked"`
+	Examples  []string `json:"examples,omitempty"`
+}
+
+// doubleBooked compares every booking a customer was told about against
+// all others, cancelled ones included: the exclusion constraint only
+// covers the ones active at the same time.
+func (e *env) doubleBooked(ctx context.Context) (DoubleBooked, error) {
+	told := map[string]bool{}
+	for _, m := range e.twilio.Messages() {
+		for _, id := range bookingIDs.FindAllString(m.Body, -1) {
+			told[id] = true
+		}
+	}
+	// A confirmation reserved but not (yet) at Twilio promised it too.
+	bodies, err := e.pairs(ctx, `SELECT id, body FROM outbox_messages WHERE kind = 'confirmation'`)
+	if err != nil {
+		return DoubleBooked{}, fmt.Errorf("confirmations: %w", err)
+	}
+	for _, b := range bodies {
+		for _, id := range bookingIDs.FindAllString(b, -1) {
+			told[id] = true
+		}
+	}
+	ids := make([]string, 0, len(told))
+	for id := range told {
+		ids = append(ids, id)
+	}
+	r := DoubleBooked{Told: len(ids)}
+	rows, err := e.pool.Query(ctx, `SELECT a.booking_id || ' and ' || b.booking_id || ' on ' || a.resource_id FROM calendar_reservations a
+		JOIN calendar_reservations b ON a.tenant_id = b.tenant_id AND a.resource_id = b.resource_id AND a.slot && b.slot AND a.id < b.id
+		WHERE a.booking_id = ANY($1) AND b.booking_id = ANY($1)`, ids)
+	if err != nil {
+		return r, fmt.Errorf("double-booked resources: %w", err)
+	}
+	for rows.Next() {
+		var pair string
+		if err := rows.Scan(&pair); err != nil {
+			rows.Close()
+			return r, err
+		}
+		r.Resources++
+		if len(r.Examples) < 10 {
+			r.Examples = append(r.Examples, "double-booked: "+pair)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return r, err
+	}
+	confirmed, err := e.count(ctx, `SELECT count(*) FROM calendar_reservations WHERE booking_id = ANY($1) AND status = 'confirmed'`, ids)
+	if err != nil {
+		return r, fmt.Errorf("told bookings: %w", err)
+	}
+	r.NotBooked = len(ids) - confirmed
+	return r, nil
+}

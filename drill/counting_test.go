@@ -1,0 +1,80 @@
+package drill
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/channels/twilio"
+)
+
+// TestDuplicateMessagesCountsEveryMessageAtTwilio: the message check sees
+// what reached the customer's phone, not only rows the outbox knows.
+func TestDuplicateMessagesCountsEveryMessageAtTwilio(t *testing.T) {
+	cb := func(id string) string { return "http://gw/v1/twilio/status?outbox_id=" + id }
+	confirm := func(bk string) string {
+		return "Ihr Termin ist bestätigt: Inspektion am 02.12.2026 10:00 (Buchung " + bk + ")."
+	}
+	kinds := map[string]string{"msg_r1": "reply:SM1", "msg_r2": "reply:SM2", "msg_c1": "confirmation", "msg_c2": "confirmation"}
+	cases := []struct {
+		name string
+		msgs []twilio.FakeMessage
+		want int
+	}{
+		{"one of each", []twilio.FakeMessage{
+			{To: "+49151", Body: "Danke!", StatusCallback: cb("msg_r1")},
+			{To: "+49151", Body: confirm("bk_1"), StatusCallback: cb("msg_c1")},
+		}, 0},
+		{"two replies with the same words to two customer messages", []twilio.FakeMessage{
+			{To: "+49151", Body: "bereits in Bearbeitung", StatusCallback: cb("msg_r1")},
+			{To: "+49151", Body: "bereits in Bearbeitung", StatusCallback: cb("msg_r2")},
+		}, 0},
+		{"one reply row sent twice (a resend after a bare 503)", []twilio.FakeMessage{
+			{To: "+49151", Body: "Danke!", StatusCallback: cb("msg_r1")},
+			{To: "+49151", Body: "Danke!", StatusCallback: cb("msg_r1")},
+		}, 1},
+		{"one wish confirmed under two references", []twilio.FakeMessage{
+			{To: "+49151", Body: confirm("bk_1"), StatusCallback: cb("msg_c1")},
+			{To: "+49151", Body: confirm("bk_2"), StatusCallback: cb("msg_c2")},
+		}, 1},
+		{"a confirmation sent around the outbox", []twilio.FakeMessage{
+			{To: "+49151", Body: confirm("bk_1"), StatusCallback: cb("msg_c1")},
+			{To: "+49151", Body: confirm("bk_1")},
+		}, 1},
+		{"the same confirmation text to two customers", []twilio.FakeMessage{
+			{To: "+49151", Body: confirm("bk_1"), StatusCallback: cb("msg_c1")},
+			{To: "+49152", Body: confirm("bk_2"), StatusCallback: cb("msg_c2")},
+		}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, duplicateMessages(tc.msgs, kinds))
+		})
+	}
+}
+
+// TestContentionLoserMustBeOfferedAnotherTime: a loser passes only with a
+// message that names a time other than the wished one.
+func TestContentionLoserMustBeOfferedAnotherTime(t *testing.T) {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	wished := time.Date(2026, 12, 2, 10, 0, 0, 0, loc)
+	loser := func(customer string) wishState {
+		return wishState{scenario: Scenario{Kind: Contention, Customer: customer, Group: 1, Wishes: []Wish{{"inspection", wished}}},
+			outcome: Rejected, reason: "Rejected slot_unavailable"}
+	}
+	winner := wishState{scenario: Scenario{Kind: Contention, Customer: "+1", Group: 1, Wishes: []Wish{{"inspection", wished}}}, outcome: Confirmed}
+	texts := map[string][]string{
+		"+2": {"Danke! Wir buchen Inspektion am 02.12.2026 10:00; die Bestätigung folgt.",
+			"Ihr Wunschtermin (Inspektion, 02.12.2026 10:00) ist leider schon vergeben. Frei wären: 02.12.2026 12:00. Welcher passt Ihnen?"},
+		"+3": {"Danke! Wir buchen Inspektion am 02.12.2026 10:00; die Bestätigung folgt."},
+	}
+	c := contentionOf([]wishState{winner, loser("+2"), loser("+3")}, texts, loc)
+	require.Equal(t, 1, c.Slots)
+	require.Equal(t, 3, c.Rivals)
+	require.Equal(t, 1, c.Booked)
+	require.Equal(t, 2, c.Lost)
+	require.Equal(t, 1, c.Offered, "only the loser told another time was offered one")
+	require.Len(t, c.NotOffered, 1)
+}

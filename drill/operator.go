@@ -1,0 +1,186 @@
+package drill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/internal/config"
+)
+
+// operatorLimit is the share of bookings that may need a person for a
+// reason other than a genuinely ambiguous duplicate.
+const operatorLimit = 0.005
+
+// OperatorLoad is what the drill left for a person to do.
+type OperatorLoad struct {
+	// Tasks are review cases (open or decided) and outbox messages
+	// waiting for a decision; Ambiguous those that are potential
+	// duplicates of an ambiguous-second scenario (a person must decide
+	// those; the drill's operator did). NeedPerson = Tasks - Ambiguous.
+	Tasks      int            `json:"tasks"`
+	Ambiguous  int            `json:"ambiguous_duplicates"`
+	NeedPerson int            `json:"need_person"`
+	Share      float64        `json:"share_of_bookings"`
+	Limit      float64        `json:"limit"`
+	ByReason   map[string]int `json:"by_reason"`
+	// InReview lists every booking left in review with its reason.
+	InReview []string `json:"in_review"`
+}
+
+// operatorLoad counts the person's tasks and lists the bookings left in
+// review. A potential duplicate is "genuinely ambiguous" only for the
+// scenarios built to be (the same service twice on one day); the same
+// case on a rephrasing or a contended slot is a task the machine caused.
+func (e *env) operatorLoad(ctx context.Context, byCustomer map[string]Scenario, states []wishState) (OperatorLoad, error) {
+	l := OperatorLoad{Limit: operatorLimit, ByReason: map[string]int{}, InReview: []string{}}
+	cases, err := e.pool.Query(ctx, `SELECT workflow_id, reason FROM review_cases
+		UNION ALL SELECT reference, 'outbox_send_unconfirmed:' || kind FROM outbox_messages WHERE state = 'review'`)
+	if err != nil {
+		return l, fmt.Errorf("operator tasks: %w", err)
+	}
+	reasons := map[string][]string{} // workflow or conversation ID -> reasons
+	for cases.Next() {
+		var wf, reason string
+		if err := cases.Scan(&wf, &reason); err != nil {
+			cases.Close()
+			return l, err
+		}
+		l.Tasks++
+		customer := strings.TrimPrefix(wf, "customer:"+config.DefaultTenant+":")
+		if reason == "potential_duplicate" && byCustomer[customer].Kind == Ambiguous {
+			l.Ambiguous++
+		}
+		short, _, _ := strings.Cut(reason, ":")
+		l.ByReason[short]++
+		reasons[wf] = append(reasons[wf], reason)
+	}
+	cases.Close()
+	if err := cases.Err(); err != nil {
+		return l, err
+	}
+	l.NeedPerson = l.Tasks - l.Ambiguous
+	if n := len(states); n > 0 {
+		l.Share = float64(l.NeedPerson) / float64(n)
+	}
+	for _, st := range states {
+		if st.outcome != InReview {
+			continue
+		}
+		why := strings.Join(append(reasons[st.workflowID], reasons[conversationID(st.scenario.Customer)]...), ", ")
+		if why == "" {
+			why = st.reason
+		}
+		l.InReview = append(l.InReview, fmt.Sprintf("%s %s wish %d (%s): %s", st.scenario.Kind, ops.MaskPhones(st.scenario.Customer), st.wish+1, st.workflowID, why))
+	}
+	sort.Strings(l.InReview)
+	return l, nil
+}
+
+// Orphans are effects nobody will settle: holds still held and deposits
+// still authorised whose appointment is no longer running (the reconciler
+// must have released or voided them). Those of appointments still
+// running (waiting for a person) are counted apart: they are not orphans.
+type Orphans struct {
+	Holds          int      `json:"holds"`
+	Authorisations int      `json:"authorisations"`
+	OfRunning      int      `json:"of_running_appointments"`
+	Examples       []string `json:"examples,omitempty"`
+	// WaitedSeconds is how long the drill gave the reconciler after
+	// every booking had settled.
+	WaitedSeconds float64 `json:"waited_seconds"`
+}
+
+// orphans counts live holds and requires_capture intents, polling up to
+// wait for the reconciler to sweep those of closed appointments.
+func (e *env) orphans(ctx context.Context, wait time.Duration) (Orphans, error) {
+	started := time.Now()
+	for {
+		o, err := e.countOrphans(ctx)
+		if err != nil || o.Holds+o.Authorisations == 0 || time.Since(started) >= wait || ctx.Err() != nil {
+			o.WaitedSeconds = time.Since(started).Round(time.Second).Seconds()
+			return o, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+func (e *env) countOrphans(ctx context.Context) (Orphans, error) {
+	var o Orphans
+	live, err := e.pairs(ctx, `SELECT 'hold ' || id, reference FROM calendar_reservations WHERE status = 'held'
+		UNION ALL SELECT 'authorisation ' || id, coalesce(booking_reference, '') FROM payment_intents WHERE status = 'requires_capture'`)
+	if err != nil {
+		return o, fmt.Errorf("live holds and authorisations: %w", err)
+	}
+	for what, ref := range live {
+		running, err := e.running(ctx, ref)
+		if err != nil {
+			return o, err
+		}
+		if running {
+			o.OfRunning++
+			continue
+		}
+		if strings.HasPrefix(what, "hold ") {
+			o.Holds++
+		} else {
+			o.Authorisations++
+		}
+		if len(o.Examples) < 10 {
+			o.Examples = append(o.Examples, what+" of "+ref)
+		}
+	}
+	sort.Strings(o.Examples)
+	return o, nil
+}
+
+// running reports whether the workflow named by a business reference is
+// still running; a missing one is not.
+func (e *env) running(ctx context.Context, workflowID string) (bool, error) {
+	if workflowID == "" {
+		return false, nil
+	}
+	d, err := e.tc.DescribeWorkflowExecution(ctx, workflowID, "")
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("describe %s: %w", workflowID, err)
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+}
+
+// measureStrict adds the checks that look past the constraints: resources
+// double-booked, the contended slots, the operator's load and orphans.
+func (e *env) measureStrict(ctx context.Context, opts Options, r *Report, all []Scenario, states []wishState) error {
+	var err error
+	if r.DoubleBooked, err = e.doubleBooked(ctx); err != nil {
+		return err
+	}
+	texts := map[string][]string{}
+	for _, m := range e.twilio.Messages() {
+		to := strings.TrimPrefix(m.To, "whatsapp:")
+		texts[to] = append(texts[to], m.Body)
+	}
+	r.Contention = contentionOf(states, texts, e.cfg.Timezone)
+	byCustomer := map[string]Scenario{}
+	for _, s := range all {
+		byCustomer[s.Customer] = s
+	}
+	if r.Operator, err = e.operatorLoad(ctx, byCustomer, states); err != nil {
+		return err
+	}
+	r.Orphans, err = e.orphans(ctx, opts.OrphanWait)
+	return err
+}

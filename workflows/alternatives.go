@@ -1,0 +1,54 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+)
+
+// reasonSlotUnavailable is the calendar's problem code for a slot whose
+// capable resources are all taken.
+const reasonSlotUnavailable = "slot_unavailable"
+
+// kindAlternatives is the outbox kind of the message that offers other
+// slots: one per booking, like the confirmation.
+const kindAlternatives = "alternatives"
+
+// offerAlternatives tells a customer who lost the race for a slot which
+// free slots the calendar offered. Without it the conversation's "die
+// Bestätigung folgt" is the last word the customer hears: a lost request
+// from where they stand.
+func (a *appointment) offerAlternatives(ctx workflow.Context, o *outcome) {
+	if o.reason != reasonSlotUnavailable {
+		return
+	}
+	// Histories recorded before this message existed end without it.
+	if workflow.GetVersion(ctx, "offer-alternatives", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	var step activities.Step
+	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "send-alternatives", "Offer alternative slots"),
+		act.SendConfirmation, activities.ConfirmationInput{
+			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer,
+			Kind: kindAlternatives, Text: a.alternativesText(),
+		}).Get(ctx, &step)
+	a.record("offer alternatives", "send-alternatives", step, err)
+}
+
+// alternativesText names the wished slot and the free ones, in the
+// business time zone, as the conversation states times.
+func (a *appointment) alternativesText() string {
+	taken := fmt.Sprintf("Ihr Wunschtermin (%s, %s) ist leider schon vergeben.", serviceLabel(a.req.Service),
+		localTime(a.req.SlotStart, a.req.Timezone))
+	if len(a.state.Alternatives) == 0 {
+		return taken + " Welcher andere Termin passt Ihnen?"
+	}
+	free := make([]string, len(a.state.Alternatives))
+	for i, t := range a.state.Alternatives {
+		free[i] = localTime(t, a.req.Timezone)
+	}
+	return taken + " Frei wären: " + strings.Join(free, ", ") + ". Welcher passt Ihnen?"
+}
