@@ -35,8 +35,12 @@ type Report struct {
 	Genuine         Genuine            `json:"genuine_second_bookings"`
 	ResultIDs       ResultIDs          `json:"result_ids_stored"`
 	Outcomes        Outcomes           `json:"outcomes"`
-	Failures        []string           `json:"failures"`
-	Passed          bool               `json:"passed"`
+	// Crashes are the crashes beyond workers, each with its time;
+	// Orphans the live effects left behind (must be 0).
+	Crashes  []Crash  `json:"crashes"`
+	Orphans  Orphans  `json:"orphans"`
+	Failures []string `json:"failures"`
+	Passed   bool     `json:"passed"`
 }
 
 // Effects counts side effects in the three downstream systems.
@@ -137,6 +141,11 @@ func (r *Report) check() {
 	add(r.Traffic.Refused > 0, "%d webhooks never accepted", r.Traffic.Refused)
 	add(r.Genuine.Merged > 0, "%d genuine second bookings merged away", r.Genuine.Merged)
 	add(r.ResultIDs.Stored < r.ResultIDs.Effects, "%d external effects without their ID stored", r.ResultIDs.Effects-r.ResultIDs.Stored)
+	add(r.Orphans.Total() > 0, "%d orphaned effects (holds %d, authorisations %d, unrefunded captures %d): %v",
+		r.Orphans.Total(), r.Orphans.Holds, r.Orphans.Authorizations, r.Orphans.Captures, r.Orphans.Examples)
+	for _, c := range r.Crashes {
+		add(c.Error != "", "%s of %s at %.1fs: %s", c.Kind, c.Target, c.At, c.Error)
+	}
 	r.Passed = len(r.Failures) == 0
 }
 
@@ -145,6 +154,9 @@ func (r *Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "bookings %d in %.0fs (seed %d); %s\n", r.Bookings, r.Seconds, r.Seed, r.Traffic)
 	fmt.Fprintf(&b, "faults injected: %s; worker processes SIGKILLed: %d\n", faultLine(r.Faults), r.WorkerKills)
+	if len(r.Crashes) > 0 {
+		fmt.Fprintf(&b, "crashes beyond workers: %s\n", crashLine(r.Crashes))
+	}
 	fmt.Fprintf(&b, "duplicate effects per 1000: calendar %v, payment %v, messages %v\n", r.PerThousand.Calendar, r.PerThousand.Payment, r.PerThousand.Messages)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))
 	fmt.Fprintf(&b, "retries that reused the operation key: %d of %d (%.1f%%; %d with a new key, guarded by the business reference)\n",
@@ -165,6 +177,8 @@ func (r *Report) Summary() string {
 		r.Genuine.Scenarios, r.Genuine.BookedBoth, r.Genuine.Merged, r.Genuine.FalseDedupRate, r.Genuine.MergedAsExpect, r.Genuine.ExpectedMerges)
 	fmt.Fprintf(&b, "result IDs stored on their operation: %d of %d (%.1f%%)\n", r.ResultIDs.Stored, r.ResultIDs.Effects, r.ResultIDs.Share*100)
 	fmt.Fprintf(&b, "outcomes: confirmed %d, rejected %s, in review %d, lost %d\n", r.Outcomes.Confirmed, intLine(r.Outcomes.Rejected), r.Outcomes.InReview, r.Outcomes.Lost)
+	fmt.Fprintf(&b, "orphaned effects: holds %d, authorisations %d, unrefunded captures %d (awaiting a review decision: %d)\n",
+		r.Orphans.Holds, r.Orphans.Authorizations, r.Orphans.Captures, r.Orphans.AwaitingReview)
 	if r.Passed {
 		b.WriteString("PASSED: zero duplicate effects, zero lost requests, zero false merges\n")
 	} else {

@@ -13,8 +13,12 @@ import (
 // TestDrill100 is the small acceptance drill of `make test`: 100 bookings
 // through signed webhooks on both channels with redeliveries, rephrasings
 // and genuine second bookings, faults in front of every downstream API,
-// and worker processes SIGKILLed mid-flight. It must end with zero
-// duplicate effects, zero losses and zero false merges.
+// worker processes SIGKILLed mid-flight, API processes SIGKILLed and
+// restarted, PostgreSQL crashed (immediate shutdown) and restarted, and
+// the Temporal server process SIGKILLed and restarted. It must end with
+// zero duplicate effects, zero losses, zero false merges and zero orphaned
+// holds or authorisations. The long outage (longer than a step retries) is
+// left to `make chaos`: it alone would take longer than this whole test.
 func TestDrill100(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the drill runs the whole stack; -short skips it")
@@ -23,13 +27,14 @@ func TestDrill100(t *testing.T) {
 	r, err := Run(t.Context(), Options{
 		Bookings: 100, Concurrency: 16, KillEvery: 8 * time.Second, Seed: 100,
 		LogDir: dir, Progress: testWriter{t}, SettleTimeout: 6 * time.Minute, // generous: CI runs other packages beside it
+		Crashes: &Crashes{APIKillEvery: 7 * time.Second, RestartPostgres: true, RestartTemporal: true, After: 3 * time.Second, Gap: 4 * time.Second},
 	})
 	require.NoError(t, err)
 	out, err := json.MarshalIndent(r, "", "  ")
 	require.NoError(t, err)
 	t.Logf("report:\n%s\n%s", out, r.Summary())
 	if !r.Passed {
-		logs, _ := filepath.Glob(filepath.Join(dir, "worker-*.log"))
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 		for _, l := range logs {
 			b, _ := os.ReadFile(l)
 			if len(b) > 4000 {
@@ -48,6 +53,15 @@ func TestDrill100(t *testing.T) {
 	require.Positive(t, r.Genuine.Scenarios)
 	require.Zero(t, r.Genuine.Merged)
 	require.Equal(t, 1.0, r.ResultIDs.Share)
+	kinds := map[string]int{}
+	for _, c := range r.Crashes {
+		require.Empty(t, c.Error, "%s of %s came back", c.Kind, c.Target)
+		kinds[c.Kind]++
+	}
+	require.Positive(t, kinds["api_kill"], "an API process was SIGKILLed mid-drill")
+	require.Equal(t, 1, kinds["postgres_restart"])
+	require.Equal(t, 1, kinds["temporal_restart"])
+	require.Zero(t, r.Orphans.Total(), "orphaned effects: %v", r.Orphans.Examples)
 }
 
 type testWriter struct{ t *testing.T }

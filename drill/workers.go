@@ -10,22 +10,73 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 )
 
-// roleEnv marks a process the drill started as a worker.
+// roleEnv marks a process the drill started as a worker or as one of the
+// downstream services it crashes.
 const roleEnv = "BOOKONCE_DRILL_ROLE"
 
-// RunWorkerIfAsked turns this process into a bookonce worker (and never
-// returns) when the drill started it as one. cmd/chaos calls it first in
-// main and the drill's tests in TestMain, so the drill needs no separate
-// worker binary and runs exactly the production worker code.
+// Roles of the child processes; temporalDBEnv names the SQLite file of
+// the Temporal server, so that its state survives a restart.
+const (
+	roleWorker    = "worker"
+	roleCalendar  = "calendar"
+	rolePayments  = "payments"
+	roleTemporal  = "temporal"
+	temporalDBEnv = "BOOKONCE_DRILL_TEMPORAL_DB"
+)
+
+// RunWorkerIfAsked turns this process into the child the drill started it
+// as (a worker, the calendar API, the payment API or the Temporal server)
+// and never returns then. cmd/chaos calls it first in main and the drill's
+// tests in TestMain, so the drill needs no separate binaries and runs
+// exactly the production code of each (stack.RunWorker, stack.RunCalendar,
+// stack.RunPayments, devserver.StartTemporal).
 func RunWorkerIfAsked() {
-	if os.Getenv(roleEnv) != "worker" {
+	switch role := os.Getenv(roleEnv); role {
+	case "":
 		return
+	case roleWorker:
+		stack.Command("worker", stack.RunWorker)
+	case roleCalendar:
+		stack.Command("calendar API", stack.RunCalendar)
+	case rolePayments:
+		stack.Command("payment API", stack.RunPayments)
+	case roleTemporal:
+		runTemporal()
+	default:
+		fmt.Fprintf(os.Stderr, "bookonce drill: unknown child role %q\n", role)
+		os.Exit(2)
 	}
-	stack.Command("worker", stack.RunWorker)
 	os.Exit(0)
+}
+
+// runTemporal is the Temporal server process of the drill: the embedded
+// server on TEMPORAL_ADDRESS with its state in a SQLite file, until
+// SIGTERM (or SIGKILL).
+func runTemporal() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookonce:", err)
+		os.Exit(2)
+	}
+	log := stack.Logger(cfg, os.Stderr)
+	ctx, stop := stack.SignalContext()
+	defer stop()
+	ts, err := devserver.StartTemporal(ctx, devserver.Options{
+		Address: cfg.TemporalAddress, DatabaseFile: os.Getenv(temporalDBEnv), Namespace: cfg.TemporalNamespace,
+	})
+	if err != nil {
+		stack.Fatal(log, "Temporal server", err)
+	}
+	log.Info("Temporal server started", "addr", ts.HostPort())
+	<-ctx.Done()
+	if err := ts.Stop(); err != nil {
+		stack.Fatal(log, "stop Temporal server", err)
+	}
 }
 
 // workers keeps a number of worker processes running and kills one on
@@ -53,7 +104,7 @@ func (w *workers) start() error {
 	defer w.mu.Unlock()
 	w.started++
 	cmd := w.opts.WorkerCommand()
-	cmd.Env = append(append(os.Environ(), w.env...), roleEnv+"=worker")
+	cmd.Env = append(append(os.Environ(), w.env...), roleEnv+"="+roleWorker)
 	logFile, err := os.Create(filepath.Join(w.opts.LogDir, fmt.Sprintf("worker-%02d.log", w.started)))
 	if err != nil {
 		return fmt.Errorf("worker log: %w", err)

@@ -135,15 +135,22 @@ func (t *Temporal) Stop() error { return t.server.Stop() }
 // waitReady dials until the namespace answers, so callers never race the
 // server's start-up.
 func (t *Temporal) waitReady(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	return WaitReady(ctx, t.hostPort, t.namespace, time.Minute)
+}
+
+// WaitReady dials the Temporal frontend at hostPort until it answers and
+// namespace is known, for at most timeout: a server started in another
+// process (the chaos drill's) is ready when this returns nil.
+func WaitReady(ctx context.Context, hostPort, namespace string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var lastErr error
 	for {
-		c, err := client.DialContext(ctx, client.Options{HostPort: t.hostPort, Namespace: t.namespace, Logger: quietLogger{}})
+		c, err := client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: namespace, Logger: quietLogger{}})
 		if err == nil {
 			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
 			if err == nil {
-				_, err = c.WorkflowService().DescribeNamespace(ctx, describeNamespace(t.namespace))
+				_, err = c.WorkflowService().DescribeNamespace(ctx, describeNamespace(namespace))
 			}
 			c.Close()
 			if err == nil {
