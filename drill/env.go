@@ -140,7 +140,12 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 // drill, so every client reaches the next incarnation after a crash).
 func (e *env) startServices(ctx context.Context, env []string) error {
 	tdb := filepath.Join(e.opts.LogDir, "temporal.db")
-	e.temporal = newService("temporal", roleTemporal, e.cfg.TemporalAddress, append(env, temporalDBEnv+"="+tdb), e.opts,
+	ports, err := temporalPorts()
+	if err != nil {
+		return err
+	}
+	tenv := append(append([]string(nil), env...), temporalDBEnv+"="+tdb, ports)
+	e.temporal = newService("temporal", roleTemporal, e.cfg.TemporalAddress, tenv, e.opts,
 		temporalReady(e.cfg.TemporalAddress, e.cfg.TemporalNamespace))
 	e.stops = append(e.stops, e.temporal.close)
 	e.opts.progress("starting the Temporal server process (SQLite %s)", tdb)

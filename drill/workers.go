@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -27,6 +29,9 @@ const (
 	rolePayments  = "payments"
 	roleTemporal  = "temporal"
 	temporalDBEnv = "BOOKONCE_DRILL_TEMPORAL_DB"
+	// temporalPortsEnv lists the Temporal server's seven internal ports,
+	// comma-separated, the same for every incarnation.
+	temporalPortsEnv = "BOOKONCE_DRILL_TEMPORAL_PORTS"
 )
 
 // RunWorkerIfAsked turns this process into the child the drill started it
@@ -66,8 +71,12 @@ func runTemporal() {
 	log := stack.Logger(cfg, os.Stderr)
 	ctx, stop := stack.SignalContext()
 	defer stop()
+	ports, err := parsePorts(os.Getenv(temporalPortsEnv))
+	if err != nil {
+		stack.Fatal(log, "Temporal server", err)
+	}
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{
-		Address: cfg.TemporalAddress, DatabaseFile: os.Getenv(temporalDBEnv), Namespace: cfg.TemporalNamespace,
+		Address: cfg.TemporalAddress, DatabaseFile: os.Getenv(temporalDBEnv), Namespace: cfg.TemporalNamespace, InternalPorts: ports,
 	})
 	if err != nil {
 		stack.Fatal(log, "Temporal server", err)
@@ -183,4 +192,35 @@ func (w *workers) watch(ctx context.Context) error {
 	case err := <-w.exited:
 		return err
 	}
+}
+
+// parsePorts reads "p1,p2,..." (empty: none).
+func parsePorts(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.Atoi(f)
+		if err != nil || p <= 0 || p > 65535 {
+			return nil, fmt.Errorf("%s: %q is not a port", temporalPortsEnv, f)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// temporalPorts returns the environment entry with seven free ports for
+// the Temporal server's internal services.
+func temporalPorts() (string, error) {
+	addrs, err := freeAddrs(7)
+	if err != nil {
+		return "", err
+	}
+	ports := make([]string, len(addrs))
+	for i, a := range addrs {
+		_, p, _ := strings.Cut(a, ":")
+		ports[i] = p
+	}
+	return temporalPortsEnv + "=" + strings.Join(ports, ","), nil
 }

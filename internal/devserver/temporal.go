@@ -32,6 +32,14 @@ type Options struct {
 	Namespace string
 	// Logger receives the server's own logs; nil discards them.
 	Logger log.Logger
+	// InternalPorts, when set, are the seven ports of the services behind
+	// the frontend (history, matching and worker gRPC, then the four
+	// membership ports); empty: free ports at each start. A server
+	// restarted on its database file should keep them: its membership
+	// table still names the old incarnation's addresses, and requests
+	// routed to them would fail until those entries are declared dead
+	// (about a minute), stalling every workflow meanwhile.
+	InternalPorts []int
 }
 
 // Temporal is a running embedded server.
@@ -77,7 +85,7 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 			}
 		}
 	}
-	cfg, err := serverConfig(host, port, sqlCfg)
+	cfg, err := serverConfig(host, port, opts.InternalPorts, sqlCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -166,18 +174,29 @@ func WaitReady(ctx context.Context, hostPort, namespace string, timeout time.Dur
 	}
 }
 
-func serverConfig(host string, port int, sqlCfg *config.SQL) (*config.Config, error) {
+func serverConfig(host string, port int, fixed []int, sqlCfg *config.SQL) (*config.Config, error) {
+	if len(fixed) != 0 && len(fixed) != 7 {
+		return nil, fmt.Errorf("Temporal internal ports: want 7, got %d", len(fixed))
+	}
+	next := func() (int, error) {
+		if len(fixed) > 0 {
+			p := fixed[0]
+			fixed = fixed[1:]
+			return p, nil
+		}
+		return freePort(host)
+	}
 	services := map[string]config.Service{}
 	for i, name := range []string{"frontend", "history", "matching", "worker"} {
 		grpcPort := port
 		if i > 0 {
-			p, err := freePort(host)
+			p, err := next()
 			if err != nil {
 				return nil, err
 			}
 			grpcPort = p
 		}
-		membership, err := freePort(host)
+		membership, err := next()
 		if err != nil {
 			return nil, err
 		}
