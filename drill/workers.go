@@ -77,6 +77,7 @@ func runTemporal() {
 	}
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{
 		Address: cfg.TemporalAddress, DatabaseFile: os.Getenv(temporalDBEnv), Namespace: cfg.TemporalNamespace, InternalPorts: ports,
+		ProcessCrashSafeOnly: true,
 	})
 	if err != nil {
 		stack.Fatal(log, "Temporal server", err)
