@@ -8,6 +8,8 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -21,7 +23,6 @@ import (
 	"github.com/bookonce/bookonce/channels/twilio"
 	"github.com/bookonce/bookonce/chaos"
 	"github.com/bookonce/bookonce/internal/config"
-	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/postgres"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/web"
@@ -29,10 +30,10 @@ import (
 )
 
 // env is the stack under test. The drill process hosts what the drill
-// observes (PostgreSQL database, embedded Temporal server, the calendar
-// and payment APIs, the fake Twilio, a fault proxy in front of each of the
-// three, and the webhook gateway); the workers run as separate processes
-// so they can be killed for real.
+// observes (the fake Twilio, a fault proxy in front of each downstream,
+// and the webhook gateway); what it crashes runs as child processes of
+// its own executable (the workers, the calendar and payment APIs, the
+// Temporal server) or is a private PostgreSQL cluster it started.
 type env struct {
 	opts      Options
 	cfg       config.Config
@@ -40,7 +41,11 @@ type env struct {
 	adminURL  string
 	dbName    string
 	dbURL     string
-	temporal  *devserver.Temporal
+	cluster   *postgres.Cluster // nil: a server the drill did not start
+	pgDir     string
+	temporal  *service
+	apis      map[string]*service
+	scrapers  map[string]*remoteGatherer
 	tc        client.Client
 	twilio    *twilio.FakeServer
 	proxies   map[string]*chaos.Proxy
@@ -64,7 +69,8 @@ const (
 
 func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	ctx, cancel := context.WithCancel(parent)
-	e := &env{opts: opts, cancel: cancel, proxies: map[string]*chaos.Proxy{}, exchanges: &exchangeLog{}}
+	e := &env{opts: opts, cancel: cancel, proxies: map[string]*chaos.Proxy{}, exchanges: &exchangeLog{},
+		apis: map[string]*service{}, scrapers: map[string]*remoteGatherer{}}
 	defer func() {
 		if err != nil {
 			e.close(false)
@@ -74,58 +80,38 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		return e, err
 	}
 	opts.progress("database %s", e.dbName)
-	e.temporal, err = devserver.StartTemporal(ctx, devserver.Options{Address: "127.0.0.1:0"})
-	if err != nil {
-		return e, fmt.Errorf("embedded Temporal server: %w", err)
-	}
-	e.stops = append(e.stops, func() { _ = e.temporal.Stop() })
 	e.twilio = twilio.NewFakeServer()
 	e.stops = append(e.stops, e.twilio.Close)
-
+	addrs, err := freeAddrs(3)
+	if err != nil {
+		return e, err
+	}
 	vars := map[string]string{
-		"DATABASE_URL": e.dbURL, "TEMPORAL_ADDRESS": e.temporal.HostPort(), "TEMPORAL_NAMESPACE": e.temporal.Namespace(),
+		"DATABASE_URL": e.dbURL, "TEMPORAL_ADDRESS": addrs[0], "TEMPORAL_NAMESPACE": "default",
 		"TWILIO_ACCOUNT_SID": e.twilio.AccountSID, "TWILIO_AUTH_TOKEN": e.twilio.AuthToken,
+		"CALENDAR_LISTEN": addrs[1], "PAYMENTS_LISTEN": addrs[2],
 		"WORKER_LISTEN": "127.0.0.1:0", "OUTBOX_SEND_TIMEOUT": "15s", "LOG_FORMAT": "json", "LOG_LEVEL": "warn",
 	}
 	e.cfg, err = config.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {
 		return e, err
 	}
-	if e.tc, err = client.DialContext(ctx, client.Options{HostPort: e.temporal.HostPort(), Namespace: e.temporal.Namespace(),
+	childEnv := envList(vars)
+	if err := e.startServices(ctx, childEnv); err != nil {
+		return e, err
+	}
+	if e.tc, err = client.DialContext(ctx, client.Options{HostPort: e.cfg.TemporalAddress, Namespace: e.cfg.TemporalNamespace,
 		Logger: sdklog.NewStructuredLogger(opts.Log)}); err != nil {
-		return e, fmt.Errorf("connect to the embedded Temporal server: %w", err)
+		return e, fmt.Errorf("connect to the Temporal server: %w", err)
 	}
 	e.stops = append(e.stops, e.tc.Close)
-	if err := workflows.EnsureSearchAttributes(ctx, e.tc, e.temporal.Namespace()); err != nil {
+	if err := workflows.EnsureSearchAttributes(ctx, e.tc, e.cfg.TemporalNamespace); err != nil {
 		return e, err
 	}
-
-	calendarSvc, _ := stack.CalendarService(e.cfg, e.pool, opts.Log)
-	paymentsSvc, _ := stack.PaymentsService(e.cfg, e.pool, opts.Log)
-	calendarURL, err := e.serve(ctx, calendarSvc)
+	proxied, err := e.startProxies(ctx, map[string]string{
+		upstreamCalendar: "http://" + e.cfg.CalendarListen, upstreamPayments: "http://" + e.cfg.PaymentsListen, upstreamTwilio: e.twilio.URL()})
 	if err != nil {
 		return e, err
-	}
-	paymentsURL, err := e.serve(ctx, paymentsSvc)
-	if err != nil {
-		return e, err
-	}
-	rng := mrand.New(mrand.NewPCG(opts.Seed, 0x5eed))
-	proxied := map[string]string{}
-	for _, up := range []struct {
-		name, url string
-		rules     []chaos.Rule
-	}{{upstreamCalendar, calendarURL, opts.Calendar}, {upstreamPayments, paymentsURL, opts.Payments}, {upstreamTwilio, e.twilio.URL(), opts.Twilio}} {
-		name := up.name
-		p, err := chaos.New(up.url, up.rules, chaos.WithRand(mrand.New(mrand.NewPCG(rng.Uint64(), rng.Uint64()))),
-			chaos.WithObserver(func(x chaos.Exchange) { e.exchanges.add(name, x) }))
-		if err != nil {
-			return e, fmt.Errorf("%s proxy: %w", name, err)
-		}
-		e.proxies[name] = p
-		if proxied[name], err = e.serveHandler(ctx, p); err != nil {
-			return e, err
-		}
 	}
 
 	// The gateway verifies signatures against the URL Twilio calls: its own.
@@ -138,41 +124,126 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	vars["PUBLIC_BASE_URL"] = e.gwURL
 	vars["CALENDAR_URL"], vars["PAYMENTS_URL"], vars["TWILIO_API_URL"] = proxied[upstreamCalendar], proxied[upstreamPayments], proxied[upstreamTwilio]
 	var gwReg *prometheus.Registry
-	e.gateway, gwReg = stack.Gateway(e.cfg, e.pool, e.tc, opts.Log, calendarSvc.Gatherer, paymentsSvc.Gatherer)
-	e.gatherers = []prometheus.Gatherer{gwReg, calendarSvc.Gatherer, paymentsSvc.Gatherer}
+	calendarMetrics, paymentsMetrics := e.scrapers[upstreamCalendar], e.scrapers[upstreamPayments]
+	e.gateway, gwReg = stack.Gateway(e.cfg, e.pool, e.tc, opts.Log, calendarMetrics, paymentsMetrics)
+	e.gatherers = []prometheus.Gatherer{gwReg, calendarMetrics, paymentsMetrics}
 	svc := stack.GatewayService(e.gateway, gwReg, opts.Log)
 	e.wg.Add(2)
 	go func() { defer e.wg.Done(); _ = svc.Serve(ctx, l) }()
 	go func() { defer e.wg.Done(); e.gateway.RunRelay(ctx, 2*time.Second) }()
-
-	for k, v := range vars {
-		e.workerEnv = append(e.workerEnv, k+"="+v)
-	}
+	e.workerEnv = envList(vars)
 	return e, nil
 }
 
-// database creates a fresh database for this drill on the PostgreSQL
-// server bookonce finds (or starts), so the figures count only its rows.
-func (e *env) database(ctx context.Context) error {
-	// The server of DATABASE_URL when set, else the one bookonce finds or
-	// starts (BOOKONCE_DATA_DIR), like every bookonce process.
-	base, err := config.FromEnv()
+// startServices starts the Temporal server and the two APIs as child
+// processes on the addresses of the configuration (fixed for the whole
+// drill, so every client reaches the next incarnation after a crash).
+func (e *env) startServices(ctx context.Context, env []string) error {
+	tdb := filepath.Join(e.opts.LogDir, "temporal.db")
+	ports, err := temporalPorts()
 	if err != nil {
 		return err
 	}
-	if base.DatabaseURL != "" {
-		e.adminURL = base.DatabaseURL
-	} else {
-		srv, err := postgres.FindServer(ctx, postgres.Options{DataDir: base.DataDir})
-		if err != nil {
-			return fmt.Errorf("PostgreSQL: %w", err)
+	tenv := append(append([]string(nil), env...), temporalDBEnv+"="+tdb, ports)
+	e.temporal = newService("temporal", roleTemporal, e.cfg.TemporalAddress, tenv, e.opts,
+		temporalReady(e.cfg.TemporalAddress, e.cfg.TemporalNamespace))
+	e.stops = append(e.stops, e.temporal.close)
+	e.opts.progress("starting the Temporal server process (SQLite %s)", tdb)
+	if err := e.temporal.start(ctx); err != nil {
+		return err
+	}
+	for _, a := range []struct{ name, role, addr string }{
+		{upstreamCalendar, roleCalendar, e.cfg.CalendarListen}, {upstreamPayments, rolePayments, e.cfg.PaymentsListen},
+	} {
+		svc := newService(a.name, a.role, a.addr, env, e.opts, httpReady(a.addr))
+		e.apis[a.name], e.scrapers[a.name] = svc, newRemoteGatherer(a.addr)
+		e.stops = append(e.stops, svc.close)
+		if err := svc.start(ctx); err != nil {
+			return err
 		}
-		e.stops = append(e.stops, func() { _ = srv.Stop() })
-		e.adminURL = srv.AdminURL
+	}
+	return nil
+}
+
+// startProxies puts a fault proxy in front of each upstream URL and
+// returns the proxies' URLs.
+func (e *env) startProxies(ctx context.Context, upstreams map[string]string) (map[string]string, error) {
+	opts := e.opts
+	rng := mrand.New(mrand.NewPCG(opts.Seed, 0x5eed))
+	proxied := map[string]string{}
+	for _, up := range []struct {
+		name  string
+		rules []chaos.Rule
+	}{{upstreamCalendar, opts.Calendar}, {upstreamPayments, opts.Payments}, {upstreamTwilio, opts.Twilio}} {
+		name := up.name
+		p, err := chaos.New(upstreams[name], up.rules, chaos.WithRand(mrand.New(mrand.NewPCG(rng.Uint64(), rng.Uint64()))),
+			chaos.WithObserver(func(x chaos.Exchange) { e.exchanges.add(name, x) }))
+		if err != nil {
+			return nil, fmt.Errorf("%s proxy: %w", name, err)
+		}
+		e.proxies[name] = p
+		if proxied[name], err = e.serveHandler(ctx, p); err != nil {
+			return nil, err
+		}
+	}
+	return proxied, nil
+}
+
+func envList(vars map[string]string) []string {
+	out := make([]string, 0, len(vars))
+	for k, v := range vars {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// freeAddrs returns n free loopback addresses, held open together so that
+// they differ.
+func freeAddrs(n int) ([]string, error) {
+	var out []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		defer l.Close()
+		out = append(out, l.Addr().String())
+	}
+	return out, nil
+}
+
+// pgSettings make the drill's cluster take the drill's connections: five
+// processes with a pool of 16 each, plus the processes just killed whose
+// sessions the server has not noticed ending yet.
+var pgSettings = []string{"max_connections=300"}
+
+// database creates a fresh database for this drill. The drill owns its
+// PostgreSQL (a private cluster in a temp dir on a free port) so that it
+// may crash it; only where no PostgreSQL binaries are installed, and no
+// restart is asked for, does it use the server bookonce finds.
+func (e *env) database(ctx context.Context) error {
+	switch {
+	case postgres.HaveBinaries():
+		dir, err := os.MkdirTemp("", "bookonce-drill-pg-")
+		if err != nil {
+			return err
+		}
+		e.pgDir = dir
+		if e.cluster, err = postgres.StartCluster(ctx, filepath.Join(dir, "postgres"), pgSettings, e.opts.Log); err != nil {
+			return fmt.Errorf("the drill's PostgreSQL cluster: %w", err)
+		}
+		e.adminURL = e.cluster.AdminURL
+	case e.opts.Crashes.RestartPostgres:
+		return fmt.Errorf("restarting PostgreSQL needs a cluster the drill owns, and initdb/pg_ctl are not installed: %w", postgres.ErrNoServer)
+	default:
+		if err := e.foundServer(ctx); err != nil {
+			return err
+		}
 	}
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	e.dbName = fmt.Sprintf("bookonce_drill_%s_%s", time.Now().UTC().Format("20060102_150405"), hex.EncodeToString(b))
+	var err error
 	if e.dbURL, err = postgres.EnsureDatabase(ctx, e.adminURL, e.dbName); err != nil {
 		return err
 	}
@@ -181,6 +252,26 @@ func (e *env) database(ctx context.Context) error {
 		return fmt.Errorf("open drill database: %w", err)
 	}
 	e.pool = pool
+	return nil
+}
+
+// foundServer uses the server of DATABASE_URL when set, else the one
+// bookonce finds or starts (BOOKONCE_DATA_DIR), like every bookonce process.
+func (e *env) foundServer(ctx context.Context) error {
+	base, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	if base.DatabaseURL != "" {
+		e.adminURL = base.DatabaseURL
+		return nil
+	}
+	srv, err := postgres.FindServer(ctx, postgres.Options{DataDir: base.DataDir})
+	if err != nil {
+		return fmt.Errorf("PostgreSQL: %w", err)
+	}
+	e.stops = append(e.stops, func() { _ = srv.Stop() })
+	e.adminURL = srv.AdminURL
 	return nil
 }
 
@@ -207,7 +298,8 @@ func (e *env) serveHandler(ctx context.Context, h http.Handler) (string, error) 
 }
 
 // close stops everything; the database is dropped unless keep is set
-// (a failed drill keeps it for the investigation).
+// (a failed drill keeps it for the investigation: with a cluster of its
+// own, the cluster's directory is kept, stopped).
 func (e *env) close(keep bool) {
 	e.cancel()
 	e.wg.Wait()
@@ -224,6 +316,16 @@ func (e *env) close(keep bool) {
 	}
 	for i := len(e.stops) - 1; i >= 0; i-- {
 		e.stops[i]()
+	}
+	if e.cluster != nil {
+		if err := e.cluster.Stop(); err != nil {
+			e.opts.progress("stop the drill's PostgreSQL: %v", err)
+		}
+		if !keep {
+			_ = os.RemoveAll(e.pgDir)
+		} else {
+			e.opts.progress("the drill's PostgreSQL cluster is kept in %s (start it with pg_ctl -D %s start)", e.cluster.Dir, e.cluster.Dir)
+		}
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -82,66 +81,6 @@ func (e *env) operatorLoad(ctx context.Context, byCustomer map[string]Scenario, 
 	}
 	sort.Strings(l.InReview)
 	return l, nil
-}
-
-// Orphans are effects nobody will settle: holds still held and deposits
-// still authorised whose appointment is no longer running (the reconciler
-// must have released or voided them). Those of appointments still
-// running (waiting for a person) are counted apart: they are not orphans.
-type Orphans struct {
-	Holds          int      `json:"holds"`
-	Authorisations int      `json:"authorisations"`
-	OfRunning      int      `json:"of_running_appointments"`
-	Examples       []string `json:"examples,omitempty"`
-	// WaitedSeconds is how long the drill gave the reconciler after
-	// every booking had settled.
-	WaitedSeconds float64 `json:"waited_seconds"`
-}
-
-// orphans counts live holds and requires_capture intents, polling up to
-// wait for the reconciler to sweep those of closed appointments.
-func (e *env) orphans(ctx context.Context, wait time.Duration) (Orphans, error) {
-	started := time.Now()
-	for {
-		o, err := e.countOrphans(ctx)
-		if err != nil || o.Holds+o.Authorisations == 0 || time.Since(started) >= wait || ctx.Err() != nil {
-			o.WaitedSeconds = time.Since(started).Round(time.Second).Seconds()
-			return o, err
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(2 * time.Second):
-		}
-	}
-}
-
-func (e *env) countOrphans(ctx context.Context) (Orphans, error) {
-	var o Orphans
-	live, err := e.pairs(ctx, `SELECT 'hold ' || id, reference FROM calendar_reservations WHERE status = 'held'
-		UNION ALL SELECT 'authorisation ' || id, coalesce(booking_reference, '') FROM payment_intents WHERE status = 'requires_capture'`)
-	if err != nil {
-		return o, fmt.Errorf("live holds and authorisations: %w", err)
-	}
-	for what, ref := range live {
-		running, err := e.running(ctx, ref)
-		if err != nil {
-			return o, err
-		}
-		if running {
-			o.OfRunning++
-			continue
-		}
-		if strings.HasPrefix(what, "hold ") {
-			o.Holds++
-		} else {
-			o.Authorisations++
-		}
-		if len(o.Examples) < 10 {
-			o.Examples = append(o.Examples, what+" of "+ref)
-		}
-	}
-	sort.Strings(o.Examples)
-	return o, nil
 }
 
 // running reports whether the workflow named by a business reference is

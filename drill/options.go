@@ -28,20 +28,25 @@ type Options struct {
 	// Calendar, Payments and Twilio are the fault rules of the three
 	// proxies (nil: the defaults; empty non-nil: no faults).
 	Calendar, Payments, Twilio []chaos.Rule
+	// Crashes are the crashes beyond workers (API processes killed,
+	// PostgreSQL and Temporal restarted, a long outage); nil: the
+	// defaults of DefaultCrashes; &Crashes{}: none.
+	Crashes *Crashes
 	// SettleTimeout bounds the wait for every booking to end.
 	SettleTimeout time.Duration
 	// OrphanWait bounds the wait, after every booking has ended, for the
 	// reconciler to sweep holds and authorisations of closed appointments
 	// (no wait once there are none).
 	OrphanWait time.Duration
-	// WorkerCommand builds the command of one worker process; its
-	// environment is added by the drill. Default: this executable again,
-	// which must call RunWorkerIfAsked first thing in main (or TestMain).
+	// WorkerCommand builds the command of one child process (a worker, an
+	// API, the Temporal server); its environment is added by the drill.
+	// Default: this executable again, which must call RunWorkerIfAsked
+	// first thing in main (or TestMain).
 	WorkerCommand func() *exec.Cmd
 	// Screenshot, when set, is where a PNG of the ops page is saved once
 	// the drill has settled (needs a local Chromium).
 	Screenshot string
-	// LogDir receives the worker processes' logs (default: a temp dir).
+	// LogDir receives the child processes' logs (default: a temp dir).
 	LogDir string
 	// Progress receives one line per phase and a status line every few
 	// seconds (nil: none).
@@ -116,6 +121,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Twilio == nil {
 		o.Twilio = DefaultTwilioFaults()
+	}
+	if o.Crashes == nil {
+		o.Crashes = DefaultCrashes()
 	}
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = 10 * time.Minute

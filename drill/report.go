@@ -45,8 +45,10 @@ type Report struct {
 	Genuine         Genuine            `json:"genuine_second_bookings"`
 	ResultIDs       ResultIDs          `json:"result_ids_stored"`
 	Outcomes        Outcomes           `json:"outcomes"`
-	Failures        []string           `json:"failures"`
-	Passed          bool               `json:"passed"`
+	// Crashes are the crashes beyond workers, each with its time.
+	Crashes  []Crash  `json:"crashes"`
+	Failures []string `json:"failures"`
+	Passed   bool     `json:"passed"`
 }
 
 // Effects counts side effects in the three downstream systems.
@@ -153,8 +155,11 @@ func (r *Report) check() {
 		r.Contention.Lost-r.Contention.Offered)
 	add(r.Operator.Share > r.Operator.Limit, "%d tasks for a person (%.1f%% of bookings, limit %.1f%%) other than ambiguous duplicates",
 		r.Operator.NeedPerson, r.Operator.Share*100, r.Operator.Limit*100)
-	add(r.Orphans.Holds > 0, "%d orphaned holds", r.Orphans.Holds)
-	add(r.Orphans.Authorisations > 0, "%d orphaned authorisations", r.Orphans.Authorisations)
+	add(r.Orphans.Total() > 0, "%d orphaned effects (holds %d, authorisations %d, unrefunded captures %d): %v",
+		r.Orphans.Total(), r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.Examples)
+	for _, c := range r.Crashes {
+		add(c.Error != "", "%s of %s at %.1fs: %s", c.Kind, c.Target, c.At, c.Error)
+	}
 	r.Passed = len(r.Failures) == 0
 }
 
@@ -163,14 +168,17 @@ func (r *Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "bookings %d in %.0fs (seed %d); %s\n", r.Bookings, r.Seconds, r.Seed, r.Traffic)
 	fmt.Fprintf(&b, "faults injected: %s; worker processes SIGKILLed: %d\n", faultLine(r.Faults), r.WorkerKills)
+	if len(r.Crashes) > 0 {
+		fmt.Fprintf(&b, "crashes beyond workers: %s\n", crashLine(r.Crashes))
+	}
 	fmt.Fprintf(&b, "duplicate effects per 1000: calendar %v, payment %v, messages %v\n", r.PerThousand.Calendar, r.PerThousand.Payment, r.PerThousand.Messages)
 	fmt.Fprintf(&b, "duplicate effects by check: %s\n", mapLine(r.DuplicatesBy))
 	fmt.Fprintf(&b, "resources double-booked: %d (of %d bookings told to customers; %d told but not booked)\n",
 		r.DoubleBooked.Resources, r.DoubleBooked.Told, r.DoubleBooked.NotBooked)
 	fmt.Fprintf(&b, "contended slots: %d, %d rivals: booked %d, lost %d, offered alternatives %d, other %d\n", r.Contention.Slots,
 		r.Contention.Rivals, r.Contention.Booked, r.Contention.Lost, r.Contention.Offered, len(r.Contention.Other))
-	fmt.Fprintf(&b, "orphans after settling (waited %.0fs for the reconciler): holds %d, authorisations %d (%d more of appointments still running)\n",
-		r.Orphans.WaitedSeconds, r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.OfRunning)
+	fmt.Fprintf(&b, "orphans after settling (waited %.0fs for the reconciler): holds %d, authorisations %d, unrefunded captures %d (owned: %d of appointments still running, %d awaiting a review decision)\n",
+		r.Orphans.WaitedSeconds, r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.OfRunning, r.Orphans.AwaitingReview)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))
 	fmt.Fprintf(&b, "retries that reused the operation key: %d of %d (%.1f%%; %d with a new key, guarded by the business reference)\n",
 		r.KeyReuse.ReusedKey, r.KeyReuse.Retries, r.KeyReuse.Share*100, r.KeyReuse.NewKey)

@@ -28,7 +28,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("worker log directory: %w", err)
 	}
 	started := time.Now()
-	opts.progress("starting the stack (PostgreSQL database, embedded Temporal, APIs, fake Twilio, fault proxies, gateway)")
+	opts.progress("starting the stack (PostgreSQL cluster, Temporal server and API processes, fake Twilio, fault proxies, gateway)")
 	e, err := startEnv(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -82,8 +82,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	inFlight, settled := context.WithCancel(runCtx)
 	defer settled()
 	sending, doneSending := context.WithCancel(runCtx)
-	bg.Add(2)
+	crashLog := &crashLog{start: started}
+	c := &conductor{crashes: *opts.Crashes, apis: e.apis, temporal: e.temporal, cluster: e.cluster,
+		scrapers: e.scrapers, log: crashLog, progress: opts.progress}
+	oneShotsDone := make(chan struct{})
+	bg.Add(5)
 	go func() { defer bg.Done(); every(inFlight, opts.KillEvery, func() { _ = ws.killOne(killRng) }) }()
+	go func() { defer bg.Done(); c.killAPIs(inFlight, rand.New(rand.NewPCG(opts.Seed, 4))) }()
+	go func() { defer bg.Done(); defer close(oneShotsDone); c.oneShots(runCtx) }()
+	go func() {
+		defer bg.Done()
+		e.watchServices(runCtx, func(err string) { crashMu.Lock(); crashes = append(crashes, err); crashMu.Unlock() })
+	}()
 	go func() { defer bg.Done(); e.reportProgress(sending, d, opts) }()
 	opts.progress("driving %d bookings as %d customers, %d at a time", opts.Bookings, len(all), opts.Concurrency)
 	d.run(runCtx, all, opts.Concurrency, opts.Seed)
@@ -95,12 +105,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	opts.progress("all webhooks sent (%s); waiting for every booking to settle", d.traffic.snapshot())
+	// Settling reads the database and asks Temporal: it starts once the
+	// one-shot crashes (PostgreSQL, Temporal, the outage) are over.
+	select {
+	case <-oneShotsDone:
+	case <-runCtx.Done():
+	}
 	states, err := e.settle(runCtx, all, opts.SettleTimeout, opts.progress)
 	settled()
 	if err != nil {
 		return nil, err
 	}
-	r, err := e.report(runCtx, opts, all, states, d.traffic.snapshot(), ws)
+	r, err := e.report(runCtx, opts, all, states, d.traffic.snapshot(), ws, crashLog)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +162,7 @@ func (e *env) reportProgress(ctx context.Context, d *driver, opts Options) {
 }
 
 // report measures everything the report holds.
-func (e *env) report(ctx context.Context, opts Options, all []Scenario, states []wishState, tr Traffic, ws *workers) (*Report, error) {
+func (e *env) report(ctx context.Context, opts Options, all []Scenario, states []wishState, tr Traffic, ws *workers, crashes *crashLog) (*Report, error) {
 	r := &Report{Seed: opts.Seed, Bookings: len(states), Scenarios: map[Kind]int{}, Traffic: tr,
 		Faults: map[string]map[chaos.Fault]int{}, Outcomes: Outcomes{Rejected: map[string]int{}, ByKind: map[Kind]map[Outcome]int{}}}
 	for _, s := range all {
@@ -197,9 +213,33 @@ func (e *env) report(ctx context.Context, opts Options, all []Scenario, states [
 			}
 		}
 	}
+	r.Crashes = crashes.snapshot()
 	if err := e.measureStrict(ctx, opts, r, all, states); err != nil {
 		return nil, err
 	}
 	r.check()
 	return r, nil
+}
+
+// watchServices restarts a service process that died on its own and
+// reports it: a crash the drill did not cause is a finding.
+func (e *env) watchServices(ctx context.Context, report func(string)) {
+	var wg sync.WaitGroup
+	for _, svc := range []*service{e.temporal, e.apis[upstreamCalendar], e.apis[upstreamPayments]} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				err := svc.watch(ctx)
+				if err == nil {
+					return
+				}
+				report(err.Error())
+				if err := svc.start(ctx); err != nil {
+					report(err.Error())
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -7,25 +7,86 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 )
 
-// roleEnv marks a process the drill started as a worker.
+// roleEnv marks a process the drill started as a worker or as one of the
+// downstream services it crashes.
 const roleEnv = "BOOKONCE_DRILL_ROLE"
 
-// RunWorkerIfAsked turns this process into a bookonce worker (and never
-// returns) when the drill started it as one. cmd/chaos calls it first in
-// main and the drill's tests in TestMain, so the drill needs no separate
-// worker binary and runs exactly the production worker code.
+// Roles of the child processes; temporalDBEnv names the SQLite file of
+// the Temporal server, so that its state survives a restart.
+const (
+	roleWorker    = "worker"
+	roleCalendar  = "calendar"
+	rolePayments  = "payments"
+	roleTemporal  = "temporal"
+	temporalDBEnv = "BOOKONCE_DRILL_TEMPORAL_DB"
+	// temporalPortsEnv lists the Temporal server's seven internal ports,
+	// comma-separated, the same for every incarnation.
+	temporalPortsEnv = "BOOKONCE_DRILL_TEMPORAL_PORTS"
+)
+
+// RunWorkerIfAsked turns this process into the child the drill started it
+// as (a worker, the calendar API, the payment API or the Temporal server)
+// and never returns then. cmd/chaos calls it first in main and the drill's
+// tests in TestMain, so the drill needs no separate binaries and runs
+// exactly the production code of each (stack.RunWorker, stack.RunCalendar,
+// stack.RunPayments, devserver.StartTemporal).
 func RunWorkerIfAsked() {
-	if os.Getenv(roleEnv) != "worker" {
+	switch role := os.Getenv(roleEnv); role {
+	case "":
 		return
+	case roleWorker:
+		stack.Command("worker", stack.RunWorker)
+	case roleCalendar:
+		stack.Command("calendar API", stack.RunCalendar)
+	case rolePayments:
+		stack.Command("payment API", stack.RunPayments)
+	case roleTemporal:
+		runTemporal()
+	default:
+		fmt.Fprintf(os.Stderr, "bookonce drill: unknown child role %q\n", role)
+		os.Exit(2)
 	}
-	stack.Command("worker", stack.RunWorker)
 	os.Exit(0)
+}
+
+// runTemporal is the Temporal server process of the drill: the embedded
+// server on TEMPORAL_ADDRESS with its state in a SQLite file, until
+// SIGTERM (or SIGKILL).
+func runTemporal() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookonce:", err)
+		os.Exit(2)
+	}
+	log := stack.Logger(cfg, os.Stderr)
+	ctx, stop := stack.SignalContext()
+	defer stop()
+	ports, err := parsePorts(os.Getenv(temporalPortsEnv))
+	if err != nil {
+		stack.Fatal(log, "Temporal server", err)
+	}
+	ts, err := devserver.StartTemporal(ctx, devserver.Options{
+		Address: cfg.TemporalAddress, DatabaseFile: os.Getenv(temporalDBEnv), Namespace: cfg.TemporalNamespace, InternalPorts: ports,
+		ProcessCrashSafeOnly: true,
+	})
+	if err != nil {
+		stack.Fatal(log, "Temporal server", err)
+	}
+	log.Info("Temporal server started", "addr", ts.HostPort())
+	<-ctx.Done()
+	if err := ts.Stop(); err != nil {
+		stack.Fatal(log, "stop Temporal server", err)
+	}
 }
 
 // workers keeps a number of worker processes running and kills one on
@@ -53,7 +114,7 @@ func (w *workers) start() error {
 	defer w.mu.Unlock()
 	w.started++
 	cmd := w.opts.WorkerCommand()
-	cmd.Env = append(append(os.Environ(), w.env...), roleEnv+"=worker")
+	cmd.Env = append(append(os.Environ(), w.env...), roleEnv+"="+roleWorker)
 	logFile, err := os.Create(filepath.Join(w.opts.LogDir, fmt.Sprintf("worker-%02d.log", w.started)))
 	if err != nil {
 		return fmt.Errorf("worker log: %w", err)
@@ -132,4 +193,35 @@ func (w *workers) watch(ctx context.Context) error {
 	case err := <-w.exited:
 		return err
 	}
+}
+
+// parsePorts reads "p1,p2,..." (empty: none).
+func parsePorts(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.Atoi(f)
+		if err != nil || p <= 0 || p > 65535 {
+			return nil, fmt.Errorf("%s: %q is not a port", temporalPortsEnv, f)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// temporalPorts returns the environment entry with seven free ports for
+// the Temporal server's internal services.
+func temporalPorts() (string, error) {
+	addrs, err := freeAddrs(7)
+	if err != nil {
+		return "", err
+	}
+	ports := make([]string, len(addrs))
+	for i, a := range addrs {
+		_, p, _ := strings.Cut(a, ":")
+		ports[i] = p
+	}
+	return temporalPortsEnv + "=" + strings.Join(ports, ","), nil
 }

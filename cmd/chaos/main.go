@@ -62,9 +62,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		settle      = fs.Duration("settle-timeout", 10*time.Minute, "how long to wait for every booking to end")
 		orphanWait  = fs.Duration("orphan-wait", 3*time.Minute, "how long to wait, once every booking has ended, for the reconciler to sweep orphaned holds and authorisations")
 		reportPath  = fs.String("report", "chaos-report.json", "where to write the JSON report")
-		noFaults    = fs.Bool("no-faults", false, "inject no proxy faults (worker kills still happen)")
-		logDir      = fs.String("logs", "", "directory for the worker processes' logs (default: a temp dir)")
+		noFaults    = fs.Bool("no-faults", false, "inject no proxy faults (worker kills and the crashes below still happen)")
+		logDir      = fs.String("logs", "", "directory for the child processes' logs and the Temporal SQLite file (default: a temp dir)")
 		screenshot  = fs.String("screenshot", "", "save a PNG of the ops page here once settled (needs Chromium)")
+		def         = drill.DefaultCrashes()
+		killAPIs    = fs.Duration("kill-apis", def.APIKillEvery, "SIGKILL the calendar or payment API process this often and restart it on its port (0: never)")
+		restartPG   = fs.Bool("restart-postgres", def.RestartPostgres, "crash the drill's PostgreSQL once (pg_ctl -m immediate stop) and start it again")
+		restartTmp  = fs.Bool("restart-temporal", def.RestartTemporal, "SIGKILL the Temporal server process once and start it again on its SQLite file")
+		outage      = fs.Duration("outage", def.Outage, "keep one API unreachable this long, once (0: no outage; the step retry budget is about 43s)")
+		outageOf    = fs.String("outage-of", def.OutageOf, "the API of the outage: payments or calendar")
 	)
 	fs.Var(faults, "fault", `a fault rule "UPSTREAM: METHOD PATH FAULT [p=..] [limit=..]" replacing that upstream's defaults (repeatable),`+
 		` e.g. -fault "calendar: POST /v1/holds drop-after-commit p=0.2"`)
@@ -79,8 +85,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chaos: -n, -concurrency, -workers, -kill-every, -settle-timeout and -orphan-wait must be positive, and there are no arguments")
 		return 2
 	}
+	if *killAPIs < 0 || *outage < 0 || (*outageOf != "payments" && *outageOf != "calendar") {
+		fmt.Fprintln(stderr, "chaos: -kill-apis and -outage must not be negative, -outage-of is payments or calendar")
+		return 2
+	}
+	crashes := *def
+	crashes.APIKillEvery, crashes.RestartPostgres, crashes.RestartTemporal, crashes.Outage, crashes.OutageOf = *killAPIs, *restartPG, *restartTmp, *outage, *outageOf
 	opts := drill.Options{Bookings: *n, Concurrency: *concurrency, Workers: *workers, KillEvery: *killEvery,
-		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr,
+		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr, Crashes: &crashes,
 		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"]}
 	if *noFaults {
 		opts.Calendar, opts.Payments, opts.Twilio = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}

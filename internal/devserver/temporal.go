@@ -32,6 +32,19 @@ type Options struct {
 	Namespace string
 	// Logger receives the server's own logs; nil discards them.
 	Logger log.Logger
+	// InternalPorts, when set, are the seven ports of the services behind
+	// the frontend (history, matching and worker gRPC, then the four
+	// membership ports); empty: free ports at each start. A server
+	// restarted on its database file should keep them: its membership
+	// table still names the old incarnation's addresses, and requests
+	// routed to them would fail until those entries are declared dead
+	// (about a minute), stalling every workflow meanwhile.
+	InternalPorts []int
+	// ProcessCrashSafeOnly syncs the SQLite file less (synchronous=NORMAL
+	// in WAL mode): every commit survives the server process being
+	// killed, not the machine losing power. The chaos drill crashes
+	// processes only and cannot afford an fsync per write on two cores.
+	ProcessCrashSafeOnly bool
 }
 
 // Temporal is a running embedded server.
@@ -67,6 +80,15 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 		sqlCfg.ConnectAttributes["mode"] = "rwc"
 		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
 		sqlCfg.ConnectAttributes["_synchronous"] = "2"
+		if opts.ProcessCrashSafeOnly {
+			// Temporal's SQLite plugin passes attributes as pragmas by
+			// their exact names (the underscored ones above are not
+			// pragmas SQLite knows, so it ignores them).
+			delete(sqlCfg.ConnectAttributes, "_journal_mode")
+			delete(sqlCfg.ConnectAttributes, "_synchronous")
+			sqlCfg.ConnectAttributes["journal_mode"] = "wal"
+			sqlCfg.ConnectAttributes["synchronous"] = "normal"
+		}
 		sqlCfg.DatabaseName = opts.DatabaseFile
 		if err := os.MkdirAll(filepath.Dir(opts.DatabaseFile), 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", filepath.Dir(opts.DatabaseFile), err)
@@ -77,7 +99,7 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 			}
 		}
 	}
-	cfg, err := serverConfig(host, port, sqlCfg)
+	cfg, err := serverConfig(host, port, opts.InternalPorts, sqlCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -135,15 +157,22 @@ func (t *Temporal) Stop() error { return t.server.Stop() }
 // waitReady dials until the namespace answers, so callers never race the
 // server's start-up.
 func (t *Temporal) waitReady(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	return WaitReady(ctx, t.hostPort, t.namespace, time.Minute)
+}
+
+// WaitReady dials the Temporal frontend at hostPort until it answers and
+// namespace is known, for at most timeout: a server started in another
+// process (the chaos drill's) is ready when this returns nil.
+func WaitReady(ctx context.Context, hostPort, namespace string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var lastErr error
 	for {
-		c, err := client.DialContext(ctx, client.Options{HostPort: t.hostPort, Namespace: t.namespace, Logger: quietLogger{}})
+		c, err := client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: namespace, Logger: quietLogger{}})
 		if err == nil {
 			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
 			if err == nil {
-				_, err = c.WorkflowService().DescribeNamespace(ctx, describeNamespace(t.namespace))
+				_, err = c.WorkflowService().DescribeNamespace(ctx, describeNamespace(namespace))
 			}
 			c.Close()
 			if err == nil {
@@ -159,18 +188,29 @@ func (t *Temporal) waitReady(ctx context.Context) error {
 	}
 }
 
-func serverConfig(host string, port int, sqlCfg *config.SQL) (*config.Config, error) {
+func serverConfig(host string, port int, fixed []int, sqlCfg *config.SQL) (*config.Config, error) {
+	if len(fixed) != 0 && len(fixed) != 7 {
+		return nil, fmt.Errorf("Temporal internal ports: want 7, got %d", len(fixed))
+	}
+	next := func() (int, error) {
+		if len(fixed) > 0 {
+			p := fixed[0]
+			fixed = fixed[1:]
+			return p, nil
+		}
+		return freePort(host)
+	}
 	services := map[string]config.Service{}
 	for i, name := range []string{"frontend", "history", "matching", "worker"} {
 		grpcPort := port
 		if i > 0 {
-			p, err := freePort(host)
+			p, err := next()
 			if err != nil {
 				return nil, err
 			}
 			grpcPort = p
 		}
-		membership, err := freePort(host)
+		membership, err := next()
 		if err != nil {
 			return nil, err
 		}

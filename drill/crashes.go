@@ -1,0 +1,206 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/bookonce/bookonce/internal/postgres"
+)
+
+// Crashes are the crashes beyond workers: the downstream services the
+// drill runs as child processes, and its own PostgreSQL cluster.
+type Crashes struct {
+	// APIKillEvery is how often the calendar or the payment API process
+	// (drawn at random) is SIGKILLed and started again at once on its
+	// port, until every booking has settled; 0: never.
+	APIKillEvery time.Duration
+	// RestartPostgres crashes the drill's PostgreSQL cluster once
+	// (pg_ctl -m immediate stop: no checkpoint, WAL replay at the next
+	// start) and starts it again on its port.
+	RestartPostgres bool
+	// RestartTemporal SIGKILLs the Temporal server process once and starts
+	// it again on its SQLite file and port.
+	RestartTemporal bool
+	// Outage is how long OutageOf (the payment API when empty) is
+	// unreachable, once; 0: no outage. It should exceed StepRetryBudget, so
+	// that steps and compensations due meanwhile exhaust their retries.
+	Outage   time.Duration
+	OutageOf string
+	// After is when the first one-shot crash (PostgreSQL, then Temporal,
+	// then the outage) comes after the first webhook; Gap separates them.
+	After, Gap time.Duration
+}
+
+// StepRetryBudget is how long a saga step retries with the default
+// workflows.Tuning before it gives up: 10 attempts, backoff from 200 ms
+// doubling and capped at 10 s (0.2+0.4+...+6.4+10+10+10 = 42.6 s, plus the
+// attempts themselves, which fail at once while a service is down).
+const StepRetryBudget = 43 * time.Second
+
+// DefaultCrashes are the crashes of `make chaos`: an API process killed
+// every 15 s, PostgreSQL and Temporal restarted once, and the payment API
+// down for twice the step retry budget.
+func DefaultCrashes() *Crashes {
+	return &Crashes{APIKillEvery: 15 * time.Second, RestartPostgres: true, RestartTemporal: true,
+		Outage: 2 * StepRetryBudget, OutageOf: upstreamPayments, After: 8 * time.Second, Gap: 10 * time.Second}
+}
+
+// Crash is one crash or restart the drill caused, in its report.
+type Crash struct {
+	// Kind is api_kill, postgres_restart, temporal_restart or outage.
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	// At is when it began, in seconds since the drill started; Down how
+	// long the target did not answer (until it answered again).
+	At   float64 `json:"at_seconds"`
+	Down float64 `json:"down_seconds"`
+	// How says how it was brought down (SIGKILL, pg_ctl -m immediate).
+	How string `json:"how"`
+	// Error is set when the target did not come back: the drill fails.
+	Error string `json:"error,omitempty"`
+}
+
+// crashLog collects the crashes of one drill.
+type crashLog struct {
+	start time.Time
+	mu    sync.Mutex
+	list  []Crash
+}
+
+// record runs down (bring the target down) and up (bring it back and wait
+// until it answers), and logs the crash with its times.
+func (l *crashLog) record(kind, target, how string, progress func(string, ...any), down, up func() error) {
+	began := time.Now()
+	c := Crash{Kind: kind, Target: target, How: how, At: round2(began.Sub(l.start).Seconds())}
+	err := down()
+	if err == nil {
+		err = up()
+	}
+	c.Down = round2(time.Since(began).Seconds())
+	if err != nil {
+		c.Error = err.Error()
+	}
+	l.mu.Lock()
+	l.list = append(l.list, c)
+	l.mu.Unlock()
+	progress("%s of %s at %.1fs (%s): down %.1fs %s", kind, target, c.At, how, c.Down, c.Error)
+}
+
+func (l *crashLog) snapshot() []Crash {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Crash(nil), l.list...)
+}
+
+func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
+
+// conductor brings the services and the database down as Crashes says.
+type conductor struct {
+	crashes  Crashes
+	apis     map[string]*service
+	temporal *service
+	cluster  *postgres.Cluster
+	scrapers map[string]*remoteGatherer
+	log      *crashLog
+	progress func(string, ...any)
+}
+
+// oneShots runs the crashes that happen once, in order, and returns when
+// the last target is back (the drill settles only after that).
+func (c *conductor) oneShots(ctx context.Context) {
+	wait := func(d time.Duration) bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(d):
+			return true
+		}
+	}
+	if !wait(c.crashes.After) {
+		return
+	}
+	if c.crashes.RestartPostgres && c.cluster != nil {
+		c.log.record("postgres_restart", "postgresql", "pg_ctl -m immediate stop", c.progress,
+			func() error { return c.cluster.Crash(ctx) }, func() error { return c.cluster.Start(ctx) })
+		if !wait(c.crashes.Gap) {
+			return
+		}
+	}
+	if c.crashes.RestartTemporal {
+		c.log.record("temporal_restart", "temporal", "SIGKILL", c.progress,
+			func() error { return c.temporal.stop(syscall.SIGKILL, 10*time.Second) },
+			func() error { return c.temporal.start(ctx) })
+		if !wait(c.crashes.Gap) {
+			return
+		}
+	}
+	if c.crashes.Outage > 0 {
+		c.outage(ctx, wait)
+	}
+}
+
+// outage keeps one API down for longer than a step retries.
+func (c *conductor) outage(ctx context.Context, wait func(time.Duration) bool) {
+	name := c.crashes.OutageOf
+	if name == "" {
+		name = upstreamPayments
+	}
+	svc := c.apis[name]
+	if svc == nil {
+		c.progress("no outage: unknown service %q", name)
+		return
+	}
+	svc.crashing.Lock()
+	defer svc.crashing.Unlock()
+	c.log.record("outage", name, fmt.Sprintf("SIGKILL, kept down %s", c.crashes.Outage), c.progress,
+		func() error {
+			c.scrapers[name].save()
+			return svc.stop(syscall.SIGKILL, 10*time.Second)
+		},
+		func() error {
+			wait(c.crashes.Outage)
+			return svc.start(context.WithoutCancel(ctx))
+		})
+}
+
+// killAPIs SIGKILLs a random API process every APIKillEvery and starts it
+// again at once, until ctx ends. An API held down by an outage is spared.
+func (c *conductor) killAPIs(ctx context.Context, rng *rand.Rand) {
+	if c.crashes.APIKillEvery <= 0 {
+		return
+	}
+	names := []string{upstreamCalendar, upstreamPayments}
+	every(ctx, c.crashes.APIKillEvery, func() {
+		name := names[rng.IntN(len(names))]
+		svc := c.apis[name]
+		if !svc.crashing.TryLock() { // in an outage: leave it down
+			return
+		}
+		defer svc.crashing.Unlock()
+		c.log.record("api_kill", name, "SIGKILL", c.progress,
+			func() error {
+				c.scrapers[name].save()
+				return svc.stop(syscall.SIGKILL, 10*time.Second)
+			},
+			func() error { return svc.start(context.WithoutCancel(ctx)) })
+	})
+}
+
+// crashLine lists the crashes for the summary: kind, target, when and for
+// how long, e.g. "api_kill payments @31.2s (0.4s down)".
+func crashLine(list []Crash) string {
+	parts := make([]string, 0, len(list))
+	for _, c := range list {
+		p := fmt.Sprintf("%s %s @%.1fs (%.1fs down)", c.Kind, c.Target, c.At, c.Down)
+		if c.Error != "" {
+			p += " FAILED"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,27 @@
+package stack
+
+import (
+	"context"
+
+	"github.com/bookonce/bookonce/internal/web"
+)
+
+// RunCalendar is the calendar API process: the API on CALENDAR_LISTEN and
+// its idempotency-key reaper, until ctx ends. cmd/calendar runs it, and the
+// chaos drill runs it in a child process it can SIGKILL.
+func RunCalendar(ctx context.Context, p Process) error {
+	svc, store := CalendarService(p.Config, p.Pool, p.Log)
+	p.Log.Info("calendar API listening", "addr", p.Config.CalendarListen)
+	return Serve(ctx, p.Log, map[string]web.Service{p.Config.CalendarListen: svc},
+		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) })
+}
+
+// RunPayments is the payment API process: the Stripe-compatible API on
+// PAYMENTS_LISTEN and its idempotency-key reaper, until ctx ends.
+// cmd/payments runs it, and the chaos drill runs it in a child process.
+func RunPayments(ctx context.Context, p Process) error {
+	svc, store := PaymentsService(p.Config, p.Pool, p.Log)
+	p.Log.Info("payment API listening", "addr", p.Config.PaymentsListen)
+	return Serve(ctx, p.Log, map[string]web.Service{p.Config.PaymentsListen: svc},
+		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) })
+}
