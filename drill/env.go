@@ -91,6 +91,8 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		"TWILIO_ACCOUNT_SID": e.twilio.AccountSID, "TWILIO_AUTH_TOKEN": e.twilio.AuthToken,
 		"CALENDAR_LISTEN": addrs[1], "PAYMENTS_LISTEN": addrs[2],
 		"WORKER_LISTEN": "127.0.0.1:0", "OUTBOX_SEND_TIMEOUT": "15s", "LOG_FORMAT": "json", "LOG_LEVEL": "warn",
+		// The reconciler sweeps within the drill's orphan wait.
+		"RECONCILE_INTERVAL": "10s", "RECONCILE_GRACE": "15s",
 	}
 	e.cfg, err = config.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {
