@@ -15,7 +15,7 @@ import (
 func main() {
 	stack.Command("gateway", func(ctx context.Context, p stack.Process) error {
 		reg := stack.Registry()
-		tc, err := stack.Dial(ctx, p.Config, p.Log, stack.WithMetrics(reg))
+		tc, err := stack.DialPatiently(ctx, p.Config, p.Log, stack.DialPatience, stack.WithMetrics(reg))
 		if err != nil {
 			return err
 		}

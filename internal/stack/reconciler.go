@@ -36,23 +36,32 @@ func ReconcileInput(cfg config.Config) workflows.ReconcileInput {
 }
 
 // EnsureReconcileSchedule creates the Temporal Schedule that starts
-// ReconcilerWorkflow every RECONCILE_INTERVAL. Every worker calls it at
-// start; a schedule that exists already is kept as it is (change its
-// interval with `temporal schedule update` or delete it to have the next
-// worker create it afresh). Overlapping sweeps are skipped.
+// ReconcilerWorkflow every RECONCILE_INTERVAL, or brings an existing one
+// in line with this worker's configuration (interval, tenants, grace): the
+// configuration is the truth, so a tenant added later is swept too.
+// Every worker calls it at start. Overlapping sweeps are skipped.
 func EnsureReconcileSchedule(ctx context.Context, tc client.Client, cfg config.Config, log *slog.Logger) error {
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.ReconcileInterval}}}
+	action := &client.ScheduleWorkflowAction{
+		ID: "reconciler", Workflow: workflows.ReconcilerWorkflow, Args: []any{ReconcileInput(cfg)},
+		TaskQueue: cfg.TaskQueue,
+	}
 	_, err := tc.ScheduleClient().Create(ctx, client.ScheduleOptions{
-		ID:      workflows.ReconcilerScheduleID,
-		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.ReconcileInterval}}},
-		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		Action: &client.ScheduleWorkflowAction{
-			ID: "reconciler", Workflow: workflows.ReconcilerWorkflow, Args: []any{ReconcileInput(cfg)},
-			TaskQueue: cfg.TaskQueue,
-		},
+		ID: workflows.ReconcilerScheduleID, Spec: spec, Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP, Action: action,
 		Note: "bookonce: repair holds, bookings and authorisations whose saga ended without settling them (docs/reconciler.md)",
 	})
 	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		log.Debug("reconciler schedule exists", "schedule", workflows.ReconcilerScheduleID)
+		err = tc.ScheduleClient().GetHandle(ctx, workflows.ReconcilerScheduleID).Update(ctx, client.ScheduleUpdateOptions{
+			DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+				sched := in.Description.Schedule
+				sched.Spec, sched.Action = &spec, action
+				return &client.ScheduleUpdate{Schedule: &sched}, nil
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("update schedule %s: %w", workflows.ReconcilerScheduleID, err)
+		}
+		log.Debug("reconciler schedule updated", "schedule", workflows.ReconcilerScheduleID, "every", cfg.ReconcileInterval)
 		return nil
 	}
 	if err != nil {

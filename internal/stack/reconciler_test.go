@@ -14,11 +14,11 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 )
 
-// TestReconcileScheduleIsCreatedOnceAndKept: every worker start ensures the
-// reconciler's schedule; a second start (another worker, a restart) finds
-// it and succeeds; the schedule starts ReconcilerWorkflow on the worker's
-// queue every RECONCILE_INTERVAL with the configured tenants and grace.
-func TestReconcileScheduleIsCreatedOnceAndKept(t *testing.T) {
+// TestReconcileScheduleFollowsTheConfiguration: every worker start ensures
+// the reconciler's schedule; a second start (another worker, a restart)
+// finds it and brings it in line with its configuration; the schedule
+// starts ReconcilerWorkflow on the worker's queue every RECONCILE_INTERVAL.
+func TestReconcileScheduleFollowsTheConfiguration(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	tc := testsupport.Temporal(t)
@@ -30,12 +30,12 @@ func TestReconcileScheduleIsCreatedOnceAndKept(t *testing.T) {
 	h := tc.ScheduleClient().GetHandle(ctx, workflows.ReconcilerScheduleID)
 	t.Cleanup(func() { _ = h.Delete(context.Background()) }) // test cleanup only
 	cfg.ReconcileInterval = time.Hour
-	require.NoError(t, stack.EnsureReconcileSchedule(ctx, tc, cfg, log), "an existing schedule is fine")
+	require.NoError(t, stack.EnsureReconcileSchedule(ctx, tc, cfg, log), "an existing schedule is updated")
 
 	d, err := h.Describe(ctx)
 	require.NoError(t, err)
 	require.Len(t, d.Schedule.Spec.Intervals, 1)
-	require.Equal(t, 3*time.Minute, d.Schedule.Spec.Intervals[0].Every, "the first schedule is kept")
+	require.Equal(t, time.Hour, d.Schedule.Spec.Intervals[0].Every, "the configuration is the truth")
 	require.Equal(t, cfg.TaskQueue, d.Schedule.Action.(*client.ScheduleWorkflowAction).TaskQueue)
 	require.Equal(t, "ReconcilerWorkflow", d.Schedule.Action.(*client.ScheduleWorkflowAction).Workflow)
 }

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -25,8 +26,16 @@ import (
 )
 
 // Dial connects to the Temporal cluster named by the configuration;
-// options add, for example, the SDK metrics (WithMetrics).
+// options add, for example, the SDK metrics (WithMetrics). It fails at
+// once when Temporal does not answer (a command-line call).
 func Dial(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...DialOption) (client.Client, error) {
+	return DialPatiently(ctx, cfg, log, 0, opts...)
+}
+
+// DialPatiently is Dial for long-running processes: a worker or gateway
+// that starts while Temporal restarts (a rolling deploy, a crash) waits
+// up to patience for it instead of exiting.
+func DialPatiently(ctx context.Context, cfg config.Config, log *slog.Logger, patience time.Duration, opts ...DialOption) (client.Client, error) {
 	o := client.Options{
 		HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
 		Logger: sdklog.NewStructuredLogger(log.With("component", "temporal-sdk")),
@@ -36,11 +45,24 @@ func Dial(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Dial
 			return nil, err
 		}
 	}
-	c, err := client.DialContext(ctx, o)
-	if err != nil {
-		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", cfg.TemporalAddress, cfg.TemporalNamespace, err)
+	deadline, wait := time.Now().Add(patience), 200*time.Millisecond
+	for {
+		c, err := client.DialContext(ctx, o)
+		if err == nil {
+			return c, nil
+		}
+		err = fmt.Errorf("connect to Temporal at %s (namespace %s): %w", cfg.TemporalAddress, cfg.TemporalNamespace, err)
+		if time.Now().Add(wait).After(deadline) {
+			return nil, err
+		}
+		log.Warn("Temporal not reachable yet; retrying", "err", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
 	}
-	return c, nil
 }
 
 // NewActivities wires the activities to the configured APIs, the outbox

@@ -2,12 +2,17 @@ package stack
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/workflows"
 )
+
+// DialPatience is how long a worker or gateway process waits at start for
+// Temporal to answer.
+const DialPatience = 2 * time.Minute
 
 // RunWorker is the worker process: the Temporal worker with every workflow
 // and activity, the outbox relay (when Twilio is configured) and the
@@ -16,7 +21,7 @@ import (
 func RunWorker(ctx context.Context, p Process) error {
 	cfg, log := p.Config, p.Log
 	reg := Registry()
-	tc, err := Dial(ctx, cfg, log, WithMetrics(reg))
+	tc, err := DialPatiently(ctx, cfg, log, DialPatience, WithMetrics(reg))
 	if err != nil {
 		return err
 	}
@@ -32,10 +37,9 @@ func RunWorker(ctx context.Context, p Process) error {
 		return err
 	}
 	defer w.Stop()
-	schedCtx, cancelSched := context.WithTimeout(ctx, 30*time.Second)
-	err = EnsureReconcileSchedule(schedCtx, tc, cfg, log)
-	cancelSched()
-	if err != nil {
+	if err := ensurePatiently(ctx, DialPatience, func(ctx context.Context) error {
+		return EnsureReconcileSchedule(ctx, tc, cfg, log)
+	}, log); err != nil {
 		return err
 	}
 	loops := []func(context.Context){}
@@ -47,4 +51,25 @@ func RunWorker(ctx context.Context, p Process) error {
 	}
 	log.Info("worker started", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace, "metrics", cfg.WorkerListen)
 	return Serve(ctx, log, map[string]web.Service{cfg.WorkerListen: WorkerServiceOn(reg, p.Pool, tc, log)}, loops...)
+}
+
+// ensurePatiently retries ensure (bounded by 30 s an attempt) until it
+// succeeds or patience runs out: Temporal may be restarting.
+func ensurePatiently(ctx context.Context, patience time.Duration, ensure func(context.Context) error, log *slog.Logger) error {
+	deadline, wait := time.Now().Add(patience), time.Second
+	for {
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := ensure(actx)
+		cancel()
+		if err == nil || time.Now().Add(wait).After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		log.Warn("retrying", "err", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 10*time.Second)
+	}
 }
