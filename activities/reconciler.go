@@ -198,11 +198,13 @@ func (r *Reconciler) listSuspects(ctx context.Context, in SweepInput) (map[strin
 
 // decide turns one orphaned reference's effects into repairs. The rule,
 // conservative about money: no money moves without the saga's decision
-// (an authorisation is voided, never captured); a booking nobody paid for
-// is cancelled, as the saga's own compensation would have; a booking whose
-// deposit was captured, or whose saga is missing altogether, goes to a
-// person, because undoing it alone could take away an appointment the
-// customer was told about.
+// (an authorisation is voided, never captured); a booking whose deposit
+// was only authorised or voided is cancelled, as the saga's own
+// compensation would have (the saga confirms to the customer only after
+// the capture); a booking whose deposit was captured, that had no deposit,
+// whose deposit cannot be told, or whose saga is missing altogether goes
+// to a person, because undoing it alone could take away an appointment
+// the customer was told about.
 func (r *Reconciler) decide(ctx context.Context, in SweepInput, ref string, st sagaState, s *suspects) ([]Orphan, error) {
 	var out []Orphan
 	for _, h := range s.holds {
@@ -219,6 +221,11 @@ func (r *Reconciler) decide(ctx context.Context, in SweepInput, ref string, st s
 			needsPerson = "confirmed booking of a saga that no longer exists (deposit " + deposit + ")"
 		case deposit == payments.StatusSucceeded:
 			needsPerson = "confirmed booking with a captured deposit of a saga that " + st.String() + " before confirming it to the customer"
+		case deposit == depositNone || deposit == depositUnknown:
+			// No deposit means nothing stood between the confirmation and
+			// the customer: they may have been told. An unknown deposit
+			// (a search that lags) may be captured money.
+			needsPerson = "confirmed booking of a saga that " + st.String() + " (deposit " + deposit + ")"
 		default:
 			for _, b := range s.bookings {
 				out = append(out, Orphan{Reference: ref, Kind: RepairCancelBooking, ObjectID: b.BookingID,
@@ -241,8 +248,16 @@ func (r *Reconciler) decide(ctx context.Context, in SweepInput, ref string, st s
 	return out, nil
 }
 
+// Deposit states beyond the payment API's: none (the lookup proves there
+// is no intent) and unknown (the lookup found nothing but lags, as
+// Stripe's search does, so a captured deposit may exist).
+const (
+	depositNone    = "none"
+	depositUnknown = "unknown"
+)
+
 // deposit is the state of the booking's deposit: a live authorisation
-// listed, or the intent found by reference ("none" when there is none).
+// listed, or the intent found by reference (depositNone, depositUnknown).
 func (r *Reconciler) deposit(ctx context.Context, tenant, ref string, s *suspects) (string, error) {
 	if len(s.intents) > 0 {
 		return payments.StatusRequiresCapture, nil
@@ -255,8 +270,11 @@ func (r *Reconciler) deposit(ctx context.Context, tenant, ref string, s *suspect
 	if err != nil {
 		return "", paymentError("find deposit", err)
 	}
-	if !found {
-		return "none", nil
+	switch {
+	case !found && g.AuthoritativeLookup():
+		return depositNone, nil
+	case !found:
+		return depositUnknown, nil
 	}
 	return pi.Status, nil
 }
