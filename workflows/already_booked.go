@@ -37,7 +37,7 @@ func (a *appointment) alreadyBooked(ctx workflow.Context, refusal error) *outcom
 			serviceLabel(a.req.Service), localTime(a.req.SlotStart, a.req.Timezone), link)
 	}
 	var step activities.Step
-	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "send-already-booked", "Tell the customer: already booked"),
+	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, "send-already-booked", "Tell the customer: already booked"),
 		act.SendConfirmation, activities.ConfirmationInput{
 			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer,
 			Text: text, Kind: activities.MessageKindAlreadyBooked,

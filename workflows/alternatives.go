@@ -13,6 +13,10 @@ import (
 // capable resources are all taken.
 const reasonSlotUnavailable = "slot_unavailable"
 
+// versionOfferAlternatives: an appointment that lost its slot tells the
+// customer which slots are free.
+const versionOfferAlternatives = "offer-alternatives"
+
 // kindAlternatives is the outbox kind of the message that offers other
 // slots: one per booking, like the confirmation.
 const kindAlternatives = "alternatives"
@@ -26,11 +30,11 @@ func (a *appointment) offerAlternatives(ctx workflow.Context, o *outcome) {
 		return
 	}
 	// Histories recorded before this message existed end without it.
-	if workflow.GetVersion(ctx, "offer-alternatives", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if workflow.GetVersion(ctx, versionOfferAlternatives, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
 	var step activities.Step
-	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "send-alternatives", "Offer alternative slots"),
+	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, "send-alternatives", "Offer alternative slots"),
 		act.SendConfirmation, activities.ConfirmationInput{
 			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer,
 			Kind: kindAlternatives, Text: a.alternativesText(),

@@ -31,6 +31,11 @@ func (a *appointment) end(ctx workflow.Context, o *outcome) BookingState {
 	switch {
 	case err != nil && !a.saga.durable:
 		reason += "; compensation failed: " + err.Error() // as recorded before the change
+	case err != nil && a.childCase != "":
+		// The payment saga opened the case for the same deposit the
+		// appointment's own void failed on: one case for a person, not two.
+		status, reason = StatusNeedsReview, reason+"; compensation failed: "+err.Error()+"; review case "+a.childCase
+		a.state.ReviewCase = a.childCase
 	case err != nil:
 		status, reason = StatusNeedsReview, reason+"; compensation failed: "+err.Error()
 		caseID, cerr := openCase(dctx, a.tuning, a.req.Tenant, "compensation", review.ReasonCompensationFailed, err)
