@@ -1,10 +1,12 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
@@ -247,13 +249,15 @@ func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.In
 		c.reply(ctx, ev, "Sie haben kurz zuvor einen ähnlichen Termin angefragt. Wir prüfen, ob Sie beide möchten, und melden uns.")
 	default:
 		in.WorkflowID = d.WorkflowID // a new attempt after a failed one has its own ID
-		c.start(ctx, in, ev.Channel)
+		if err := c.start(ctx, in, ev.Channel); err != nil && c.startFailed(ctx, ev, in, err) {
+			return
+		}
 		c.reply(ctx, ev, fmt.Sprintf("Danke! Wir buchen %s am %s; die Bestätigung folgt.", serviceLabel(in.Service), when))
 	}
 }
 
 // start launches the appointment saga; it outlives the conversation's runs.
-func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) {
+func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) error {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            in.WorkflowID,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
@@ -266,7 +270,34 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) 
 		DepositAmount: c.in.DepositAmount, Currency: c.in.Currency, PaymentMethod: c.in.PaymentMethod, Timezone: c.in.Timezone,
 		DeliberateSecond: in.Separate,
 	})
-	_ = f.GetChildWorkflowExecution().Get(ctx, nil) // started (or already exists): enough
+	err := f.GetChildWorkflowExecution().Get(ctx, nil)
+	var started *temporal.ChildWorkflowExecutionAlreadyStartedError
+	if errors.As(err, &started) {
+		return nil // the same intent's appointment runs already: enough
+	}
+	return err
+}
+
+// versionStartFailureReviewed: an appointment that could not be started
+// opens a review case instead of a "die Bestätigung folgt" with nothing
+// behind it.
+const versionStartFailureReviewed = "conversation-start-failure-reviewed"
+
+// startFailed hands a wish whose appointment could not be started to a
+// person and tells the customer so; false for runs recorded before the
+// change, which replied as if it had started.
+func (c *conversation) startFailed(ctx workflow.Context, ev InboundEvent, in dedup.Intent, cause error) bool {
+	if workflow.GetVersion(ctx, versionStartFailureReviewed, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return false
+	}
+	workflow.GetLogger(ctx).Error("appointment not started", "workflow_id", in.WorkflowID, "error", cause)
+	if _, err := openCase(ctx, Tuning{}.withDefaults(), c.in.Tenant, "start-"+ev.EventID, review.ReasonUnknownOutcome, cause); err != nil {
+		workflow.GetLogger(ctx).Error("open review case", "error", err)
+		c.reply(ctx, ev, "Wir konnten Ihre Buchung gerade nicht starten. Bitte schreiben Sie uns in ein paar Minuten noch einmal.")
+		return true
+	}
+	c.reply(ctx, ev, "Wir konnten Ihre Buchung gerade nicht starten; ein Mitarbeiter kümmert sich darum und meldet sich.")
+	return true
 }
 
 // resolve continues an intent that waited for a duplicate review.
@@ -292,11 +323,17 @@ func (c *conversation) resolve(ctx workflow.Context, d ReviewDecision) {
 	}
 }
 
+// reply reserves the answer in the outbox. It retries until the reserve
+// lands (an outbox that is down for a while delays the answer, it does not
+// swallow it); a reply still not reserved then is logged for operators.
 func (c *conversation) reply(ctx workflow.Context, ev InboundEvent, text string) {
 	var step activities.Step
-	_ = workflow.ExecuteActivity(c.opts(ctx, "reply-"+ev.EventID, "Reply to the customer"), act.SendReply, activities.ReplyInput{
+	err := workflow.ExecuteActivity(compensationCtx(ctx, Tuning{}.withDefaults(), "reply-"+ev.EventID, "Reply to the customer"), act.SendReply, activities.ReplyInput{
 		Tenant: c.in.Tenant, ConversationID: c.id, Customer: c.in.Customer, Channel: replyChannel(ev.Channel), EventID: ev.EventID, Text: text,
 	}).Get(ctx, &step)
+	if err != nil {
+		workflow.GetLogger(ctx).Error("reply not reserved", "event", ev.EventID, "error", err)
+	}
 }
 
 // publishReview shows the conversation as NeedsReview in the Web UI while
