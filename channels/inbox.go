@@ -27,12 +27,6 @@ type inboxEvent struct {
 	RawFrom    string `json:"raw_from,omitempty"`
 }
 
-// record inserts the delivery under its unique (provider, event_id); false
-// means it was delivered before and must be dropped.
-func (g *Gateway) record(ctx context.Context, eventID, kind string, ev inboxEvent) (bool, error) {
-	return g.recordAs(ctx, eventID, kind, ev, "pending")
-}
-
 // recordAs records with an initial state: events with nothing to hand on
 // (a call starting, a status callback) are recorded as delivered, so the
 // relay never sends them to a conversation.

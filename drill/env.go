@@ -277,16 +277,6 @@ func (e *env) foundServer(ctx context.Context) error {
 	return nil
 }
 
-func (e *env) serve(ctx context.Context, svc web.Service) (string, error) {
-	l, err := web.Listen("127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	e.wg.Add(1)
-	go func() { defer e.wg.Done(); _ = svc.Serve(ctx, l) }()
-	return "http://" + l.Addr().String(), nil
-}
-
 func (e *env) serveHandler(ctx context.Context, h http.Handler) (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
