@@ -176,7 +176,9 @@ func (p *payment) awaitDecision(ctx workflow.Context) (PaymentAction, bool) {
 
 func (p *payment) capture(ctx workflow.Context) error {
 	var res activities.IntentResult
-	err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, "capture-deposit", "Capture deposit "+p.state.IntentID),
+	// The booking stands in the calendar: an outage must not undo it, so
+	// the capture retries with its key until the payment API answers.
+	err := workflow.ExecuteActivity(compensationCtx(ctx, p.tuning, "capture-deposit", "Capture deposit "+p.state.IntentID),
 		act.CaptureDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference, IntentID: p.state.IntentID}).Get(ctx, &res)
 	p.record("capture deposit", "capture-deposit", res.Step, err)
 	return err
