@@ -35,15 +35,21 @@ func (s *Server) listHolds(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, CodeInvalidRequest, "query parameter reference is required"))
 		return
 	}
-	rows, err := s.Pool.Query(r.Context(), `SELECT `+reservationColumns+` FROM calendar_reservations
+	s.writeReservations(w, r, "list holds", `SELECT `+reservationColumns+` FROM calendar_reservations
 		WHERE tenant_id = $1 AND reference = $2 ORDER BY created_at DESC, id LIMIT 100`, tenantOf(r), ref)
+}
+
+// writeReservations answers the reservations sql selects as a list, with
+// holds past their expiry shown as expired (as the saga must read them).
+func (s *Server) writeReservations(w http.ResponseWriter, r *http.Request, op, sql string, args ...any) {
+	rows, err := s.Pool.Query(r.Context(), sql, args...)
 	if err != nil {
-		s.internalError(w, r, "list holds", err)
+		s.internalError(w, r, op, err)
 		return
 	}
 	holds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Hold, error) { return scanReservation(row) })
 	if err != nil {
-		s.internalError(w, r, "list holds", err)
+		s.internalError(w, r, op, err)
 		return
 	}
 	now := s.now()

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 
 	"github.com/bookonce/bookonce/internal/web"
 )
@@ -49,23 +48,7 @@ func (s *Server) listReservations(w http.ResponseWriter, r *http.Request) {
 		n := strconv.Itoa(len(args))
 		sql += ` AND (created_at, id) > (SELECT created_at, id FROM calendar_reservations WHERE tenant_id = $1 AND id = $` + n + `)`
 	}
-	rows, err := s.Pool.Query(r.Context(), sql+` ORDER BY created_at, id LIMIT `+strconv.Itoa(ReservationsPage), args...)
-	if err != nil {
-		s.internalError(w, r, "list reservations", err)
-		return
-	}
-	holds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Hold, error) { return scanReservation(row) })
-	if err != nil {
-		s.internalError(w, r, "list reservations", err)
-		return
-	}
-	now := s.now()
-	for i := range holds {
-		if holds[i].Status == HoldHeld && !holds[i].ExpiresAt.After(now) {
-			holds[i].Status = HoldExpired
-		}
-	}
-	web.WriteJSON(w, http.StatusOK, List[Hold]{Data: nonNil(holds)})
+	s.writeReservations(w, r, "list reservations", sql+` ORDER BY created_at, id LIMIT `+strconv.Itoa(ReservationsPage), args...)
 }
 
 // Reservations lists the tenant's reservations in status (HoldHeld or
