@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-
 	"github.com/bookonce/bookonce/internal/web"
 )
 

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 )
@@ -63,13 +62,7 @@ func RunWorkerIfAsked() {
 // server on TEMPORAL_ADDRESS with its state in a SQLite file, until
 // SIGTERM (or SIGKILL).
 func runTemporal() {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bookonce:", err)
-		os.Exit(2)
-	}
-	log := stack.Logger(cfg, os.Stderr)
-	ctx, stop := stack.SignalContext()
+	ctx, stop, cfg, log := stack.Begin()
 	defer stop()
 	ports, err := parsePorts(os.Getenv(temporalPortsEnv))
 	if err != nil {

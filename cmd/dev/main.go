@@ -24,13 +24,7 @@ import (
 )
 
 func main() {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bookonce:", err)
-		os.Exit(2)
-	}
-	log := stack.Logger(cfg, os.Stderr)
-	ctx, stop := stack.SignalContext()
+	ctx, stop, cfg, log := stack.Begin()
 	defer stop()
 	step := func(msg string) { fmt.Fprintf(os.Stderr, "  … %s\n", msg) }
 

@@ -7,20 +7,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/workflows"
 )
 
 func main() {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bookonce:", err)
-		os.Exit(2)
-	}
-	log := stack.Logger(cfg, os.Stderr)
-	ctx, stop := stack.SignalContext()
+	ctx, stop, cfg, log := stack.Begin()
 	defer stop()
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{
 		Address: cfg.TemporalAddress, DatabaseFile: filepath.Join(cfg.DataDir, "temporal.db"), Namespace: cfg.TemporalNamespace,

@@ -50,6 +50,20 @@ func Fatal(log *slog.Logger, what string, err error) {
 	os.Exit(1)
 }
 
+// Begin is how every bookonce process starts: its configuration (exit 2
+// with the problem when it is invalid), the logger, and a context that
+// ends on Ctrl-C or SIGTERM (stop releases it).
+func Begin() (ctx context.Context, stop context.CancelFunc, cfg config.Config, log *slog.Logger) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookonce:", err)
+		os.Exit(2)
+	}
+	log = Logger(cfg, os.Stderr)
+	ctx, stop = SignalContext()
+	return ctx, stop, cfg, log
+}
+
 // Process is what every bookonce command starts with.
 type Process struct {
 	Config config.Config
@@ -57,18 +71,11 @@ type Process struct {
 	Pool   *pgxpool.Pool
 }
 
-// Command is the frame of every bookonce process: configuration (exit 2
-// with the problem when it is invalid), the logger, a context that ends on
-// Ctrl-C or SIGTERM, PostgreSQL found or started and migrated, and a clear
+// Command is the frame of every bookonce process that uses PostgreSQL:
+// Begin, then PostgreSQL found or started and migrated, and a clear
 // message and exit 1 when body fails.
 func Command(name string, body func(ctx context.Context, p Process) error) {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bookonce:", err)
-		os.Exit(2)
-	}
-	log := Logger(cfg, os.Stderr)
-	ctx, stop := SignalContext()
+	ctx, stop, cfg, log := Begin()
 	defer stop()
 	pool, closeDB, err := Database(ctx, cfg, log)
 	if err != nil {
