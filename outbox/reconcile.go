@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/bookonce/bookonce/internal/telemetry"
@@ -22,7 +24,7 @@ import (
 // person may decide to send it again.
 func (s *Sender) reconcile(ctx context.Context, c claimed) (bool, error) {
 	fctx, cancel := context.WithTimeout(ctx, s.callTimeout())
-	sid, found, err := s.Provider.FindSent(fctx, address(c.channel, c.recipient), c.body, c.createdAt)
+	sids, err := s.Provider.FindSent(fctx, address(c.channel, c.recipient), c.body, c.createdAt)
 	cancel()
 
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -34,6 +36,11 @@ func (s *Sender) reconcile(ctx context.Context, c claimed) (bool, error) {
 		}
 		return false, fmt.Errorf("reconciliation lookup failed: %w", err)
 	}
+	sid, err := s.unrecorded(rctx, c, sids)
+	if err != nil {
+		return false, err
+	}
+	found := sid != ""
 	if !found && authoritative(s.Provider) && c.attempts < maxSends {
 		s.log().Info("outbox message attempted but absent from the provider's authoritative list; sent again",
 			"id", c.id, "attempted_at", c.attemptedAt, "attempts", c.attempts)
@@ -64,6 +71,31 @@ func (s *Sender) reconcile(ctx context.Context, c claimed) (bool, error) {
 	s.log().Info("outbox message reconciled as sent", "id", c.id, "provider_id", sid)
 	telemetry.DuplicatesBlocked.WithLabelValues(telemetry.LayerOutbox, c.tenant, RouteReconcile).Inc()
 	return true, nil
+}
+
+// unrecorded returns the earliest of sids that no other row holds: the
+// same text to the same number may have gone out for another row minutes
+// before (the lookup reaches back by the provider's clock skew), and that
+// message is not this row's.
+func (s *Sender) unrecorded(ctx context.Context, c claimed, sids []string) (string, error) {
+	if len(sids) == 0 {
+		return "", nil
+	}
+	rows, err := s.Store.Pool.Query(ctx, `SELECT provider_id FROM outbox_messages
+		WHERE provider_id = ANY($1) AND id <> $2`, sids, c.id)
+	if err != nil {
+		return "", fmt.Errorf("reconcile outbox message %s: %w", c.id, err)
+	}
+	taken, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", fmt.Errorf("reconcile outbox message %s: %w", c.id, err)
+	}
+	for _, sid := range sids {
+		if !slices.Contains(taken, sid) {
+			return sid, nil
+		}
+	}
+	return "", nil
 }
 
 // authoritative reports whether p's FindSent proves absence.

@@ -29,7 +29,9 @@ import (
 // outcome: the message may exist, and only a lookup may settle it.
 type Provider interface {
 	Send(ctx context.Context, to, body, callback string) (string, error)
-	FindSent(ctx context.Context, to, body string, since time.Time) (string, bool, error)
+	// FindSent lists the provider's messages to to with exactly body,
+	// created since (less the provider's clock skew), earliest first.
+	FindSent(ctx context.Context, to, body string, since time.Time) ([]string, error)
 }
 
 // AuthoritativeLister is implemented by a Provider whose FindSent sees

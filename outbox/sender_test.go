@@ -379,26 +379,6 @@ func TestRetryableErrorIsSentLater(t *testing.T) {
 	require.Len(t, e.fake.Messages(), 1)
 }
 
-func TestIdenticalTextsWithLostResponsesNeedReview(t *testing.T) {
-	t.Parallel()
-	e := setup(t)
-	s := e.relay()
-	a := e.reserve("bk_1", "whatsapp", customer, "Danke, bis bald!")
-	b := e.reserve("bk_2", "whatsapp", customer, "Danke, bis bald!")
-	e.fake.DropNextResponse()
-	e.fake.DropNextResponse()
-	require.Equal(t, 0, e.runOnce(s))
-	require.Len(t, e.fake.Messages(), 2)
-
-	e.advance(sendTimeout)
-	require.Equal(t, 1, e.runOnce(s))
-	states := map[string]int{e.row(a.ID).State: 1}
-	states[e.row(b.ID).State]++
-	require.Equal(t, map[string]int{"sent": 1, "review": 1}, states,
-		"one Twilio message is never attributed to two rows")
-	require.Len(t, e.fake.Messages(), 2)
-}
-
 func TestRedactMasksPhoneNumbers(t *testing.T) {
 	got := outbox.Redact(errors.New("The 'To' number whatsapp:+4915112345678 is not a valid phone number"))
 	require.NotContains(t, got, "4915112345678")

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,16 +173,18 @@ func (c *Client) Send(ctx context.Context, to, body, statusCallback string) (str
 	return *m.Sid, nil
 }
 
-// FindSent looks for an outbound message to the address to with exactly
+// FindSent lists the outbound messages to the address to with exactly
 // body, created at or after since (less the clock skew), from this
-// client's sender. It lists the messages between the two addresses
-// without a date filter (Twilio's date filters use date_sent, which a
-// message still queued does not have yet, so a filtered list would miss
-// it) and matches body and date_created here. found is false only when
-// Twilio answered with a list that reaches back past since and holds no
-// such message: then no such message exists (AuthoritativeListing). With
-// several matches the earliest is returned.
-func (c *Client) FindSent(ctx context.Context, to, body string, since time.Time) (string, bool, error) {
+// client's sender, earliest first. It lists the messages between the two
+// addresses without a date filter (Twilio's date filters use date_sent,
+// which a message still queued does not have yet, so a filtered list
+// would miss it) and matches body and date_created here. An empty result
+// means Twilio answered with a list that reaches back past since and
+// holds no such message: then no such message exists
+// (AuthoritativeListing). Several results are several messages of the
+// same text (the skew reaches back minutes): which one is whose is the
+// caller's to decide.
+func (c *Client) FindSent(ctx context.Context, to, body string, since time.Time) ([]string, error) {
 	toAddr, fromAddr := c.addresses(to)
 	cutoff := since.Add(-c.skew)
 	p := &openapi.ListMessageParams{}
@@ -192,12 +195,13 @@ func (c *Client) FindSent(ctx context.Context, to, body string, since time.Time)
 	defer at.close()
 	msgs, err := svc.ListMessage(p)
 	if err != nil {
-		return "", false, at.classify("find", err)
+		return nil, at.classify("find", err)
 	}
-	var (
-		sid   string
-		first time.Time
-	)
+	type match struct {
+		sid     string
+		created time.Time
+	}
+	var found []match
 	for _, m := range msgs {
 		if m.Sid == nil || m.Body == nil || *m.Body != body {
 			continue
@@ -206,24 +210,33 @@ func (c *Client) FindSent(ctx context.Context, to, body string, since time.Time)
 			continue
 		}
 		if m.DateCreated == nil {
-			return "", false, &Error{Op: "find", Outcome: Unknown, Err: fmt.Errorf("message %s without date_created", *m.Sid)}
+			return nil, &Error{Op: "find", Outcome: Unknown, Err: fmt.Errorf("message %s without date_created", *m.Sid)}
 		}
 		created, err := time.Parse(time.RFC1123Z, *m.DateCreated)
 		if err != nil {
-			return "", false, &Error{Op: "find", Outcome: Unknown, Err: fmt.Errorf("message %s: date_created: %w", *m.Sid, err)}
+			return nil, &Error{Op: "find", Outcome: Unknown, Err: fmt.Errorf("message %s: date_created: %w", *m.Sid, err)}
 		}
-		if created.Before(cutoff) {
-			continue
-		}
-		if sid == "" || created.Before(first) {
-			sid, first = *m.Sid, created
+		if !created.Before(cutoff) {
+			found = append(found, match{*m.Sid, created})
 		}
 	}
-	if sid == "" && len(msgs) >= findLimit {
+	if len(found) == 0 && len(msgs) >= findLimit {
 		// The list was cut and may not reach back to since: absence unproven.
-		return "", false, &Error{Op: "find", Outcome: Unknown, Err: fmt.Errorf("more than %d messages to one address", findLimit)}
+		return nil, &Error{Op: "find", Outcome: Unknown, Err: fmt.Errorf("more than %d messages to one address", findLimit)}
 	}
-	return sid, sid != "", nil
+	// date_created has second precision: the SID breaks ties so that every
+	// caller sees the same order.
+	sort.Slice(found, func(i, j int) bool {
+		if !found[i].created.Equal(found[j].created) {
+			return found[i].created.Before(found[j].created)
+		}
+		return found[i].sid < found[j].sid
+	})
+	sids := make([]string, len(found))
+	for i, m := range found {
+		sids[i] = m.sid
+	}
+	return sids, nil
 }
 
 // findLimit bounds the messages FindSent reads for one address.

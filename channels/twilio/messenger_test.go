@@ -142,9 +142,9 @@ func TestFindSent(t *testing.T) {
 	// another message, not ours.
 	_, err := c.Send(ctx, "whatsapp:+4915112345678", "Termin bestätigt", "")
 	require.NoError(t, err)
-	_, found, err := c.FindSent(ctx, "whatsapp:+4915112345678", "Termin bestätigt", t0)
+	got, err := c.FindSent(ctx, "whatsapp:+4915112345678", "Termin bestätigt", t0)
 	require.NoError(t, err)
-	require.False(t, found)
+	require.Empty(t, got)
 
 	clock = t0.Add(30 * time.Second)
 	sid, err := c.Send(ctx, "whatsapp:+4915112345678", "Termin bestätigt", "")
@@ -155,19 +155,22 @@ func TestFindSent(t *testing.T) {
 	_, err = c.Send(ctx, "+4915112345678", "Termin bestätigt", "") // SMS, not WhatsApp
 	require.NoError(t, err)
 
-	got, found, err := c.FindSent(ctx, "whatsapp:+4915112345678", "Termin bestätigt", t0)
+	clock = t0.Add(2 * time.Minute)
+	again, err := c.Send(ctx, "whatsapp:+4915112345678", "Termin bestätigt", "")
 	require.NoError(t, err)
-	require.True(t, found)
-	require.Equal(t, sid, got)
 
-	_, found, err = c.FindSent(ctx, "whatsapp:+4915199999999", "Termin bestätigt", t0)
+	got, err = c.FindSent(ctx, "whatsapp:+4915112345678", "Termin bestätigt", t0)
 	require.NoError(t, err)
-	require.False(t, found)
+	require.Equal(t, []string{sid, again}, got, "every match, earliest first")
+
+	got, err = c.FindSent(ctx, "whatsapp:+4915199999999", "Termin bestätigt", t0)
+	require.NoError(t, err)
+	require.Empty(t, got)
 
 	f.FailNext(http.StatusServiceUnavailable)
-	_, found, err = c.FindSent(ctx, "whatsapp:+4915112345678", "Termin bestätigt", t0)
+	got, err = c.FindSent(ctx, "whatsapp:+4915112345678", "Termin bestätigt", t0)
 	require.Error(t, err)
-	require.False(t, found)
+	require.Empty(t, got)
 }
 
 // TestOnlyATwilioErrorDocumentProvesAbsence: an error answer proves the
