@@ -1,6 +1,6 @@
 // Package outcome names how a failed call to another system ended, as the
 // client at that boundary decided it: the caller's retry decision depends
-// on it (principles: a timeout is an unknown, not a failure).
+// on it (docs/design.md, rules 7 and 19: a timeout is an unknown, not a failure).
 package outcome
 
 // Outcome classifies a failed call.

@@ -1,137 +1,25 @@
 package workflows_test
 
+// Integration tests of AppointmentWorkflow on the real stack: a booking,
+// a taken slot, a declined card, an expired hold, a reset, and a response
+// lost on its way back (failure-matrix items 1 and 7).
+
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/bookonce/bookonce/chaos"
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
-
-	"github.com/bookonce/bookonce/internal/config"
-	"github.com/bookonce/bookonce/internal/stack"
-	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
 )
-
-// env is one test's real stack: a fresh PostgreSQL database, the calendar
-// and payment APIs on loopback (optionally behind fault proxies), the
-// in-process Temporal server and a worker on the test's own queue.
-type env struct {
-	pool     *pgxpool.Pool
-	tc       client.Client
-	queue    string
-	cfg      config.Config
-	calendar *testsupport.Proxy
-	payments *testsupport.Proxy
-}
-
-func newEnv(t *testing.T, tweak ...func(*config.Config)) env {
-	t.Helper()
-	pool := testsupport.Database(t)
-	cfg := testsupport.Config(t)
-	for _, f := range tweak {
-		f(&cfg)
-	}
-	e := env{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), cfg: cfg}
-	e.calendar = testsupport.NewProxy(t, testsupport.CalendarAPI(t, cfg, pool).URL)
-	e.payments = testsupport.NewProxy(t, testsupport.PaymentsAPI(t, cfg, pool).URL)
-	e.cfg.CalendarURL, e.cfg.PaymentsURL = e.calendar.URL, e.payments.URL
-	return e
-}
-
-func (e env) startWorker(t *testing.T) worker.Worker {
-	return testsupport.Worker(t, e.tc, e.queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(e.cfg, e.pool)) })
-}
-
-// nextWeekday returns hour:00 Berlin time on the next given weekday, so the
-// slot is in the future and inside opening hours.
-func nextWeekday(t *testing.T, wd time.Weekday, hour int) time.Time {
-	t.Helper()
-	berlin, err := time.LoadLocation("Europe/Berlin")
-	require.NoError(t, err)
-	d := time.Now().In(berlin).AddDate(0, 0, 1)
-	for d.Weekday() != wd {
-		d = d.AddDate(0, 0, 1)
-	}
-	return time.Date(d.Year(), d.Month(), d.Day(), hour, 0, 0, 0, berlin)
-}
-
-// request is a booking of its own: the intent ID is unique per call, so a
-// rerun (go test -count=N) on the shared server starts fresh workflows.
-func request(t *testing.T, customer string, wd time.Weekday, hour int) workflows.BookingRequest {
-	return workflows.BookingRequest{
-		IntentID: testsupport.TaskQueue(t), Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: nextWeekday(t, wd, hour),
-		Channel: workflows.ChannelAPI, DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
-		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 3 * time.Second},
-	}
-}
-
-// effects is what reached the downstream systems for one reference.
-type effects struct {
-	Reservations map[string]int // status -> count
-	Intents      map[string]int // status -> count
-	Captured     int64
-	Refunds      int
-	Messages     int
-}
-
-func (e env) effects(t *testing.T, ref string) effects {
-	t.Helper()
-	ctx := context.Background()
-	out := effects{Reservations: map[string]int{}, Intents: map[string]int{}}
-	group := func(sql string, into map[string]int) {
-		rows, err := e.pool.Query(ctx, sql, ref)
-		require.NoError(t, err)
-		defer rows.Close()
-		for rows.Next() {
-			var s string
-			var n int
-			require.NoError(t, rows.Scan(&s, &n))
-			into[s] = n
-		}
-		require.NoError(t, rows.Err())
-	}
-	group(`SELECT status, count(*) FROM calendar_reservations WHERE reference = $1 GROUP BY status`, out.Reservations)
-	group(`SELECT status, count(*) FROM payment_intents WHERE booking_reference = $1 GROUP BY status`, out.Intents)
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_captured), 0) FROM payment_intents WHERE booking_reference = $1`, ref).Scan(&out.Captured))
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM refunds r JOIN payment_intents p ON p.id = r.payment_intent_id WHERE p.booking_reference = $1`, ref).Scan(&out.Refunds))
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox_messages WHERE reference = $1`, ref).Scan(&out.Messages))
-	return out
-}
-
-func run(t *testing.T, e env, req workflows.BookingRequest) (client.WorkflowRun, workflows.BookingState) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
-	require.NoError(t, err)
-	var st workflows.BookingState
-	require.NoError(t, r.Get(ctx, &st))
-	return r, st
-}
-
-// startUntil starts the booking and waits until its call reaches pause;
-// what names that call for the failure message.
-func (e env) startUntil(ctx context.Context, t *testing.T, req workflows.BookingRequest, pause *testsupport.Pause, what string) client.WorkflowRun {
-	t.Helper()
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
-	require.NoError(t, err)
-	select {
-	case <-pause.Reached():
-	case <-ctx.Done():
-		t.Fatalf("%s never reached its downstream", what)
-	}
-	return r
-}
-
-var booked = effects{
-	Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000, Messages: 1,
-}
 
 func TestHappyPathOneOfEachAndSecondStartIsNoOp(t *testing.T) {
 	e := newEnv(t)
@@ -303,4 +191,45 @@ func TestMatrix07WorkerKilledBeforeReporting(t *testing.T) {
 	var replays int
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT replays FROM idempotency_keys WHERE idempotency_key = $1`, st.Steps[0].Key).Scan(&replays))
 	require.Positive(t, replays, "the retry was answered from the stored response")
+}
+
+// TestMatrix01LostResponse proves failure-matrix item 1 (the downstream
+// commits but the response never reaches the worker): a chaos proxy in
+// front of the real calendar API forwards the first hold, lets the calendar
+// commit it, and drops the answer. The activity sees an unknown outcome,
+// retries with the same key, and the calendar replays the stored answer.
+// Downstream: one reservation, one captured deposit, one confirmation row.
+func TestMatrix01LostResponse(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	var holds []chaos.Exchange
+	p, err := chaos.New(e.calendar.URL, []chaos.Rule{
+		{Method: "POST", PathPrefix: "/v1/holds", Fault: chaos.DropAfterCommit, Probability: 1, Limit: 1},
+	}, chaos.WithObserver(func(x chaos.Exchange) {
+		if x.Method == "POST" && x.Path == "/v1/holds" {
+			mu.Lock()
+			holds = append(holds, x)
+			mu.Unlock()
+		}
+	}))
+	require.NoError(t, err)
+	front := httptest.NewServer(p)
+	t.Cleanup(front.Close)
+	e.cfg.CalendarURL = front.URL
+	e.startWorker(t)
+
+	r, st := run(t, e, request(t, "+4915112345678", time.Thursday, 11))
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, booked, e.effects(t, r.GetID()))
+	require.Equal(t, 1, p.Stats()[chaos.DropAfterCommit])
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, holds, 2, "the lost hold and one retry")
+	require.Equal(t, chaos.DropAfterCommit, holds[0].Fault)
+	require.True(t, holds[0].Committed(), "the calendar committed before the answer was lost")
+	require.Equal(t, holds[0].IdempotencyKey, holds[1].IdempotencyKey, "the retry reuses the activity's key")
+	require.Equal(t, st.Steps[0].Key, holds[1].IdempotencyKey)
+	require.True(t, holds[1].Replayed, "the calendar answered the retry from the stored response")
+	require.Greater(t, st.Steps[0].Attempt, int32(1))
 }

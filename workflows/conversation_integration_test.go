@@ -75,7 +75,7 @@ func conversationInput(customer string, restartAfter int) workflows.Conversation
 
 // slotText names hour:00 on the next Tuesday as a customer writes it.
 func slotText(t *testing.T, hour int) string {
-	d := nextWeekday(t, time.Tuesday, hour)
+	d := testsupport.NextWeekday(t, time.Tuesday, hour)
 	return fmt.Sprintf("am %d.%d. um %d Uhr", d.Day(), int(d.Month()), hour)
 }
 
@@ -203,7 +203,7 @@ func fakeTwilio(t *testing.T, s convStack) *twilio.FakeServer {
 	fake := twilio.NewFakeServer()
 	t.Cleanup(fake.Close)
 	provider := twilio.New(fake.AccountSID, fake.AuthToken, s.cfg.TwilioFrom, twilio.WithBaseURL(fake.URL()))
-	sender := stack.OutboxSender(s.cfg, s.pool, provider, stack.Logger(s.cfg, testWriter{t}))
+	sender := stack.OutboxSender(s.cfg, s.pool, provider, stack.Logger(s.cfg, testsupport.LogWriter(t)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -212,13 +212,6 @@ func fakeTwilio(t *testing.T, s convStack) *twilio.FakeServer {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return fake
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 // messagesTo counts the messages at the fake Twilio to customer whose

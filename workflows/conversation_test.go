@@ -9,6 +9,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -42,6 +42,12 @@ type convFake struct {
 	reviews   []activities.ReviewInput
 	cancels   []string // appointment IDs signalled "cancel"
 	children  []workflows.BookingRequest
+	childIDs  []string // workflow IDs the children started under
+	// intents are the intent IDs dedup has seen: a repeat is merged, as
+	// the real decision merges a wish into the appointment under way.
+	intents map[string]bool
+	// signalErr fails the cancel signal (the appointment ended meanwhile).
+	signalErr error
 	// understand maps a text to its extraction (default: unclear).
 	understand map[string]intent.Result
 	// appointments is what FindAppointments answers; findErr fails it.
@@ -60,6 +66,14 @@ func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnviro
 	env.RegisterWorkflow(workflows.AppointmentWorkflow)
 	env.RegisterActivity(&activities.Activities{})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: unitConversationID, TaskQueue: workflows.TaskQueue})
+	f.understandAndDecide(env)
+	f.answerAndAct(env)
+	return env
+}
+
+// understandAndDecide mocks the activities that read a message: the
+// extractor, the catalogue check and the dedup decision.
+func (f *convFake) understandAndDecide(env *testsuite.TestWorkflowEnvironment) {
 	a := (*activities.Activities)(nil)
 	env.OnActivity(a.ExtractIntent, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.ExtractInput) (activities.Understood, error) {
@@ -70,7 +84,7 @@ func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnviro
 			if !ok {
 				r = intent.Result{Kind: intent.KindUnclear}
 			}
-			return activities.Understood{Result: r}, nil
+			return activities.Understood{Result: r, Question: r.Question}, nil
 		})
 	env.OnActivity(a.ValidateIntent, mock.Anything, mock.Anything).Return("", nil)
 	env.OnActivity(a.DecideDedup, mock.Anything, mock.Anything).Return(
@@ -78,8 +92,22 @@ func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnviro
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.decided = append(f.decided, in)
+			if f.intents[in.IntentID] && !in.Separate {
+				return dedup.Decision{Kind: dedup.Merge, IntentID: in.IntentID, WorkflowID: in.WorkflowID}, nil
+			}
+			if f.intents == nil {
+				f.intents = map[string]bool{}
+			}
+			f.intents[in.IntentID] = true
 			return dedup.Decision{Kind: dedup.New, IntentID: in.IntentID, WorkflowID: in.WorkflowID}, nil
 		})
+}
+
+// answerAndAct mocks what the conversation does about a message: replies,
+// review cases, the customer's appointments, the cancel signal and the
+// appointment child.
+func (f *convFake) answerAndAct(env *testsuite.TestWorkflowEnvironment) {
+	a := (*activities.Activities)(nil)
 	env.OnActivity(a.SendReply, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.ReplyInput) (activities.Step, error) {
 			f.mu.Lock()
@@ -102,17 +130,20 @@ func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnviro
 		func(_, workflowID, _, _ string, _ any) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
+			if f.signalErr != nil {
+				return f.signalErr
+			}
 			f.cancels = append(f.cancels, workflowID)
 			return nil
 		})
 	env.OnWorkflow(workflows.AppointmentWorkflow, mock.Anything, mock.Anything).Return(
-		func(_ workflow.Context, req workflows.BookingRequest) (workflows.BookingState, error) {
+		func(ctx workflow.Context, req workflows.BookingRequest) (workflows.BookingState, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.children = append(f.children, req)
+			f.childIDs = append(f.childIDs, workflow.GetInfo(ctx).WorkflowExecution.ID)
 			return workflows.BookingState{Status: workflows.StatusConfirmed}, nil
 		})
-	return env
 }
 
 func unitEvent(id, text string) workflows.InboundEvent {
@@ -136,99 +167,212 @@ func nextRunInput(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflow
 	return next
 }
 
-func TestConversationIgnoresDuplicateEventID(t *testing.T) {
-	f := &convFake{}
-	env := newConversationEnv(t, f)
-	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalInbound, unitEvent("SMa", "Hallo"))
-		env.SignalWorkflow(workflows.SignalInbound, unitEvent("SMa", "Hallo")) // the relay delivers twice
-	}, time.Second)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalInbound, unitEvent("SMb", "Wie bitte?")) }, time.Minute)
-	env.ExecuteWorkflow(workflows.ConversationWorkflow, unitConversationInput(2))
+// unitSlot is the slot the wishes in these tests name (14:00 in Berlin).
+var unitSlot = time.Date(2026, 12, 8, 13, 0, 0, 0, time.UTC)
 
-	next := nextRunInput(t, env)
-	require.Equal(t, []string{"Hallo", "Wie bitte?"}, f.extracted, "the duplicate is neither understood nor counted")
-	require.Len(t, f.replies, 2, "one reply per distinct event")
-	require.Equal(t, []string{"SMa", "SMb"}, next.Seen, "the seen IDs are carried into the next run")
-	require.Equal(t, 2, next.EventsBeforeRestart, "the setting is carried too")
+// tireChange is what the extractor makes of a complete wish.
+var tireChange = intent.Result{Kind: intent.KindBook, Service: "tire-change", Start: unitSlot, HasDate: true, HasTime: true, Lang: "de"}
+
+// signal is one signal to the conversation at a moment of the test clock;
+// signals with the same moment are sent together, in order, as a relay
+// that delivers a burst does.
+type signal struct {
+	at   time.Duration
+	name string
+	arg  any
 }
 
-// TestConversationDrainsReviewDecisionAtContinueAsNew: the event that
-// reaches the restart boundary and a reviewer's "separate" arrive
-// together. The decision must take effect in this run (a second booking
-// starts) instead of being left in its channel when the run continues as
-// new.
-func TestConversationDrainsReviewDecisionAtContinueAsNew(t *testing.T) {
-	f := &convFake{}
-	env := newConversationEnv(t, f)
-	slot := time.Date(2026, 12, 8, 13, 0, 0, 0, time.UTC)
-	in := unitConversationInput(1)
-	waiting := dedup.Intent{Tenant: "demo", IntentID: "intent-b", Customer: unitCustomer, Service: "inspection", SlotStart: slot,
-		Channel: "whatsapp", EventID: "SMb", WorkflowID: workflows.AppointmentWorkflowID("demo", "intent-b"), ConversationID: unitConversationID}
-	in.Pending = []workflows.PendingDecision{{CaseID: "rc_dup", Intent: waiting, Channel: workflows.ChannelWhatsApp}}
-	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalInbound, unitEvent("SMc", "Hallo"))
-		env.SignalWorkflow(workflows.SignalReviewDecision, workflows.ReviewDecision{CaseID: "rc_dup", Action: review.ActionSeparate})
-	}, time.Second)
-	env.ExecuteWorkflow(workflows.ConversationWorkflow, in)
-
-	next := nextRunInput(t, env)
-	require.Empty(t, next.Pending, "the decision was handled, not left behind")
-	require.Len(t, f.decided, 1)
-	require.True(t, f.decided[0].Separate, "the reviewer's separate reaches dedup")
-	require.Len(t, f.children, 1, "the second appointment started")
-	require.Equal(t, "inspection", f.children[0].Service)
+func inbound(at time.Duration, ch workflows.Channel, id, text string) signal {
+	ev := unitEvent(id, text)
+	ev.Channel = ch
+	return signal{at: at, name: workflows.SignalInbound, arg: ev}
 }
 
-// TestConversationCancellationWish: what a "stornieren" does, by what the
-// customer has booked.
-func TestConversationCancellationWish(t *testing.T) {
-	slot := time.Date(2026, 12, 8, 13, 0, 0, 0, time.UTC)
-	appt := func(id string, found, running bool, status workflows.BookingStatus) activities.Appointment {
-		return activities.Appointment{Booked: dedup.Booked{IntentID: id, Service: "tire-change", SlotStart: slot,
-			WorkflowID: workflows.AppointmentWorkflowID("demo", id)}, Found: found, Running: running, Status: string(status)}
+func whatsapp(at time.Duration, id, text string) signal {
+	return inbound(at, workflows.ChannelWhatsApp, id, text)
+}
+
+// send registers the signals, one callback per moment.
+func send(env *testsuite.TestWorkflowEnvironment, signals []signal) {
+	var moments []time.Duration
+	byMoment := map[time.Duration][]signal{}
+	for _, s := range signals {
+		if _, ok := byMoment[s.at]; !ok {
+			moments = append(moments, s.at)
+		}
+		byMoment[s.at] = append(byMoment[s.at], s)
 	}
+	for _, at := range moments {
+		burst := byMoment[at]
+		env.RegisterDelayedCallback(func() {
+			for _, s := range burst {
+				env.SignalWorkflow(s.name, s.arg)
+			}
+		}, at)
+	}
+}
+
+// distinctEvents counts the inbound event IDs among signals: a run that
+// handles that many continues as new.
+func distinctEvents(signals []signal) int {
+	ids := map[string]bool{}
+	for _, s := range signals {
+		if ev, ok := s.arg.(workflows.InboundEvent); ok {
+			ids[ev.EventID] = true
+		}
+	}
+	return len(ids)
+}
+
+// runConversation runs one conversation run until it continues as new
+// after the distinct events of signals, and returns the next run's input.
+func runConversation(t *testing.T, f *convFake, in workflows.ConversationInput, signals []signal) workflows.ConversationInput {
+	t.Helper()
+	env := newConversationEnv(t, f)
+	send(env, signals)
+	if in.EventsBeforeRestart == 0 {
+		in.EventsBeforeRestart = distinctEvents(signals)
+	}
+	env.ExecuteWorkflow(workflows.ConversationWorkflow, in)
+	return nextRunInput(t, env)
+}
+
+// TestConversationWish: what a customer's wish starts, by what arrives.
+func TestConversationWish(t *testing.T) {
+	const wish = "Reifenwechsel am Dienstag um 14 Uhr"
+	intentID := workflows.IntentID("demo", unitCustomer, "tire-change", "", unitSlot)
 	cases := []struct {
-		name         string
-		appointments []activities.Appointment
-		findErr      error
-		wantCancel   []string
-		wantReview   string // the case's situation; "" means no case
-		wantReply    string
+		name       string
+		understand map[string]intent.Result
+		signals    []signal
+		channel    workflows.Channel // of the appointment, if one starts
+		decided    int               // dedup decisions asked for
+		replies    []string          // a part of each reply, in order
 	}{
-		{"holding: cancelled at once", []activities.Appointment{appt("a", true, true, workflows.StatusHeld)},
-			nil, []string{workflows.AppointmentWorkflowID("demo", "a")}, "", "Wir stornieren Ihre noch nicht bestätigte Buchung"},
-		{"confirmed: review", []activities.Appointment{appt("a", true, false, workflows.StatusConfirmed)},
-			nil, nil, "confirmed", "bereits bestätigt"},
-		{"ended without a booking is no candidate", []activities.Appointment{appt("a", true, false, workflows.StatusRejected)},
-			nil, nil, "no_booking_found", "keine offene Buchung"},
-		{"several: review", []activities.Appointment{appt("a", true, true, workflows.StatusHeld), appt("b", true, false, workflows.StatusConfirmed)},
-			nil, nil, "several_candidates", "mehrere Buchungen"},
-		{"workflow missing: review", []activities.Appointment{appt("a", false, false, "")},
-			nil, nil, "state_unknown", "nicht sicher feststellen"},
-		{"lookup failed: review", nil, temporal.NewNonRetryableApplicationError("db down", "Test", nil),
-			nil, "lookup_failed", "nicht prüfen"},
+		{"a WhatsApp wish starts one appointment", map[string]intent.Result{wish: tireChange},
+			[]signal{whatsapp(time.Second, "SMa", wish)},
+			workflows.ChannelWhatsApp, 1, []string{"Danke! Wir buchen Reifenwechsel"}},
+		{"a spoken wish starts it on the voice channel", map[string]intent.Result{wish: tireChange},
+			[]signal{inbound(time.Second, workflows.ChannelVoice, "CAa:gather:1", wish)},
+			workflows.ChannelVoice, 1, []string{"Danke! Wir buchen"}},
+		{"a redelivered message starts nothing more", map[string]intent.Result{wish: tireChange},
+			[]signal{whatsapp(time.Second, "SMa", wish), whatsapp(time.Second, "SMa", wish),
+				whatsapp(30*time.Second, "SMa", wish), whatsapp(time.Minute, "SMz", "Danke")},
+			workflows.ChannelWhatsApp, 1, []string{"Danke! Wir buchen", "Welchen Termin"}},
+		{"the same wish in a new message is merged", map[string]intent.Result{wish: tireChange},
+			[]signal{whatsapp(time.Second, "SMa", wish), whatsapp(time.Minute, "SMb", wish)},
+			workflows.ChannelWhatsApp, 2, []string{"Danke! Wir buchen", "bereits in Bearbeitung"}},
+		{"a later message fills the gaps of the slot under discussion", map[string]intent.Result{
+			"Reifenwechsel bitte": {Kind: intent.KindBook, Service: "tire-change", Question: "Wann passt es Ihnen?"},
+			"Dienstag 14 Uhr":     {Kind: intent.KindBook, Start: unitSlot, HasDate: true, HasTime: true}},
+			[]signal{whatsapp(time.Second, "SMa", "Reifenwechsel bitte"), whatsapp(time.Minute, "SMb", "Dienstag 14 Uhr")},
+			workflows.ChannelWhatsApp, 1, []string{"Wann passt es Ihnen?", "Danke! Wir buchen"}},
+		{"an unclear message asks back and starts nothing", nil,
+			[]signal{whatsapp(time.Second, "SMa", "Hallo")},
+			"", 0, []string{"Welchen Termin und welche Leistung"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &convFake{appointments: tc.appointments, findErr: tc.findErr,
-				understand: map[string]intent.Result{"Bitte stornieren": {Kind: intent.KindCancel, Lang: "de"}}}
-			env := newConversationEnv(t, f)
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalInbound, unitEvent("SMx", "Bitte stornieren")) }, time.Second)
-			env.ExecuteWorkflow(workflows.ConversationWorkflow, unitConversationInput(1))
-			nextRunInput(t, env)
+			f := &convFake{understand: tc.understand}
+			runConversation(t, f, unitConversationInput(0), tc.signals)
 
-			require.Equal(t, tc.wantCancel, f.cancels)
-			if tc.wantReview == "" {
-				require.Empty(t, f.reviews)
-			} else {
-				require.Len(t, f.reviews, 1, "exactly one case")
-				require.Equal(t, review.ReasonCancellationRequest, f.reviews[0].Reason)
-				require.Equal(t, unitConversationID, f.reviews[0].WorkflowID, "the case points at the conversation, which stays")
-				require.Equal(t, tc.wantReview, f.reviews[0].Details["situation"])
+			require.Len(t, f.decided, tc.decided)
+			require.Len(t, f.replies, len(tc.replies), "one reply per distinct event")
+			for i, part := range tc.replies {
+				require.Contains(t, f.replies[i].Text, part)
 			}
-			require.Len(t, f.replies, 1, "one reply")
-			require.Contains(t, f.replies[0].Text, tc.wantReply)
+			if tc.channel == "" {
+				require.Empty(t, f.children)
+				return
+			}
+			require.Len(t, f.children, 1, "exactly one appointment")
+			require.Equal(t, workflows.AppointmentWorkflowID("demo", intentID), f.childIDs[0], "the workflow ID derives from the intent")
+			require.Equal(t, workflows.BookingRequest{
+				Tenant: "demo", Customer: unitCustomer, Service: "tire-change", SlotStart: unitSlot, Channel: tc.channel, IntentID: intentID,
+				DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin",
+			}, f.children[0])
+		})
+	}
+}
+
+// continueAsNewCase is a run that ends at the restart boundary: the input
+// it starts from, the signals it gets, and what is checked afterwards.
+type continueAsNewCase struct {
+	name    string
+	in      func(*workflows.ConversationInput)
+	signals []signal
+	check   func(t *testing.T, f *convFake, next workflows.ConversationInput)
+}
+
+func continueAsNewCases() []continueAsNewCase {
+	waiting := dedup.Intent{Tenant: "demo", IntentID: "intent-b", Customer: unitCustomer, Service: "inspection", SlotStart: unitSlot,
+		Channel: "whatsapp", EventID: "SMb", WorkflowID: workflows.AppointmentWorkflowID("demo", "intent-b"), ConversationID: unitConversationID}
+	pending := []workflows.PendingDecision{{CaseID: "rc_dup", Intent: waiting, Channel: workflows.ChannelWhatsApp}}
+	window := make([]string, 200)
+	for i := range window {
+		window[i] = fmt.Sprintf("SM%03d", i)
+	}
+	return []continueAsNewCase{
+		{"an event arriving with the last one is handled before the restart", nil,
+			[]signal{whatsapp(time.Second, "SMa", "Hallo"), whatsapp(time.Second, "SMb", "Wie bitte?")},
+			func(t *testing.T, f *convFake, next workflows.ConversationInput) {
+				require.Equal(t, []string{"Hallo", "Wie bitte?"}, f.extracted)
+				require.Equal(t, []string{"SMa", "SMb"}, next.Seen)
+				require.Equal(t, 1, next.EventsBeforeRestart, "the setting is carried too")
+			}},
+		{"seen IDs are carried, so a redelivery after the restart is ignored",
+			func(in *workflows.ConversationInput) { in.Seen = []string{"SMold"} },
+			[]signal{whatsapp(time.Second, "SMold", "Hallo"), whatsapp(time.Minute, "SMa", "Wie bitte?")},
+			func(t *testing.T, f *convFake, next workflows.ConversationInput) {
+				require.Equal(t, []string{"Wie bitte?"}, f.extracted, "the redelivery is neither understood nor counted")
+				require.Len(t, f.replies, 1)
+				require.Equal(t, []string{"SMold", "SMa"}, next.Seen)
+			}},
+		{"a review decision arriving with the last event is handled",
+			func(in *workflows.ConversationInput) { in.Pending = pending },
+			[]signal{whatsapp(time.Second, "SMc", "Hallo"), {at: time.Second, name: workflows.SignalReviewDecision,
+				arg: workflows.ReviewDecision{CaseID: "rc_dup", Action: review.ActionSeparate}}},
+			func(t *testing.T, f *convFake, next workflows.ConversationInput) {
+				require.Empty(t, next.Pending, "the decision was handled, not left behind")
+				require.Len(t, f.decided, 1)
+				require.True(t, f.decided[0].Separate, "the reviewer's separate reaches dedup")
+				require.Len(t, f.children, 1, "the second appointment started")
+				require.Equal(t, "inspection", f.children[0].Service)
+			}},
+		{"a review case still open is carried",
+			func(in *workflows.ConversationInput) { in.Pending = pending },
+			[]signal{whatsapp(time.Second, "SMc", "Hallo")},
+			func(t *testing.T, f *convFake, next workflows.ConversationInput) {
+				require.Equal(t, pending, next.Pending)
+				require.Empty(t, f.children)
+			}},
+		{"the slot under discussion is carried", nil,
+			[]signal{whatsapp(time.Second, "SMa", "Reifenwechsel bitte")},
+			func(t *testing.T, f *convFake, next workflows.ConversationInput) {
+				require.Equal(t, &workflows.Offer{Service: "tire-change"}, next.Offer)
+				require.Empty(t, f.decided, "nothing to decide without a time")
+			}},
+		{"the seen window keeps the newest 200 IDs",
+			func(in *workflows.ConversationInput) { in.Seen = window },
+			[]signal{whatsapp(time.Second, "SMnew", "Hallo")},
+			func(t *testing.T, _ *convFake, next workflows.ConversationInput) {
+				require.Equal(t, append(append([]string{}, window[1:]...), "SMnew"), next.Seen)
+			}},
+	}
+}
+
+// TestConversationContinueAsNew: what one run hands to the next, and that
+// signals arriving together with the run's last event are handled, not
+// left in their channel.
+func TestConversationContinueAsNew(t *testing.T) {
+	for _, tc := range continueAsNewCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &convFake{understand: map[string]intent.Result{"Reifenwechsel bitte": {Kind: intent.KindBook, Service: "tire-change"}}}
+			in := unitConversationInput(1)
+			if tc.in != nil {
+				tc.in(&in)
+			}
+			tc.check(t, f, runConversation(t, f, in, tc.signals))
 		})
 	}
 }

@@ -61,21 +61,9 @@ func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
 	return s
 }
 
-// recordSlot is hour:00 Berlin time on the next given weekday.
-func recordSlot(t *testing.T, wd time.Weekday, hour int) time.Time {
-	t.Helper()
-	berlin, err := time.LoadLocation("Europe/Berlin")
-	require.NoError(t, err)
-	d := time.Now().In(berlin).AddDate(0, 0, 1)
-	for d.Weekday() != wd {
-		d = d.AddDate(0, 0, 1)
-	}
-	return time.Date(d.Year(), d.Month(), d.Day(), hour, 0, 0, 0, berlin)
-}
-
 func recordRequest(t *testing.T, customer string, wd time.Weekday, hour int) workflows.BookingRequest {
 	return workflows.BookingRequest{
-		Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: recordSlot(t, wd, hour),
+		Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: testsupport.NextWeekday(t, wd, hour),
 		Channel: workflows.ChannelAPI, DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
 		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond},
 	}

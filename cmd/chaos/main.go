@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
 	// Times in messages are stated in BOOKONCE_TIMEZONE on any host.
 	_ "time/tzdata"
 
@@ -49,53 +50,12 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run is the command without the process around it: the exit code, the
+// summary on stdout, progress and diagnostics on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	faults := faultFlags{}
-	var (
-		n           = fs.Int("n", 1000, "bookings to drive (a genuine second booking counts as two)")
-		concurrency = fs.Int("concurrency", 24, "customers talking at the same time")
-		workers     = fs.Int("workers", 2, "worker processes running at once")
-		killEvery   = fs.Duration("kill-every", 20*time.Second, "SIGKILL one worker process this often until every booking has settled")
-		seed        = fs.Uint64("seed", 0, "seed of the scenario mix and the fault draws (0: from the clock)")
-		settle      = fs.Duration("settle-timeout", 10*time.Minute, "how long to wait for every booking to end")
-		orphanWait  = fs.Duration("orphan-wait", 3*time.Minute, "how long to wait, once every booking has ended, for the reconciler to sweep orphaned holds and authorisations")
-		reportPath  = fs.String("report", "chaos-report.json", "where to write the JSON report")
-		noFaults    = fs.Bool("no-faults", false, "inject no proxy faults (worker kills and the crashes below still happen)")
-		logDir      = fs.String("logs", "", "directory for the child processes' logs and the Temporal SQLite file (default: a temp dir)")
-		screenshot  = fs.String("screenshot", "", "save a PNG of the ops page here once settled (needs Chromium)")
-		def         = drill.DefaultCrashes()
-		killAPIs    = fs.Duration("kill-apis", def.APIKillEvery, "SIGKILL the calendar or payment API process this often and restart it on its port (0: never)")
-		restartPG   = fs.Bool("restart-postgres", def.RestartPostgres, "crash the drill's PostgreSQL once (pg_ctl -m immediate stop) and start it again")
-		restartTmp  = fs.Bool("restart-temporal", def.RestartTemporal, "SIGKILL the Temporal server process once and start it again on its SQLite file")
-		outage      = fs.Duration("outage", def.Outage, "keep one API unreachable this long, once (0: no outage; the step retry budget is about 43s)")
-		outageOf    = fs.String("outage-of", def.OutageOf, "the API of the outage: payments or calendar")
-	)
-	fs.Var(faults, "fault", `a fault rule "UPSTREAM: METHOD PATH FAULT [p=..] [limit=..]" replacing that upstream's defaults (repeatable),`+
-		` e.g. -fault "calendar: POST /v1/holds drop-after-commit p=0.2"`)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: chaos [flags]   (make chaos CHAOS_N=200)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 || *n <= 0 || *concurrency <= 0 || *workers <= 0 || *killEvery <= 0 || *settle <= 0 || *orphanWait <= 0 {
-		fmt.Fprintln(stderr, "chaos: -n, -concurrency, -workers, -kill-every, -settle-timeout and -orphan-wait must be positive, and there are no arguments")
-		return 2
-	}
-	if *killAPIs < 0 || *outage < 0 || (*outageOf != "payments" && *outageOf != "calendar") {
-		fmt.Fprintln(stderr, "chaos: -kill-apis and -outage must not be negative, -outage-of is payments or calendar")
-		return 2
-	}
-	crashes := *def
-	crashes.APIKillEvery, crashes.RestartPostgres, crashes.RestartTemporal, crashes.Outage, crashes.OutageOf = *killAPIs, *restartPG, *restartTmp, *outage, *outageOf
-	opts := drill.Options{Bookings: *n, Concurrency: *concurrency, Workers: *workers, KillEvery: *killEvery,
-		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr, Crashes: &crashes,
-		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"]}
-	if *noFaults {
-		opts.Calendar, opts.Payments, opts.Twilio = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
+	opts, reportPath, code := parseArgs(args, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -111,16 +71,95 @@ func run(args []string, stdout, stderr io.Writer) int {
 	r.Command = "chaos " + strings.Join(args, " ")
 	out, err := json.MarshalIndent(r, "", "  ")
 	if err == nil {
-		err = os.WriteFile(*reportPath, append(out, '\n'), 0o644)
+		err = os.WriteFile(reportPath, append(out, '\n'), 0o644)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "chaos: write report:", err)
 		return 3
 	}
 	fmt.Fprint(stdout, r.Summary())
-	fmt.Fprintln(stdout, "report:", *reportPath)
+	fmt.Fprintln(stdout, "report:", reportPath)
 	if !r.Passed {
 		return 1
 	}
 	return 0
+}
+
+// parseArgs reads the drill's options and where its report goes. code is
+// -1 when the drill should run, else the exit code: 0 after -h (usage on
+// stdout), 2 for a bad command line (the reason and usage on stderr).
+func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, reportPath string, code int) {
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // parseArgs decides where usage goes
+	faults := faultFlags{}
+	var (
+		n           = fs.Int("n", 1000, "bookings to drive (a genuine second booking counts as two)")
+		concurrency = fs.Int("concurrency", 24, "customers talking at the same time")
+		workers     = fs.Int("workers", 2, "worker processes running at once")
+		killEvery   = fs.Duration("kill-every", 20*time.Second, "SIGKILL one worker process this often until every booking has settled")
+		seed        = fs.Uint64("seed", 0, "seed of the scenario mix and the fault draws (0: from the clock)")
+		settle      = fs.Duration("settle-timeout", 10*time.Minute, "how long to wait for every booking to end")
+		orphanWait  = fs.Duration("orphan-wait", 3*time.Minute, "how long to wait, once every booking has ended, for the reconciler to sweep orphaned holds and authorisations")
+		report      = fs.String("report", "chaos-report.json", "where to write the JSON report")
+		noFaults    = fs.Bool("no-faults", false, "inject no proxy faults (worker kills and the crashes below still happen)")
+		logDir      = fs.String("logs", "", "directory for the child processes' logs and the Temporal SQLite file (default: a temp dir)")
+		screenshot  = fs.String("screenshot", "", "save a PNG of the ops page here once settled (needs Chromium)")
+	)
+	crashes := crashFlags(fs)
+	fs.Var(faults, "fault", `a fault rule "UPSTREAM: METHOD PATH FAULT [p=..] [limit=..]" replacing that upstream's defaults (repeatable),`+
+		` e.g. -fault "calendar: POST /v1/holds drop-after-commit p=0.2"`)
+	if err := fs.Parse(args); err != nil {
+		return opts, "", usageExit(fs, err, stdout, stderr)
+	}
+	if fs.NArg() > 0 || *n <= 0 || *concurrency <= 0 || *workers <= 0 || *killEvery <= 0 || *settle <= 0 || *orphanWait <= 0 {
+		return opts, "", usageExit(fs, errors.New("-n, -concurrency, -workers, -kill-every, -settle-timeout and -orphan-wait must be positive, and there are no arguments"), stdout, stderr)
+	}
+	c, err := crashes()
+	if err != nil {
+		return opts, "", usageExit(fs, err, stdout, stderr)
+	}
+	opts = drill.Options{Bookings: *n, Concurrency: *concurrency, Workers: *workers, KillEvery: *killEvery,
+		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr, Crashes: c,
+		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"]}
+	if *noFaults {
+		opts.Calendar, opts.Payments, opts.Twilio = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
+	}
+	return opts, *report, -1
+}
+
+// crashFlags defines the crash flags on fs; the returned function reads
+// them once fs is parsed.
+func crashFlags(fs *flag.FlagSet) func() (*drill.Crashes, error) {
+	def := drill.DefaultCrashes()
+	var (
+		killAPIs   = fs.Duration("kill-apis", def.APIKillEvery, "SIGKILL the calendar or payment API process this often and restart it on its port (0: never)")
+		restartPG  = fs.Bool("restart-postgres", def.RestartPostgres, "crash the drill's PostgreSQL once (pg_ctl -m immediate stop) and start it again")
+		restartTmp = fs.Bool("restart-temporal", def.RestartTemporal, "SIGKILL the Temporal server process once and start it again on its SQLite file")
+		outage     = fs.Duration("outage", def.Outage, "keep one API unreachable this long, once (0: no outage; the step retry budget is about 43s)")
+		outageOf   = fs.String("outage-of", def.OutageOf, "the API of the outage: payments or calendar")
+	)
+	return func() (*drill.Crashes, error) {
+		if *killAPIs < 0 || *outage < 0 || (*outageOf != "payments" && *outageOf != "calendar") {
+			return nil, errors.New("-kill-apis and -outage must not be negative, -outage-of is payments or calendar")
+		}
+		c := *def
+		c.APIKillEvery, c.RestartPostgres, c.RestartTemporal, c.Outage, c.OutageOf = *killAPIs, *restartPG, *restartTmp, *outage, *outageOf
+		return &c, nil
+	}
+}
+
+// usageExit prints the usage where it belongs and returns the exit code:
+// asked for (-h), on stdout and 0; a bad command line, with err on stderr
+// and 2.
+func usageExit(fs *flag.FlagSet, err error, stdout, stderr io.Writer) int {
+	w, code := stderr, 2
+	if errors.Is(err, flag.ErrHelp) {
+		w, code = stdout, 0
+	} else {
+		fmt.Fprintln(stderr, "chaos:", err)
+	}
+	fmt.Fprintln(w, "usage: chaos [flags]   (make chaos CHAOS_N=200)")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	return code
 }

@@ -5,25 +5,71 @@
 package main
 
 import (
-	// Times in messages are stated in BOOKONCE_TIMEZONE on any host, with
-	// or without system tzdata.
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
+	// Times in messages are stated in BOOKONCE_TIMEZONE on any host, with
+	// or without system tzdata.
 	_ "time/tzdata"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/client"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/devserver"
+	"github.com/bookonce/bookonce/internal/nextslot"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/workflows"
 )
 
+const usage = `usage: dev
+
+Runs the whole bookonce stack in one process (what "make run" starts):
+PostgreSQL (found or started), the embedded Temporal server and Web UI,
+the worker, the webhook gateway and the calendar and payment APIs.
+Ctrl-C stops it. It takes no arguments; every setting is an environment
+variable (see the README's Configuration table).
+`
+
+// demoCustomer and demoService are what the "Try" line books.
+const (
+	demoCustomer = "+4915112345678"
+	demoService  = "tire-change"
+)
+
 func main() {
+	if code := checkArgs(os.Args[1:], os.Stdout, os.Stderr); code >= 0 {
+		os.Exit(code)
+	}
+	serve()
+}
+
+// checkArgs handles the command line: -1 to run, else the exit code (0
+// after -h, with the usage on stdout; 2 for any argument, on stderr).
+func checkArgs(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return -1
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "dev: unexpected argument %q\n\n%s", args[0], usage)
+	return 2
+}
+
+// serve runs the stack until Ctrl-C; a part that cannot start ends the
+// process (stack.Fatal).
+func serve() {
 	ctx, stop, cfg, log := stack.Begin()
 	defer stop()
 	step := func(msg string) { fmt.Fprintf(os.Stderr, "  … %s\n", msg) }
@@ -34,53 +80,99 @@ func main() {
 		stack.Fatal(log, "PostgreSQL", err)
 	}
 	defer closeDB()
-
-	uiURL := ""
-	if !cfg.TemporalAddressSet {
-		step("embedded Temporal server (" + cfg.TemporalAddress + ")")
-		ts, err := devserver.StartTemporal(ctx, devserver.Options{
-			Address: cfg.TemporalAddress, DatabaseFile: filepath.Join(cfg.DataDir, "temporal.db"), Namespace: cfg.TemporalNamespace,
-		})
-		if err != nil {
-			stack.Fatal(log, "embedded Temporal server", err)
-		}
-		defer func() { _ = ts.Stop() }()
-		step("Temporal Web UI")
-		ui, err := devserver.StartUI(ctx, ts.HostPort(), "127.0.0.1", cfg.TemporalUIPort, cfg.TemporalNamespace)
-		if err != nil {
-			stack.Fatal(log, "Temporal Web UI", err)
-		}
-		defer ui.Stop()
-		uiURL = ui.URL()
-	}
-
-	// The worker and the gateway each get their own client, so each
-	// /metrics shows its own service's Temporal calls.
-	workerReg, gatewayReg := stack.Registry(), stack.Registry()
-	tc, err := stack.Dial(ctx, cfg, log, stack.WithMetrics(workerReg))
-	if err != nil {
-		stack.Fatal(log, "Temporal", err)
-	}
-	defer tc.Close()
-	gatewayTC, err := stack.Dial(ctx, cfg, log, stack.WithMetrics(gatewayReg))
-	if err != nil {
-		stack.Fatal(log, "Temporal", err)
-	}
-	defer gatewayTC.Close()
-	saCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = workflows.EnsureSearchAttributes(saCtx, tc, cfg.TemporalNamespace)
-	cancel()
-	if err != nil {
-		stack.Fatal(log, "search attributes", err)
-	}
+	uiURL, stopTemporal := startTemporal(ctx, cfg, log, step)
+	defer stopTemporal()
+	c := dial(ctx, cfg, log)
+	defer c.close()
 
 	step("APIs and gateway")
 	g, gctx := errgroup.WithContext(ctx)
+	twilioNote, stopTwilio := startServices(gctx, g, cfg, pool, c, log)
+	defer stopTwilio()
+
+	step("worker")
+	w := stack.Worker(c.worker, cfg, pool)
+	if err := w.Start(); err != nil {
+		stack.Fatal(log, "worker", err)
+	}
+	defer w.Stop()
+	if err := stack.EnsureReconcileSchedule(ctx, c.worker, cfg, log); err != nil {
+		stack.Fatal(log, "reconciler schedule", err)
+	}
+	printReady(os.Stderr, cfg, uiURL, twilioNote, tryLine(ctx, cfg, log))
+
+	<-gctx.Done()
+	if err := g.Wait(); err != nil && ctx.Err() == nil {
+		stack.Fatal(log, "stopped", err)
+	}
+	fmt.Fprintln(os.Stderr, "bookonce: stopping")
+}
+
+// startTemporal starts the embedded server and its Web UI unless
+// TEMPORAL_ADDRESS names another cluster; it returns the UI's URL ("" for
+// none) and what stops both.
+func startTemporal(ctx context.Context, cfg config.Config, log *slog.Logger, step func(string)) (string, func()) {
+	if cfg.TemporalAddressSet {
+		return "", func() {}
+	}
+	step("embedded Temporal server (" + cfg.TemporalAddress + ")")
+	ts, err := devserver.StartTemporal(ctx, devserver.Options{
+		Address: cfg.TemporalAddress, DatabaseFile: filepath.Join(cfg.DataDir, "temporal.db"), Namespace: cfg.TemporalNamespace,
+	})
+	if err != nil {
+		stack.Fatal(log, "embedded Temporal server", err)
+	}
+	step("Temporal Web UI")
+	ui, err := devserver.StartUI(ctx, ts.HostPort(), "127.0.0.1", cfg.TemporalUIPort, cfg.TemporalNamespace)
+	if err != nil {
+		stack.Fatal(log, "Temporal Web UI", err)
+	}
+	return ui.URL(), func() {
+		ui.Stop()
+		if err := ts.Stop(); err != nil {
+			log.Warn("stop the embedded Temporal server", "error", err)
+		}
+	}
+}
+
+// clients are the Temporal clients of the worker and the gateway: each
+// has its own, so each /metrics shows its own service's Temporal calls.
+type clients struct {
+	worker, gateway       client.Client
+	workerReg, gatewayReg *prometheus.Registry
+}
+
+func dial(ctx context.Context, cfg config.Config, log *slog.Logger) clients {
+	c := clients{workerReg: stack.Registry(), gatewayReg: stack.Registry()}
+	var err error
+	if c.worker, err = stack.Dial(ctx, cfg, log, stack.WithMetrics(c.workerReg)); err != nil {
+		stack.Fatal(log, "Temporal", err)
+	}
+	if c.gateway, err = stack.Dial(ctx, cfg, log, stack.WithMetrics(c.gatewayReg)); err != nil {
+		stack.Fatal(log, "Temporal", err)
+	}
+	saCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := workflows.EnsureSearchAttributes(saCtx, c.worker, cfg.TemporalNamespace); err != nil {
+		stack.Fatal(log, "search attributes", err)
+	}
+	return c
+}
+
+func (c clients) close() {
+	c.gateway.Close()
+	c.worker.Close()
+}
+
+// startServices serves the APIs, the gateway and the worker's /metrics,
+// and runs the reapers, the relay and the outbox sender in g. It returns
+// where messages go and what stops the dev fake of Twilio.
+func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, pool *pgxpool.Pool, c clients, log *slog.Logger) (string, func()) {
 	calendarSvc, calStore := stack.CalendarService(cfg, pool, log)
 	paymentsSvc, payStore := stack.PaymentsService(cfg, pool, log)
-	workerSvc := stack.WorkerServiceOn(workerReg, pool, tc, log)
-	gw, gwReg := stack.GatewayOn(gatewayReg, cfg, pool, gatewayTC, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
-	if err := stack.ServeAll(gctx, g, log, map[string]web.Service{
+	workerSvc := stack.WorkerServiceOn(c.workerReg, pool, c.worker, log)
+	gw, gwReg := stack.GatewayOn(c.gatewayReg, cfg, pool, c.gateway, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
+	if err := stack.ServeAll(ctx, g, log, map[string]web.Service{
 		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
 		cfg.CalendarListen: calendarSvc,
 		cfg.PaymentsListen: paymentsSvc,
@@ -88,47 +180,48 @@ func main() {
 	}); err != nil {
 		stack.Fatal(log, "listen", err)
 	}
-	g.Go(func() error { calStore.RunReaper(gctx, stack.ReapEvery); return nil })
-	g.Go(func() error { payStore.RunReaper(gctx, stack.ReapEvery); return nil })
-	g.Go(func() error { gw.RunRelay(gctx, stack.RelayEvery); return nil })
-	twilioClient, twilioNote := stack.Twilio(cfg), "Twilio"
+	g.Go(func() error { calStore.RunReaper(ctx, stack.ReapEvery); return nil })
+	g.Go(func() error { payStore.RunReaper(ctx, stack.ReapEvery); return nil })
+	g.Go(func() error { gw.RunRelay(ctx, stack.RelayEvery); return nil })
+	twilioClient, note, stopFake := stack.Twilio(cfg), "Twilio", func() {}
 	if cfg.TwilioAPIURL == "" && cfg.TwilioAuthToken == config.DevTwilioAuthToken {
-		var fake interface {
-			Close()
-			URL() string
-		}
-		twilioClient, fake = stack.DevTwilio(cfg)
-		defer fake.Close()
-		twilioNote = "fake Twilio at " + fake.URL()
+		client, fake := stack.DevTwilio(cfg)
+		twilioClient, note, stopFake = client, "fake Twilio at "+fake.URL(), fake.Close
 	}
 	sender := stack.OutboxSender(cfg, pool, twilioClient, log)
-	g.Go(func() error { _ = sender.Run(gctx, stack.SendEvery); return nil })
+	g.Go(func() error { return sender.Run(ctx, stack.SendEvery) })
+	return note, stopFake
+}
 
-	step("worker")
-	w := stack.Worker(tc, cfg, pool)
-	if err := w.Start(); err != nil {
-		stack.Fatal(log, "worker", err)
+// tryLine is a booking the user can run right now: the next slot that is
+// free and in the future, asked of the calendar API that just started. If
+// it cannot be asked, the line lets the starter ask instead.
+func tryLine(ctx context.Context, cfg config.Config, log *slog.Logger) string {
+	start := nextslot.StartNext
+	token, ok := cfg.TokenFor(config.DefaultTenant)
+	if ok {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		s, err := nextslot.Find(ctx, calendar.NewClient(cfg.CalendarURL, token), demoService, demoCustomer, time.Now(), cfg.Timezone)
+		if err == nil {
+			start = s.Start.Format(time.RFC3339)
+		} else {
+			log.Warn("no free slot for the example booking", "error", err)
+		}
 	}
-	defer w.Stop()
-	if err := stack.EnsureReconcileSchedule(ctx, tc, cfg, log); err != nil {
-		stack.Fatal(log, "reconciler schedule", err)
-	}
+	return fmt.Sprintf("GOTOOLCHAIN=go1.27.3 go run ./cmd/starter book --customer %s --service %s --start %s", demoCustomer, demoService, start)
+}
 
-	fmt.Fprintf(os.Stderr, "\nbookonce is running (Ctrl-C stops it)\n")
+func printReady(w io.Writer, cfg config.Config, uiURL, twilioNote, try string) {
+	fmt.Fprintf(w, "\nbookonce is running (Ctrl-C stops it)\n")
 	if uiURL != "" {
-		fmt.Fprintf(os.Stderr, "  Temporal Web UI  %s/namespaces/%s/workflows\n", uiURL, cfg.TemporalNamespace)
+		fmt.Fprintf(w, "  Temporal Web UI  %s/namespaces/%s/workflows\n", uiURL, cfg.TemporalNamespace)
 	}
-	fmt.Fprintf(os.Stderr, "  Temporal gRPC    %s (namespace %s)\n", cfg.TemporalAddress, cfg.TemporalNamespace)
-	fmt.Fprintf(os.Stderr, "  Gateway          http://%s   (/healthz, /metrics)\n", cfg.GatewayListen)
-	fmt.Fprintf(os.Stderr, "  Ops page         http://%s/ops?token=<token from BOOKONCE_API_TOKENS>\n", cfg.GatewayListen)
-	fmt.Fprintf(os.Stderr, "  Calendar API     http://%s   (Authorization: Bearer %s)\n", cfg.CalendarListen, "<token from BOOKONCE_API_TOKENS>")
-	fmt.Fprintf(os.Stderr, "  Payment API      http://%s\n", cfg.PaymentsListen)
-	fmt.Fprintf(os.Stderr, "  Messages         outbox -> %s\n", twilioNote)
-	fmt.Fprintf(os.Stderr, "\nTry: GOTOOLCHAIN=go1.27.3 go run ./cmd/starter book --customer +4915112345678 --service tire-change --start 2026-12-01T14:00:00+01:00\n\n")
-
-	<-gctx.Done()
-	if err := g.Wait(); err != nil && ctx.Err() == nil {
-		stack.Fatal(log, "stopped", err)
-	}
-	fmt.Fprintln(os.Stderr, "bookonce: stopping")
+	fmt.Fprintf(w, "  Temporal gRPC    %s (namespace %s)\n", cfg.TemporalAddress, cfg.TemporalNamespace)
+	fmt.Fprintf(w, "  Gateway          http://%s   (/healthz, /metrics)\n", cfg.GatewayListen)
+	fmt.Fprintf(w, "  Ops page         http://%s/ops?token=<token from BOOKONCE_API_TOKENS>\n", cfg.GatewayListen)
+	fmt.Fprintf(w, "  Calendar API     http://%s   (Authorization: Bearer <token from BOOKONCE_API_TOKENS>)\n", cfg.CalendarListen)
+	fmt.Fprintf(w, "  Payment API      http://%s\n", cfg.PaymentsListen)
+	fmt.Fprintf(w, "  Messages         outbox -> %s\n", twilioNote)
+	fmt.Fprintf(w, "\nTry: %s\n\n", try)
 }

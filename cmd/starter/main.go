@@ -1,13 +1,25 @@
 // Command starter is bookonce's command line: start a booking, show its
-// saga step by step.
+// saga step by step, simulate a customer's message, work the review queue.
 //
-//	starter book --customer +4915112345678 --service tire-change --start 2026-12-01T14:00:00+01:00
+//	starter book --customer +4915112345678 --service tire-change --start next
 //	starter status appointment:demo:<intent-id>
+//
+// Exit codes, so scripts can tell: 0 done (a booking ended Confirmed), 1 a
+// booking that ended otherwise or a failure on the way, 2 a usage error.
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
 )
 
 const usage = `usage: starter <command> [flags]
@@ -20,32 +32,52 @@ commands:
 
 Run "starter <command> -h" for the flags of a command. Configuration comes
 from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...; see README).
+Exit status: 0 done, 1 failed (or the booking did not end Confirmed), 2 usage error.
 `
 
+// commands are starter's subcommands; each parses its own flags.
+var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
+	"book":     book,
+	"status":   status,
+	"simulate": simulate,
+	"review":   reviewCmd,
+}
+
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is starter without the process around it: the exit code, with what
+// is asked for on stdout and diagnostics on stderr.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
 	}
-	var err error
-	switch os.Args[1] {
-	case "book":
-		err = book(os.Args[2:])
-	case "status":
-		err = status(os.Args[2:])
-	case "simulate":
-		err = simulate(os.Args[2:])
-	case "review":
-		err = reviewCmd(os.Args[2:])
-	case "-h", "--help", "help":
-		fmt.Print(usage)
-		return
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "starter: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	return exitCode(cmd(args[1:], stdout, stderr), stderr)
+}
+
+// exitCode reports err on stderr and maps it to the exit code.
+func exitCode(err error, stderr io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, errHelpShown):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "starter %s: %v\n\n%s", ue.cmd, ue.err, ue.usage)
+		return exitUsage
 	default:
-		fmt.Fprintf(os.Stderr, "starter: unknown command %q\n\n%s", os.Args[1], usage)
-		os.Exit(2)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starter:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "starter:", err)
+		return exitFailed
 	}
 }

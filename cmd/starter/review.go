@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -14,7 +14,17 @@ import (
 )
 
 // reviewCmd lists or resolves review cases through the gateway's API.
-func reviewCmd(args []string) error {
+func reviewCmd(args []string, stdout, _ io.Writer) error {
+	fs := newFlags("review", "list | resolve <case-id> <merge|separate|retry|abandon|proceed>")
+	if err := parse(fs, args, stdout, func(rest []string) error {
+		switch {
+		case len(rest) == 1 && rest[0] == "list", len(rest) == 3 && rest[0] == "resolve":
+			return nil
+		}
+		return errors.New(`want "list" or "resolve <case-id> <action>"`)
+	}); err != nil {
+		return err
+	}
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return err
@@ -23,61 +33,74 @@ func reviewCmd(args []string) error {
 	if !ok {
 		return fmt.Errorf("no API token for tenant %s in BOOKONCE_API_TOKENS", config.DefaultTenant)
 	}
-	base := "http://" + cfg.GatewayListen
-	hc := &http.Client{Timeout: 10 * time.Second}
-	do := func(method, path string, body any) ([]byte, error) {
-		var rdr io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rdr = bytes.NewReader(b)
-		}
-		req, err := http.NewRequest(method, base+path, rdr)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("%w\n(is `make run` running?)", err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode >= 300 {
-			return nil, fmt.Errorf("gateway answered %d: %s", resp.StatusCode, data)
-		}
-		return data, nil
+	g := gateway{base: "http://" + cfg.GatewayListen, token: token, hc: &http.Client{Timeout: 10 * time.Second}}
+	if fs.Arg(0) == "list" {
+		return g.listCases(stdout)
 	}
-	switch {
-	case len(args) == 1 && args[0] == "list":
-		data, err := do(http.MethodGet, "/v1/review-cases", nil)
-		if err != nil {
-			return err
-		}
-		var l struct {
-			Data []struct {
-				ID         string    `json:"id"`
-				WorkflowID string    `json:"workflow_id"`
-				Reason     string    `json:"reason"`
-				CreatedAt  time.Time `json:"created_at"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(data, &l); err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CASE\tREASON\tWORKFLOW\tOPENED")
-		for _, c := range l.Data {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Reason, c.WorkflowID, c.CreatedAt.Format(time.RFC3339))
-		}
-		return tw.Flush()
-	case len(args) == 3 && args[0] == "resolve":
-		data, err := do(http.MethodPost, "/v1/review-cases/"+args[1]+"/resolve", map[string]string{"action": args[2]})
-		if err != nil {
-			return err
-		}
-		fmt.Println(string(data))
-		return nil
+	data, err := g.do(http.MethodPost, "/v1/review-cases/"+fs.Arg(1)+"/resolve", map[string]string{"action": fs.Arg(2)})
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("usage: starter review list | starter review resolve <case-id> <merge|separate|retry|abandon|proceed>")
+	fmt.Fprintln(stdout, string(data))
+	return nil
+}
+
+// gateway is the review API of the webhook gateway.
+type gateway struct {
+	base, token string
+	hc          *http.Client
+}
+
+func (g gateway) do(method, path string, body any) ([]byte, error) {
+	var rdr io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("encode request: %w", err)
+		}
+		rdr = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, g.base+path, rdr)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+g.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := g.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w\n(is `make run` running?)", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read the gateway's answer: %w", err)
+	}
+	if resp.StatusCode >= 300 {
+		return nil, fmt.Errorf("gateway answered %d: %s", resp.StatusCode, data)
+	}
+	return data, nil
+}
+
+func (g gateway) listCases(stdout io.Writer) error {
+	data, err := g.do(http.MethodGet, "/v1/review-cases", nil)
+	if err != nil {
+		return err
+	}
+	var l struct {
+		Data []struct {
+			ID         string    `json:"id"`
+			WorkflowID string    `json:"workflow_id"`
+			Reason     string    `json:"reason"`
+			CreatedAt  time.Time `json:"created_at"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		return fmt.Errorf("decode review cases: %w", err)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CASE\tREASON\tWORKFLOW\tOPENED")
+	for _, c := range l.Data {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Reason, c.WorkflowID, c.CreatedAt.Format(time.RFC3339))
+	}
+	return tw.Flush()
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -11,59 +13,73 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 )
 
+// simulateFlags are the flags of "starter simulate".
+type simulateFlags struct {
+	channel, from, text, sid, gateway string
+}
+
 // simulate posts a correctly signed Twilio webhook to the gateway.
-func simulate(args []string) error {
-	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
-	channel := fs.String("channel", "whatsapp", "whatsapp or voice")
-	from := fs.String("from", "", "customer number, E.164 (e.g. +4915112345678)")
-	text := fs.String("text", "", "what the customer writes or says")
-	sid := fs.String("sid", "", "message or call SID (default: random; repeat one to simulate a redelivery)")
-	gateway := fs.String("gateway", "", "gateway URL (default: http://GATEWAY_LISTEN)")
-	if err := fs.Parse(args); err != nil {
+func simulate(args []string, stdout, _ io.Writer) error {
+	var f simulateFlags
+	fs := newFlags("simulate", "--from <E.164> --text <text> [flags]")
+	fs.StringVar(&f.channel, "channel", "whatsapp", "whatsapp or voice")
+	fs.StringVar(&f.from, "from", "", "customer number, E.164 (e.g. +4915112345678)")
+	fs.StringVar(&f.text, "text", "", "what the customer writes or says")
+	fs.StringVar(&f.sid, "sid", "", "message or call SID (default: random; repeat one to simulate a redelivery)")
+	fs.StringVar(&f.gateway, "gateway", "", "gateway URL (default: http://GATEWAY_LISTEN)")
+	if err := parse(fs, args, stdout, nil); err != nil {
 		return err
 	}
-	if *from == "" || *text == "" {
-		return fmt.Errorf("simulate needs --from and --text (see starter simulate -h)")
+	if f.from == "" || f.text == "" {
+		return usageFailure(fs, errors.New("missing --from or --text"))
+	}
+	if f.channel != "whatsapp" && f.channel != "voice" {
+		return usageFailure(fs, fmt.Errorf("--channel %q: use whatsapp or voice", f.channel))
 	}
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return err
 	}
-	if *gateway == "" {
-		*gateway = "http://" + cfg.GatewayListen
+	if f.gateway == "" {
+		f.gateway = "http://" + cfg.GatewayListen
 	}
-	sim := channels.Simulator{GatewayURL: *gateway, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}
+	sim := channels.Simulator{GatewayURL: f.gateway, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	var route string
-	var form url.Values
-	switch *channel {
-	case "whatsapp":
-		if *sid == "" {
-			*sid = channels.NewSID("SM")
-		}
-		route, form = channels.RouteWhatsApp, channels.WhatsApp(*sid, *from, *text)
-	case "voice":
-		if *sid == "" {
-			*sid = channels.NewSID("CA")
-		}
-		if status, body, err := sim.Post(ctx, channels.RouteVoice, url.Values{"CallSid": {*sid}, "From": {*from}, "To": {"+4930123456"}}); err != nil {
-			return err
-		} else if status != 200 {
-			return fmt.Errorf("gateway answered %d: %s", status, body)
-		}
-		route, form = channels.RouteVoiceGather+"?step=1", channels.Speech(*sid, *from, *text)
-	default:
-		return fmt.Errorf("--channel %q: use whatsapp or voice", *channel)
+	route, form, err := f.event(ctx, sim)
+	if err != nil {
+		return err
 	}
 	status, body, err := sim.Post(ctx, route, form)
 	if err != nil {
 		return fmt.Errorf("%w\n(is `make run` running?)", err)
 	}
-	fmt.Printf("%s %s -> %d\n%s\n", *channel, *sid, status, body)
-	if status != 200 {
+	fmt.Fprintf(stdout, "%s %s -> %d\n%s\n", f.channel, f.sid, status, body)
+	if status != http.StatusOK {
 		return fmt.Errorf("gateway answered %d", status)
 	}
-	fmt.Printf("\nThe conversation is workflow customer:%s:%s in the Web UI; replies wait in the outbox.\n", config.DefaultTenant, *from)
+	fmt.Fprintf(stdout, "\nThe conversation is workflow customer:%s:%s in the Web UI; replies wait in the outbox.\n", config.DefaultTenant, f.from)
 	return nil
+}
+
+// event is the webhook that carries the customer's text: a WhatsApp
+// message, or the sentence of a call, whose start it posts first.
+func (f *simulateFlags) event(ctx context.Context, sim channels.Simulator) (string, url.Values, error) {
+	if f.channel == "whatsapp" {
+		if f.sid == "" {
+			f.sid = channels.NewSID("SM")
+		}
+		return channels.RouteWhatsApp, channels.WhatsApp(f.sid, f.from, f.text), nil
+	}
+	if f.sid == "" {
+		f.sid = channels.NewSID("CA")
+	}
+	status, body, err := sim.Post(ctx, channels.RouteVoice, url.Values{"CallSid": {f.sid}, "From": {f.from}, "To": {"+4930123456"}})
+	if err != nil {
+		return "", nil, fmt.Errorf("%w\n(is `make run` running?)", err)
+	}
+	if status != http.StatusOK {
+		return "", nil, fmt.Errorf("gateway answered %d: %s", status, body)
+	}
+	return channels.RouteVoiceGather + "?step=1", channels.Speech(f.sid, f.from, f.text), nil
 }

@@ -1,10 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"sort"
 	"text/tabwriter"
 	"time"
 
@@ -13,32 +12,39 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 )
 
-func status(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("usage: starter status <workflow-id>")
+// status prints a booking's state and saga step table.
+func status(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("status", "<workflow-id>")
+	if err := parse(fs, args, stdout, func(rest []string) error {
+		if len(rest) != 1 {
+			return errors.New("want exactly one workflow ID, e.g. appointment:demo:<intent-id>")
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
+	id := fs.Arg(0)
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return err
 	}
 	ctx, stop := stack.SignalContext()
 	defer stop()
-	tc, err := stack.Dial(ctx, cfg, stack.Logger(cfg, os.Stderr))
+	tc, err := stack.Dial(ctx, cfg, stack.Logger(cfg, stderr))
 	if err != nil {
-		return err
+		return fmt.Errorf("%w\n(is `make run` running, or TEMPORAL_ADDRESS set?)", err)
 	}
 	defer tc.Close()
-	st, err := workflows.AppointmentStatus(ctx, tc, args[0])
+	st, err := workflows.AppointmentStatus(ctx, tc, id)
 	if err != nil {
 		return err
 	}
-	printState(os.Stdout, args[0], st)
-	return nil
+	return printState(stdout, id, st)
 }
 
 // printState prints the booking and its saga steps with keys and
 // downstream IDs, the evidence that each effect happened once.
-func printState(w io.Writer, id string, st workflows.BookingState) {
+func printState(w io.Writer, id string, st workflows.BookingState) error {
 	fmt.Fprintf(w, "booking   %s\nstatus    %s\n", id, st.Status)
 	if st.HoldID != "" {
 		fmt.Fprintf(w, "hold      %s\n", st.HoldID)
@@ -66,10 +72,5 @@ func printState(w io.Writer, id string, st workflows.BookingState) {
 	for _, s := range st.Steps {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.Name, s.ActivityID, s.Attempt, s.Key, s.DownstreamID, s.Result)
 	}
-	_ = tw.Flush()
-}
-
-func sortStrings(s []string) []string {
-	sort.Strings(s)
-	return s
+	return tw.Flush()
 }

@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -113,85 +114,106 @@ const (
 func FromEnv() (Config, error) { return Load(os.LookupEnv) }
 
 // Load reads the configuration through lookup, so tests can supply a map.
+// Every invalid variable is reported, not only the first.
 func Load(lookup func(string) (string, bool)) (Config, error) {
-	get := func(name, def string) string {
-		if v, ok := lookup(name); ok && strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-		return def
-	}
-	var errs []string
-	dur := func(name, def string) time.Duration {
-		d, err := time.ParseDuration(get(name, def))
-		if err != nil || d <= 0 {
-			errs = append(errs, fmt.Sprintf("%s must be a positive duration such as %q", name, def))
-		}
-		return d
-	}
-
-	c := Config{
-		DataDir:           get("BOOKONCE_DATA_DIR", ".data"),
-		DatabaseURL:       get("DATABASE_URL", ""),
-		TemporalAddress:   get("TEMPORAL_ADDRESS", DefaultTemporalAddress),
-		TemporalNamespace: get("TEMPORAL_NAMESPACE", "default"),
-		TaskQueue:         get("TEMPORAL_TASK_QUEUE", "bookonce"),
-		GatewayListen:     get("GATEWAY_LISTEN", "127.0.0.1:8080"),
-		CalendarListen:    get("CALENDAR_LISTEN", "127.0.0.1:8081"),
-		PaymentsListen:    get("PAYMENTS_LISTEN", "127.0.0.1:8082"),
-		CalendarURL:       strings.TrimRight(get("CALENDAR_URL", "http://127.0.0.1:8081"), "/"),
-		PaymentsURL:       strings.TrimRight(get("PAYMENTS_URL", "http://127.0.0.1:8082"), "/"),
-		PublicBaseURL:     strings.TrimRight(get("PUBLIC_BASE_URL", "http://127.0.0.1:8080"), "/"),
-		TwilioAccountSID:  get("TWILIO_ACCOUNT_SID", "ACdev00000000000000000000000000000"),
-		TwilioAuthToken:   get("TWILIO_AUTH_TOKEN", DevTwilioAuthToken),
-		TwilioFrom:        get("TWILIO_FROM", "+4930123456"),
-		TwilioAPIURL:      strings.TrimRight(get("TWILIO_API_URL", ""), "/"),
-		IdempotencyTTL:    dur("IDEMPOTENCY_TTL", "72h"),
-		HoldTTL:           dur("HOLD_TTL", "10m"),
-		DedupWindow:       dur("DEDUP_WINDOW", "3m"),
-		OutboxSendTimeout: dur("OUTBOX_SEND_TIMEOUT", "2m"),
-		ReconcileInterval: dur("RECONCILE_INTERVAL", "5m"),
-		ReconcileGrace:    dur("RECONCILE_GRACE", "5m"),
-		WorkerListen:      get("WORKER_LISTEN", "127.0.0.1:8083"),
-		LLMBaseURL:        strings.TrimRight(get("LLM_BASE_URL", ""), "/"),
-		LLMAPIKey:         get("LLM_API_KEY", ""),
-		LLMModel:          get("LLM_MODEL", "gpt-4o-mini"),
-		LogFormat:         get("LOG_FORMAT", "text"),
-		LogLevel:          get("LOG_LEVEL", "info"),
-	}
-	_, c.TemporalAddressSet = lookup("TEMPORAL_ADDRESS")
-	c.OpsScrapeURLs = scrapeURLs(get("OPS_SCRAPE_URLS", ""), c)
-	authoritative, lookupErr := authoritativeLookup(get("PAYMENTS_AUTHORITATIVE_LOOKUP", ""), c.PaymentsURL)
-	if lookupErr != nil {
-		errs = append(errs, lookupErr.Error())
-	}
-	c.PaymentsAuthoritativeLookup = authoritative
-
-	if _, err := fmt.Sscanf(get("IDEMPOTENCY_KEYS_PER_MINUTE", "6000"), "%d", &c.KeysPerMinute); err != nil || c.KeysPerMinute < 0 {
-		errs = append(errs, "IDEMPOTENCY_KEYS_PER_MINUTE must be a number of keys, 0 for no cap")
-	}
-	if _, err := fmt.Sscanf(get("TEMPORAL_UI_PORT", "8233"), "%d", &c.TemporalUIPort); err != nil || c.TemporalUIPort <= 0 || c.TemporalUIPort > 65535 {
-		errs = append(errs, "TEMPORAL_UI_PORT must be a port number such as 8233")
-	}
-
-	tokens, err := ParseAPITokens(get("BOOKONCE_API_TOKENS", DefaultTenant+":"+DefaultAPIToken))
-	if err != nil {
-		errs = append(errs, err.Error())
-	}
-	c.APITokens = tokens
-
-	loc, err := time.LoadLocation(get("BOOKONCE_TIMEZONE", "Europe/Berlin"))
-	if err != nil {
-		errs = append(errs, fmt.Sprintf("BOOKONCE_TIMEZONE: %v (use an IANA name such as Europe/Berlin)", err))
-	}
-	c.Timezone = loc
-
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		errs = append(errs, `LOG_FORMAT must be "text" or "json"`)
-	}
-	if len(errs) > 0 {
-		return Config{}, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+	r := &reader{lookup: lookup}
+	c := r.settings()
+	r.derived(&c)
+	if len(r.errs) > 0 {
+		return Config{}, fmt.Errorf("configuration: %s", strings.Join(r.errs, "; "))
 	}
 	return c, nil
+}
+
+// reader reads variables with their defaults and collects what is invalid.
+type reader struct {
+	lookup func(string) (string, bool)
+	errs   []string
+}
+
+// get is the trimmed value of name, or def when it is unset or blank.
+func (r *reader) get(name, def string) string {
+	if v, ok := r.lookup(name); ok && strings.TrimSpace(v) != "" {
+		return strings.TrimSpace(v)
+	}
+	return def
+}
+
+// url is get without a trailing slash, so paths can be appended.
+func (r *reader) url(name, def string) string { return strings.TrimRight(r.get(name, def), "/") }
+
+// dur is a positive duration.
+func (r *reader) dur(name, def string) time.Duration {
+	d, err := time.ParseDuration(r.get(name, def))
+	if err != nil || d <= 0 {
+		r.fail(fmt.Sprintf("%s must be a positive duration such as %q", name, def))
+	}
+	return d
+}
+
+// num is an integer in [lo, hi]; msg says what is wanted.
+func (r *reader) num(name, def string, lo, hi int, msg string) int {
+	var n int
+	if _, err := fmt.Sscanf(r.get(name, def), "%d", &n); err != nil || n < lo || n > hi {
+		r.fail(name + " must be " + msg)
+	}
+	return n
+}
+
+func (r *reader) fail(msg string) { r.errs = append(r.errs, msg) }
+
+// settings reads the variables that map one to one onto a field.
+func (r *reader) settings() Config {
+	return Config{
+		DataDir:           r.get("BOOKONCE_DATA_DIR", ".data"),
+		DatabaseURL:       r.get("DATABASE_URL", ""),
+		TemporalAddress:   r.get("TEMPORAL_ADDRESS", DefaultTemporalAddress),
+		TemporalNamespace: r.get("TEMPORAL_NAMESPACE", "default"),
+		TaskQueue:         r.get("TEMPORAL_TASK_QUEUE", "bookonce"),
+		TemporalUIPort:    r.num("TEMPORAL_UI_PORT", "8233", 1, 65535, "a port number such as 8233"),
+		GatewayListen:     r.get("GATEWAY_LISTEN", "127.0.0.1:8080"),
+		CalendarListen:    r.get("CALENDAR_LISTEN", "127.0.0.1:8081"),
+		PaymentsListen:    r.get("PAYMENTS_LISTEN", "127.0.0.1:8082"),
+		CalendarURL:       r.url("CALENDAR_URL", "http://127.0.0.1:8081"),
+		PaymentsURL:       r.url("PAYMENTS_URL", "http://127.0.0.1:8082"),
+		PublicBaseURL:     r.url("PUBLIC_BASE_URL", "http://127.0.0.1:8080"),
+		TwilioAccountSID:  r.get("TWILIO_ACCOUNT_SID", "ACdev00000000000000000000000000000"),
+		TwilioAuthToken:   r.get("TWILIO_AUTH_TOKEN", DevTwilioAuthToken),
+		TwilioFrom:        r.get("TWILIO_FROM", "+4930123456"),
+		TwilioAPIURL:      r.url("TWILIO_API_URL", ""),
+		IdempotencyTTL:    r.dur("IDEMPOTENCY_TTL", "72h"),
+		KeysPerMinute:     r.num("IDEMPOTENCY_KEYS_PER_MINUTE", "6000", 0, math.MaxInt, "a number of keys, 0 for no cap"),
+		HoldTTL:           r.dur("HOLD_TTL", "10m"),
+		DedupWindow:       r.dur("DEDUP_WINDOW", "3m"),
+		OutboxSendTimeout: r.dur("OUTBOX_SEND_TIMEOUT", "2m"),
+		ReconcileInterval: r.dur("RECONCILE_INTERVAL", "5m"),
+		ReconcileGrace:    r.dur("RECONCILE_GRACE", "5m"),
+		WorkerListen:      r.get("WORKER_LISTEN", "127.0.0.1:8083"),
+		LLMBaseURL:        r.url("LLM_BASE_URL", ""),
+		LLMAPIKey:         r.get("LLM_API_KEY", ""),
+		LLMModel:          r.get("LLM_MODEL", "gpt-4o-mini"),
+		LogFormat:         r.get("LOG_FORMAT", "text"),
+		LogLevel:          r.get("LOG_LEVEL", "info"),
+	}
+}
+
+// derived reads what depends on other settings or needs parsing of its own.
+func (r *reader) derived(c *Config) {
+	_, c.TemporalAddressSet = r.lookup("TEMPORAL_ADDRESS")
+	c.OpsScrapeURLs = scrapeURLs(r.get("OPS_SCRAPE_URLS", ""), *c)
+	var err error
+	if c.PaymentsAuthoritativeLookup, err = authoritativeLookup(r.get("PAYMENTS_AUTHORITATIVE_LOOKUP", ""), c.PaymentsURL); err != nil {
+		r.fail(err.Error())
+	}
+	if c.APITokens, err = ParseAPITokens(r.get("BOOKONCE_API_TOKENS", DefaultTenant+":"+DefaultAPIToken)); err != nil {
+		r.fail(err.Error())
+	}
+	if c.Timezone, err = time.LoadLocation(r.get("BOOKONCE_TIMEZONE", "Europe/Berlin")); err != nil {
+		r.fail(fmt.Sprintf("BOOKONCE_TIMEZONE: %v (use an IANA name such as Europe/Berlin)", err))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		r.fail(`LOG_FORMAT must be "text" or "json"`)
+	}
 }
 
 // ParseAPITokens parses "tenant:token,tenant2:token2" into token -> tenant.

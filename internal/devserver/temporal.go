@@ -70,40 +70,66 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 		return nil, err
 	}
 
+	sqlCfg, err := sqliteConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := serverConfig(host, port, opts.InternalPorts, sqlCfg)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := newServer(cfg, sqlCfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start Temporal server: %w", err)
+	}
+	t := &Temporal{server: srv, hostPort: net.JoinHostPort(host, strconv.Itoa(port)), namespace: opts.Namespace}
+	if err := t.waitReady(ctx); err != nil {
+		_ = srv.Stop()
+		return nil, err
+	}
+	return t, nil
+}
+
+// sqliteConfig is the server's SQLite store: in memory, or in
+// DatabaseFile, whose schema is created on first use.
+func sqliteConfig(opts Options) (*config.SQL, error) {
 	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
 	if opts.DatabaseFile == "" {
 		// A shared in-memory database, unique per server in this process.
 		sqlCfg.ConnectAttributes["mode"] = "memory"
 		sqlCfg.ConnectAttributes["cache"] = "shared"
 		sqlCfg.DatabaseName = fmt.Sprintf("bookonce-%d-%d", os.Getpid(), time.Now().UnixNano())
-	} else {
-		sqlCfg.ConnectAttributes["mode"] = "rwc"
-		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
-		sqlCfg.ConnectAttributes["_synchronous"] = "2"
-		if opts.ProcessCrashSafeOnly {
-			// Temporal's SQLite plugin passes attributes as pragmas by
-			// their exact names (the underscored ones above are not
-			// pragmas SQLite knows, so it ignores them).
-			delete(sqlCfg.ConnectAttributes, "_journal_mode")
-			delete(sqlCfg.ConnectAttributes, "_synchronous")
-			sqlCfg.ConnectAttributes["journal_mode"] = "wal"
-			sqlCfg.ConnectAttributes["synchronous"] = "normal"
-		}
-		sqlCfg.DatabaseName = opts.DatabaseFile
-		if err := os.MkdirAll(filepath.Dir(opts.DatabaseFile), 0o755); err != nil {
-			return nil, fmt.Errorf("create %s: %w", filepath.Dir(opts.DatabaseFile), err)
-		}
-		if _, err := os.Stat(opts.DatabaseFile); errors.Is(err, os.ErrNotExist) {
-			if err := sqlite.SetupSchema(sqlCfg); err != nil {
-				return nil, fmt.Errorf("create Temporal schema in %s: %w", opts.DatabaseFile, err)
-			}
+		return sqlCfg, nil
+	}
+	sqlCfg.ConnectAttributes["mode"] = "rwc"
+	sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
+	sqlCfg.ConnectAttributes["_synchronous"] = "2"
+	if opts.ProcessCrashSafeOnly {
+		// Temporal's SQLite plugin passes attributes as pragmas by
+		// their exact names (the underscored ones above are not
+		// pragmas SQLite knows, so it ignores them).
+		delete(sqlCfg.ConnectAttributes, "_journal_mode")
+		delete(sqlCfg.ConnectAttributes, "_synchronous")
+		sqlCfg.ConnectAttributes["journal_mode"] = "wal"
+		sqlCfg.ConnectAttributes["synchronous"] = "normal"
+	}
+	sqlCfg.DatabaseName = opts.DatabaseFile
+	if err := os.MkdirAll(filepath.Dir(opts.DatabaseFile), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", filepath.Dir(opts.DatabaseFile), err)
+	}
+	if _, err := os.Stat(opts.DatabaseFile); errors.Is(err, os.ErrNotExist) {
+		if err := sqlite.SetupSchema(sqlCfg); err != nil {
+			return nil, fmt.Errorf("create Temporal schema in %s: %w", opts.DatabaseFile, err)
 		}
 	}
-	cfg, err := serverConfig(host, port, opts.InternalPorts, sqlCfg)
-	if err != nil {
-		return nil, err
-	}
+	return sqlCfg, nil
+}
 
+// newServer registers the namespace in the store and assembles the server.
+func newServer(cfg *config.Config, sqlCfg *config.SQL, opts Options) (temporal.Server, error) {
 	ns, err := sqlite.NewNamespaceConfig(cfg.ClusterMetadata.CurrentClusterName, opts.Namespace, false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("namespace config: %w", err)
@@ -111,7 +137,6 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
 		return nil, fmt.Errorf("create namespace %s: %w", opts.Namespace, err)
 	}
-
 	authorizer, err := authorization.GetAuthorizerFromConfig(&cfg.Global.Authorization)
 	if err != nil {
 		return nil, fmt.Errorf("authorizer: %w", err)
@@ -134,15 +159,7 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create Temporal server: %w", err)
 	}
-	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("start Temporal server: %w", err)
-	}
-	t := &Temporal{server: srv, hostPort: net.JoinHostPort(host, strconv.Itoa(port)), namespace: opts.Namespace}
-	if err := t.waitReady(ctx); err != nil {
-		_ = srv.Stop()
-		return nil, err
-	}
-	return t, nil
+	return srv, nil
 }
 
 // HostPort is the frontend gRPC address.
@@ -189,32 +206,9 @@ func WaitReady(ctx context.Context, hostPort, namespace string, timeout time.Dur
 }
 
 func serverConfig(host string, port int, fixed []int, sqlCfg *config.SQL) (*config.Config, error) {
-	if len(fixed) != 0 && len(fixed) != 7 {
-		return nil, fmt.Errorf("Temporal internal ports: want 7, got %d", len(fixed))
-	}
-	next := func() (int, error) {
-		if len(fixed) > 0 {
-			p := fixed[0]
-			fixed = fixed[1:]
-			return p, nil
-		}
-		return freePort(host)
-	}
-	services := map[string]config.Service{}
-	for i, name := range []string{"frontend", "history", "matching", "worker"} {
-		grpcPort := port
-		if i > 0 {
-			p, err := next()
-			if err != nil {
-				return nil, err
-			}
-			grpcPort = p
-		}
-		membership, err := next()
-		if err != nil {
-			return nil, err
-		}
-		services[name] = config.Service{RPC: config.RPC{GRPCPort: grpcPort, MembershipPort: membership, BindOnIP: host}}
+	services, err := servicePorts(host, port, fixed)
+	if err != nil {
+		return nil, err
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	return &config.Config{
@@ -249,6 +243,40 @@ func serverConfig(host string, port int, fixed []int, sqlCfg *config.SQL) (*conf
 		// The server's internal workers dial this address.
 		PublicClient: config.PublicClient{HostPort: addr},
 	}, nil
+}
+
+// servicePorts places the four services: the frontend's gRPC on port, the
+// other gRPC ports and the membership ports from fixed (seven, in order)
+// or free ones.
+func servicePorts(host string, port int, fixed []int) (map[string]config.Service, error) {
+	if len(fixed) != 0 && len(fixed) != 7 {
+		return nil, fmt.Errorf("Temporal internal ports: want 7, got %d", len(fixed))
+	}
+	next := func() (int, error) {
+		if len(fixed) > 0 {
+			p := fixed[0]
+			fixed = fixed[1:]
+			return p, nil
+		}
+		return freePort(host)
+	}
+	services := map[string]config.Service{}
+	for i, name := range []string{"frontend", "history", "matching", "worker"} {
+		grpcPort := port
+		if i > 0 {
+			p, err := next()
+			if err != nil {
+				return nil, err
+			}
+			grpcPort = p
+		}
+		membership, err := next()
+		if err != nil {
+			return nil, err
+		}
+		services[name] = config.Service{RPC: config.RPC{GRPCPort: grpcPort, MembershipPort: membership, BindOnIP: host}}
+	}
+	return services, nil
 }
 
 func resolveAddress(addr string) (string, int, error) {

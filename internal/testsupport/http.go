@@ -1,7 +1,9 @@
 package testsupport
 
 import (
+	"io"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,7 +25,7 @@ func Config(t testing.TB) config.Config {
 // CalendarAPI serves the calendar API on a loopback port backed by pool.
 func CalendarAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.Server {
 	t.Helper()
-	svc, _ := stack.CalendarService(cfg, pool, stack.Logger(cfg, testWriter{t}))
+	svc, _ := stack.CalendarService(cfg, pool, stack.Logger(cfg, LogWriter(t)))
 	srv := httptest.NewServer(svc.Mux())
 	t.Cleanup(srv.Close)
 	return srv
@@ -32,16 +34,19 @@ func CalendarAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.
 // PaymentsAPI serves the payment API on a loopback port backed by pool.
 func PaymentsAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.Server {
 	t.Helper()
-	svc, _ := stack.PaymentsService(cfg, pool, stack.Logger(cfg, testWriter{t}))
+	svc, _ := stack.PaymentsService(cfg, pool, stack.Logger(cfg, LogWriter(t)))
 	srv := httptest.NewServer(svc.Mux())
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-// testWriter sends service logs to the test log, shown only on failure.
+// LogWriter sends what is written to it (service logs) to the test log,
+// which go test shows only when the test fails or with -v.
+func LogWriter(t testing.TB) io.Writer { return testWriter{t} }
+
 type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(string(p))
+	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }

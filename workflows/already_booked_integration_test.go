@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMatrix20FrontDeskBookingThenAgentReplays proves failure-matrix item
-// 20 (seed 000: a person handles the case by hand, then the agent replays
-// it): the front desk books a customer's tire change on bay-1 through the
-// calendar API under its own reference, with the number typed nationally.
+// 20 (a person books by hand, then the agent replays the wish; rule 16 of
+// docs/design.md): the front desk books a customer's tire change on bay-1
+// through the calendar API under its own reference, with the number typed
+// nationally.
 // The agent's saga for the same customer, service and time (bay-2 is free)
 // is refused by the calendar's constraint and ends AlreadyBooked, linked to
 // the front desk's booking: 1 active reservation, no payment intent, one
@@ -57,11 +57,4 @@ func TestMatrix20FrontDeskBookingThenAgentReplays(t *testing.T) {
 	require.Equal(t, booked, e.effects(t, r2.GetID()))
 	require.Equal(t, 2, e.countOf(t, `SELECT count(*) FROM calendar_reservations WHERE customer = '+4915112345678' AND status = 'confirmed'`))
 	require.Equal(t, 2, e.countOf(t, `SELECT count(DISTINCT resource_id) FROM calendar_reservations WHERE status = 'confirmed'`))
-}
-
-func (e env) countOf(t *testing.T, sql string, args ...any) int {
-	t.Helper()
-	var n int
-	require.NoError(t, e.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
-	return n
 }

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestUsage: the command lines that never start the drill. Help goes to
+// stdout with status 0; a bad command line says why on stderr, status 2.
+func TestUsage(t *testing.T) {
+	cases := []struct {
+		name       string
+		args       []string
+		code       int
+		stderrPart string // "" means: help on stdout, nothing on stderr
+	}{
+		{"-h", []string{"-h"}, 0, ""},
+		{"--help", []string{"--help"}, 0, ""},
+		{"an unknown flag", []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"a bad value", []string{"-n", "many"}, 2, `invalid value "many" for flag -n`},
+		{"no bookings", []string{"-n", "0"}, 2, "must be positive"},
+		{"an argument", []string{"now"}, 2, "there are no arguments"},
+		{"an unknown outage target", []string{"-outage-of", "twilio"}, 2, "-outage-of is payments or calendar"},
+		{"a bad fault rule", []string{"-fault", "stripe: POST /v1/x drop"}, 2, "calendar|payments|twilio"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			require.Equal(t, tc.code, run(tc.args, &stdout, &stderr))
+			if tc.stderrPart == "" {
+				require.Contains(t, stdout.String(), "usage: chaos")
+				require.Contains(t, stdout.String(), "-kill-every")
+				require.Empty(t, stderr.String())
+				return
+			}
+			require.Empty(t, stdout.String())
+			require.Contains(t, stderr.String(), tc.stderrPart)
+			require.Contains(t, stderr.String(), "usage: chaos")
+		})
+	}
+}

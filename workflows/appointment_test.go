@@ -1,0 +1,345 @@
+package workflows_test
+
+// Unit tests of AppointmentWorkflow against the fake downstream of
+// saga_fake_test.go: the happy path, a final failure at each step with its
+// compensations, cancellation and an expired hold.
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+func TestUnitHappyPath(t *testing.T) {
+	env, f := newUnitEnv(t)
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	st := unitResult(t, env)
+
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, unitWorkflowID, st.Reference)
+	require.Equal(t, "hold-1", st.HoldID)
+	require.Equal(t, "booking-hold-1", st.BookingID)
+	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	require.Equal(t, "pi_1", st.IntentID)
+	require.Equal(t, "msg_1", st.MessageID)
+	require.Empty(t, st.Reason)
+
+	require.Equal(t, []string{
+		"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",
+		"capture deposit (payment saga): ok", "send confirmation: ok",
+	}, unitStepNames(st))
+	// Each step carries the key its activity sent downstream, derived from
+	// the execution: all well-formed, all different.
+	sent := map[string]string{
+		"hold slot":                        f.key("appointment", "hold-slot"),
+		"authorize deposit (payment saga)": f.key("payment", "authorize-deposit"),
+		"confirm hold":                     f.key("appointment", "confirm-hold"),
+		"capture deposit (payment saga)":   f.key("payment", "capture-deposit"),
+		"send confirmation":                f.key("appointment", "send-confirmation"),
+	}
+	seen := map[string]bool{}
+	for _, s := range st.Steps {
+		require.Regexp(t, unitKeyPattern, s.Key, s.Name)
+		require.Equal(t, sent[s.Name], s.Key, "%s: the recorded key is the one sent", s.Name)
+		require.Equal(t, int32(1), s.Attempt, s.Name)
+		require.NotEmpty(t, s.DownstreamID, s.Name)
+		require.False(t, seen[s.Key], "%s: every step has its own key", s.Name)
+		seen[s.Key] = true
+	}
+
+	// Exactly the forward steps, in order; no compensation ran.
+	require.Equal(t, []string{
+		"HoldSlot hold-slot", "payment/AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold",
+		"payment/CaptureDeposit capture-deposit", "SendConfirmation send-confirmation",
+	}, f.sequence(""))
+	for _, name := range []string{"ReleaseHold", "VoidDeposit", "CancelBooking", "FindHold", "OpenReviewCase"} {
+		require.Empty(t, f.started(name), "%s must not run on the happy path", name)
+	}
+
+	// The business reference travels downstream with the hold and the deposit.
+	require.Equal(t, unitWorkflowID, f.input("appointment", "hold-slot").(activities.HoldSlotInput).Reference)
+	dep := f.input("payment", "authorize-deposit").(activities.DepositInput)
+	require.Equal(t, unitWorkflowID, dep.Reference)
+	require.Equal(t, int64(2000), dep.Amount)
+	require.Equal(t, "pi_1", f.input("payment", "capture-deposit").(activities.IntentInput).IntentID)
+	require.False(t, f.live)
+
+	// The payment saga is a child under its derived ID and ended captured.
+	require.NoError(t, f.childErr)
+	require.NotNil(t, f.child)
+	require.Equal(t, workflows.PaymentCaptured, f.child.Status)
+}
+
+func TestUnitNoDepositSkipsPaymentSaga(t *testing.T) {
+	env, f := newUnitEnv(t)
+	req := unitRequest()
+	req.DepositAmount = 0
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+	st := unitResult(t, env)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.sequence(""))
+	require.Empty(t, st.Payment)
+}
+
+// TestUnitFailureAtEachStep injects a final failure at every step and
+// checks the outcome and that exactly the compensations of the steps taken
+// so far ran, in reverse order of registration (release hold is registered
+// first, then void deposit, then cancel booking).
+func TestUnitFailureAtEachStep(t *testing.T) {
+	alt1 := time.Date(2030, 3, 5, 14, 0, 0, 0, time.UTC)
+	alt2 := time.Date(2030, 3, 5, 15, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name        string
+		inject      func(f *unitFake)
+		status      workflows.BookingStatus
+		reason      string                  // contained
+		payment     workflows.PaymentStatus // "" = not checked
+		appointment []string                // started activities of the appointment saga
+		payments    []string                // started activities of the payment saga
+		check       func(t *testing.T, st workflows.BookingState, f *unitFake)
+	}{
+		{
+			name: "hold: slot unavailable",
+			inject: func(f *unitFake) {
+				f.holdSlot = func(context.Context, activities.HoldSlotInput) (activities.HoldSlotResult, error) {
+					return activities.HoldSlotResult{}, unitFinalErr(activities.ErrTypeSlotUnavailable, []calendar.Slot{{ResourceID: "bay-1", Start: alt1}, {ResourceID: "bay-2", Start: alt2}})
+				}
+			},
+			status: workflows.StatusRejected, reason: "slot_unavailable",
+			// Only the release registered before the hold runs, and it
+			// releases by reference (no hold ID is known).
+			// The customer who lost the slot is told the free ones.
+			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-alternatives"},
+			payments:    []string{},
+			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
+				require.Equal(t, []time.Time{alt1, alt2}, st.Alternatives)
+				require.Empty(t, st.HoldID)
+				rel := f.input("appointment", "release-hold").(activities.ReleaseHoldInput)
+				require.Equal(t, activities.ReleaseHoldInput{Tenant: "demo", Reference: unitWorkflowID}, rel, "release by reference only")
+				offer := f.input("appointment", "send-alternatives").(activities.ConfirmationInput)
+				require.Equal(t, "alternatives", offer.Kind)
+				require.Equal(t, unitWorkflowID, offer.Reference)
+				for _, alt := range []time.Time{alt1, alt2} {
+					require.Contains(t, offer.Text, alt.UTC().Format("02.01.2006 15:04"), "the reply names every free slot")
+				}
+				require.Equal(t, []string{"hold slot: failed", "release hold: compensated", "offer alternatives: ok"}, unitStepNames(st))
+				require.Equal(t, f.key("appointment", "hold-slot"), st.Steps[0].Key, "a failed step shows the key it sent")
+			},
+		},
+		{
+			name: "hold: calendar rejects",
+			inject: func(f *unitFake) {
+				f.holdSlot = func(context.Context, activities.HoldSlotInput) (activities.HoldSlotResult, error) {
+					return activities.HoldSlotResult{}, unitFinalErr(activities.ErrTypeCalendarFinal, "outside_opening_hours")
+				}
+			},
+			status: workflows.StatusRejected, reason: "downstream said no: CalendarRejected",
+			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold", "CloseIntent close-intent"},
+			payments:    []string{},
+			check: func(t *testing.T, st workflows.BookingState, _ *unitFake) {
+				require.Empty(t, st.Alternatives)
+			},
+		},
+		{
+			name: "authorize: card declined",
+			inject: func(f *unitFake) {
+				f.authorize = func(context.Context, activities.DepositInput) (activities.IntentResult, error) {
+					return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentDeclined, "pi_declined")
+				}
+			},
+			status: workflows.StatusPaymentFailed, reason: "card_declined", payment: workflows.PaymentDeclined,
+			// void deposit (registered second) before release hold (first).
+			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
+			payments:    []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
+			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
+				require.Len(t, st.Steps, 4)
+				require.Equal(t, "authorize deposit (payment saga)", st.Steps[1].Name)
+				require.Equal(t, []string{"void deposit: compensated", "release hold: compensated"}, unitStepNames(st)[2:])
+				require.NoError(t, f.childErr)
+				require.Equal(t, workflows.PaymentDeclined, f.child.Status)
+				require.Equal(t, activities.IntentInput{Tenant: "demo", Reference: unitWorkflowID}, f.input("appointment", "void-deposit"), "the appointment voids by reference")
+				require.Equal(t, activities.ReleaseHoldInput{Tenant: "demo", Reference: unitWorkflowID}, f.input("appointment", "release-hold"))
+			},
+		},
+		{
+			name: "confirm: calendar rejects",
+			inject: func(f *unitFake) {
+				f.confirmHold = func(context.Context, activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+					return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeCalendarFinal, "hold_not_found")
+				}
+			},
+			// (payment not checked: the appointment keeps the last report,
+			// Authorized, although the deposit was voided; see the report.)
+			status: workflows.StatusRejected, reason: "downstream said no: CalendarRejected",
+			// Cancel booking is registered before the confirmation (its answer
+			// may be lost), so it runs, by reference, and finds nothing.
+			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
+			// The appointment's void signal makes the payment saga void too.
+			payments: []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
+			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
+				require.Empty(t, f.input("appointment", "cancel-booking").(activities.CancelBookingInput).BookingID, "no booking ID known: cancel by reference")
+				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "cancel booking: compensated", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
+				require.Equal(t, "pi_1", f.input("payment", "void-deposit").(activities.IntentInput).IntentID, "the payment saga voids its own intent")
+			},
+		},
+		{
+			name: "capture: payment API rejects",
+			inject: func(f *unitFake) {
+				f.capture = func(context.Context, activities.IntentInput) (activities.IntentResult, error) {
+					return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentFinal, "intent_expired")
+				}
+			},
+			status: workflows.StatusPaymentFailed, reason: "deposit not captured: capture: ", payment: workflows.PaymentFailed,
+			// All three compensations, in reverse order of registration.
+			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
+			payments:    []string{"AuthorizeDeposit authorize-deposit", "CaptureDeposit capture-deposit", "VoidDeposit void-deposit"},
+			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
+				require.Equal(t, activities.CancelBookingInput{Tenant: "demo", BookingID: "booking-hold-1", Reference: st.Reference}, f.input("appointment", "cancel-booking"))
+				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",
+					"cancel booking: compensated", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, f := newUnitEnv(t)
+			tc.inject(f)
+			env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+			st := unitResult(t, env)
+			require.Equal(t, tc.status, st.Status, st.Reason)
+			require.Contains(t, st.Reason, tc.reason)
+			require.NotContains(t, st.Reason, "compensation failed")
+			if tc.payment != "" {
+				require.Equal(t, tc.payment, st.Payment)
+			}
+			if len(tc.payments) == 0 {
+				require.Empty(t, st.Payment, "no payment saga ran")
+			}
+			require.Equal(t, tc.appointment, f.sequence("appointment"))
+			require.Equal(t, tc.payments, f.sequence("payment"))
+			require.False(t, f.live, "no live authorisation is left behind")
+			for _, started := range f.started("SendConfirmation") {
+				require.NotEqual(t, "send-confirmation", started.ID, "no confirmation of a failed booking")
+			}
+			tc.check(t, st, f)
+		})
+	}
+}
+
+// TestUnitConfirmationFailureKeepsBooking: the confirmation is sent after
+// the commit; its failure is visible in the step table and undoes nothing.
+func TestUnitConfirmationFailureKeepsBooking(t *testing.T) {
+	env, f := newUnitEnv(t)
+	f.confirmation = func(context.Context, activities.ConfirmationInput) (activities.Step, error) {
+		return activities.Step{}, unitFinalErr("OutboxRejected")
+	}
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	st := unitResult(t, env)
+	require.Equal(t, workflows.StatusConfirmed, st.Status)
+	require.Equal(t, "send confirmation: failed", unitStepNames(st)[len(st.Steps)-1])
+	require.Empty(t, st.MessageID)
+	for _, name := range []string{"ReleaseHold", "VoidDeposit", "CancelBooking"} {
+		require.Empty(t, f.started(name))
+	}
+}
+
+// TestUnitCancellationWhileAuthorising cancels the appointment while the
+// payment saga's authorisation is in flight: the appointment ends
+// Cancelled and its compensations (void deposit, then release hold) still
+// run, in a disconnected context.
+func TestUnitCancellationWhileAuthorising(t *testing.T) {
+	cases := []struct {
+		name   string
+		cancel func(env *testsuite.TestWorkflowEnvironment)
+	}{
+		{"workflow cancellation", func(env *testsuite.TestWorkflowEnvironment) { env.CancelWorkflow() }},
+		{"cancel signal", func(env *testsuite.TestWorkflowEnvironment) { env.SignalWorkflow(workflows.SignalCancel, nil) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, f := newUnitEnv(t)
+			f.delays["AuthorizeDeposit"] = 10 * time.Second // the answer comes late
+			var during workflows.BookingState
+			var qerr error
+			env.RegisterDelayedCallback(func() {
+				during, qerr = unitQuery(env)
+				tc.cancel(env)
+			}, 5*time.Second)
+			env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+			require.NoError(t, qerr)
+			require.Equal(t, workflows.StatusAuthorizing, during.Status, "cancelled while waiting for the authorisation")
+
+			st := unitResult(t, env)
+			require.Equal(t, workflows.StatusCancelled, st.Status)
+			require.Equal(t, "cancelled", st.Reason)
+			seq := f.sequence("appointment")
+			require.Equal(t, []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"}, seq)
+			// The payment saga voided its side before the appointment voided
+			// by reference: the appointment waits for it to finish.
+			require.NoError(t, f.childErr, "the payment saga finished, it was not terminated")
+			require.Contains(t, []workflows.PaymentStatus{workflows.PaymentVoided, workflows.PaymentFailed}, f.child.Status)
+			require.Equal(t, []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"}, f.sequence("payment"))
+			var childVoid, parentVoid time.Time
+			for _, c := range f.started("VoidDeposit") {
+				if c.Saga == "payment" {
+					childVoid = c.At
+				} else {
+					parentVoid = c.At
+				}
+			}
+			require.False(t, parentVoid.Before(childVoid))
+			require.False(t, f.live, "no live authorisation is left behind")
+			require.Empty(t, f.started("ConfirmHold"))
+			require.Empty(t, f.started("CaptureDeposit"))
+			require.Empty(t, f.started("SendConfirmation"))
+			require.Equal(t, []string{"hold slot: ok", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
+		})
+	}
+}
+
+func TestUnitHoldExpiredOnConfirm(t *testing.T) {
+	t.Run("re-hold once, then confirm-hold-2 succeeds", func(t *testing.T) {
+		env, f := newUnitEnv(t)
+		f.confirmHold = func(ctx context.Context, in activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+			if in.HoldID == "hold-1" {
+				return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeHoldExpired)
+			}
+			return activities.ConfirmHoldResult{Step: unitStep(ctx, "booking-"+in.HoldID), Booking: calendar.Booking{ID: "booking-" + in.HoldID, HoldID: in.HoldID}}, nil
+		}
+		env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+		st := unitResult(t, env)
+		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+		require.Equal(t, "hold-2", st.HoldID)
+		require.Equal(t, "booking-hold-2", st.BookingID)
+		require.Equal(t, []string{
+			"HoldSlot hold-slot", "payment/AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold",
+			"HoldSlot rehold-slot", "ConfirmHold confirm-hold-2",
+			"payment/CaptureDeposit capture-deposit", "SendConfirmation send-confirmation",
+		}, f.sequence(""))
+		require.Equal(t, activities.ConfirmHoldInput{Tenant: "demo", HoldID: "hold-2"}, f.input("appointment", "confirm-hold-2"))
+		require.NotEqual(t, f.key("appointment", "hold-slot"), f.key("appointment", "rehold-slot"), "the re-hold is a new operation with its own key")
+		require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "hold slot: ok", "confirm hold: ok",
+			"capture deposit (payment saga): ok", "send confirmation: ok"}, unitStepNames(st))
+		require.Empty(t, f.started("ReleaseHold"))
+	})
+	t.Run("expired twice is rejected and compensated", func(t *testing.T) {
+		env, f := newUnitEnv(t)
+		f.confirmHold = func(context.Context, activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+			return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeHoldExpired)
+		}
+		env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+		st := unitResult(t, env)
+		require.Equal(t, workflows.StatusRejected, st.Status)
+		require.Equal(t, "hold_expired", st.Reason)
+		require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "HoldSlot rehold-slot", "ConfirmHold confirm-hold-2", "CancelBooking cancel-booking",
+			"VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"}, f.sequence("appointment"), "one re-hold only")
+		require.False(t, f.live)
+	})
+}

@@ -1,0 +1,187 @@
+package workflows_test
+
+// The real stack of the integration tests in this package (env) and what
+// they read back from it: effects downstream, review cases, results.
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+)
+
+// env is one test's real stack: a fresh PostgreSQL database, the calendar
+// and payment APIs on loopback (optionally behind fault proxies), the
+// in-process Temporal server and a worker on the test's own queue.
+type env struct {
+	pool     *pgxpool.Pool
+	tc       client.Client
+	queue    string
+	cfg      config.Config
+	calendar *testsupport.Proxy
+	payments *testsupport.Proxy
+}
+
+func newEnv(t *testing.T, tweak ...func(*config.Config)) env {
+	t.Helper()
+	pool := testsupport.Database(t)
+	cfg := testsupport.Config(t)
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	e := env{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), cfg: cfg}
+	e.calendar = testsupport.NewProxy(t, testsupport.CalendarAPI(t, cfg, pool).URL)
+	e.payments = testsupport.NewProxy(t, testsupport.PaymentsAPI(t, cfg, pool).URL)
+	e.cfg.CalendarURL, e.cfg.PaymentsURL = e.calendar.URL, e.payments.URL
+	return e
+}
+
+func (e env) startWorker(t *testing.T) worker.Worker {
+	return testsupport.Worker(t, e.tc, e.queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(e.cfg, e.pool)) })
+}
+
+// request is a booking of its own: the intent ID is unique per call, so a
+// rerun (go test -count=N) on the shared server starts fresh workflows.
+func request(t *testing.T, customer string, wd time.Weekday, hour int) workflows.BookingRequest {
+	return workflows.BookingRequest{
+		IntentID: testsupport.TaskQueue(t), Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: testsupport.NextWeekday(t, wd, hour),
+		Channel: workflows.ChannelAPI, DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
+		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 3 * time.Second},
+	}
+}
+
+// effects is what reached the downstream systems for one reference.
+type effects struct {
+	Reservations map[string]int // status -> count
+	Intents      map[string]int // status -> count
+	Captured     int64
+	Refunds      int
+	Messages     int
+}
+
+func (e env) effects(t *testing.T, ref string) effects {
+	t.Helper()
+	ctx := context.Background()
+	out := effects{Reservations: map[string]int{}, Intents: map[string]int{}}
+	group := func(sql string, into map[string]int) {
+		rows, err := e.pool.Query(ctx, sql, ref)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var s string
+			var n int
+			require.NoError(t, rows.Scan(&s, &n))
+			into[s] = n
+		}
+		require.NoError(t, rows.Err())
+	}
+	group(`SELECT status, count(*) FROM calendar_reservations WHERE reference = $1 GROUP BY status`, out.Reservations)
+	group(`SELECT status, count(*) FROM payment_intents WHERE booking_reference = $1 GROUP BY status`, out.Intents)
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_captured), 0) FROM payment_intents WHERE booking_reference = $1`, ref).Scan(&out.Captured))
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM refunds r JOIN payment_intents p ON p.id = r.payment_intent_id WHERE p.booking_reference = $1`, ref).Scan(&out.Refunds))
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox_messages WHERE reference = $1`, ref).Scan(&out.Messages))
+	return out
+}
+
+func run(t *testing.T, e env, req workflows.BookingRequest) (client.WorkflowRun, workflows.BookingState) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	require.NoError(t, err)
+	var st workflows.BookingState
+	require.NoError(t, r.Get(ctx, &st))
+	return r, st
+}
+
+func result(t *testing.T, r client.WorkflowRun) workflows.BookingState {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var st workflows.BookingState
+	require.NoError(t, r.Get(ctx, &st))
+	return st
+}
+
+// startUntil starts the booking and waits until its call reaches pause;
+// what names that call for the failure message.
+func (e env) startUntil(ctx context.Context, t *testing.T, req workflows.BookingRequest, pause *testsupport.Pause, what string) client.WorkflowRun {
+	t.Helper()
+	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	require.NoError(t, err)
+	select {
+	case <-pause.Reached():
+	case <-ctx.Done():
+		t.Fatalf("%s never reached its downstream", what)
+	}
+	return r
+}
+
+var booked = effects{
+	Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000, Messages: 1,
+}
+
+// shortSteps is a step retry budget of about a second: three attempts.
+var shortSteps = workflows.Tuning{
+	ActivityAttempts: 3, MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 3 * time.Second,
+	CompensationMaxInterval: 200 * time.Millisecond,
+}
+
+// endWhen waits until the workflow has ended or cond holds, whichever is
+// first.
+func endWhen(t *testing.T, r client.WorkflowRun, what string, cond func() bool) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		_ = r.Get(context.Background(), nil)
+		close(done)
+	}()
+	testsupport.Eventually(t, 90*time.Second, what+" (or the workflow ended)", func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return cond()
+		}
+	})
+}
+
+func postSuffix(suffix string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, suffix)
+	}
+}
+
+// reviewCases counts the review cases of a workflow by reason.
+func (e env) reviewCases(t *testing.T, workflowID string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	rows, err := e.pool.Query(context.Background(), `SELECT reason, count(*) FROM review_cases WHERE workflow_id LIKE '%' || $1 GROUP BY reason`, workflowID)
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var reason string
+		var n int
+		require.NoError(t, rows.Scan(&reason, &n))
+		out[reason] = n
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+func (e env) countOf(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, e.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
