@@ -16,10 +16,6 @@ func (p *plan) compareResources(old, t Tenant) {
 	for _, r := range t.Resources {
 		prev, exists := have[r.ID]
 		delete(have, r.ID)
-		if common := commonHours(r.Hours); !sameHours(r.Hours) {
-			p.diff.Notes = append(p.diff.Notes, fmt.Sprintf("resource %s/%s has different hours per weekday; the calendar API books it only in the hours all its open days share (%s-%s) until it reads hours per weekday",
-				t.ID, r.ID, common.Opens, common.Closes))
-		}
 		switch {
 		case !exists:
 			p.add(Change{Op: Added, Kind: "resource", Tenant: t.ID, ID: r.ID, Details: []string{fmt.Sprintf("%q, %s, %s", r.Name, r.Kind, formatHours(r.Hours))}})
@@ -29,6 +25,10 @@ func (p *plan) compareResources(old, t Tenant) {
 			continue
 		}
 		write = append(write, r)
+		if common := commonHours(r.Hours); !sameHours(r.Hours) {
+			p.diff.Notes = append(p.diff.Notes, fmt.Sprintf("resource %s/%s has different hours per weekday; the calendar API books it only in the hours all its open days share (%s-%s) until it reads hours per weekday",
+				t.ID, r.ID, common.Opens, common.Closes))
+		}
 	}
 	if len(write) > 0 {
 		p.upsertResources = append(p.upsertResources, Tenant{ID: t.ID, Resources: write})

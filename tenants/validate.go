@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -50,7 +51,7 @@ func Validate(f File) error {
 				v.fail(hp, "must be a hex SHA-256 digest of 64 characters (printf %%s TOKEN | sha256sum), never the token itself")
 				continue
 			}
-			v.unique(hp, strings.ToLower(h), t.ID, tokens, "token digest")
+			v.unique(hp, strings.ToLower(h), i, t.ID, tokens, "token digest")
 		}
 		for j, n := range t.Numbers {
 			np := index(join(p, "twilio_numbers"), j)
@@ -59,7 +60,7 @@ func Validate(f File) error {
 				v.fail(np, "must be an E.164 number such as +4930123456 (optionally whatsapp:+4930123456), got %q", n)
 				continue
 			}
-			v.unique(np, e, t.ID, numbers, "number")
+			v.unique(np, e, i, t.ID, numbers, "number")
 		}
 		v.timezone(join(p, "timezone"), t.Timezone)
 		if !supported(t.Language) {
@@ -126,19 +127,20 @@ func (v *validator) id(path, id, what string, seen map[string]string) {
 	seen[id] = path
 }
 
-// unique checks that value belongs to one tenant only (seen maps value to
-// "tenant\x00path").
-func (v *validator) unique(path, value, tenant string, seen map[string]string, what string) {
+// unique checks that value belongs to one tenant only; seen maps a value
+// to "index\x00tenant\x00path" of its first owner (by index, so that two
+// tenants declared with the same ID are still told apart).
+func (v *validator) unique(path, value string, owner int, tenant string, seen map[string]string, what string) {
 	if prev, dup := seen[value]; dup {
-		owner, at, _ := strings.Cut(prev, "\x00")
-		if owner == tenant {
-			v.fail(path, "the same %s as %s", what, v.where(at))
+		parts := strings.SplitN(prev, "\x00", 3)
+		if parts[0] == strconv.Itoa(owner) {
+			v.fail(path, "the same %s as %s", what, v.where(parts[2]))
 		} else {
-			v.fail(path, "%s already belongs to tenant %q (%s); one %s, one tenant", what, owner, v.where(at), what)
+			v.fail(path, "%s already belongs to tenant %q (%s); one %s, one tenant", what, parts[1], v.where(parts[2]), what)
 		}
 		return
 	}
-	seen[value] = tenant + "\x00" + path
+	seen[value] = strconv.Itoa(owner) + "\x00" + tenant + "\x00" + path
 }
 
 func (v *validator) where(path string) string {

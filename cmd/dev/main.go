@@ -34,6 +34,9 @@ func main() {
 		stack.Fatal(log, "PostgreSQL", err)
 	}
 	defer closeDB()
+	if err := stack.SeedDemoTenants(ctx, pool, log); err != nil {
+		stack.Fatal(log, "PostgreSQL", err)
+	}
 
 	uiURL := ""
 	if !cfg.TemporalAddressSet {

@@ -17,6 +17,7 @@ commands:
   status   print a booking's saga step table: starter status <workflow-id>
   simulate post a signed Twilio webhook to the gateway (WhatsApp or voice)
   review   list open review cases, or resolve one: starter review list | resolve <case-id> <action>
+  tenants  apply a tenants file or list the tenants: starter tenants apply -f FILE [--dry-run] | list
 
 Run "starter <command> -h" for the flags of a command. Configuration comes
 from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...; see README).
@@ -37,6 +38,8 @@ func main() {
 		err = simulate(os.Args[2:])
 	case "review":
 		err = reviewCmd(os.Args[2:])
+	case "tenants":
+		err = tenantsCmd(os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return
