@@ -1,6 +1,8 @@
 package tenants_test
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,4 +28,17 @@ func TestDemoFileIsTodaysDemoTenant(t *testing.T) {
 		require.Equal(t, tenants.Money{Amount: 2000, Currency: "eur"}, d)
 	}
 	require.Equal(t, "Europe/Berlin", p.Location.String())
+}
+
+// The example of docs/tenants.md is a valid file.
+func TestDocsExampleParses(t *testing.T) {
+	doc, err := os.ReadFile("../docs/tenants.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	require.True(t, ok)
+	example, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	f, err := tenants.Parse("docs/tenants.md", []byte(example))
+	require.NoError(t, err)
+	require.Equal(t, []string{tenants.TokenDigest("nord-token")}, f.Tenants[0].TokenHashes)
 }
