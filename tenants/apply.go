@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -123,7 +124,28 @@ func (p *plan) checkBookings(ctx context.Context, tx pgx.Tx, now time.Time) erro
 		return fmt.Errorf("look for future bookings: %w", err)
 	}
 	if len(found) > 0 {
-		return &BlockedError{Removals: p.removedSubjects, Bookings: found}
+		return &BlockedError{Removals: p.blockedSubjects(found), Bookings: found}
 	}
 	return nil
+}
+
+// blockedSubjects names what each booking keeps from being removed: its
+// tenant if that goes, else its resource or service.
+func (p *plan) blockedSubjects(found []Booking) []string {
+	var out []string
+	for _, b := range found {
+		var s string
+		switch {
+		case slices.Contains(p.removeTenants, b.Tenant):
+			s = "tenant " + b.Tenant
+		case slices.Contains(p.removeResources, ref{b.Tenant, b.Resource}):
+			s = "resource " + b.Tenant + "/" + b.Resource
+		default:
+			s = "service " + b.Tenant + "/" + b.Service
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -62,14 +62,15 @@ type Booking struct {
 // BlockedError refuses an apply that would remove a tenant, resource or
 // service that future bookings (held or confirmed) still use.
 type BlockedError struct {
-	// Removals name what the file removes ("resource demo/bay-2").
+	// Removals name what the file would remove and bookings still use
+	// ("resource demo/bay-2").
 	Removals []string
 	Bookings []Booking
 }
 
 func (e *BlockedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "refused: the file removes %s, which future bookings still use:", strings.Join(e.Removals, ", "))
+	fmt.Fprintf(&b, "refused, nothing changed: the file removes %s, which future bookings still use:", strings.Join(e.Removals, ", "))
 	for _, bk := range e.Bookings {
 		fmt.Fprintf(&b, "\n  %s %s (%s) %s on %s at %s, reference %s", bk.Tenant, bk.ID, bk.Status, bk.Service, bk.Resource, bk.Slot, bk.Reference)
 	}

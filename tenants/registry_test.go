@@ -13,13 +13,20 @@ import (
 	"github.com/bookonce/bookonce/tenants"
 )
 
-func TestRegistryFindsEachTenantByNumberAndToken(t *testing.T) {
+// loadShops applies the two shops to a fresh database and loads them.
+func loadShops(t *testing.T) *tenants.Registry {
+	t.Helper()
 	ctx := context.Background()
 	pool := testsupport.Database(t)
 	_, err := tenants.Apply(ctx, pool, shopsFile(t, nil), tenants.ApplyOptions{})
 	require.NoError(t, err)
 	reg, err := tenants.LoadRegistry(ctx, pool, nil)
 	require.NoError(t, err)
+	return reg
+}
+
+func TestRegistryFindsEachTenantByNumberAndToken(t *testing.T) {
+	reg := loadShops(t)
 
 	lookups := []struct {
 		name     string
@@ -61,7 +68,11 @@ func TestRegistryFindsEachTenantByNumberAndToken(t *testing.T) {
 		_, ok := miss()
 		require.False(t, ok)
 	}
+}
 
+// A profile carries what the conversation needs: catalogue, zone, policies.
+func TestRegistryProfileCarriesCatalogueAndPolicies(t *testing.T) {
+	reg := loadShops(t)
 	nord, _ := reg.Get("nord")
 	cat := nord.Catalogue()
 	require.Equal(t, []string{"Hauptuntersuchung", "TÜV", "HU", "MOT"}, cat.Services[0].Names, "the tenant's language first")
@@ -78,12 +89,7 @@ func TestRegistryFindsEachTenantByNumberAndToken(t *testing.T) {
 }
 
 func TestRenderUsesTheTenantsTextElseTheBuiltIn(t *testing.T) {
-	ctx := context.Background()
-	pool := testsupport.Database(t)
-	_, err := tenants.Apply(ctx, pool, shopsFile(t, nil), tenants.ApplyOptions{})
-	require.NoError(t, err)
-	reg, err := tenants.LoadRegistry(ctx, pool, nil)
-	require.NoError(t, err)
+	reg := loadShops(t)
 	nord, _ := reg.Get("nord")
 	london, _ := reg.Get("london")
 	data := tenants.MessageData{Service: "HU", When: "01.12.2026 14:00", Booking: "bk_1"}
@@ -107,7 +113,7 @@ func TestRenderUsesTheTenantsTextElseTheBuiltIn(t *testing.T) {
 			require.Equal(t, c.want, got)
 		})
 	}
-	_, err = nord.RenderIn("fr", tenants.TemplateConfirmation, data)
+	_, err := nord.RenderIn("fr", tenants.TemplateConfirmation, data)
 	require.ErrorIs(t, err, tenants.ErrUnknownTemplate)
 }
 

@@ -17,11 +17,12 @@ import (
 	"github.com/bookonce/bookonce/tenants"
 )
 
-const tenantsUsage = `usage: starter tenants apply -f FILE [--dry-run]
+const tenantsUsage = `usage: starter tenants apply -f FILE [--dry-run] [--if-empty]
        starter tenants list
 
   apply   make the database hold exactly the tenants of FILE (tenants.yaml,
-          see docs/tenants.md); prints what changes. --dry-run prints only.
+          see docs/tenants.md); prints what changes. --dry-run prints only;
+          --if-empty applies only to a database without tenants (seeding).
   list    print the configured tenants
 
 Exit status: 0 applied (or nothing to change), 1 file rejected or database
@@ -56,7 +57,7 @@ func runTenants(ctx context.Context, args []string, env func(string) (string, bo
 		return exitUsage
 	}
 	var file string
-	var dryRun bool
+	var dryRun, ifEmpty bool
 	fs := flag.NewFlagSet("starter tenants "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, tenantsUsage) }
@@ -64,6 +65,7 @@ func runTenants(ctx context.Context, args []string, env func(string) (string, bo
 	case "apply":
 		fs.StringVar(&file, "f", "", "the tenants file to apply")
 		fs.BoolVar(&dryRun, "dry-run", false, "print the changes, write nothing")
+		fs.BoolVar(&ifEmpty, "if-empty", false, "apply only when no tenant is configured yet")
 	case "list":
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, tenantsUsage)
@@ -105,7 +107,7 @@ func runTenants(ctx context.Context, args []string, env func(string) (string, bo
 	if args[0] == "list" {
 		return listTenants(ctx, pool, stdout, stderr)
 	}
-	return applyTenants(ctx, pool, f, file, dryRun, stdout, stderr)
+	return applyTenants(ctx, pool, f, file, tenants.ApplyOptions{DryRun: dryRun, OnlyIfEmpty: ifEmpty}, stdout, stderr)
 }
 
 func usageProblem(extra []string) string {
@@ -115,8 +117,8 @@ func usageProblem(extra []string) string {
 	return "-f FILE is required"
 }
 
-func applyTenants(ctx context.Context, pool *pgxpool.Pool, f tenants.File, file string, dryRun bool, stdout, stderr io.Writer) int {
-	diff, err := tenants.Apply(ctx, pool, f, tenants.ApplyOptions{DryRun: dryRun})
+func applyTenants(ctx context.Context, pool *pgxpool.Pool, f tenants.File, file string, opts tenants.ApplyOptions, stdout, stderr io.Writer) int {
+	diff, err := tenants.Apply(ctx, pool, f, opts)
 	if err != nil {
 		if errors.Is(err, tenants.ErrRejected) {
 			fmt.Fprintf(stderr, "starter tenants apply: %s rejected, nothing changed:\n%v\n", file, err)
@@ -128,7 +130,7 @@ func applyTenants(ctx context.Context, pool *pgxpool.Pool, f tenants.File, file 
 	fmt.Fprint(stdout, diff.String())
 	switch {
 	case diff.Empty():
-	case dryRun:
+	case opts.DryRun:
 		fmt.Fprintf(stdout, "dry run: %d changes, nothing written\n", len(diff.Changes))
 	default:
 		fmt.Fprintf(stdout, "applied %d changes; running processes pick them up within their reload interval (%s by default)\n",

@@ -52,6 +52,7 @@ func TestStarterTenants(t *testing.T) {
 		{"rejected file", []string{"apply", "-f", bad}, exitRejected, "", "bad.yaml:11: tenants[0].colour: unknown key"},
 		{"dry run", []string{"apply", "-f", good, "--dry-run"}, exitOK, "+ tenant acme", ""},
 		{"still demo after the dry run", []string{"list"}, exitOK, "demo", ""},
+		{"if empty: there is the demo tenant", []string{"apply", "--if-empty", "-f", good}, exitOK, "no changes", ""},
 		{"apply", []string{"apply", "-f", good}, exitOK, "- tenant demo", ""},
 		{"list", []string{"list"}, exitOK, "acme    Acme  de        Europe/Berlin  +4940111111  0       lift-1     wash", ""},
 		{"apply again", []string{"apply", "-f", good}, exitOK, "no changes", ""},
