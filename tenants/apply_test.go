@@ -138,3 +138,31 @@ func TestApplyMovesANumberBetweenTenants(t *testing.T) {
 	require.Contains(t, diff.String(), "+ number london/+4940222222")
 	require.Equal(t, 1, count(t, pool, `SELECT count(*) FROM tenant_numbers WHERE number = '+4940222222' AND tenant_id = 'london'`))
 }
+
+// A database migrated before tenants existed has the demo rows of the old
+// migration 00002 and no tenant row; applying the demo file adopts them.
+func TestApplyDemoAdoptsTheRowsOfTheOldSeed(t *testing.T) {
+	ctx := context.Background()
+	pool := testsupport.Database(t)
+	for _, sql := range []string{
+		`DELETE FROM tenants`, `DELETE FROM calendar_service_resources`,
+		`UPDATE calendar_resources SET weekly_hours = NULL`,
+		`UPDATE calendar_services SET synonyms = '{}', deposit_amount = NULL, deposit_currency = NULL, ordinal = 0`,
+	} {
+		_, err := pool.Exec(ctx, sql)
+		require.NoError(t, err)
+	}
+	diff, err := tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{})
+	require.NoError(t, err)
+	text := diff.String()
+	// Rows of a tenant without a tenant row are not configuration yet: the
+	// diff shows them added, and the apply writes over them in place.
+	require.Contains(t, text, "+ tenant demo")
+	require.Contains(t, text, "+ resource demo/bay-1")
+	require.Contains(t, text, "+ service demo/tire-change")
+	require.Equal(t, 3, count(t, pool, `SELECT count(*) FROM calendar_resources WHERE tenant_id = 'demo' AND weekly_hours IS NOT NULL`))
+	require.Equal(t, 3, count(t, pool, `SELECT count(*) FROM calendar_services WHERE tenant_id = 'demo' AND deposit_amount = 2000`))
+	again, err := tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{})
+	require.NoError(t, err)
+	require.True(t, again.Empty(), again.String())
+}
