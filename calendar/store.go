@@ -133,7 +133,7 @@ func constraintViolation(err error) (code, name string) {
 
 func loadService(ctx context.Context, q querier, tenant, id string) (Service, error) {
 	var s Service
-	err := q.QueryRow(ctx, `SELECT id, name, duration_minutes FROM calendar_services WHERE tenant_id = $1 AND id = $2`, tenant, id).
+	err := q.QueryRow(ctx, `SELECT id, name, duration_minutes FROM calendar_services WHERE tenant_id = $1 AND id = $2 AND retired_at IS NULL`, tenant, id).
 		Scan(&s.ID, &s.Name, &s.DurationMinutes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Service{}, errNotFound
@@ -143,7 +143,7 @@ func loadService(ctx context.Context, q querier, tenant, id string) (Service, er
 
 func loadResources(ctx context.Context, q querier, tenant string) ([]Resource, error) {
 	rows, err := q.Query(ctx, `SELECT id, name, kind, to_char(opens_at, 'HH24:MI'), to_char(closes_at, 'HH24:MI'), weekdays
-		FROM calendar_resources WHERE tenant_id = $1 ORDER BY id`, tenant)
+		FROM calendar_resources WHERE tenant_id = $1 AND retired_at IS NULL ORDER BY id`, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func loadResources(ctx context.Context, q querier, tenant string) ([]Resource, e
 }
 
 func loadServices(ctx context.Context, q querier, tenant string) ([]Service, error) {
-	rows, err := q.Query(ctx, `SELECT id, name, duration_minutes FROM calendar_services WHERE tenant_id = $1 ORDER BY id`, tenant)
+	rows, err := q.Query(ctx, `SELECT id, name, duration_minutes FROM calendar_services WHERE tenant_id = $1 AND retired_at IS NULL ORDER BY id`, tenant)
 	if err != nil {
 		return nil, err
 	}

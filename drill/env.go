@@ -26,6 +26,7 @@ import (
 	"github.com/bookonce/bookonce/internal/postgres"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -252,6 +253,10 @@ func (e *env) database(ctx context.Context) error {
 	pool, err := postgres.Open(ctx, e.dbURL)
 	if err != nil {
 		return fmt.Errorf("open drill database: %w", err)
+	}
+	if _, err := tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{}); err != nil {
+		pool.Close()
+		return fmt.Errorf("drill database: demo tenant: %w", err)
 	}
 	e.pool = pool
 	return nil

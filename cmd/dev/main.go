@@ -80,6 +80,9 @@ func serve() {
 		stack.Fatal(log, "PostgreSQL", err)
 	}
 	defer closeDB()
+	if err := stack.SeedDemoTenants(ctx, pool, log); err != nil {
+		stack.Fatal(log, "PostgreSQL", err)
+	}
 	uiURL, stopTemporal := startTemporal(ctx, cfg, log, step)
 	defer stopTemporal()
 	c := dial(ctx, cfg, log)

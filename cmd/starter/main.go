@@ -29,6 +29,7 @@ commands:
   status   print a booking's saga step table: starter status <workflow-id>
   simulate post a signed Twilio webhook to the gateway (WhatsApp or voice)
   review   list open review cases, or resolve one: starter review list | resolve <case-id> <action>
+  tenants  apply a tenants file or list the tenants: starter tenants apply -f FILE [--dry-run] | list
 
 Run "starter <command> -h" for the flags of a command. Configuration comes
 from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...; see README).
@@ -41,6 +42,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"status":   status,
 	"simulate": simulate,
 	"review":   reviewCmd,
+	"tenants":  tenantsCmd,
 }
 
 func main() {
@@ -67,12 +69,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(cmd(args[1:], stdout, stderr), stderr)
 }
 
+// reported is the exit status of a command that has already told the
+// user what went wrong.
+type reported int
+
+func (r reported) Error() string { return fmt.Sprintf("exit status %d", int(r)) }
+
 // exitCode reports err on stderr and maps it to the exit code.
 func exitCode(err error, stderr io.Writer) int {
-	var ue *usageError
+	var (
+		ue   *usageError
+		code reported
+	)
 	switch {
 	case err == nil, errors.Is(err, errHelpShown):
 		return exitOK
+	case errors.As(err, &code):
+		return int(code)
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "starter %s: %v\n\n%s", ue.cmd, ue.err, ue.usage)
 		return exitUsage

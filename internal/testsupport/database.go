@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/postgres"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 var (
@@ -46,8 +47,8 @@ func adminURL(t testing.TB) string {
 
 var unsafeChars = regexp.MustCompile(`[^a-z0-9_]+`)
 
-// Database creates a fresh, migrated database for this test and returns a
-// pool on it. The database is dropped when the test ends, so parallel
+// Database creates a fresh, migrated database with the demo tenant
+// (deploy/tenants.demo.yaml) for this test and returns a pool on it. The database is dropped when the test ends, so parallel
 // packages and reruns never see each other's rows.
 func Database(t testing.TB) *pgxpool.Pool {
 	t.Helper()
@@ -81,6 +82,8 @@ func DatabaseURL(t testing.TB) (*pgxpool.Pool, string) {
 	require.NoError(t, err)
 	pool, err := postgres.Open(ctx, dbURL)
 	require.NoError(t, err, "open and migrate test database")
+	_, err = tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{})
+	require.NoError(t, err, "apply the demo tenants file")
 
 	t.Cleanup(func() {
 		pool.Close()

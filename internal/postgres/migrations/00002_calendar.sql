@@ -54,15 +54,11 @@ CREATE UNIQUE INDEX calendar_reservations_active_reference
     ON calendar_reservations (tenant_id, reference) WHERE status IN ('held', 'confirmed');
 CREATE INDEX calendar_reservations_customer ON calendar_reservations (tenant_id, customer);
 
--- Tenant demo: two bays open Monday to Saturday, a technician on weekdays.
-INSERT INTO calendar_resources (tenant_id, id, name, kind, opens_at, closes_at, weekdays) VALUES
-    ('demo', 'bay-1', 'Bay 1', 'bay', '08:00', '18:00', '{1,2,3,4,5,6}'),
-    ('demo', 'bay-2', 'Bay 2', 'bay', '08:00', '18:00', '{1,2,3,4,5,6}'),
-    ('demo', 'tech-anna', 'Anna (technician)', 'technician', '09:00', '17:00', '{1,2,3,4,5}');
-INSERT INTO calendar_services (tenant_id, id, name, duration_minutes) VALUES
-    ('demo', 'tire-change', 'Reifenwechsel / tire change', 30),
-    ('demo', 'inspection', 'Inspektion / inspection', 90),
-    ('demo', 'oil-change', 'Ölwechsel / oil change', 45);
+-- Resources and services are configuration (package tenants): the demo
+-- tenant comes from deploy/tenants.demo.yaml, applied by `make run`, the
+-- tests and the drill. goose records applied versions without checksums,
+-- so databases that ran this file with its former demo INSERTs stay valid:
+-- applying the demo file over them adopts those rows.
 
 -- +goose Down
 DROP TABLE calendar_reservations;

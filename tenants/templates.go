@@ -1,0 +1,195 @@
+package tenants
+
+import (
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// TemplateName names a message bookonce sends or says. A tenant may
+// override any of them per language; the rest fall back to the built-in
+// defaults below.
+type TemplateName string
+
+// The messages. The German defaults are the texts bookonce used before
+// tenants were configurable, word for word, so a tenant without templates
+// is answered exactly as before.
+const (
+	// Conversation replies (workflows/conversation.go).
+	TemplateNotUnderstood     TemplateName = "not_understood"
+	TemplateCancelAskBooking  TemplateName = "cancel_ask_booking" // runs recorded before cancellations were handled
+	TemplateUnclear           TemplateName = "unclear"
+	TemplateMissingDetails    TemplateName = "missing_details"
+	TemplateSlotNotPossible   TemplateName = "slot_not_possible"
+	TemplateCheckFailed       TemplateName = "check_failed"
+	TemplateInProgress        TemplateName = "in_progress"
+	TemplateSimilarRequest    TemplateName = "similar_request"
+	TemplateBookingStarted    TemplateName = "booking_started"
+	TemplateStartFailedRetry  TemplateName = "start_failed_retry"
+	TemplateStartFailedReview TemplateName = "start_failed_review"
+	TemplateRequestsMerged    TemplateName = "requests_merged"
+	TemplateSecondNotBooked   TemplateName = "second_not_booked"
+	// Cancellation replies (workflows/conversation_cancel.go).
+	TemplateCancelLookupFailed   TemplateName = "cancel_lookup_failed"
+	TemplateCancelNone           TemplateName = "cancel_none"
+	TemplateCancelSeveral        TemplateName = "cancel_several"
+	TemplateCancelConfirmed      TemplateName = "cancel_confirmed"
+	TemplateCancelUnknown        TemplateName = "cancel_unknown"
+	TemplateCancelEndedMeanwhile TemplateName = "cancel_ended_meanwhile"
+	TemplateCancelInFlight       TemplateName = "cancel_in_flight"
+	TemplateCancelNotRecorded    TemplateName = "cancel_not_recorded"
+	// Appointment messages (workflows/steps.go, already_booked.go,
+	// alternatives.go).
+	TemplateConfirmation  TemplateName = "confirmation"
+	TemplateAlreadyBooked TemplateName = "already_booked"
+	TemplateAlreadyHeld   TemplateName = "already_held"
+	TemplateAlternatives  TemplateName = "alternatives"
+	// Spoken on calls (channels/webhooks.go).
+	TemplateVoiceGreeting      TemplateName = "voice_greeting"
+	TemplateVoiceGatherNext    TemplateName = "voice_gather_next"
+	TemplateVoiceUnknownNumber TemplateName = "voice_unknown_number"
+	TemplateVoiceUnassigned    TemplateName = "voice_unassigned"
+)
+
+// MessageData is what a template may use.
+type MessageData struct {
+	// Service is the service's label in the message's language.
+	Service string
+	// When is the slot's local time as the customer reads it.
+	When string
+	// Booking and Hold are the calendar's booking and reservation IDs.
+	Booking, Hold string
+	// Alternatives are free slots offered instead, formatted like When.
+	Alternatives []string
+}
+
+// funcs are the functions templates may call besides the built-ins.
+var funcs = template.FuncMap{"join": strings.Join}
+
+// defaults are the built-in texts per language.
+var defaults = map[Language]map[TemplateName]string{
+	German: {
+		TemplateNotUnderstood:     "Entschuldigung, das habe ich nicht verstanden. Welchen Termin möchten Sie?",
+		TemplateCancelAskBooking:  "Verstanden. Bitte nennen Sie uns die Buchung, die wir stornieren sollen; ein Mitarbeiter meldet sich.",
+		TemplateUnclear:           "Welchen Termin und welche Leistung möchten Sie?",
+		TemplateMissingDetails:    "Für welche Leistung und wann möchten Sie einen Termin?",
+		TemplateSlotNotPossible:   "Dieser Termin ist leider nicht möglich. Welcher andere passt Ihnen?",
+		TemplateCheckFailed:       "Wir konnten Ihren Wunsch gerade nicht prüfen; ein Mitarbeiter meldet sich.",
+		TemplateInProgress:        "Ihr Termin ({{.Service}}, {{.When}}) ist bereits in Bearbeitung.",
+		TemplateSimilarRequest:    "Sie haben kurz zuvor einen ähnlichen Termin angefragt. Wir prüfen, ob Sie beide möchten, und melden uns.",
+		TemplateBookingStarted:    "Danke! Wir buchen {{.Service}} am {{.When}}; die Bestätigung folgt.",
+		TemplateStartFailedRetry:  "Wir konnten Ihre Buchung gerade nicht starten. Bitte schreiben Sie uns in ein paar Minuten noch einmal.",
+		TemplateStartFailedReview: "Wir konnten Ihre Buchung gerade nicht starten; ein Mitarbeiter kümmert sich darum und meldet sich.",
+		TemplateRequestsMerged:    "Wir haben Ihre Anfragen zusammengeführt; es bleibt bei einem Termin.",
+		TemplateSecondNotBooked:   "Wir haben Ihre zweite Anfrage nicht gebucht. Melden Sie sich gern, wenn Sie doch einen weiteren Termin möchten.",
+
+		TemplateCancelLookupFailed:   "Wir konnten Ihre Buchungen gerade nicht prüfen. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
+		TemplateCancelNone:           "Wir haben unter Ihrer Nummer keine offene Buchung gefunden. Ein Mitarbeiter prüft Ihren Stornierungswunsch und meldet sich bei Ihnen.",
+		TemplateCancelSeveral:        "Sie haben mehrere Buchungen bei uns. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und klärt mit Ihnen, welche storniert werden soll.",
+		TemplateCancelConfirmed:      "Ihr Termin ({{.Service}} am {{.When}}) ist bereits bestätigt. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
+		TemplateCancelUnknown:        "Wir können den Stand Ihrer Buchung gerade nicht sicher feststellen. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
+		TemplateCancelEndedMeanwhile: "Ihre Buchung ({{.Service}} am {{.When}}) war schon abgeschlossen, als Ihre Stornierung ankam. Ein Mitarbeiter hat Ihren Wunsch erhalten und meldet sich bei Ihnen.",
+		TemplateCancelInFlight:       "Verstanden: Wir stornieren Ihre noch nicht bestätigte Buchung ({{.Service}} am {{.When}}).",
+		TemplateCancelNotRecorded:    "Ihr Stornierungswunsch konnte gerade nicht erfasst werden. Bitte schreiben Sie uns in einigen Minuten noch einmal.",
+
+		TemplateConfirmation:  "Ihr Termin ist bestätigt: {{.Service}} am {{.When}} (Buchung {{.Booking}}).",
+		TemplateAlreadyBooked: "Sie haben für diese Zeit bereits einen Termin: {{.Service}} am {{.When}} (Buchung {{or .Booking .Hold \"unbekannt\"}}). Wir haben keinen zweiten gebucht und nichts berechnet.",
+		TemplateAlreadyHeld:   "Für diese Zeit ist bereits ein Termin für Sie in Bearbeitung: {{.Service}} am {{.When}} (Reservierung {{.Hold}}). Wir haben keinen zweiten gebucht und nichts berechnet.",
+		TemplateAlternatives:  "Ihr Wunschtermin ({{.Service}}, {{.When}}) ist leider schon vergeben.{{if .Alternatives}} Frei wären: {{join .Alternatives \", \"}}. Welcher passt Ihnen?{{else}} Welcher andere Termin passt Ihnen?{{end}}",
+
+		TemplateVoiceGreeting:      "Willkommen! Welchen Termin möchten Sie buchen?",
+		TemplateVoiceGatherNext:    "Danke, wir prüfen Ihren Wunsch und schicken Ihnen eine SMS. Möchten Sie noch etwas sagen?",
+		TemplateVoiceUnknownNumber: "Leider können wir Ihre Rufnummer nicht erkennen und deshalb am Telefon keinen Termin für Sie buchen. Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören.",
+		TemplateVoiceUnassigned:    "Leider konnten wir Ihren Anruf nicht zuordnen. Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören.",
+	},
+	English: {
+		TemplateNotUnderstood:     "Sorry, I did not understand that. Which appointment would you like?",
+		TemplateCancelAskBooking:  "Understood. Please tell us which booking to cancel; a member of staff will get back to you.",
+		TemplateUnclear:           "Which appointment and which service would you like?",
+		TemplateMissingDetails:    "Which service would you like, and when?",
+		TemplateSlotNotPossible:   "Unfortunately this time is not possible. Which other time suits you?",
+		TemplateCheckFailed:       "We could not check your request just now; a member of staff will get back to you.",
+		TemplateInProgress:        "Your appointment ({{.Service}}, {{.When}}) is already being booked.",
+		TemplateSimilarRequest:    "You asked for a similar appointment shortly before. We are checking whether you want both and will get back to you.",
+		TemplateBookingStarted:    "Thank you! We are booking {{.Service}} on {{.When}}; the confirmation follows.",
+		TemplateStartFailedRetry:  "We could not start your booking just now. Please write to us again in a few minutes.",
+		TemplateStartFailedReview: "We could not start your booking just now; a member of staff is taking care of it and will get back to you.",
+		TemplateRequestsMerged:    "We merged your requests; it remains one appointment.",
+		TemplateSecondNotBooked:   "We did not book your second request. Just get in touch if you do want another appointment.",
+
+		TemplateCancelLookupFailed:   "We could not check your bookings just now. A member of staff has received your cancellation request and will get back to you.",
+		TemplateCancelNone:           "We found no open booking under your number. A member of staff is checking your cancellation request and will get back to you.",
+		TemplateCancelSeveral:        "You have several bookings with us. A member of staff has received your cancellation request and will clarify with you which one to cancel.",
+		TemplateCancelConfirmed:      "Your appointment ({{.Service}} on {{.When}}) is already confirmed. A member of staff has received your cancellation request and will get back to you.",
+		TemplateCancelUnknown:        "We cannot reliably determine the state of your booking just now. A member of staff has received your cancellation request and will get back to you.",
+		TemplateCancelEndedMeanwhile: "Your booking ({{.Service}} on {{.When}}) was already completed when your cancellation arrived. A member of staff has received your request and will get back to you.",
+		TemplateCancelInFlight:       "Understood: we are cancelling your booking that is not confirmed yet ({{.Service}} on {{.When}}).",
+		TemplateCancelNotRecorded:    "Your cancellation request could not be recorded just now. Please write to us again in a few minutes.",
+
+		TemplateConfirmation:  "Your appointment is confirmed: {{.Service}} on {{.When}} (booking {{.Booking}}).",
+		TemplateAlreadyBooked: "You already have an appointment at this time: {{.Service}} on {{.When}} (booking {{or .Booking .Hold \"unknown\"}}). We did not book a second one and charged nothing.",
+		TemplateAlreadyHeld:   "An appointment for you at this time is already being booked: {{.Service}} on {{.When}} (reservation {{.Hold}}). We did not book a second one and charged nothing.",
+		TemplateAlternatives:  "Unfortunately your preferred time ({{.Service}}, {{.When}}) is already taken.{{if .Alternatives}} Free would be: {{join .Alternatives \", \"}}. Which one suits you?{{else}} Which other time suits you?{{end}}",
+
+		TemplateVoiceGreeting:      "Welcome! Which appointment would you like to book?",
+		TemplateVoiceGatherNext:    "Thank you, we are checking your request and will send you a text message. Would you like to add anything?",
+		TemplateVoiceUnknownNumber: "Unfortunately we cannot recognise your phone number and so cannot book an appointment for you by phone. Please send us a WhatsApp message to this number and we will book your appointment there. Goodbye.",
+		TemplateVoiceUnassigned:    "Unfortunately we could not assign your call. Please send us a WhatsApp message to this number and we will book your appointment there. Goodbye.",
+	},
+}
+
+// TemplateNames lists every template name, in the order above.
+func TemplateNames() []TemplateName {
+	return []TemplateName{
+		TemplateNotUnderstood, TemplateCancelAskBooking, TemplateUnclear, TemplateMissingDetails, TemplateSlotNotPossible,
+		TemplateCheckFailed, TemplateInProgress, TemplateSimilarRequest, TemplateBookingStarted, TemplateStartFailedRetry,
+		TemplateStartFailedReview, TemplateRequestsMerged, TemplateSecondNotBooked,
+		TemplateCancelLookupFailed, TemplateCancelNone, TemplateCancelSeveral, TemplateCancelConfirmed, TemplateCancelUnknown,
+		TemplateCancelEndedMeanwhile, TemplateCancelInFlight, TemplateCancelNotRecorded,
+		TemplateConfirmation, TemplateAlreadyBooked, TemplateAlreadyHeld, TemplateAlternatives,
+		TemplateVoiceGreeting, TemplateVoiceGatherNext, TemplateVoiceUnknownNumber, TemplateVoiceUnassigned,
+	}
+}
+
+func knownTemplate(n TemplateName) bool {
+	_, ok := defaults[German][n]
+	return ok
+}
+
+// DefaultText returns the built-in text of a template in lang.
+func DefaultText(lang Language, name TemplateName) (string, bool) {
+	s, ok := defaults[lang][name]
+	return s, ok
+}
+
+// parseTemplate parses a text and proves it executes against MessageData,
+// so a template that names a field MessageData lacks is rejected when the
+// file is applied, not when a customer is waiting for the message.
+func parseTemplate(name TemplateName, text string) (*template.Template, error) {
+	t, err := template.New(string(name)).Funcs(funcs).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	sample := MessageData{Service: "s", When: "w", Booking: "b", Hold: "h", Alternatives: []string{"a"}}
+	if err := t.Execute(new(strings.Builder), sample); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// builtin are the parsed defaults; they are constants of the program, so
+// a broken one is a programming error caught by the first test.
+var builtin = func() map[Language]map[TemplateName]*template.Template {
+	out := map[Language]map[TemplateName]*template.Template{}
+	for lang, texts := range defaults {
+		out[lang] = map[TemplateName]*template.Template{}
+		for name, text := range texts {
+			t, err := parseTemplate(name, text)
+			if err != nil {
+				panic(fmt.Sprintf("built-in template %s/%s: %v", lang, name, err))
+			}
+			out[lang][name] = t
+		}
+	}
+	return out
+}()
