@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/channels/intent"
+	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
