@@ -17,10 +17,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/ops"
 	"github.com/bookonce/bookonce/workflows"
 )
 

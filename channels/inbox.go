@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.temporal.io/sdk/client"
 
-	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/ops"
 	"github.com/bookonce/bookonce/workflows"
 )
 

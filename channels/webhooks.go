@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/ops"
 	"github.com/bookonce/bookonce/workflows"
 )
 

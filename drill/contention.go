@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/ops"
 )
 
 // contention draws the rivals of one contended slot: rivalSize customers,

@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/ops"
 )
 
 // operatorLimit is the share of bookings that may need a person for a

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/ops"
 )
 
 // Orphans are effects still live once every booking has settled that no

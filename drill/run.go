@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/chaos"
+	"github.com/bookonce/bookonce/ops"
 )
 
 // Run performs the drill and returns its report. An error means the drill

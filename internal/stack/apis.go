@@ -14,11 +14,11 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/ops"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
 )

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/ops"
 )
 
 // Logger builds the process logger: text for people, JSON for machines.

@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/internal/browser"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/ops"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 )
