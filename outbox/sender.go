@@ -19,7 +19,7 @@ import (
 
 // Provider sends a message and finds one it may have sent. to is a
 // channel address: "whatsapp:+49…" for WhatsApp, a plain E.164 number for
-// SMS. channels/twilio.Client is the production Provider.
+// SMS. twilio.Client is the production Provider.
 //
 // Send's errors tell the relay what happened through an optional method
 // (errors.As on an interface): Class() outcome.Outcome, decided once at

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // simulate posts a correctly signed Twilio webhook to the gateway.
@@ -32,7 +33,7 @@ func simulate(args []string) error {
 	if *gateway == "" {
 		*gateway = "http://" + cfg.GatewayListen
 	}
-	sim := channels.Simulator{GatewayURL: *gateway, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}
+	sim := twilio.Simulator{GatewayURL: *gateway, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	var route string
@@ -40,19 +41,19 @@ func simulate(args []string) error {
 	switch *channel {
 	case "whatsapp":
 		if *sid == "" {
-			*sid = channels.NewSID("SM")
+			*sid = twilio.NewSID("SM")
 		}
-		route, form = channels.RouteWhatsApp, channels.WhatsApp(*sid, *from, *text)
+		route, form = channels.RouteWhatsApp, twilio.WhatsApp(*sid, *from, *text)
 	case "voice":
 		if *sid == "" {
-			*sid = channels.NewSID("CA")
+			*sid = twilio.NewSID("CA")
 		}
 		if status, body, err := sim.Post(ctx, channels.RouteVoice, url.Values{"CallSid": {*sid}, "From": {*from}, "To": {"+4930123456"}}); err != nil {
 			return err
 		} else if status != 200 {
 			return fmt.Errorf("gateway answered %d: %s", status, body)
 		}
-		route, form = channels.RouteVoiceGather+"?step=1", channels.Speech(*sid, *from, *text)
+		route, form = channels.RouteVoiceGather+"?step=1", twilio.Speech(*sid, *from, *text)
 	default:
 		return fmt.Errorf("--channel %q: use whatsapp or voice", *channel)
 	}

@@ -6,9 +6,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/bookonce/bookonce/channels/twilio"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // SendEvery is how often the outbox relay looks for reserved messages.

@@ -1,4 +1,7 @@
-// Package twilio sends bookonce's outbound messages through Twilio's
+// Package twilio is everything bookonce knows about Twilio's wire
+// protocols, in both directions.
+//
+// Client (messenger.go) sends outbound messages through Twilio's
 // Programmable Messaging API (WhatsApp and SMS) with the official
 // twilio-go library, and classifies every failure at this boundary: a
 // caller learns whether Twilio certainly did not create the message
@@ -9,7 +12,9 @@
 // API has no idempotency key, so an unknown outcome is settled by
 // FindSent, never by sending again.
 //
-// FakeServer (fake.go) is a wire-level fake of the same API for tests.
+// FakeServer (fake.go) is a wire-level fake of the same API for tests and
+// `make run`; Simulator (simulate.go) posts webhooks signed as Twilio
+// signs them, so the gateway can be driven without Twilio.
 package twilio
 
 import (
