@@ -18,9 +18,9 @@ import (
 
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/ops"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -111,7 +111,7 @@ func (e ingestEnv) rawOp() Op {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := e.tc.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev, client.StartWorkflowOptions{
-			ID: id, TaskQueue: e.cfg.TaskQueue, StaticSummary: "Conversation with " + ops.MaskPhones(customer),
+			ID: id, TaskQueue: e.cfg.TaskQueue, StaticSummary: "Conversation with " + mask.Phones(customer),
 		}, workflows.ConversationWorkflow, workflows.ConversationInput{
 			Tenant: config.DefaultTenant, Customer: customer, DepositAmount: stack.ConversationDeposit,
 			Currency: stack.ConversationCurrency, PaymentMethod: stack.ConversationCard, Timezone: e.cfg.Timezone.String(),

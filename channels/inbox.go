@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.temporal.io/sdk/client"
 
-	"github.com/bookonce/bookonce/ops"
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -63,13 +63,13 @@ func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) erro
 	id := workflows.ConversationWorkflowID(ev.Tenant, ev.Customer)
 	_, err := g.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev.Event, client.StartWorkflowOptions{
 		ID: id, TaskQueue: g.TaskQueue,
-		StaticSummary: "Conversation with " + ops.MaskPhones(ev.Customer),
+		StaticSummary: "Conversation with " + mask.Phones(ev.Customer),
 	}, workflows.ConversationWorkflow, workflows.ConversationInput{
 		Tenant: ev.Tenant, Customer: ev.Customer, DepositAmount: g.DepositAmount, Currency: g.Currency, PaymentMethod: g.PaymentMethod,
 		Timezone: g.Timezone,
 	})
 	if err != nil {
-		return fmt.Errorf("signal conversation %s: %w", ops.MaskPhones(ev.Customer), err)
+		return fmt.Errorf("signal conversation %s: %w", mask.Phones(ev.Customer), err)
 	}
 	_, err = q.Exec(ctx, `UPDATE inbox_events SET state = 'delivered', delivered_at = now() WHERE provider = 'twilio' AND event_id = $1`, ev.Event.EventID)
 	return err

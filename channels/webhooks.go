@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/bookonce/bookonce/ops"
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -70,7 +70,7 @@ const unknownCustomer = "unknown"
 func (g *Gateway) unroutable(ev inboxEvent) {
 	g.Metrics.unroutable.WithLabelValues(string(ev.Event.Channel), ev.Unroutable).Inc()
 	g.log().Info("webhook recorded without a conversation", "channel", ev.Event.Channel, "reason", ev.Unroutable,
-		"from", ops.MaskPhones(ev.RawFrom[:min(len(ev.RawFrom), 64)]), "event", ev.Event.EventID)
+		"from", mask.Phones(ev.RawFrom[:min(len(ev.RawFrom), 64)]), "event", ev.Event.EventID)
 }
 
 // accept records an inbound event in the inbox and hands it to the
@@ -103,7 +103,7 @@ func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, ans
 	}
 	if err := g.deliver(r.Context(), ev); err != nil {
 		// Accepted all the same: the relay delivers it later.
-		g.log().Warn("conversation not reached; the relay will retry", "customer", ops.MaskPhones(ev.Customer), "err", err)
+		g.log().Warn("conversation not reached; the relay will retry", "customer", mask.Phones(ev.Customer), "err", err)
 	}
 	writeTwiML(w, answer)
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/review"
 )
 
@@ -109,7 +110,7 @@ func (p *Page) init() {
 var templateFS embed.FS
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"mask": MaskPhones,
+	"mask": mask.Phones,
 }).ParseFS(templateFS, "templates/*.html"))
 
 // Handler serves GET /ops, POST /ops/login, POST /ops/logout and

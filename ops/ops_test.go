@@ -247,9 +247,7 @@ func TestPageShowsQueueMaskedCountersAndUnknownOutcomes(t *testing.T) {
 	require.Contains(t, body, "haircut", "details summary")
 	// masked numbers: country code and last two digits only
 	require.NotContains(t, body, "15112345", "no full number anywhere in the text")
-	require.Contains(t, body, strings.ReplaceAll(ops.MaskPhones(phone), "+", "&#43;"))
-	require.Equal(t, "+49\u00a0·········78", ops.MaskPhones(phone))
-	require.Equal(t, "customer:t1:+1\u00a0········34", ops.MaskPhones("customer:t1:+12025550134"))
+	require.Contains(t, body, "&#43;49·········78")
 	// (4) workflow links to the Web UI, the ID encoded as one path segment
 	require.Contains(t, body, `href="`+uiBase+`/namespaces/default/workflows/appointment%3At1%3Ain_9"`)
 	// a workflow ID with a phone number is linked through a redirect, so

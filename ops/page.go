@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/review"
 )
 
@@ -109,7 +110,7 @@ func ActionsFor(reason review.Reason) []review.Action {
 // linkFor links to a workflow: directly, or through RouteCaseWorkflow when
 // the ID contains a phone number (caseID may be "": then no link).
 func (p *Page) linkFor(id, caseID string) string {
-	if p.UIBaseURL == "" || id == "" || MaskPhones(id) == id {
+	if p.UIBaseURL == "" || id == "" || mask.Phones(id) == id {
 		return p.workflowLink(id)
 	}
 	if caseID == "" {
@@ -177,11 +178,11 @@ func (p *Page) load(ctx context.Context, a auth) (*pageData, error) {
 			return
 		}
 		seen[id] = true
-		d.Workflows = append(d.Workflows, workflowView{ID: MaskPhones(id), Link: p.linkFor(id, caseID), Why: why})
+		d.Workflows = append(d.Workflows, workflowView{ID: mask.Phones(id), Link: p.linkFor(id, caseID), Why: why})
 	}
 	for _, c := range cases {
 		v := caseView{
-			ID: c.ID, Reason: c.Reason, WorkflowID: MaskPhones(c.WorkflowID), WorkflowLink: p.linkFor(c.WorkflowID, c.ID),
+			ID: c.ID, Reason: c.Reason, WorkflowID: mask.Phones(c.WorkflowID), WorkflowLink: p.linkFor(c.WorkflowID, c.ID),
 			OpenedAt: c.CreatedAt, Age: age(now, c.CreatedAt), Details: summarize(c.Details, 10), Actions: ActionsFor(c.Reason),
 		}
 		d.Cases = append(d.Cases, v)
@@ -200,7 +201,7 @@ func (p *Page) load(ctx context.Context, a auth) (*pageData, error) {
 		return nil, err
 	}
 	for i := range d.Outbox {
-		d.Outbox[i].WorkflowID = MaskPhones(d.Outbox[i].WorkflowID)
+		d.Outbox[i].WorkflowID = mask.Phones(d.Outbox[i].WorkflowID)
 	}
 	d.Counters = p.counters(a.tenant)
 	return d, nil
@@ -219,7 +220,7 @@ func (p *Page) loadOutbox(ctx context.Context, d *pageData, tenant string, now t
 		var ref string
 		err := r.Scan(&o.ID, &ref, &o.Kind, &o.Channel, &o.Recipient, &o.State, &o.Attempts, &o.LastError, &o.CreatedAt)
 		o.WorkflowID, o.WorkflowLink = ref, p.linkFor(ref, "")
-		o.Recipient, o.LastError = MaskPhones(o.Recipient), MaskPhones(o.LastError)
+		o.Recipient, o.LastError = mask.Phones(o.Recipient), mask.Phones(o.LastError)
 		o.Age = age(now, o.CreatedAt)
 		return o, err
 	})
@@ -239,7 +240,7 @@ func (p *Page) loadInbox(ctx context.Context, d *pageData, tenant string, now ti
 	d.Inbox, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (inboxView, error) {
 		var v inboxView
 		err := r.Scan(&v.Provider, &v.EventID, &v.Kind, &v.Channel, &v.Customer, &v.ReceivedAt)
-		v.Customer = MaskPhones(v.Customer)
+		v.Customer = mask.Phones(v.Customer)
 		v.Age = age(now, v.ReceivedAt)
 		return v, err
 	})

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/review"
 )
 
@@ -66,7 +67,7 @@ func (p *Page) resolve(w http.ResponseWriter, r *http.Request) {
 	if err := p.Resolve(r.Context(), a.tenant, c.ID, action); err != nil {
 		p.log().Error("resolve review case", "case", c.ID, "action", action, "err", err)
 		p.errorPage(w, http.StatusBadGateway, "Resolve failed",
-			fmt.Sprintf("Resolving case %s as %s failed: %s. If the decision was recorded, resolving again with the same action signals the workflow again.", c.ID, action, MaskPhones(err.Error())))
+			fmt.Sprintf("Resolving case %s as %s failed: %s. If the decision was recorded, resolving again with the same action signals the workflow again.", c.ID, action, mask.Phones(err.Error())))
 		return
 	}
 	http.Redirect(w, r, RoutePage+"?"+url.Values{"resolved": {c.ID}, "action": {string(action)}}.Encode(), http.StatusSeeOther)

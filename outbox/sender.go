@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/outcome"
 )
 
@@ -323,11 +323,8 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-// phoneLike matches phone numbers in provider error texts (Twilio repeats
-// the To number), so logs never carry a customer's number.
-var phoneLike = regexp.MustCompile(`\+?\d[\d ]{6,}(\d{2})`)
-
-// redact masks phone numbers in err, keeping the last two digits.
+// redact masks phone numbers in err (provider errors repeat the To
+// number), so log lines never carry a customer's number.
 func redact(err error) string {
-	return phoneLike.ReplaceAllString(err.Error(), "***$1")
+	return mask.Phones(err.Error())
 }
