@@ -40,8 +40,9 @@ type Gateway struct {
 	Currency      string
 	PaymentMethod string
 	// Tokens authenticate the review API (token -> tenant).
-	Tokens  map[string]string
-	Reviews *review.Store
+	Tokens map[string]string
+	// Reviews lists and resolves review cases for the review API.
+	Reviews *review.Resolver
 	// Ops is the ops page (review queue, duplicate counters), served at /ops.
 	Ops     http.Handler
 	Metrics *Metrics

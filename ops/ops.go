@@ -67,12 +67,10 @@ const StaleAfter = 2 * time.Minute
 
 // Page is the ops page.
 type Page struct {
-	Pool    *pgxpool.Pool
-	Reviews *review.Store
-	// Resolve records the decision and signals the waiting workflow (the
-	// gateway's resolve logic). The page has already checked that the case
-	// exists, belongs to tenant and that action fits its reason.
-	Resolve func(ctx context.Context, tenant, caseID string, action review.Action) error
+	Pool *pgxpool.Pool
+	// Reviews lists the tenant's review cases and resolves them, as the
+	// review API does.
+	Reviews *review.Resolver
 	// Gatherers are the registries read for the duplicate counters.
 	Gatherers []prometheus.Gatherer
 	// UIBaseURL is the Temporal Web UI (e.g. http://127.0.0.1:8233); empty:

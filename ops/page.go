@@ -93,20 +93,6 @@ type pageData struct {
 	StaleAfter time.Duration
 }
 
-// ActionsFor are the decisions that fit a case's reason.
-func ActionsFor(reason review.Reason) []review.Action {
-	switch reason {
-	case review.ReasonPotentialDuplicate:
-		return []review.Action{review.ActionMerge, review.ActionSeparate, review.ActionAbandon}
-	case review.ReasonUnknownOutcome:
-		return []review.Action{review.ActionRetry, review.ActionProceed, review.ActionAbandon}
-	case review.ReasonOrphanedEffect:
-		// The person settled it by hand: kept (proceed) or undone (abandon).
-		return []review.Action{review.ActionProceed, review.ActionAbandon}
-	}
-	return []review.Action{review.ActionMerge, review.ActionSeparate, review.ActionRetry, review.ActionAbandon, review.ActionProceed}
-}
-
 // linkFor links to a workflow: directly, or through RouteCaseWorkflow when
 // the ID contains a phone number (caseID may be "": then no link).
 func (p *Page) linkFor(id, caseID string) string {
@@ -125,7 +111,7 @@ func (p *Page) caseWorkflow(w http.ResponseWriter, r *http.Request) {
 		p.unauthenticated(w, "")
 		return
 	}
-	c, err := p.Reviews.Get(r.Context(), r.PathValue("id"))
+	c, err := p.Reviews.Store.Get(r.Context(), r.PathValue("id"))
 	if errors.Is(err, review.ErrNotFound) || (err == nil && c.Tenant != a.tenant) {
 		p.errorPage(w, http.StatusNotFound, "No such review case", fmt.Sprintf("There is no review case %q for tenant %s.", r.PathValue("id"), a.tenant))
 		return
@@ -168,7 +154,7 @@ func age(now, t time.Time) string {
 func (p *Page) load(ctx context.Context, a auth) (*pageData, error) {
 	now := p.now()
 	d := &pageData{Tenant: a.tenant, Now: now, CSRF: a.csrf(), Cookie: a.cookie != "", UIBaseURL: p.UIBaseURL, StaleAfter: StaleAfter}
-	cases, err := p.Reviews.ListOpen(ctx, a.tenant)
+	cases, err := p.Reviews.Store.ListOpen(ctx, a.tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +169,7 @@ func (p *Page) load(ctx context.Context, a auth) (*pageData, error) {
 	for _, c := range cases {
 		v := caseView{
 			ID: c.ID, Reason: c.Reason, WorkflowID: mask.Phones(c.WorkflowID), WorkflowLink: p.linkFor(c.WorkflowID, c.ID),
-			OpenedAt: c.CreatedAt, Age: age(now, c.CreatedAt), Details: summarize(c.Details, 10), Actions: ActionsFor(c.Reason),
+			OpenedAt: c.CreatedAt, Age: age(now, c.CreatedAt), Details: summarize(c.Details, 10), Actions: review.ActionsFor(c.Reason),
 		}
 		d.Cases = append(d.Cases, v)
 		if c.Reason == review.ReasonUnknownOutcome {

@@ -6,21 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/review"
 )
 
-func validAction(a review.Action, reason review.Reason) bool {
-	for _, x := range ActionsFor(reason) {
-		if x == a {
-			return true
-		}
-	}
-	return false
-}
-
+// resolve hands a form's decision to review.Resolver (as the review API
+// does) and shows what came of it. A resolved case with the same action
+// is a double click or a retry after a lost signal: the resolver records
+// nothing new and signals again (the workflow ignores a second decision).
 func (p *Page) resolve(w http.ResponseWriter, r *http.Request) {
 	a, ok := p.authenticate(r)
 	if !ok {
@@ -36,47 +30,37 @@ func (p *Page) resolve(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, http.StatusForbidden, "Forbidden", "The form's CSRF token is missing or wrong; nothing was changed. Reload the page and try again.")
 		return
 	}
-	action := review.Action(r.PostForm.Get("action"))
-	if !validAction(action, "") {
-		p.errorPage(w, http.StatusBadRequest, "Unknown action", fmt.Sprintf("%q is not a decision; use merge, separate, retry, abandon or proceed. Nothing was changed.", string(action)))
-		return
-	}
-	id := r.PathValue("id")
-	c, err := p.Reviews.Get(r.Context(), id)
-	if errors.Is(err, review.ErrNotFound) || (err == nil && c.Tenant != a.tenant) {
-		p.errorPage(w, http.StatusNotFound, "No such review case", fmt.Sprintf("There is no review case %q for tenant %s. Nothing was changed.", id, a.tenant))
-		return
-	} else if err != nil {
-		p.log().Error("load review case", "case", id, "err", err)
-		p.errorPage(w, http.StatusInternalServerError, "Internal error", "The review case could not be loaded; nothing was changed.")
-		return
-	}
-	if !validAction(action, c.Reason) {
-		p.errorPage(w, http.StatusBadRequest, "Action does not fit the case",
-			fmt.Sprintf("A %s case can be resolved with %s, not %s. Nothing was changed.", c.Reason, joinActions(ActionsFor(c.Reason)), action))
-		return
-	}
-	// A resolved case with the same action is a double click or a retry
-	// after a lost signal: Resolve is idempotent for it and signals again
-	// (the workflow ignores a second decision). Another action conflicts.
-	if c.Status != "open" && c.Resolution != action {
-		p.errorPage(w, http.StatusConflict, "Already resolved",
-			fmt.Sprintf("Case %s was already resolved as %s. Nothing was changed.", c.ID, c.Resolution))
-		return
-	}
-	if err := p.Resolve(r.Context(), a.tenant, c.ID, action); err != nil {
-		p.log().Error("resolve review case", "case", c.ID, "action", action, "err", err)
-		p.errorPage(w, http.StatusBadGateway, "Resolve failed",
-			fmt.Sprintf("Resolving case %s as %s failed: %s. If the decision was recorded, resolving again with the same action signals the workflow again.", c.ID, action, mask.Phones(err.Error())))
+	id, action := r.PathValue("id"), review.Action(r.PostForm.Get("action"))
+	c, err := p.Reviews.Resolve(r.Context(), a.tenant, id, action)
+	if err != nil {
+		p.resolveFailed(w, a.tenant, id, action, c, err)
 		return
 	}
 	http.Redirect(w, r, RoutePage+"?"+url.Values{"resolved": {c.ID}, "action": {string(action)}}.Encode(), http.StatusSeeOther)
 }
 
-func joinActions(as []review.Action) string {
-	s := make([]string, len(as))
-	for i, a := range as {
-		s[i] = string(a)
+// resolveFailed shows why a decision did not (fully) take effect.
+func (p *Page) resolveFailed(w http.ResponseWriter, tenant, id string, action review.Action, c review.Case, err error) {
+	var signalErr *review.SignalError
+	switch {
+	case errors.Is(err, review.ErrUnknownAction):
+		p.errorPage(w, http.StatusBadRequest, "Unknown action",
+			fmt.Sprintf("%q is not a decision; use %s. Nothing was changed.", string(action), review.Join(review.Actions(), ", ")))
+	case errors.Is(err, review.ErrNotFound):
+		p.errorPage(w, http.StatusNotFound, "No such review case", fmt.Sprintf("There is no review case %q for tenant %s. Nothing was changed.", id, tenant))
+	case errors.Is(err, review.ErrActionDoesNotFit):
+		p.errorPage(w, http.StatusBadRequest, "Action does not fit the case",
+			fmt.Sprintf("A %s case can be resolved with %s, not %s. Nothing was changed.", c.Reason, review.Join(review.ActionsFor(c.Reason), ", "), action))
+	case errors.Is(err, review.ErrAlreadyResolved):
+		p.errorPage(w, http.StatusConflict, "Already resolved",
+			fmt.Sprintf("Case %s was already resolved as %s. Nothing was changed.", c.ID, c.Resolution))
+	case errors.As(err, &signalErr):
+		p.log().Error("resolve review case: signal", "case", id, "action", action, "err", err)
+		p.errorPage(w, http.StatusBadGateway, "Resolve failed",
+			fmt.Sprintf("Case %s is resolved as %s, but its workflow was not told: %s. Resolving again with the same action signals it again.", id, action, mask.Phones(err.Error())))
+	default:
+		p.log().Error("resolve review case", "case", id, "action", action, "err", err)
+		p.errorPage(w, http.StatusInternalServerError, "Internal error",
+			fmt.Sprintf("Resolving case %s as %s failed. If the decision was recorded, resolving again with the same action signals the workflow again.", id, action))
 	}
-	return strings.Join(s, ", ")
 }

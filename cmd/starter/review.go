@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/review"
 )
 
 // reviewCmd lists or resolves review cases through the gateway's API.
@@ -79,5 +80,5 @@ func reviewCmd(args []string) error {
 		fmt.Println(string(data))
 		return nil
 	}
-	return fmt.Errorf("usage: starter review list | starter review resolve <case-id> <merge|separate|retry|abandon|proceed>")
+	return fmt.Errorf("usage: starter review list | starter review resolve <case-id> <%s>", review.Join(review.Actions(), "|"))
 }

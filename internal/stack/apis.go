@@ -101,15 +101,16 @@ func Gateway(cfg config.Config, pool *pgxpool.Pool, tc client.Client, log *slog.
 // dialled WithMetrics on, so /metrics shows the gateway's Temporal calls too.
 func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, tc client.Client, log *slog.Logger, more ...prometheus.Gatherer) (*channels.Gateway, *prometheus.Registry) {
 	reg.MustRegister(&telemetry.State{Pool: pool, Log: log})
+	reviews := &review.Resolver{Store: &review.Store{Pool: pool}, Temporal: tc}
 	gw := &channels.Gateway{
 		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenant: config.DefaultTenant,
 		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", Timezone: cfg.Timezone.String(),
 		DepositAmount: ConversationDeposit, Currency: ConversationCurrency, PaymentMethod: ConversationCard,
-		Tokens: cfg.APITokens, Reviews: &review.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
+		Tokens: cfg.APITokens, Reviews: reviews, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
 	}
 	page := &ops.Page{
-		Pool: pool, Reviews: gw.Reviews, Resolve: gw.ResolveCase,
+		Pool: pool, Reviews: reviews,
 		Gatherers: append([]prometheus.Gatherer{reg}, more...),
 		UIBaseURL: fmt.Sprintf("http://127.0.0.1:%d", cfg.TemporalUIPort), Namespace: cfg.TemporalNamespace,
 		Tokens: cfg.APITokens, Logger: log.With("service", "ops"),
