@@ -21,12 +21,12 @@ import (
 // channel address: "whatsapp:+49…" for WhatsApp, a plain E.164 number for
 // SMS. twilio.Client is the production Provider.
 //
-// Send's errors tell the relay what happened through an optional method
-// (errors.As on an interface): Class() outcome.Outcome, decided once at
-// the provider's client boundary from what the provider answered. Final:
-// the provider refused the message for good; Retryable: it certainly did
-// not take it. Unknown, and any error without a class, is an unknown
-// outcome: the message may exist, and only a lookup may settle it.
+// Send's errors tell the relay what happened through outcome.Classed
+// (read with outcome.Of), decided once at the provider's client boundary
+// from what the provider answered. Final: the provider refused the
+// message for good; Retryable: it certainly did not take it. Unknown, and
+// any error without a class, is an unknown outcome: the message may
+// exist, and only a lookup may settle it.
 type Provider interface {
 	Send(ctx context.Context, to, body, callback string) (string, error)
 	FindSent(ctx context.Context, to, body string, since time.Time) (string, bool, error)
@@ -262,7 +262,7 @@ func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
 	// The outcome is recorded even if the relay is being stopped.
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer rcancel()
-	switch class := outcomeOf(err); {
+	switch class := outcome.Of(err); {
 	case err == nil:
 		if err := s.markSent(rctx, c, sid); err != nil {
 			// Sent; the row stays attempted and reconciliation finds it.
@@ -305,16 +305,6 @@ func (s *Sender) release(ctx context.Context, c claimed, set string, cause error
 		return fmt.Errorf("record outcome (%v): %w", cause, err)
 	}
 	return nil
-}
-
-// outcomeOf is the provider's class of a failed send; an error without
-// one is Unknown: without proof, the message may exist.
-func outcomeOf(err error) outcome.Outcome {
-	var c interface{ Class() outcome.Outcome }
-	if errors.As(err, &c) {
-		return c.Class()
-	}
-	return outcome.Unknown
 }
 
 func newToken() string {
