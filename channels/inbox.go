@@ -44,6 +44,16 @@ func (g *Gateway) recordAs(ctx context.Context, eventID, kind string, ev inboxEv
 	return tag.RowsAffected() == 1, nil
 }
 
+// forget removes a recorded delivery whose effect failed, so that
+// Twilio's retry is not dropped as a duplicate: the record and its effect
+// go together. If even that fails, the retry is dropped and the log says
+// which delivery was lost.
+func (g *Gateway) forget(ctx context.Context, eventID string) {
+	if _, err := g.Pool.Exec(ctx, `DELETE FROM inbox_events WHERE provider = 'twilio' AND event_id = $1`, eventID); err != nil {
+		g.log().Error("inbox: failed delivery not forgotten; its retry will be dropped", "event", eventID, "err", err)
+	}
+}
+
 // deliver hands an inbox event to the customer's conversation workflow
 // (started if needed) and marks it delivered. On failure the row stays
 // pending for the relay; the conversation ignores an event ID it has seen,

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
@@ -96,13 +95,6 @@ func address(channel, recipient string) string {
 		return "whatsapp:" + recipient
 	}
 	return recipient
-}
-
-// StatusCallback returns a CallbackURL for the gateway's status webhook
-// at publicBaseURL: <base>/webhooks/twilio/status?outbox_id=<id>.
-func StatusCallback(publicBaseURL string) func(msgID string) string {
-	base := strings.TrimRight(publicBaseURL, "/") + "/webhooks/twilio/status?outbox_id="
-	return func(id string) string { return base + url.QueryEscape(id) }
 }
 
 func (s *Sender) now() time.Time {

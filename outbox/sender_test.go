@@ -60,7 +60,7 @@ func (e *env) relay() *outbox.Sender {
 		Store:       e.store,
 		Provider:    twilio.New(e.fake.AccountSID, e.fake.AuthToken, from, twilio.WithBaseURL(e.fake.URL())),
 		SendTimeout: sendTimeout,
-		CallbackURL: outbox.StatusCallback("https://bookonce.example/"),
+		CallbackURL: outbox.StatusCallback("https://bookonce.example/", "/webhooks/twilio/status"),
 		Now:         e.now,
 		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/ops"
+	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
 )
@@ -106,7 +107,7 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenant: config.DefaultTenant,
 		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", Timezone: cfg.Timezone.String(),
 		DepositAmount: ConversationDeposit, Currency: ConversationCurrency, PaymentMethod: ConversationCard,
-		Tokens: cfg.APITokens, Reviews: reviews, Metrics: channels.NewMetrics(reg),
+		Tokens: cfg.APITokens, Reviews: reviews, Outbox: &outbox.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
 	}
 	page := &ops.Page{
