@@ -1,24 +1,18 @@
-package testsupport
+// Package stacktest serves the APIs the way the commands assemble them
+// (package stack), on loopback ports, for tests. It lives with the
+// composition root so that leaf helpers such as testsupport never import
+// it.
+package stacktest
 
 import (
 	"net/http/httptest"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 )
-
-// Config returns the dev configuration (as with no environment), for
-// tests that assemble services the way the commands do.
-func Config(t testing.TB) config.Config {
-	t.Helper()
-	cfg, err := config.Load(func(string) (string, bool) { return "", false })
-	require.NoError(t, err)
-	return cfg
-}
 
 // CalendarAPI serves the calendar API on a loopback port backed by pool.
 func CalendarAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.Server {
