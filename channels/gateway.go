@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/review"
 )
 
@@ -40,8 +41,11 @@ type Gateway struct {
 	Currency      string
 	PaymentMethod string
 	// Tokens authenticate the review API (token -> tenant).
-	Tokens  map[string]string
-	Reviews *review.Store
+	Tokens map[string]string
+	// Reviews lists and resolves review cases for the review API.
+	Reviews *review.Resolver
+	// Outbox records the delivery statuses of outbound messages.
+	Outbox *outbox.Store
 	// Ops is the ops page (review queue, duplicate counters), served at /ops.
 	Ops     http.Handler
 	Metrics *Metrics

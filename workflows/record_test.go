@@ -28,6 +28,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
@@ -51,8 +52,8 @@ func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
 	if tweak != nil {
 		tweak(&cfg) // settings of the APIs (e.g. HOLD_TTL) ...
 	}
-	cfg.CalendarURL = testsupport.CalendarAPI(t, cfg, pool).URL
-	cfg.PaymentsURL = testsupport.PaymentsAPI(t, cfg, pool).URL
+	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
+	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	if tweak != nil {
 		tweak(&cfg) // ... and of the worker (e.g. an unreachable calendar)
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
-	"github.com/bookonce/bookonce/channels/intent"
 	"github.com/bookonce/bookonce/dedup"
+	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/payments"
