@@ -91,7 +91,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(ctx, w, apiErr)
 		return
 	}
-	row.ID, row.Tenant, row.CreatedAt = newID("cs_test_"), tenantOf(r), now
+	row.ID, row.Tenant, row.Status, row.CreatedAt = newID("cs_test_"), tenantOf(r), SessionOpen, now
 	row.URL = s.pageBase(r) + "/pay/" + row.ID
 	if err := insertSession(ctx, tx, row); err != nil {
 		s.internalError(w, r, "insert checkout session", err)

@@ -90,6 +90,7 @@ func main() {
 	}
 	g.Go(func() error { calStore.RunReaper(gctx, stack.ReapEvery); return nil })
 	g.Go(func() error { payStore.RunReaper(gctx, stack.ReapEvery); return nil })
+	g.Go(func() error { stack.PaymentsWebhooks(cfg, pool, log).Run(gctx, stack.DeliverEvery); return nil })
 	g.Go(func() error { gw.RunRelay(gctx, stack.RelayEvery); return nil })
 	twilioClient, twilioNote := stack.Twilio(cfg), "Twilio"
 	if cfg.TwilioAPIURL == "" && cfg.TwilioAuthToken == config.DevTwilioAuthToken {

@@ -46,6 +46,11 @@ type Config struct {
 	// yes; Stripe, whose search index lags: no). Only then does "not
 	// found" prove absence, and may the saga try again under a new key.
 	PaymentsAuthoritativeLookup bool
+	// StripeWebhookURL, when set, receives every event of the payment API
+	// of each tenant, signed with StripeWebhookSecret (whsec_...);
+	// StripeWebhookTwice delivers each one twice on purpose (the drill).
+	StripeWebhookURL, StripeWebhookSecret string
+	StripeWebhookTwice                    bool
 	// PublicBaseURL is the gateway's externally visible URL; Twilio signs
 	// requests against it.
 	PublicBaseURL string
@@ -165,6 +170,9 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		errs = append(errs, lookupErr.Error())
 	}
 	c.PaymentsAuthoritativeLookup = authoritative
+	if err := c.readWebhook(get); err != nil {
+		errs = append(errs, err.Error())
+	}
 
 	if _, err := fmt.Sscanf(get("IDEMPOTENCY_KEYS_PER_MINUTE", "6000"), "%d", &c.KeysPerMinute); err != nil || c.KeysPerMinute < 0 {
 		errs = append(errs, "IDEMPOTENCY_KEYS_PER_MINUTE must be a number of keys, 0 for no cap")
