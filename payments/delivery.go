@@ -48,6 +48,8 @@ type Deliverer struct {
 	// for byte: the drill's proof that receivers deduplicate by event ID.
 	Twice  bool
 	Logger *slog.Logger
+
+	ensured bool // Endpoints exist
 }
 
 // due is one claimed delivery.
@@ -58,13 +60,9 @@ type due struct {
 
 // Run delivers every interval until ctx ends.
 func (d *Deliverer) Run(ctx context.Context, every time.Duration) {
-	ensured := false
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if !ensured {
-			ensured = d.ensureEndpoints(ctx)
-		}
 		if _, err := d.Pass(ctx); err != nil && ctx.Err() == nil {
 			d.log().ErrorContext(ctx, "payments: webhook delivery pass", "err", err)
 		}
@@ -76,19 +74,18 @@ func (d *Deliverer) Run(ctx context.Context, every time.Duration) {
 	}
 }
 
-func (d *Deliverer) ensureEndpoints(ctx context.Context) bool {
-	for _, c := range d.Endpoints {
-		if err := ensureEndpoint(ctx, d.Pool, c, d.now()); err != nil {
-			d.log().ErrorContext(ctx, "payments: webhook endpoint from configuration", "url", c.URL, "err", err)
-			return false
-		}
-	}
-	return true
-}
-
-// Pass expires due sessions and makes one attempt at every due delivery;
-// it returns how many attempts it made.
+// Pass creates the configured endpoints (once), expires due sessions and
+// makes one attempt at every due delivery; it returns how many attempts
+// it made. Passes must not overlap within one Deliverer.
 func (d *Deliverer) Pass(ctx context.Context) (int, error) {
+	if !d.ensured {
+		for _, c := range d.Endpoints {
+			if err := ensureEndpoint(ctx, d.Pool, c, d.now()); err != nil {
+				return 0, err
+			}
+		}
+		d.ensured = true
+	}
 	if _, err := ExpireDue(ctx, d.Pool, d.now(), 100); err != nil {
 		return 0, err
 	}
@@ -168,15 +165,14 @@ func (d *Deliverer) attempt(ctx context.Context, c due) error {
 	if sendErr != nil {
 		errText = sendErr.Error()
 	}
-	var sql string
+	// delivered_at on success; otherwise the next attempt after the backoff.
+	sql := `UPDATE webhook_deliveries SET delivered_at = $3, last_status = nullif($4, 0), last_error = nullif($5, '')
+		WHERE endpoint_id = $1 AND event_id = $2`
 	args := []any{c.endpointID, c.eventID, now, status, errText}
-	if ok {
-		sql = `UPDATE webhook_deliveries SET delivered_at = $3, last_status = $4, last_error = nullif($5, '')
+	if !ok {
+		sql = `UPDATE webhook_deliveries SET next_attempt_at = $3, last_status = nullif($4, 0), last_error = nullif($5, '')
 			WHERE endpoint_id = $1 AND event_id = $2`
-	} else {
-		sql = `UPDATE webhook_deliveries SET next_attempt_at = $6, last_status = nullif($4, 0), last_error = nullif($5, '')
-			WHERE endpoint_id = $1 AND event_id = $2`
-		args = append(args, now.Add(d.backoff(c.attempts)))
+		args[2] = now.Add(d.backoff(c.attempts))
 		d.log().WarnContext(ctx, "payments: webhook not delivered", "event", c.eventID, "type", e.Type,
 			"endpoint", c.endpointID, "attempt", c.attempts, "status", status, "err", sendErr)
 	}
