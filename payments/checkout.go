@@ -294,9 +294,19 @@ func intentData(deep map[string]string, row *sessionRow) *apiError {
 	return nil
 }
 
-func noSuchSession(status int, id string) *apiError {
-	return &apiError{status: status, Type: typeInvalidRequest, Code: CodeResourceMissing, Param: "session",
-		Message: "No such checkout.session: '" + id + "'"}
+// sessionLookupFailed answers a failed read of the session in the path
+// (404 resource_missing, or 500) and reports whether it did.
+func (s *Server) sessionLookupFailed(w http.ResponseWriter, r *http.Request, err error) bool {
+	switch {
+	case errors.Is(err, errNotFound):
+		writeError(r.Context(), w, &apiError{status: http.StatusNotFound, Type: typeInvalidRequest, Code: CodeResourceMissing,
+			Param: "session", Message: "No such checkout.session: '" + r.PathValue("id") + "'"})
+		return true
+	case err != nil:
+		s.internalError(w, r, "read checkout session", err)
+		return true
+	}
+	return false
 }
 
 // getSession is GET /v1/checkout/sessions/{id}; an open session past its
@@ -311,11 +321,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		row, err = refreshExpiry(ctx, s.Pool, row, s.now())
 	}
-	if errors.Is(err, errNotFound) {
-		writeError(ctx, w, noSuchSession(http.StatusNotFound, r.PathValue("id")))
-		return
-	} else if err != nil {
-		s.internalError(w, r, "read checkout session", err)
+	if s.sessionLookupFailed(w, r, err) {
 		return
 	}
 	writeJSON(w, http.StatusOK, row.object())
@@ -334,11 +340,7 @@ func (s *Server) expireSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	row, err := getSession(ctx, tx, tenantOf(r), r.PathValue("id"), true)
-	if errors.Is(err, errNotFound) {
-		writeError(ctx, w, noSuchSession(http.StatusNotFound, r.PathValue("id")))
-		return
-	} else if err != nil {
-		s.internalError(w, r, "read checkout session", err)
+	if s.sessionLookupFailed(w, r, err) {
 		return
 	}
 	if row.Status != SessionOpen {
