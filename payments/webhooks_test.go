@@ -16,6 +16,9 @@ import (
 	"github.com/stripe/stripe-go/v84"
 	"github.com/stripe/stripe-go/v84/webhook"
 
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/payments"
 )
 
@@ -153,4 +156,35 @@ func TestConfiguredEndpointDeliversTwiceOnPurpose(t *testing.T) {
 	require.Equal(t, rc.bodies[0], rc.bodies[1])
 	require.ElementsMatch(t, []stripe.EventType{payments.EventAmountCapturableUpdated, payments.EventCheckoutCompleted},
 		[]stripe.EventType{got[0].Type, got[2].Type})
+}
+
+// The payment link as the payments process serves it (stack wiring,
+// dev configuration): the session, the page and the configured webhook.
+func TestPaymentLinkThroughTheStack(t *testing.T) {
+	t.Parallel()
+	cfg := testsupport.Config(t)
+	pool := testsupport.Database(t)
+	api := testsupport.PaymentsAPI(t, cfg, pool)
+	rc := newReceiver(t)
+	cfg.StripeWebhookURL, cfg.StripeWebhookSecret = rc.endpoint.URL, "whsec_stack"
+	d := stack.PaymentsWebhooks(cfg, pool, slog.New(slog.DiscardHandler))
+	sc := rawClient(api, config.DefaultAPIToken)
+	ctx := context.Background()
+
+	_, err := d.Pass(ctx) // the configured endpoint exists before the first event
+	require.NoError(t, err)
+	cs, err := sc.V1CheckoutSessions.Create(ctx, sessionParams("k-stack", "appointment:demo:stack", time.Time{}))
+	require.NoError(t, err)
+	res, err := api.Client().PostForm(cs.URL, url.Values{"payment_method": {"pm_card_visa"}})
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	n, err := d.Pass(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	types := []stripe.EventType{}
+	for _, ev := range rc.received(t, "whsec_stack") {
+		types = append(types, ev.Type)
+	}
+	require.ElementsMatch(t, []stripe.EventType{payments.EventAmountCapturableUpdated, payments.EventCheckoutCompleted}, types)
 }
