@@ -186,11 +186,18 @@ func (d *driver) event(ctx context.Context, s Scenario, rng *rand.Rand, route st
 	atomic.AddInt64(&d.traffic.Refused, 1)
 }
 
-// deliver posts until the gateway answers 200, at most 6 times with
-// backoff, as Twilio retries a webhook that failed.
+// deliveryAttempts bounds the posts of one event: with the backoff
+// doubling from 200 ms they span about 25 s, longer than the drill's
+// PostgreSQL restart takes even on a loaded two-core machine (measured up
+// to 9 s), during which the gateway rightly answers 503 because it cannot
+// record the event.
+const deliveryAttempts = 8
+
+// deliver posts until the gateway answers 200, at most deliveryAttempts
+// times with backoff, as Twilio retries a webhook that failed.
 func (d *driver) deliver(ctx context.Context, route string, form url.Values) bool {
 	backoff := 200 * time.Millisecond
-	for attempt := range 6 {
+	for attempt := range deliveryAttempts {
 		if attempt > 0 {
 			atomic.AddInt64(&d.traffic.GatewayRetries, 1)
 			select {
