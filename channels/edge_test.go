@@ -62,7 +62,7 @@ func newEdge(t testing.TB) *edge {
 	cfg.TwilioAuthToken = authToken
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	sig := &signals{Client: testsupport.Temporal(t)}
-	gw, reg := stack.Gateway(cfg, pool, sig, stack.Logger(cfg, io.Discard))
+	gw, reg := stack.Gateway(cfg, pool, sig, testsupport.Tenants(t, pool), stack.Logger(cfg, io.Discard))
 	gw.PublicBaseURL = "https://bookonce.example"
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/payments"
 )
 
@@ -42,7 +43,7 @@ func newEnv(t *testing.T) *env {
 	store := idempotency.NewStore(pool, idempotency.Options{ProblemStyle: idempotency.StripeJSON})
 	srv := &payments.Server{
 		Pool: pool, Idempotency: store,
-		Tokens: map[string]string{secretKey: "demo", otherTenantKey: "other"},
+		Tokens: web.StaticTokens(map[string]string{secretKey: "demo", otherTenantKey: "other"}),
 		Logger: slog.New(slog.DiscardHandler),
 	}
 	ts := httptest.NewServer(srv.Handler())

@@ -83,7 +83,7 @@ func TestBrowserResolvesCaseAndWorkflowContinues(t *testing.T) {
 	page := &ops.Page{
 		Pool: pool, Reviews: store, Gatherers: []prometheus.Gatherer{reg},
 		UIBaseURL: "http://127.0.0.1:8233", Namespace: "default",
-		Tokens: map[string]string{token: tenant},
+		Tokens: ops.StaticTokens{token: tenant},
 		// The gateway's resolve: record the decision, then signal.
 		Resolve: func(ctx context.Context, tn, id string, a review.Action) error {
 			rec.mu.Lock()

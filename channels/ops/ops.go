@@ -12,7 +12,8 @@
 // the token.
 //
 // Sessions are stateless, so they survive restarts and work behind several
-// gateway replicas: the cookie is "<expiry>.<HMAC-SHA256(token, expiry)>",
+// gateway replicas sharing SessionKey: the cookie is
+// "<expiry>.<SHA-256(token)>.<HMAC-SHA256(SessionKey, digest, expiry)>",
 // never the token itself, and it is HttpOnly, SameSite=Strict, Path=/ops
 // (Secure when the request came over TLS). Removing a token from the
 // configuration ends its sessions.
@@ -30,8 +31,8 @@ package ops
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -49,6 +50,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/review"
 )
 
@@ -88,13 +90,19 @@ type Page struct {
 	// no links.
 	UIBaseURL string
 	Namespace string
-	// Tokens authenticate (token -> tenant), as BOOKONCE_API_TOKENS.
-	Tokens map[string]string
-	Now    func() time.Time
-	Logger *slog.Logger
+	// Tokens authenticate: the tenants registry (api_token_sha256).
+	Tokens Tokens
+	// SessionKey keys the session cookies' MACs; every gateway replica
+	// needs the same key for a session to work on all of them. Empty: a
+	// random key per process (sessions end with a restart).
+	SessionKey []byte
+	Now        func() time.Time
+	Logger     *slog.Logger
 
 	once    sync.Once
 	history *history
+	keyOnce sync.Once
+	key     string
 }
 
 func (p *Page) now() time.Time {
@@ -171,15 +179,15 @@ func securityHeaders(next http.Handler) http.Handler {
 
 type auth struct {
 	tenant string
-	token  string
+	digest string // SHA-256 (hex) of the token that authenticated
 	cookie string // the session cookie value; "" for bearer requests
 }
 
-func (a auth) csrf() string {
+func (a auth) csrf(key string) string {
 	if a.cookie == "" {
 		return ""
 	}
-	return mac(a.token, "csrf|"+a.cookie)
+	return mac(key, "csrf|"+a.cookie)
 }
 
 func mac(key, msg string) string {
@@ -188,52 +196,95 @@ func mac(key, msg string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-func (p *Page) lookup(got string) (string, string, bool) {
-	if got == "" {
-		return "", "", false
-	}
-	var tenant, token string
-	found := 0
-	for tok, t := range p.Tokens {
-		if subtle.ConstantTimeCompare([]byte(tok), []byte(got)) == 1 {
-			tenant, token, found = t, tok, 1
-		}
-	}
-	return tenant, token, found == 1 && tenant != ""
+// Tokens says who may use the page: the tenant of a bearer token, and of
+// a token's SHA-256 digest (which a session names). tenants.Registry is
+// one; StaticTokens another.
+type Tokens interface {
+	Authenticate(token string) (tenant string, ok bool)
+	TenantOfDigest(digest string) (tenant string, ok bool)
 }
 
-func (p *Page) newSession(token string) string {
+// StaticTokens is Tokens over a fixed map (token -> tenant), for tests
+// and tools without a tenants registry.
+type StaticTokens map[string]string
+
+// Authenticate compares got with every token in constant time.
+func (s StaticTokens) Authenticate(got string) (string, bool) {
+	return web.StaticTokens(s)(got)
+}
+
+// TenantOfDigest returns the tenant of the token with that digest.
+func (s StaticTokens) TenantOfDigest(digest string) (string, bool) {
+	for tok, tenant := range s {
+		if hmac.Equal([]byte(digestOf(tok)), []byte(digest)) {
+			return tenant, tenant != ""
+		}
+	}
+	return "", false
+}
+
+func digestOf(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func (p *Page) lookup(got string) (tenant, digest string, ok bool) {
+	if got == "" || p.Tokens == nil {
+		return "", "", false
+	}
+	tenant, ok = p.Tokens.Authenticate(got)
+	return tenant, digestOf(got), ok && tenant != ""
+}
+
+// sessionKey keys the session and CSRF MACs: the configured SessionKey,
+// else one random key for the life of the page.
+func (p *Page) sessionKey() string {
+	p.keyOnce.Do(func() {
+		if len(p.SessionKey) > 0 {
+			p.key = string(p.SessionKey)
+			return
+		}
+		b := make([]byte, 32)
+		_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+		p.key = string(b)
+	})
+	return p.key
+}
+
+func (p *Page) newSession(digest string) string {
 	exp := strconv.FormatInt(p.now().Add(SessionTTL).Unix(), 10)
-	return exp + "." + mac(token, "session|"+exp)
+	return exp + "." + digest + "." + mac(p.sessionKey(), "session|"+digest+"|"+exp)
 }
 
 func (p *Page) authenticate(r *http.Request) (auth, bool) {
 	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		tenant, token, ok := p.lookup(strings.TrimSpace(tok))
-		return auth{tenant: tenant, token: token}, ok
+		tenant, digest, ok := p.lookup(strings.TrimSpace(tok))
+		return auth{tenant: tenant, digest: digest}, ok
 	}
 	c, err := r.Cookie(CookieName)
-	if err != nil {
+	if err != nil || p.Tokens == nil {
 		return auth{}, false
 	}
-	expS, sig, ok := strings.Cut(c.Value, ".")
+	parts := strings.Split(c.Value, ".")
+	if len(parts) != 3 {
+		return auth{}, false
+	}
+	expS, digest, sig := parts[0], parts[1], parts[2]
 	exp, err := strconv.ParseInt(expS, 10, 64)
-	if !ok || err != nil || p.now().Unix() >= exp {
+	if err != nil || p.now().Unix() >= exp || !hmac.Equal([]byte(mac(p.sessionKey(), "session|"+digest+"|"+expS)), []byte(sig)) {
 		return auth{}, false
 	}
-	var a auth
-	found := 0
-	for tok, tenant := range p.Tokens {
-		if hmac.Equal([]byte(mac(tok, "session|"+expS)), []byte(sig)) && tenant != "" {
-			a, found = auth{tenant: tenant, token: tok, cookie: c.Value}, 1
-		}
+	// The token must still be configured: removing it ends its sessions.
+	tenant, ok := p.Tokens.TenantOfDigest(digest)
+	if !ok || tenant == "" {
+		return auth{}, false
 	}
-	return a, found == 1
+	return auth{tenant: tenant, digest: digest, cookie: c.Value}, true
 }
 
-func (p *Page) setSession(w http.ResponseWriter, r *http.Request, token string) {
+func (p *Page) setSession(w http.ResponseWriter, r *http.Request, digest string) {
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: p.newSession(token), Path: RoutePage,
+		Name: CookieName, Value: p.newSession(digest), Path: RoutePage,
 		MaxAge: int(SessionTTL / time.Second), HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"),
 	})
@@ -256,12 +307,12 @@ func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, http.StatusBadRequest, "Bad request", "The form could not be read.")
 		return
 	}
-	_, token, ok := p.lookup(r.PostForm.Get("token"))
+	_, digest, ok := p.lookup(r.PostForm.Get("token"))
 	if !ok {
 		p.unauthenticated(w, "That token is not valid.")
 		return
 	}
-	p.setSession(w, r, token)
+	p.setSession(w, r, digest)
 	http.Redirect(w, r, RoutePage, http.StatusSeeOther)
 }
 
@@ -269,7 +320,7 @@ func (p *Page) logout(w http.ResponseWriter, r *http.Request) {
 	a, ok := p.authenticate(r)
 	if ok && a.cookie != "" {
 		r.Body = http.MaxBytesReader(w, r.Body, 4096)
-		if r.ParseForm() != nil || !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(a.csrf())) {
+		if r.ParseForm() != nil || !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(a.csrf(p.sessionKey()))) {
 			p.errorPage(w, http.StatusForbidden, "Forbidden", "The form's CSRF token is missing or wrong. Reload the page and try again.")
 			return
 		}
@@ -282,8 +333,8 @@ func (p *Page) logout(w http.ResponseWriter, r *http.Request) {
 
 func (p *Page) page(w http.ResponseWriter, r *http.Request) {
 	if tok := r.URL.Query().Get("token"); tok != "" {
-		if _, token, ok := p.lookup(tok); ok {
-			p.setSession(w, r, token)
+		if _, digest, ok := p.lookup(tok); ok {
+			p.setSession(w, r, digest)
 			q := r.URL.Query()
 			q.Del("token")
 			target := RoutePage
@@ -432,7 +483,7 @@ func age(now, t time.Time) string {
 
 func (p *Page) load(ctx context.Context, a auth) (*pageData, error) {
 	now := p.now()
-	d := &pageData{Tenant: a.tenant, Now: now, CSRF: a.csrf(), Cookie: a.cookie != "", UIBaseURL: p.UIBaseURL, StaleAfter: StaleAfter}
+	d := &pageData{Tenant: a.tenant, Now: now, CSRF: a.csrf(p.sessionKey()), Cookie: a.cookie != "", UIBaseURL: p.UIBaseURL, StaleAfter: StaleAfter}
 	cases, err := p.Reviews.ListOpen(ctx, a.tenant)
 	if err != nil {
 		return nil, err
@@ -537,7 +588,7 @@ func (p *Page) resolve(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, http.StatusBadRequest, "Bad request", "The form could not be read.")
 		return
 	}
-	if a.cookie != "" && !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(a.csrf())) {
+	if a.cookie != "" && !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(a.csrf(p.sessionKey()))) {
 		p.errorPage(w, http.StatusForbidden, "Forbidden", "The form's CSRF token is missing or wrong; nothing was changed. Reload the page and try again.")
 		return
 	}

@@ -72,7 +72,7 @@ func TestBookExitStatus(t *testing.T) {
 	queue := testsupport.TaskQueue(t)
 	cfg.CalendarURL = testsupport.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = testsupport.PaymentsAPI(t, cfg, pool).URL
-	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool)) })
+	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool))) })
 	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
 	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
 	t.Setenv("CALENDAR_URL", cfg.CalendarURL)

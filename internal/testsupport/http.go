@@ -1,6 +1,7 @@
 package testsupport
 
 import (
+	"context"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 // Config returns the dev configuration (as with no environment), for
@@ -25,7 +27,7 @@ func Config(t testing.TB) config.Config {
 // CalendarAPI serves the calendar API on a loopback port backed by pool.
 func CalendarAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.Server {
 	t.Helper()
-	svc, _ := stack.CalendarService(cfg, pool, stack.Logger(cfg, LogWriter(t)))
+	svc, _ := stack.CalendarService(cfg, pool, Tenants(t, pool), stack.Logger(cfg, LogWriter(t)))
 	srv := httptest.NewServer(svc.Mux())
 	t.Cleanup(srv.Close)
 	return srv
@@ -34,10 +36,21 @@ func CalendarAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.
 // PaymentsAPI serves the payment API on a loopback port backed by pool.
 func PaymentsAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.Server {
 	t.Helper()
-	svc, _ := stack.PaymentsService(cfg, pool, stack.Logger(cfg, LogWriter(t)))
+	svc, _ := stack.PaymentsService(cfg, pool, Tenants(t, pool), stack.Logger(cfg, LogWriter(t)))
 	srv := httptest.NewServer(svc.Mux())
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// Tenants loads the tenants registry of pool (the demo tenant of a
+// testsupport.Database, plus whatever the test applied before). It is
+// not reloaded in the background: a test that applies a file afterwards
+// calls Reload.
+func Tenants(t testing.TB, pool *pgxpool.Pool) *tenants.Registry {
+	t.Helper()
+	reg, err := tenants.LoadRegistry(context.Background(), pool, nil)
+	require.NoError(t, err)
+	return reg
 }
 
 // LogWriter sends what is written to it (service logs) to the test log,
