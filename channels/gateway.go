@@ -149,6 +149,10 @@ type Metrics struct {
 // DuplicatesBlocked is the counter of duplicates blocked at the edge.
 func (m *Metrics) DuplicatesBlocked() *prometheus.CounterVec { return m.duplicates }
 
+// UnconfiguredNumbers is the counter of webhooks to a number no tenant
+// owns, by channel.
+func (m *Metrics) UnconfiguredNumbers() *prometheus.CounterVec { return m.unconfigured }
+
 // NewMetrics creates the counters and registers them on reg (if non-nil).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
