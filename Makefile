@@ -42,7 +42,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzCanonicalJSON -fuzztime=30s ./idempotency/
 	$(GO) test -run='^$$' -fuzz=FuzzParseForm -fuzztime=30s ./payments/
 	$(GO) test -run='^$$' -fuzz=FuzzDecodeHoldRequest -fuzztime=30s ./calendar/
-	$(GO) test -run='^$$' -fuzz=FuzzExtract -fuzztime=30s ./channels/intent/
+	$(GO) test -run='^$$' -fuzz=FuzzExtract -fuzztime=30s ./intent/
 
 # The cost of exactly-once, measured side by side; writes docs/benchmarks.md
 # (a few minutes). A smoke run of the same code is part of `make test`.

@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/bookonce/bookonce/channels/intent"
 	"github.com/bookonce/bookonce/dedup"
+	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/tenants"
 )

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/payments"
 )
@@ -21,7 +22,7 @@ import (
 func TestVoidOfACapturedDepositRefundsOnce(t *testing.T) {
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
-	api := testsupport.PaymentsAPI(t, cfg, pool)
+	api := stacktest.PaymentsAPI(t, cfg, pool)
 	gw := payments.NewStripeGateway(api.URL, config.DefaultAPIToken, &http.Client{Timeout: 10 * time.Second})
 	ctx := context.Background()
 	pi, err := gw.Authorize(ctx, "auth-key", payments.Authorization{Amount: 2000, Currency: "eur", Reference: "appointment:demo:r1",

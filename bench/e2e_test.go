@@ -16,11 +16,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/channels/intent"
+	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -41,7 +41,7 @@ type e2eEnv struct {
 	cfg       config.Config
 	pool      *pgxpool.Pool
 	tc        client.Client
-	sim       channels.Simulator
+	sim       twilio.Simulator
 	bareQueue string
 	base      int
 }
@@ -59,14 +59,16 @@ func newE2EEnv(t *testing.T) e2eEnv {
 	cfg.CalendarURL, cfg.PaymentsURL = calSrv.URL, paySrv.URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := testsupport.Temporal(t)
-	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, e.pool, testsupport.Tenants(t, e.pool))) })
+	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
+		stack.Register(r, stack.NewActivities(cfg, e.pool, testsupport.Tenants(t, e.pool)))
+	})
 	bare := testsupport.TaskQueue(t)
 	testsupport.Worker(t, tc, bare, registerBare)
 	gw, _ := stack.Gateway(cfg, e.pool, tc, testsupport.Tenants(t, e.pool), log)
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	return e2eEnv{cfg: cfg, pool: e.pool, tc: tc, bareQueue: bare, base: 40_000_000 + rand.IntN(40_000_000),
-		sim: channels.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken, HTTP: newClient()}}
+		sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken, HTTP: newClient()}}
 }
 
 // bookingSlot is the seq-th distinct slot a customer asks for: from the
@@ -105,7 +107,7 @@ func (e e2eEnv) bookingOp(t testing.TB) Op {
 			return fmt.Errorf("the extractor reads %q as %v (%v), want %v", text, r.Start, err, start)
 		}
 		id := workflows.AppointmentWorkflowID(config.DefaultTenant, workflows.IntentID(config.DefaultTenant, customer, intent.ServiceTireChange, "", start))
-		if err := postWebhook(ctx, e.sim, channels.WhatsApp(sid(e.base, seq), customer, text)); err != nil {
+		if err := postWebhook(ctx, e.sim, twilio.WhatsApp(sid(e.base, seq), customer, text)); err != nil {
 			return err
 		}
 		var st workflows.BookingState

@@ -17,10 +17,11 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -41,7 +42,7 @@ type ingestEnv struct {
 	pool *pgxpool.Pool
 	tc   client.Client
 	gw   *channels.Gateway
-	sim  channels.Simulator
+	sim  twilio.Simulator
 	// base makes customers and SIDs unique on the shared Temporal server.
 	base int
 }
@@ -57,7 +58,7 @@ func newIngestEnv(t *testing.T) ingestEnv {
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	return ingestEnv{cfg: cfg, pool: e.pool, tc: tc, gw: gw, base: rand.IntN(30_000_000),
-		sim: channels.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken, HTTP: newClient()}}
+		sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken, HTTP: newClient()}}
 }
 
 // phone is the seq-th customer of a run: a valid German mobile number.
@@ -78,11 +79,11 @@ func (e ingestEnv) webhookOp() Op {
 }
 
 func (e ingestEnv) postEvent(ctx context.Context, seq int) error {
-	form := channels.WhatsApp(sid(e.base, seq), phone(e.base, seq), ingestText)
+	form := twilio.WhatsApp(sid(e.base, seq), phone(e.base, seq), ingestText)
 	return postWebhook(ctx, e.sim, form)
 }
 
-func postWebhook(ctx context.Context, sim channels.Simulator, form url.Values) error {
+func postWebhook(ctx context.Context, sim twilio.Simulator, form url.Values) error {
 	status, body, err := sim.Post(ctx, channels.RouteWhatsApp, form)
 	if err != nil {
 		return err
@@ -110,7 +111,7 @@ func (e ingestEnv) rawOp() Op {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := e.tc.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev, client.StartWorkflowOptions{
-			ID: id, TaskQueue: e.cfg.TaskQueue, StaticSummary: "Conversation with " + ops.MaskPhones(customer),
+			ID: id, TaskQueue: e.cfg.TaskQueue, StaticSummary: "Conversation with " + mask.Phones(customer),
 		}, workflows.ConversationWorkflow, workflows.ConversationInput{
 			Tenant: config.DefaultTenant, Customer: customer, DepositAmount: 2000,
 			Currency: "eur", PaymentMethod: stack.ConversationCard, Timezone: e.cfg.Timezone.String(),

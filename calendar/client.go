@@ -84,15 +84,12 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Class is the outcome of the failed call (outcome.Classed).
+func (e *Error) Class() Outcome { return e.Outcome }
+
 // OutcomeOf returns the outcome class of err (Unknown for foreign errors:
-// without evidence, a side effect may have happened).
-func OutcomeOf(err error) Outcome {
-	var ce *Error
-	if errors.As(err, &ce) {
-		return ce.Outcome
-	}
-	return Unknown
-}
+// without evidence, a side effect may have happened; 0 for nil).
+func OutcomeOf(err error) Outcome { return outcome.Of(err) }
 
 // CodeOf returns the problem code of err, or "".
 func CodeOf(err error) string {
@@ -231,22 +228,17 @@ func problemError(op string, resp *http.Response, data []byte) error {
 	if e.Detail == "" {
 		e.Detail = http.StatusText(resp.StatusCode)
 	}
-	switch {
-	case resp.StatusCode == http.StatusConflict && p.Code == "idempotency_key_in_flight",
-		resp.StatusCode == http.StatusTooManyRequests:
+	// A key in flight decides nothing yet; every other 409 is the API's
+	// decision (slot_unavailable, customer_already_booked, ...).
+	e.Outcome = outcome.OfStatus(resp.StatusCode)
+	inFlight := resp.StatusCode == http.StatusConflict && p.Code == "idempotency_key_in_flight"
+	if inFlight {
 		e.Outcome = Retryable
+	}
+	if inFlight || resp.StatusCode == http.StatusTooManyRequests {
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
 			e.Detail += fmt.Sprintf(" (retry after %ds)", s)
 		}
-	case resp.StatusCode == http.StatusBadGateway, resp.StatusCode == http.StatusServiceUnavailable,
-		resp.StatusCode == http.StatusGatewayTimeout:
-		// A proxy may have answered after the API committed.
-		e.Outcome = Unknown
-	case resp.StatusCode >= 500:
-		// Our API rolls back and releases the key on 5xx.
-		e.Outcome = Retryable
-	default:
-		e.Outcome = Final
 	}
 	return e
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // signals is the Temporal client of an edge gateway: it forwards every
@@ -50,7 +51,7 @@ func (s *signals) count() int {
 // test (what it records, answers and hands on).
 type edge struct {
 	pool    *pgxpool.Pool
-	sim     channels.Simulator
+	sim     twilio.Simulator
 	reg     *prometheus.Registry
 	signals *signals
 }
@@ -67,7 +68,7 @@ func newEdge(t testing.TB) *edge {
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	return &edge{pool: pool, reg: reg, signals: sig,
-		sim: channels.Simulator{GatewayURL: srv.URL, PublicBaseURL: gw.PublicBaseURL, AuthToken: authToken}}
+		sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: gw.PublicBaseURL, AuthToken: authToken}}
 }
 
 func (e *edge) count(t testing.TB, sql string, args ...any) int {
@@ -144,7 +145,7 @@ func TestMatrix19SignedWebhookIsNeverRefused(t *testing.T) {
 	}
 	var cases []delivery
 	for _, from := range withheld {
-		sm, ca := channels.NewSID("SM"), channels.NewSID("CA")
+		sm, ca := twilio.NewSID("SM"), twilio.NewSID("CA")
 		cases = append(cases,
 			delivery{name: "whatsapp from " + from, route: channels.RouteWhatsApp, eventID: sm,
 				form: map[string]string{"MessageSid": sm, "From": "whatsapp:" + from, "Body": "Reifenwechsel Dienstag 14 Uhr"}},
@@ -158,7 +159,7 @@ func TestMatrix19SignedWebhookIsNeverRefused(t *testing.T) {
 	}
 	unknownRange := fmt.Sprintf("+999%08d", rand.IntN(100000000)) // well-formed E.164, unknown to the library
 	good := newCustomer()
-	sm, ca := channels.NewSID("SM"), channels.NewSID("CA")
+	sm, ca := twilio.NewSID("SM"), twilio.NewSID("CA")
 	cases = append(cases,
 		delivery{name: "whatsapp from an unknown range", route: channels.RouteWhatsApp, eventID: sm,
 			form:   map[string]string{"MessageSid": sm, "From": "whatsapp:" + unknownRange, "Body": "Hallo"},

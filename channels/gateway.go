@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -40,8 +41,11 @@ type Gateway struct {
 	// conversations (the deposit itself is the service's, per tenant).
 	PaymentMethod string
 	// Tokens authenticate the review API (the tenants registry).
-	Tokens  web.TokenLookup
-	Reviews *review.Store
+	Tokens web.TokenLookup
+	// Reviews lists and resolves review cases for the review API.
+	Reviews *review.Resolver
+	// Outbox records the delivery statuses of outbound messages.
+	Outbox *outbox.Store
 	// Ops is the ops page (review queue, duplicate counters), served at /ops.
 	Ops     http.Handler
 	Metrics *Metrics

@@ -23,14 +23,16 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
 
 type env struct {
 	pool *pgxpool.Pool
 	tc   client.Client
-	sim  channels.Simulator
+	sim  twilio.Simulator
 	reg  *prometheus.Registry
 	gw   *channels.Gateway
 	url  string
@@ -43,18 +45,20 @@ func newEnv(t *testing.T) env {
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
 	cfg.TwilioAuthToken = authToken
-	cfg.CalendarURL = testsupport.CalendarAPI(t, cfg, pool).URL
-	cfg.PaymentsURL = testsupport.PaymentsAPI(t, cfg, pool).URL
+	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
+	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := testsupport.Temporal(t)
-	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool))) })
+	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
+		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+	})
 	gw, reg := stack.Gateway(cfg, pool, tc, testsupport.Tenants(t, pool), stack.Logger(cfg, testLog{t}))
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	// Twilio signs the public URL; the gateway must use it, not Host.
 	gw.PublicBaseURL = "https://bookonce.example"
 	return env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL,
-		sim: channels.Simulator{GatewayURL: srv.URL, PublicBaseURL: "https://bookonce.example", AuthToken: authToken}}
+		sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: "https://bookonce.example", AuthToken: authToken}}
 }
 
 type testLog struct{ t *testing.T }
@@ -91,7 +95,7 @@ func dateText(d time.Time) string { return fmt.Sprintf("%d.%d.", d.Day(), int(d.
 
 func TestSignatureHelperMatchesTwilio(t *testing.T) {
 	form := url.Values{"Body": {"Hallo"}, "From": {"whatsapp:+4915112345678"}, "MessageSid": {"SM1"}}
-	sig := channels.Sign(authToken, "https://x.example/webhooks/twilio/whatsapp", form)
+	sig := twilio.Sign(authToken, "https://x.example/webhooks/twilio/whatsapp", form)
 	v := twclient.NewRequestValidator(authToken)
 	params := map[string]string{}
 	for k := range form {
@@ -103,14 +107,14 @@ func TestSignatureHelperMatchesTwilio(t *testing.T) {
 
 func TestUnsignedOrWronglySignedWebhooksAreRejected(t *testing.T) {
 	e := newEnv(t)
-	form := channels.WhatsApp("SMbad", "+4915112345678", "Dienstag 14 Uhr Reifenwechsel")
+	form := twilio.WhatsApp("SMbad", "+4915112345678", "Dienstag 14 Uhr Reifenwechsel")
 	cases := map[string]func(*http.Request){
 		"no signature": func(r *http.Request) {},
 		"wrong token": func(r *http.Request) {
-			r.Header.Set("X-Twilio-Signature", channels.Sign("other", "https://bookonce.example"+channels.RouteWhatsApp, form))
+			r.Header.Set("X-Twilio-Signature", twilio.Sign("other", "https://bookonce.example"+channels.RouteWhatsApp, form))
 		},
 		"signed for host": func(r *http.Request) {
-			r.Header.Set("X-Twilio-Signature", channels.Sign(authToken, e.url+channels.RouteWhatsApp, form))
+			r.Header.Set("X-Twilio-Signature", twilio.Sign(authToken, e.url+channels.RouteWhatsApp, form))
 		},
 	}
 	for name, sign := range cases {
@@ -137,7 +141,7 @@ func TestMatrix05WebhookReplayedThreeTimes(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	day := nextTuesday()
-	form := channels.WhatsApp("SMdup1", newCustomer(), "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
+	form := twilio.WhatsApp("SMdup1", newCustomer(), "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
 	deliveries := make([]delivery, 3)
 	for i := range deliveries {
 		deliveries[i] = delivery{channels.RouteWhatsApp, form}
@@ -164,7 +168,7 @@ func TestMatrix09VoiceAndWhatsAppAtOnce(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	day := nextTuesday()
-	call, customer := channels.NewSID("CA"), newCustomer()
+	call, customer := twilio.NewSID("CA"), newCustomer()
 	status, _, err := e.sim.Post(ctx, channels.RouteVoice, url.Values{"CallSid": {call}, "From": {customer}})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
@@ -172,8 +176,8 @@ func TestMatrix09VoiceAndWhatsAppAtOnce(t *testing.T) {
 		"a call's start has nothing to hand on: the relay must never send it to the conversation")
 
 	e.postAtOnce(t,
-		delivery{channels.RouteVoiceGather + "?step=1", channels.Speech(call, customer, "Am "+dateText(day)+" um 14 Uhr Reifenwechsel")},
-		delivery{channels.RouteWhatsApp, channels.WhatsApp(channels.NewSID("SM"), customer, "Ja, "+dateText(day)+" 14 Uhr Reifenwechsel passt")},
+		delivery{channels.RouteVoiceGather + "?step=1", twilio.Speech(call, customer, "Am "+dateText(day)+" um 14 Uhr Reifenwechsel")},
+		delivery{channels.RouteWhatsApp, twilio.WhatsApp(twilio.NewSID("SM"), customer, "Ja, "+dateText(day)+" 14 Uhr Reifenwechsel passt")},
 	)
 	testsupport.Eventually(t, 60*time.Second, "both events decided", func() bool {
 		return e.count(t, `SELECT count(*) FROM dedup_decisions`) == 2
@@ -192,12 +196,12 @@ func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	day, customer := nextTuesday(), newCustomer()
-	_, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMa", customer, "Reifenwechsel am "+dateText(day)+" um 14 Uhr"))
+	_, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp("SMa", customer, "Reifenwechsel am "+dateText(day)+" um 14 Uhr"))
 	require.NoError(t, err)
 	testsupport.Eventually(t, 30*time.Second, "the first intent", func() bool {
 		return e.count(t, `SELECT count(*) FROM dedup_decisions WHERE decision = 'new'`) == 1
 	})
-	_, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMb", customer, "Inspektion am "+dateText(day)+" um 14 Uhr"))
+	_, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp("SMb", customer, "Inspektion am "+dateText(day)+" um 14 Uhr"))
 	require.NoError(t, err)
 	var caseID string
 	testsupport.Eventually(t, 30*time.Second, "a review case", func() bool {
@@ -243,7 +247,7 @@ func TestTemporalDownEventStaysPendingAndRelayDelivers(t *testing.T) {
 	sim := e.sim
 	sim.GatewayURL = srv.URL
 	customer := newCustomer()
-	status, _, err := sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp("SMlate", customer, "Hallo"))
+	status, _, err := sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp("SMlate", customer, "Hallo"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status, "accepted: nothing accepted is lost")
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = 'SMlate' AND state = 'pending'`))

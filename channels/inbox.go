@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/activities"
-	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -45,6 +45,16 @@ func (g *Gateway) recordAs(ctx context.Context, eventID, kind string, ev inboxEv
 	return tag.RowsAffected() == 1, nil
 }
 
+// forget removes a recorded delivery whose effect failed, so that
+// Twilio's retry is not dropped as a duplicate: the record and its effect
+// go together. If even that fails, the retry is dropped and the log says
+// which delivery was lost.
+func (g *Gateway) forget(ctx context.Context, eventID string) {
+	if _, err := g.Pool.Exec(ctx, `DELETE FROM inbox_events WHERE provider = 'twilio' AND event_id = $1`, eventID); err != nil {
+		g.log().Error("inbox: failed delivery not forgotten; its retry will be dropped", "event", eventID, "err", err)
+	}
+}
+
 // deliver hands an inbox event to the customer's conversation workflow
 // (started if needed) and marks it delivered. On failure the row stays
 // pending for the relay; the conversation ignores an event ID it has seen,
@@ -64,10 +74,10 @@ func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) erro
 	id := workflows.ConversationWorkflowID(ev.Tenant, ev.Customer)
 	_, err := g.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev.Event, client.StartWorkflowOptions{
 		ID: id, TaskQueue: g.TaskQueue,
-		StaticSummary: "Conversation with " + ops.MaskPhones(ev.Customer),
+		StaticSummary: "Conversation with " + mask.Phones(ev.Customer),
 	}, workflows.ConversationWorkflow, g.conversationInput(ev))
 	if err != nil {
-		return fmt.Errorf("signal conversation %s: %w", ops.MaskPhones(ev.Customer), err)
+		return fmt.Errorf("signal conversation %s: %w", mask.Phones(ev.Customer), err)
 	}
 	_, err = q.Exec(ctx, `UPDATE inbox_events SET state = 'delivered', delivered_at = now() WHERE provider = 'twilio' AND event_id = $1`, ev.Event.EventID)
 	return err

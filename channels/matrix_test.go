@@ -16,6 +16,7 @@ import (
 
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -88,8 +89,8 @@ func TestMatrix04GatewayCrashAfterInboxCommit(t *testing.T) {
 	defer srv.Close()
 	crashed := e.sim
 	crashed.GatewayURL = srv.URL
-	customer, sid := newCustomer(), channels.NewSID("SM")
-	form := channels.WhatsApp(sid, customer, "Reifenwechsel am "+dateText(nextTuesday())+" um 14 Uhr")
+	customer, sid := newCustomer(), twilio.NewSID("SM")
+	form := twilio.WhatsApp(sid, customer, "Reifenwechsel am "+dateText(nextTuesday())+" um 14 Uhr")
 
 	_, _, err := crashed.Post(ctx, channels.RouteWhatsApp, form)
 	require.Error(t, err, "the gateway died before answering")
@@ -131,13 +132,13 @@ func TestMatrix11GenuineSecondBooking(t *testing.T) {
 	ctx := context.Background()
 	tuesday, customer := nextTuesday(), newCustomer()
 	status, _, err := e.sim.Post(ctx, channels.RouteWhatsApp,
-		channels.WhatsApp(channels.NewSID("SM"), customer, "Reifenwechsel am "+dateText(tuesday)+" um 14 Uhr"))
+		twilio.WhatsApp(twilio.NewSID("SM"), customer, "Reifenwechsel am "+dateText(tuesday)+" um 14 Uhr"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 	e.requireBookings(t, 1)
 
 	status, _, err = e.sim.Post(ctx, channels.RouteWhatsApp,
-		channels.WhatsApp(channels.NewSID("SM"), customer, "Und für unser zweites Auto eine Inspektion am "+dateText(tuesday.AddDate(0, 0, 1))+" um 10 Uhr"))
+		twilio.WhatsApp(twilio.NewSID("SM"), customer, "Und für unser zweites Auto eine Inspektion am "+dateText(tuesday.AddDate(0, 0, 1))+" um 10 Uhr"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 	e.requireBookings(t, 2)

@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // scrape GETs /metrics as Prometheus does and parses the text format.
@@ -73,10 +74,10 @@ func TestReplayedWebhookMovesTheInboxCounterOnMetrics(t *testing.T) {
 	gw, reg := stack.GatewayOn(reg, cfg, pool, tc, testsupport.Tenants(t, pool), log)
 	srv := httptest.NewServer(stack.GatewayService(gw, reg, log).Mux())
 	t.Cleanup(srv.Close)
-	sim := channels.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}
+	sim := twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}
 
-	sid := channels.NewSID("SM")
-	form := channels.WhatsApp(sid, fmt.Sprintf("+49151%08d", rand.IntN(100000000)), "Reifenwechsel am Dienstag um 14 Uhr")
+	sid := twilio.NewSID("SM")
+	form := twilio.WhatsApp(sid, fmt.Sprintf("+49151%08d", rand.IntN(100000000)), "Reifenwechsel am Dienstag um 14 Uhr")
 	inbox := map[string]string{"layer": "inbox", "tenant": "demo", "route": channels.RouteWhatsApp}
 	signals := map[string]string{"operation": "SignalWithStartWorkflowExecution"}
 	for i, want := range []float64{0, 1, 2} { // the first delivery, then two redeliveries

@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,12 +8,11 @@ import (
 
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/review"
-	"github.com/bookonce/bookonce/workflows"
 )
 
 func (g *Gateway) listCases(w http.ResponseWriter, r *http.Request) {
 	tenant, _ := web.Tenant(r.Context())
-	cases, err := g.Reviews.ListOpen(r.Context(), tenant)
+	cases, err := g.Reviews.Store.ListOpen(r.Context(), tenant)
 	if err != nil {
 		web.WriteProblem(w, web.NewProblem(http.StatusInternalServerError, "internal", "list review cases failed"))
 		return
@@ -25,9 +23,10 @@ func (g *Gateway) listCases(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusOK, map[string]any{"data": cases})
 }
 
-// resolveCase records the decision once and signals the waiting workflow.
-// The workflow ignores a second decision for the same case, so a repeated
-// call (a double click) has no second effect.
+// resolveCase records the decision once and signals the waiting workflow
+// (review.Resolver, as the ops page does). The workflow ignores a second
+// decision for the same case, so a repeated call (a double click) has no
+// second effect.
 func (g *Gateway) resolveCase(w http.ResponseWriter, r *http.Request) {
 	tenant, _ := web.Tenant(r.Context())
 	var body struct {
@@ -36,63 +35,25 @@ func (g *Gateway) resolveCase(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
-		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request", "body must be {\"action\": \"merge|separate|retry|abandon|proceed\"}"))
+		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request",
+			`body must be {"action": "`+review.Join(review.Actions(), "|")+`"}`))
 		return
 	}
-	switch body.Action {
-	case review.ActionMerge, review.ActionSeparate, review.ActionRetry, review.ActionAbandon, review.ActionProceed:
-	default:
-		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request", "action must be merge, separate, retry, abandon or proceed"))
-		return
-	}
-	c, err := g.resolve(r.Context(), tenant, r.PathValue("id"), body.Action)
-	var signalErr *signalError
+	c, err := g.Reviews.Resolve(r.Context(), tenant, r.PathValue("id"), body.Action)
+	var signalErr *review.SignalError
 	switch {
+	case err == nil:
+		web.WriteJSON(w, http.StatusOK, c)
+	case errors.Is(err, review.ErrUnknownAction), errors.Is(err, review.ErrActionDoesNotFit):
+		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request", err.Error()))
 	case errors.Is(err, review.ErrNotFound):
 		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no review case "+r.PathValue("id")))
-		return
 	case errors.As(err, &signalErr):
 		web.WriteProblem(w, web.NewProblem(http.StatusBadGateway, "workflow_unreachable", "decision recorded; resolve again to re-send it: "+err.Error()))
-		return
-	case err != nil:
+	case errors.Is(err, review.ErrAlreadyResolved):
 		web.WriteProblem(w, web.NewProblem(http.StatusConflict, "already_resolved", err.Error()))
-		return
+	default:
+		g.log().Error("resolve review case", "case", r.PathValue("id"), "err", err)
+		web.WriteProblem(w, web.NewProblem(http.StatusInternalServerError, "internal", "resolving the review case failed"))
 	}
-	web.WriteJSON(w, http.StatusOK, c)
-}
-
-// signalError says the decision is recorded but the workflow was not told.
-type signalError struct{ err error }
-
-func (e *signalError) Error() string { return "signal workflow: " + e.err.Error() }
-func (e *signalError) Unwrap() error { return e.err }
-
-// ResolveCase records a reviewer's decision once and signals the waiting
-// workflow; the ops page and the API share it. The workflow ignores a
-// second decision for the same case, so repeating it is harmless.
-func (g *Gateway) ResolveCase(ctx context.Context, tenant, id string, action review.Action) error {
-	_, err := g.resolve(ctx, tenant, id, action)
-	return err
-}
-
-func (g *Gateway) resolve(ctx context.Context, tenant, id string, action review.Action) (review.Case, error) {
-	c, err := g.Reviews.Get(ctx, id)
-	if err != nil {
-		return c, err
-	}
-	if c.Tenant != tenant {
-		return review.Case{}, review.ErrNotFound
-	}
-	if c, err = g.Reviews.Resolve(ctx, c.ID, action); err != nil {
-		return c, err
-	}
-	if c.Reason == review.ReasonOrphanedEffect {
-		return c, nil // the reconciler's cases: no workflow waits (the saga ended)
-	}
-	err = g.Temporal.SignalWorkflow(ctx, c.WorkflowID, "", workflows.SignalReviewDecision,
-		workflows.ReviewDecision{CaseID: c.ID, Action: action})
-	if err != nil {
-		return c, &signalError{err}
-	}
-	return c, nil
 }

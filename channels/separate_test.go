@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // TestReviewersSeparateBooksAnOverlappingSecondCar: a customer books a
@@ -24,12 +25,12 @@ func TestReviewersSeparateBooksAnOverlappingSecondCar(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	day, customer := nextTuesday(), newCustomer()
-	_, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp(channels.NewSID("SM"), customer, "Reifenwechsel am "+dateText(day)+" um 14 Uhr"))
+	_, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp(twilio.NewSID("SM"), customer, "Reifenwechsel am "+dateText(day)+" um 14 Uhr"))
 	require.NoError(t, err)
 	testsupport.Eventually(t, 60*time.Second, "the first booking confirmed", func() bool {
 		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 1
 	})
-	_, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, channels.WhatsApp(channels.NewSID("SM"), customer, "Reifenwechsel am "+dateText(day)+" um 14:15 Uhr"))
+	_, _, err = e.sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp(twilio.NewSID("SM"), customer, "Reifenwechsel am "+dateText(day)+" um 14:15 Uhr"))
 	require.NoError(t, err)
 	var caseID string
 	testsupport.Eventually(t, 30*time.Second, "a review case", func() bool {

@@ -17,12 +17,13 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/channels/twilio"
 	"github.com/bookonce/bookonce/deploy"
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // Two tenants in one process, configured only by a tenants file: the
@@ -57,7 +58,7 @@ func newTwoTenants(t *testing.T) twoTenants {
 	cfg.TwilioAuthToken = authToken
 	// Client-side credentials of the worker: one token per tenant.
 	cfg.APITokens = map[string]string{demoToken: "demo", londonToken: "london"}
-	cal, pay := testsupport.CalendarAPI(t, cfg, pool), testsupport.PaymentsAPI(t, cfg, pool)
+	cal, pay := stacktest.CalendarAPI(t, cfg, pool), stacktest.PaymentsAPI(t, cfg, pool)
 	cfg.CalendarURL, cfg.PaymentsURL = cal.URL, pay.URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := testsupport.Temporal(t)
@@ -79,14 +80,14 @@ func newTwoTenants(t *testing.T) twoTenants {
 
 	return twoTenants{
 		env: env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL,
-			sim: channels.Simulator{GatewayURL: srv.URL, PublicBaseURL: "https://bookonce.example", AuthToken: authToken}},
+			sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: "https://bookonce.example", AuthToken: authToken}},
 		calendarURL: cal.URL, paymentsURL: pay.URL, twilio: fake,
 	}
 }
 
 // toNumber is a WhatsApp message from a customer to number.
 func toNumber(number, sid, from, text string) url.Values {
-	form := channels.WhatsApp(sid, from, text)
+	form := twilio.WhatsApp(sid, from, text)
 	form.Set("To", "whatsapp:"+number)
 	return form
 }
@@ -120,7 +121,7 @@ func TestSecondTenantBooksInItsOwnCalendarDepositAndWording(t *testing.T) {
 	ctx := context.Background()
 	customer := newCustomer()
 
-	status, twiml, err := e.sim.Post(ctx, channels.RouteWhatsApp, toNumber(londonNumber, channels.NewSID("SM"), customer, "MOT next tuesday at 2pm"))
+	status, twiml, err := e.sim.Post(ctx, channels.RouteWhatsApp, toNumber(londonNumber, twilio.NewSID("SM"), customer, "MOT next tuesday at 2pm"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 	require.NotContains(t, twiml, "not configured")
@@ -208,12 +209,12 @@ func TestUnknownNumberIsAnsweredRecordedAndBooksNothing(t *testing.T) {
 		form        url.Values
 		want        []string
 	}{
-		{"whatsapp", channels.RouteWhatsApp, toNumber(unknown, channels.NewSID("SM"), newCustomer(), "MOT next tuesday at 2pm"),
+		{"whatsapp", channels.RouteWhatsApp, toNumber(unknown, twilio.NewSID("SM"), newCustomer(), "MOT next tuesday at 2pm"),
 			[]string{"<Message>", "not configured"}},
-		{"voice", channels.RouteVoice, url.Values{"CallSid": {channels.NewSID("CA")}, "From": {newCustomer()}, "To": {unknown}},
+		{"voice", channels.RouteVoice, url.Values{"CallSid": {twilio.NewSID("CA")}, "From": {newCustomer()}, "To": {unknown}},
 			[]string{`<Say language="en-GB">`, "not configured", "<Hangup/>"}},
 		{"spoken wish", channels.RouteVoiceGather + "?step=1", func() url.Values {
-			f := channels.Speech(channels.NewSID("CA"), newCustomer(), "Reifenwechsel am Dienstag um 14 Uhr")
+			f := twilio.Speech(twilio.NewSID("CA"), newCustomer(), "Reifenwechsel am Dienstag um 14 Uhr")
 			f.Set("To", unknown)
 			return f
 		}(), []string{"not configured", "<Hangup/>"}},

@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -85,7 +86,7 @@ func (g *Gateway) unroutable(ev inboxEvent) {
 		g.Metrics.unconfigured.WithLabelValues(string(ev.Event.Channel)).Inc()
 	}
 	g.log().Info("webhook recorded without a conversation", "channel", ev.Event.Channel, "reason", ev.Unroutable,
-		"from", ops.MaskPhones(ev.RawFrom[:min(len(ev.RawFrom), 64)]), "event", ev.Event.EventID)
+		"from", mask.Phones(ev.RawFrom[:min(len(ev.RawFrom), 64)]), "event", ev.Event.EventID)
 }
 
 // accept records an inbound event in the inbox and hands it to the
@@ -119,7 +120,7 @@ func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, ans
 	}
 	if err := g.deliver(r.Context(), ev); err != nil {
 		// Accepted all the same: the relay delivers it later.
-		g.log().Warn("conversation not reached; the relay will retry", "customer", ops.MaskPhones(ev.Customer), "err", err)
+		g.log().Warn("conversation not reached; the relay will retry", "customer", mask.Phones(ev.Customer), "err", err)
 	}
 	writeTwiML(w, answer(""))
 }
@@ -181,8 +182,9 @@ func (g *Gateway) voiceGather(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// status applies an outbound message status through a monotonic state
-// machine: an out-of-order callback never moves a message backwards.
+// status records an outbound message's delivery status in the inbox and
+// hands it to the outbox (outbox.Store.RecordStatus), whose state machine
+// never moves a message backwards.
 func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 	sid, _ := sanitise(r.PostForm.Get("MessageSid"))
 	st, _ := sanitise(r.PostForm.Get("MessageStatus"))
@@ -208,21 +210,12 @@ func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 		writeTwiML(w, emptyTwiML)
 		return
 	}
-	outboxID, _ := sanitise(r.URL.Query().Get("outbox_id"))
-	state := map[string]string{"sent": "sent", "delivered": "delivered", "read": "delivered", "failed": "failed", "undelivered": "failed"}[st]
-	if state != "" {
-		_, err = g.Pool.Exec(r.Context(), `UPDATE outbox_messages SET state = $3, provider_id = coalesce(provider_id, $2), updated_at = now()
-			WHERE (id = $1 OR provider_id = $2)
-			  AND (CASE state WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'review' THEN 1 WHEN 'delivered' THEN 2 ELSE 3 END)
-			    < (CASE $3 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 ELSE 3 END)`,
-			outboxID, sid, state)
-		if err != nil {
-			// Forget the delivery so Twilio's retry is not dropped as a
-			// duplicate: the record and its effect go together.
-			_, _ = g.Pool.Exec(r.Context(), `DELETE FROM inbox_events WHERE provider = 'twilio' AND event_id = $1`, ev.Event.EventID)
-			http.Error(w, "try again", http.StatusServiceUnavailable)
-			return
-		}
+	outboxID, _ := sanitise(r.URL.Query().Get(outbox.CallbackParam))
+	if err := g.Outbox.RecordStatus(r.Context(), outboxID, sid, st); err != nil {
+		g.log().Error("outbox status not recorded; Twilio retries", "err", err)
+		g.forget(r.Context(), ev.Event.EventID)
+		http.Error(w, "try again", http.StatusServiceUnavailable)
+		return
 	}
 	g.Metrics.accepted.WithLabelValues(RouteStatus).Inc()
 	writeTwiML(w, emptyTwiML)

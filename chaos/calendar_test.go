@@ -9,6 +9,7 @@ import (
 
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/chaos"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 )
 
@@ -18,7 +19,7 @@ import (
 // reservation.
 func TestLostHoldAnswerWithTheRealCalendar(t *testing.T) {
 	pool := testsupport.Database(t)
-	api := testsupport.CalendarAPI(t, testsupport.Config(t), pool)
+	api := stacktest.CalendarAPI(t, testsupport.Config(t), pool)
 	p, err := chaos.New(api.URL, []chaos.Rule{
 		{Method: "POST", PathPrefix: "/v1/holds", Fault: chaos.DropAfterCommit, Probability: 1, Limit: 1},
 	})

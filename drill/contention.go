@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/internal/mask"
 )
 
 // contention draws the rivals of one contended slot: rivalSize customers,
@@ -56,7 +56,7 @@ func contentionOf(states []wishState, texts map[string][]string, loc *time.Locat
 		}
 		groups[s.Group] = true
 		c.Rivals++
-		who := fmt.Sprintf("%s (%s)", ops.MaskPhones(s.Customer), st.workflowID)
+		who := fmt.Sprintf("%s (%s)", mask.Phones(s.Customer), st.workflowID)
 		switch {
 		case st.outcome == Confirmed:
 			c.Booked++

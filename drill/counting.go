@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/bookonce/bookonce/channels/twilio"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // Every duplicate check counts effects that some constraint does NOT make

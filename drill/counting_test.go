@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookonce/bookonce/channels/twilio"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // TestDuplicateMessagesCountsEveryMessageAtTwilio: the message check sees

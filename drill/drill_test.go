@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookonce/bookonce/channels/intent"
+	"github.com/bookonce/bookonce/intent"
 )
 
 // TestPhrasingsAreUnderstood: every wording the drill sends is understood

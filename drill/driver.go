@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/channels"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // Traffic counts what the drill sent as Twilio.
@@ -34,14 +35,14 @@ type Traffic struct {
 
 // driver plays Twilio and the customers.
 type driver struct {
-	sim     channels.Simulator
+	sim     twilio.Simulator
 	traffic Traffic
 }
 
 func newDriver(e *env, concurrency int) *driver {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = concurrency * 2
-	return &driver{sim: channels.Simulator{GatewayURL: e.gwURL, PublicBaseURL: e.gwURL, AuthToken: e.twilio.AuthToken,
+	return &driver{sim: twilio.Simulator{GatewayURL: e.gwURL, PublicBaseURL: e.gwURL, AuthToken: e.twilio.AuthToken,
 		HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}}
 }
 
@@ -143,15 +144,15 @@ func pause(ctx context.Context, rng *rand.Rand, upTo time.Duration) {
 }
 
 func (d *driver) whatsapp(ctx context.Context, s Scenario, text string, rng *rand.Rand) {
-	d.event(ctx, s, rng, channels.RouteWhatsApp, channels.WhatsApp(channels.NewSID("SM"), s.Customer, text))
+	d.event(ctx, s, rng, channels.RouteWhatsApp, twilio.WhatsApp(twilio.NewSID("SM"), s.Customer, text))
 }
 
 // call is an incoming call (its start is redelivered too, sometimes) and
 // the speech result of the first question.
 func (d *driver) call(ctx context.Context, s Scenario, text string, rng *rand.Rand) {
-	sid := channels.NewSID("CA")
+	sid := twilio.NewSID("CA")
 	d.event(ctx, s, rng, channels.RouteVoice, url.Values{"CallSid": {sid}, "AccountSid": {"ACsimulated"}, "From": {s.Customer}, "To": {"+4930123456"}})
-	d.event(ctx, s, rng, channels.RouteVoiceGather+"?step=1", channels.Speech(sid, s.Customer, text))
+	d.event(ctx, s, rng, channels.RouteVoiceGather+"?step=1", twilio.Speech(sid, s.Customer, text))
 }
 
 // event delivers one webhook like Twilio: retried until answered 200, and

@@ -20,13 +20,13 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/channels/twilio"
 	"github.com/bookonce/bookonce/chaos"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/postgres"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
 

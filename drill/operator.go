@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/mask"
 )
 
 // operatorLimit is the share of bookings that may need a person for a
@@ -77,7 +77,7 @@ func (e *env) operatorLoad(ctx context.Context, byCustomer map[string]Scenario, 
 		if why == "" {
 			why = st.reason
 		}
-		l.InReview = append(l.InReview, fmt.Sprintf("%s %s wish %d (%s): %s", st.scenario.Kind, ops.MaskPhones(st.scenario.Customer), st.wish+1, st.workflowID, why))
+		l.InReview = append(l.InReview, fmt.Sprintf("%s %s wish %d (%s): %s", st.scenario.Kind, mask.Phones(st.scenario.Customer), st.wish+1, st.workflowID, why))
 	}
 	sort.Strings(l.InReview)
 	return l, nil

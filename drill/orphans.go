@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/bookonce/bookonce/channels/ops"
+	"github.com/bookonce/bookonce/internal/mask"
 )
 
 // Orphans are effects still live once every booking has settled that no
@@ -97,7 +97,7 @@ func (e *env) countOrphans(ctx context.Context) (Orphans, error) {
 				o.Captures++
 			}
 			if len(o.Examples) < 10 {
-				o.Examples = append(o.Examples, fmt.Sprintf("%s %s of %s", q.kind, id, ops.MaskPhones(ref)))
+				o.Examples = append(o.Examples, fmt.Sprintf("%s %s of %s", q.kind, id, mask.Phones(ref)))
 			}
 		}
 	}

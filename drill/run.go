@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/chaos"
+	"github.com/bookonce/bookonce/internal/mask"
 )
 
 // Run performs the drill and returns its report. An error means the drill
@@ -209,7 +209,7 @@ func (e *env) report(ctx context.Context, opts Options, all []Scenario, states [
 		default:
 			r.Outcomes.Lost++
 			if len(r.Outcomes.LostWhy) < 10 {
-				r.Outcomes.LostWhy = append(r.Outcomes.LostWhy, fmt.Sprintf("%s wish %d of %s (%s): %s", st.scenario.Kind, st.wish+1, ops.MaskPhones(st.scenario.Customer), st.workflowID, st.reason))
+				r.Outcomes.LostWhy = append(r.Outcomes.LostWhy, fmt.Sprintf("%s wish %d of %s (%s): %s", st.scenario.Kind, st.wish+1, mask.Phones(st.scenario.Customer), st.workflowID, st.reason))
 			}
 		}
 	}

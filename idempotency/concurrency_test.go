@@ -18,6 +18,7 @@ import (
 
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 )
 
@@ -144,9 +145,9 @@ func TestMatrix02ConcurrentSameKey(t *testing.T) {
 			url, contentType, body, rows string
 			created                      int
 		}{
-			{testsupport.CalendarAPI(t, cfg, pool).URL + "/v1/holds", "application/json", string(hold),
+			{stacktest.CalendarAPI(t, cfg, pool).URL + "/v1/holds", "application/json", string(hold),
 				`SELECT count(*) FROM calendar_reservations WHERE reference = 'race-ref'`, http.StatusCreated},
-			{testsupport.PaymentsAPI(t, cfg, pool).URL + "/v1/payment_intents", "application/x-www-form-urlencoded", deposit.Encode(),
+			{stacktest.PaymentsAPI(t, cfg, pool).URL + "/v1/payment_intents", "application/x-www-form-urlencoded", deposit.Encode(),
 				`SELECT count(*) FROM payment_intents WHERE booking_reference = 'race-ref'`, http.StatusOK},
 		} {
 			resps := race(t, perKey, func() (response, error) {

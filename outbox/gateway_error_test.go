@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookonce/bookonce/channels/twilio"
 	"github.com/bookonce/bookonce/chaos"
 	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // messagesPath is the Messages resource of every Twilio account.

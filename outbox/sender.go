@@ -7,26 +7,25 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/outcome"
 )
 
 // Provider sends a message and finds one it may have sent. to is a
 // channel address: "whatsapp:+49…" for WhatsApp, a plain E.164 number for
-// SMS. channels/twilio.Client is the production Provider.
+// SMS. twilio.Client is the production Provider.
 //
-// Send's errors tell the relay what happened through an optional method
-// (errors.As on an interface): Class() outcome.Outcome, decided once at
-// the provider's client boundary from what the provider answered. Final:
-// the provider refused the message for good; Retryable: it certainly did
-// not take it. Unknown, and any error without a class, is an unknown
-// outcome: the message may exist, and only a lookup may settle it.
+// Send's errors tell the relay what happened through outcome.Classed
+// (read with outcome.Of), decided once at the provider's client boundary
+// from what the provider answered. Final: the provider refused the
+// message for good; Retryable: it certainly did not take it. Unknown, and
+// any error without a class, is an unknown outcome: the message may
+// exist, and only a lookup may settle it.
 type Provider interface {
 	Send(ctx context.Context, to, body, callback string) (string, error)
 	// FindSent lists the provider's messages to to with exactly body,
@@ -98,13 +97,6 @@ func address(channel, recipient string) string {
 		return "whatsapp:" + recipient
 	}
 	return recipient
-}
-
-// StatusCallback returns a CallbackURL for the gateway's status webhook
-// at publicBaseURL: <base>/webhooks/twilio/status?outbox_id=<id>.
-func StatusCallback(publicBaseURL string) func(msgID string) string {
-	base := strings.TrimRight(publicBaseURL, "/") + "/webhooks/twilio/status?outbox_id="
-	return func(id string) string { return base + url.QueryEscape(id) }
 }
 
 func (s *Sender) now() time.Time {
@@ -264,7 +256,7 @@ func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
 	// The outcome is recorded even if the relay is being stopped.
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer rcancel()
-	switch class := outcomeOf(err); {
+	switch class := outcome.Of(err); {
 	case err == nil:
 		if err := s.markSent(rctx, c, sid); err != nil {
 			// Sent; the row stays attempted and reconciliation finds it.
@@ -309,27 +301,14 @@ func (s *Sender) release(ctx context.Context, c claimed, set string, cause error
 	return nil
 }
 
-// outcomeOf is the provider's class of a failed send; an error without
-// one is Unknown: without proof, the message may exist.
-func outcomeOf(err error) outcome.Outcome {
-	var c interface{ Class() outcome.Outcome }
-	if errors.As(err, &c) {
-		return c.Class()
-	}
-	return outcome.Unknown
-}
-
 func newToken() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-// phoneLike matches phone numbers in provider error texts (Twilio repeats
-// the To number), so logs never carry a customer's number.
-var phoneLike = regexp.MustCompile(`\+?\d[\d ]{6,}(\d{2})`)
-
-// redact masks phone numbers in err, keeping the last two digits.
+// redact masks phone numbers in err (provider errors repeat the To
+// number), so log lines never carry a customer's number.
 func redact(err error) string {
-	return phoneLike.ReplaceAllString(err.Error(), "***$1")
+	return mask.Phones(err.Error())
 }

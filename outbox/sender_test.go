@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/bookonce/bookonce/channels/twilio"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 const (
@@ -60,7 +60,7 @@ func (e *env) relay() *outbox.Sender {
 		Store:       e.store,
 		Provider:    twilio.New(e.fake.AccountSID, e.fake.AuthToken, from, twilio.WithBaseURL(e.fake.URL())),
 		SendTimeout: sendTimeout,
-		CallbackURL: outbox.StatusCallback("https://bookonce.example/"),
+		CallbackURL: outbox.StatusCallback("https://bookonce.example/", "/webhooks/twilio/status"),
 		Now:         e.now,
 		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -382,5 +382,5 @@ func TestRetryableErrorIsSentLater(t *testing.T) {
 func TestRedactMasksPhoneNumbers(t *testing.T) {
 	got := outbox.Redact(errors.New("The 'To' number whatsapp:+4915112345678 is not a valid phone number"))
 	require.NotContains(t, got, "4915112345678")
-	require.Contains(t, got, "***78")
+	require.Contains(t, got, "whatsapp:+49·········78")
 }

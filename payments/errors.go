@@ -50,19 +50,13 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// Class is the outcome of the failed call (outcome.Classed).
+func (e *Error) Class() Outcome { return e.Outcome }
+
 // OutcomeOf returns the outcome class of err: nil is no failure (0), and a
 // foreign error is Unknown, because without evidence a side effect may
-// have happened.
-func OutcomeOf(err error) Outcome {
-	if err == nil {
-		return 0
-	}
-	var pe *Error
-	if errors.As(err, &pe) {
-		return pe.Outcome
-	}
-	return Unknown
-}
+// have happened (outcome.Of).
+func OutcomeOf(err error) Outcome { return outcome.Of(err) }
 
 // CodeOf returns the provider's error code of err, or "".
 func CodeOf(err error) string {
@@ -73,19 +67,12 @@ func CodeOf(err error) string {
 	return ""
 }
 
-// outcomeForStatus maps an HTTP answer to an outcome. 502/503/504 come
-// from whatever sits in front of the API as often as from the API, so the
-// request may have been processed: Unknown. 409 (the key is in flight) and
-// 429 decide nothing yet. Other 5xx are Retryable: our API rolls back and
-// releases the key on them. 4xx are decisions.
+// outcomeForStatus maps an HTTP answer to an outcome: a 409 is a key in
+// flight (Stripe's idempotency lock), which decides nothing yet; the rest
+// as for any API with idempotency keys (outcome.OfStatus).
 func outcomeForStatus(status int) Outcome {
-	switch {
-	case status == http.StatusBadGateway, status == http.StatusServiceUnavailable, status == http.StatusGatewayTimeout:
-		return Unknown
-	case status == http.StatusConflict, status == http.StatusTooManyRequests, status >= 500:
+	if status == http.StatusConflict {
 		return Retryable
-	case status >= 400:
-		return Final
 	}
-	return Unknown
+	return outcome.OfStatus(status)
 }

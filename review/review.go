@@ -125,7 +125,9 @@ func (s *Store) ListOpen(ctx context.Context, tenant string) ([]Case, error) {
 }
 
 // Resolve records a decision once; resolving a resolved case with the same
-// action succeeds (a double click), with another action fails.
+// action succeeds (a double click), with another action fails with
+// ErrAlreadyResolved. Resolver.Resolve is what callers use: it also checks
+// the action and signals the waiting workflow.
 func (s *Store) Resolve(ctx context.Context, id string, action Action) (Case, error) {
 	tag, err := s.Pool.Exec(ctx, `UPDATE review_cases SET status = 'resolved', resolution = $2, resolved_at = now()
 		WHERE id = $1 AND status = 'open'`, id, string(action))
@@ -137,7 +139,7 @@ func (s *Store) Resolve(ctx context.Context, id string, action Action) (Case, er
 		return Case{}, err
 	}
 	if tag.RowsAffected() == 0 && c.Resolution != action {
-		return c, fmt.Errorf("review case %s was already resolved as %s", id, c.Resolution)
+		return c, fmt.Errorf("review case %s was %w as %s", id, ErrAlreadyResolved, c.Resolution)
 	}
 	return c, nil
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookonce/bookonce/channels/intent"
 	"github.com/bookonce/bookonce/deploy"
+	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/tenants"
 )
 

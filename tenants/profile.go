@@ -8,7 +8,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/bookonce/bookonce/channels/intent"
+	"github.com/bookonce/bookonce/intent"
 )
 
 // Profile is a configured tenant as the running processes use it: its

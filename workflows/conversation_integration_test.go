@@ -15,11 +15,12 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/bookonce/bookonce/channels/twilio"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -172,8 +173,8 @@ func newConvStack(t *testing.T) convStack {
 	t.Helper()
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
-	cfg.CalendarURL = testsupport.CalendarAPI(t, cfg, pool).URL
-	cfg.PaymentsURL = testsupport.PaymentsAPI(t, cfg, pool).URL
+	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
+	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	return convStack{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), cfg: cfg}
 }
 

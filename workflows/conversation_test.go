@@ -23,8 +23,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
-	"github.com/bookonce/bookonce/channels/intent"
 	"github.com/bookonce/bookonce/dedup"
+	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 )

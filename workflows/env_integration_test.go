@@ -12,6 +12,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -40,14 +41,16 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) env {
 		f(&cfg)
 	}
 	e := env{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), cfg: cfg}
-	e.calendar = testsupport.NewProxy(t, testsupport.CalendarAPI(t, cfg, pool).URL)
-	e.payments = testsupport.NewProxy(t, testsupport.PaymentsAPI(t, cfg, pool).URL)
+	e.calendar = testsupport.NewProxy(t, stacktest.CalendarAPI(t, cfg, pool).URL)
+	e.payments = testsupport.NewProxy(t, stacktest.PaymentsAPI(t, cfg, pool).URL)
 	e.cfg.CalendarURL, e.cfg.PaymentsURL = e.calendar.URL, e.payments.URL
 	return e
 }
 
 func (e env) startWorker(t *testing.T) worker.Worker {
-	return testsupport.Worker(t, e.tc, e.queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool))) })
+	return testsupport.Worker(t, e.tc, e.queue, func(r worker.Registry) {
+		stack.Register(r, stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool)))
+	})
 }
 
 // request is a booking of its own: the intent ID is unique per call, so a

@@ -28,6 +28,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
@@ -51,13 +52,15 @@ func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
 	if tweak != nil {
 		tweak(&cfg) // settings of the APIs (e.g. HOLD_TTL) ...
 	}
-	cfg.CalendarURL = testsupport.CalendarAPI(t, cfg, pool).URL
-	cfg.PaymentsURL = testsupport.PaymentsAPI(t, cfg, pool).URL
+	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
+	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	if tweak != nil {
 		tweak(&cfg) // ... and of the worker (e.g. an unreachable calendar)
 	}
 	s := recordStack{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), calendarURL: cfg.CalendarURL}
-	testsupport.Worker(t, s.tc, s.queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool))) })
+	testsupport.Worker(t, s.tc, s.queue, func(r worker.Registry) {
+		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+	})
 	return s
 }
 

@@ -6,8 +6,9 @@ import "github.com/bookonce/bookonce/review"
 const (
 	// SignalCancel: the customer cancels before the booking is confirmed.
 	SignalCancel = "cancel"
-	// SignalReviewDecision carries a reviewer's ReviewDecision.
-	SignalReviewDecision = "review-decision"
+	// SignalReviewDecision carries a reviewer's ReviewDecision (defined,
+	// and sent, by review.Resolver).
+	SignalReviewDecision = review.SignalDecision
 	// SignalPaymentDecision: the appointment tells its payment to capture or void.
 	SignalPaymentDecision = "payment-decision"
 	// SignalPaymentStatus: the payment tells its appointment how authorisation went.
@@ -15,10 +16,7 @@ const (
 )
 
 // ReviewDecision resolves the review case a workflow waits on.
-type ReviewDecision struct {
-	CaseID string        `json:"case_id"`
-	Action review.Action `json:"action"`
-}
+type ReviewDecision = review.Decision
 
 // PaymentAction is the appointment's decision on the deposit.
 type PaymentAction string

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 )
 
@@ -70,9 +71,11 @@ func TestBookExitStatus(t *testing.T) {
 	pool := testsupport.Database(t)
 	tc := testsupport.Temporal(t)
 	queue := testsupport.TaskQueue(t)
-	cfg.CalendarURL = testsupport.CalendarAPI(t, cfg, pool).URL
-	cfg.PaymentsURL = testsupport.PaymentsAPI(t, cfg, pool).URL
-	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool))) })
+	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
+	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
+	testsupport.Worker(t, tc, queue, func(r worker.Registry) {
+		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+	})
 	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
 	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
 	t.Setenv("CALENDAR_URL", cfg.CalendarURL)

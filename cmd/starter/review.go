@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/review"
 )
 
 // reviewCmd lists or resolves review cases through the gateway's API.
 func reviewCmd(args []string, stdout, _ io.Writer) error {
-	fs := newFlags("review", "list | resolve <case-id> <merge|separate|retry|abandon|proceed>")
+	fs := newFlags("review", "list | resolve <case-id> <"+review.Join(review.Actions(), "|")+">")
 	if err := parse(fs, args, stdout, func(rest []string) error {
 		switch {
 		case len(rest) == 1 && rest[0] == "list", len(rest) == 3 && rest[0] == "resolve":

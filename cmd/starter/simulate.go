@@ -11,6 +11,7 @@ import (
 
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // simulateFlags are the flags of "starter simulate".
@@ -43,7 +44,7 @@ func simulate(args []string, stdout, _ io.Writer) error {
 	if f.gateway == "" {
 		f.gateway = "http://" + cfg.GatewayListen
 	}
-	sim := channels.Simulator{GatewayURL: f.gateway, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}
+	sim := twilio.Simulator{GatewayURL: f.gateway, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	route, form, err := f.event(ctx, sim)
@@ -64,15 +65,15 @@ func simulate(args []string, stdout, _ io.Writer) error {
 
 // event is the webhook that carries the customer's text: a WhatsApp
 // message, or the sentence of a call, whose start it posts first.
-func (f *simulateFlags) event(ctx context.Context, sim channels.Simulator) (string, url.Values, error) {
+func (f *simulateFlags) event(ctx context.Context, sim twilio.Simulator) (string, url.Values, error) {
 	if f.channel == "whatsapp" {
 		if f.sid == "" {
-			f.sid = channels.NewSID("SM")
+			f.sid = twilio.NewSID("SM")
 		}
-		return channels.RouteWhatsApp, channels.WhatsApp(f.sid, f.from, f.text), nil
+		return channels.RouteWhatsApp, twilio.WhatsApp(f.sid, f.from, f.text), nil
 	}
 	if f.sid == "" {
-		f.sid = channels.NewSID("CA")
+		f.sid = twilio.NewSID("CA")
 	}
 	status, body, err := sim.Post(ctx, channels.RouteVoice, url.Values{"CallSid": {f.sid}, "From": {f.from}, "To": {"+4930123456"}})
 	if err != nil {
@@ -81,5 +82,5 @@ func (f *simulateFlags) event(ctx context.Context, sim channels.Simulator) (stri
 	if status != http.StatusOK {
 		return "", nil, fmt.Errorf("gateway answered %d: %s", status, body)
 	}
-	return channels.RouteVoiceGather + "?step=1", channels.Speech(f.sid, f.from, f.text), nil
+	return channels.RouteVoiceGather + "?step=1", twilio.Speech(f.sid, f.from, f.text), nil
 }

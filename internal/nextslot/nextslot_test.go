@@ -10,6 +10,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/nextslot"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestFind(t *testing.T) {
 	cfg := testsupport.Config(t)
 	pool := testsupport.Database(t)
-	cal := calendar.NewClient(testsupport.CalendarAPI(t, cfg, pool).URL, config.DefaultAPIToken)
+	cal := calendar.NewClient(stacktest.CalendarAPI(t, cfg, pool).URL, config.DefaultAPIToken)
 	ctx := context.Background()
 	now := time.Now()
 	const customer, other = "+4915112345678", "+4915187654321"

@@ -16,11 +16,12 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/ops"
+	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
@@ -103,14 +104,15 @@ func Gateway(cfg config.Config, pool *pgxpool.Pool, tc client.Client, tenants *t
 // dialled WithMetrics on, so /metrics shows the gateway's Temporal calls too.
 func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, tc client.Client, tenants *tenants.Registry, log *slog.Logger, more ...prometheus.Gatherer) (*channels.Gateway, *prometheus.Registry) {
 	reg.MustRegister(&telemetry.State{Pool: pool, Log: log})
+	reviews := &review.Resolver{Store: &review.Store{Pool: pool}, Temporal: tc}
 	gw := &channels.Gateway{
 		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenants: tenants,
 		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", PaymentMethod: ConversationCard,
-		Tokens: tenants.Authenticate, Reviews: &review.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
+		Tokens: tenants.Authenticate, Reviews: reviews, Outbox: &outbox.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
 	}
 	page := &ops.Page{
-		Pool: pool, Reviews: gw.Reviews, Resolve: gw.ResolveCase,
+		Pool: pool, Reviews: reviews,
 		Gatherers: append([]prometheus.Gatherer{reg}, more...),
 		UIBaseURL: fmt.Sprintf("http://127.0.0.1:%d", cfg.TemporalUIPort), Namespace: cfg.TemporalNamespace,
 		Tokens: tenants, SessionKey: opsSessionKey(cfg), Logger: log.With("service", "ops"),

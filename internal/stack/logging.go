@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/mask"
 )
 
 // Logger builds the process logger: text for people, JSON for machines.
@@ -26,19 +25,12 @@ func Logger(cfg config.Config, w io.Writer) *slog.Logger {
 }
 
 // MaskPhones wraps next so that E.164 phone numbers in the message and in
-// every attribute (also nested in groups, errors and values) are masked as
-// the ops page masks them, keeping the country code and the last two
-// digits: "+4915112345678" -> "+49·········78". Numbers reach logs in
-// places no caller controls: the conversation workflow ID
-// customer:<tenant>:<E164> is a field of every Temporal SDK log line, and
-// provider errors repeat the recipient.
+// every attribute (also nested in groups, errors and values) are masked
+// by mask.Phones, as everywhere else: "+4915112345678" -> "+49·········78".
+// Numbers reach logs in places no caller controls: the conversation
+// workflow ID customer:<tenant>:<E164> is a field of every Temporal SDK
+// log line, and provider errors repeat the recipient.
 func MaskPhones(next slog.Handler) slog.Handler { return maskingHandler{next} }
-
-// maskPhones is ops.MaskPhones without the no-break space the page uses
-// against line wrapping: in a log line it would only be escaped.
-func maskPhones(s string) string {
-	return strings.ReplaceAll(ops.MaskPhones(s), "\u00a0", "")
-}
 
 type maskingHandler struct{ next slog.Handler }
 
@@ -47,7 +39,7 @@ func (h maskingHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h maskingHandler) Handle(ctx context.Context, r slog.Record) error {
-	masked := slog.NewRecord(r.Time, r.Level, maskPhones(r.Message), r.PC)
+	masked := slog.NewRecord(r.Time, r.Level, mask.Phones(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		masked.AddAttrs(maskAttr(a))
 		return true
@@ -78,7 +70,7 @@ func maskAttr(a slog.Attr) slog.Attr {
 	a.Value = a.Value.Resolve()
 	switch a.Value.Kind() {
 	case slog.KindString:
-		a.Value = slog.StringValue(maskPhones(a.Value.String()))
+		a.Value = slog.StringValue(mask.Phones(a.Value.String()))
 	case slog.KindGroup:
 		a.Value = slog.GroupValue(maskAttrs(a.Value.Group())...)
 	case slog.KindAny:
@@ -88,7 +80,7 @@ func maskAttr(a slog.Attr) slog.Attr {
 		} else {
 			text = fmt.Sprintf("%+v", a.Value.Any())
 		}
-		if masked := maskPhones(text); masked != text {
+		if masked := mask.Phones(text); masked != text {
 			a.Value = slog.StringValue(masked)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 
 const (
 	phone  = "+4915112345678"
-	masked = "+49·········78" // as the ops page shows it, without its no-break space
+	masked = "+49·········78" // mask.Phones, as the ops page shows it
 )
 
 type customer struct{ Name, Phone string }

@@ -6,9 +6,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/bookonce/bookonce/channels/twilio"
+	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // SendEvery is how often the outbox relay looks for reserved messages.
@@ -19,7 +20,7 @@ const SendEvery = 2 * time.Second
 func OutboxSender(cfg config.Config, pool *pgxpool.Pool, provider outbox.Provider, log *slog.Logger) *outbox.Sender {
 	return &outbox.Sender{
 		Store: &outbox.Store{Pool: pool}, Provider: provider, SendTimeout: cfg.OutboxSendTimeout,
-		CallbackURL: outbox.StatusCallback(cfg.PublicBaseURL), Log: log.With("component", "outbox"),
+		CallbackURL: outbox.StatusCallback(cfg.PublicBaseURL, channels.RouteStatus), Log: log.With("component", "outbox"),
 	}
 }
 

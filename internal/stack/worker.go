@@ -16,8 +16,8 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
-	"github.com/bookonce/bookonce/channels/intent"
 	"github.com/bookonce/bookonce/dedup"
+	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/payments"
@@ -100,7 +100,7 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 			Extractor: extractor(cfg),
 			Tenants:   tenants.Get,
 			Location:  cfg.Timezone,
-			Dedup:    &dedup.Store{Pool: pool, Window: cfg.DedupWindow, Retention: cfg.IdempotencyTTL, Location: cfg.Timezone},
+			Dedup:     &dedup.Store{Pool: pool, Window: cfg.DedupWindow, Retention: cfg.IdempotencyTTL, Location: cfg.Timezone},
 		},
 	}
 }

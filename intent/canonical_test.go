@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookonce/bookonce/channels/intent"
+	"github.com/bookonce/bookonce/intent"
 )
 
 const customer = "+4915112345678"

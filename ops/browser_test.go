@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookonce/bookonce/channels/ops"
 	"github.com/bookonce/bookonce/internal/browser"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/ops"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -79,22 +79,11 @@ func TestBrowserResolvesCaseAndWorkflowContinues(t *testing.T) {
 	dups.WithLabelValues("inbox", tenant, "/webhooks/twilio/whatsapp").Add(2)
 	dups.WithLabelValues("idempotency", tenant, "POST /v1/bookings").Add(1)
 
-	rec := &recorder{}
+	rec := &signals{next: tc}
 	page := &ops.Page{
-		Pool: pool, Reviews: store, Gatherers: []prometheus.Gatherer{reg},
+		Pool: pool, Reviews: &review.Resolver{Store: store, Temporal: rec}, Gatherers: []prometheus.Gatherer{reg},
 		UIBaseURL: "http://127.0.0.1:8233", Namespace: "default",
 		Tokens: ops.StaticTokens{token: tenant},
-		// The gateway's resolve: record the decision, then signal.
-		Resolve: func(ctx context.Context, tn, id string, a review.Action) error {
-			rec.mu.Lock()
-			rec.calls = append(rec.calls, call{tn, id, a})
-			rec.mu.Unlock()
-			c, err := store.Resolve(ctx, id, a)
-			if err != nil {
-				return err
-			}
-			return tc.SignalWorkflow(ctx, c.WorkflowID, "", workflows.SignalReviewDecision, workflows.ReviewDecision{CaseID: c.ID, Action: a})
-		},
 	}
 	srv := httptest.NewServer(page.Handler())
 	defer srv.Close()
@@ -126,7 +115,7 @@ func TestBrowserResolvesCaseAndWorkflowContinues(t *testing.T) {
 	require.Equal(t, srv.URL+"/ops?action=separate&resolved="+caseID, location)
 	t.Logf("browser: signed in, clicked and reloaded in %s", time.Since(start).Round(time.Millisecond))
 
-	require.Equal(t, []call{{tenant, caseID, review.ActionSeparate}}, rec.get(), "Resolve exactly once")
+	require.Equal(t, []signal{{wfID, review.SignalDecision, review.Decision{CaseID: caseID, Action: review.ActionSeparate}}}, rec.get(), "signalled exactly once")
 	c, err := store.Get(ctx, caseID)
 	require.NoError(t, err)
 	require.Equal(t, "resolved", c.Status)

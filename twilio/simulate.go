@@ -1,4 +1,4 @@
-package channels
+package twilio
 
 import (
 	"context"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookonce/bookonce/channels/twilio"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 const sender = "+4930123456"

@@ -14,7 +14,7 @@ import (
 	twclient "github.com/twilio/twilio-go/client"
 	openapi "github.com/twilio/twilio-go/rest/api/v2010"
 
-	"github.com/bookonce/bookonce/channels/twilio"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // rewrite sends twilio-go's https://api.twilio.com requests to the fake.

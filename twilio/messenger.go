@@ -1,4 +1,7 @@
-// Package twilio sends bookonce's outbound messages through Twilio's
+// Package twilio is everything bookonce knows about Twilio's wire
+// protocols, in both directions.
+//
+// Client (messenger.go) sends outbound messages through Twilio's
 // Programmable Messaging API (WhatsApp and SMS) with the official
 // twilio-go library, and classifies every failure at this boundary: a
 // caller learns whether Twilio certainly did not create the message
@@ -9,7 +12,9 @@
 // API has no idempotency key, so an unknown outcome is settled by
 // FindSent, never by sending again.
 //
-// FakeServer (fake.go) is a wire-level fake of the same API for tests.
+// FakeServer (fake.go) is a wire-level fake of the same API for tests and
+// `make run`; Simulator (simulate.go) posts webhooks signed as Twilio
+// signs them, so the gateway can be driven without Twilio.
 package twilio
 
 import (
@@ -367,21 +372,25 @@ func twilioCode(err error) int {
 	return 0
 }
 
-// byTwilioError classifies the HTTP status of Twilio's own error document.
+// byTwilioError classifies the HTTP status of Twilio's own error
+// document. Twilio keeps no idempotency keys and promises no rollback, so
+// it differs from outcome.OfStatus in two ways: a 503 (and a credentials
+// or account error) with Twilio's document proves the request was turned
+// away, and any other 5xx may come after the message was created.
 func byTwilioError(status int) Outcome {
 	switch {
-	case status == http.StatusTooManyRequests, status == http.StatusServiceUnavailable:
+	case status == http.StatusServiceUnavailable:
 		// Twilio turned the request away before taking it.
 		return Retryable
 	case status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusNotFound:
 		// Credentials or account: nothing was created and the message is
 		// fine; it can go once the configuration is fixed.
 		return Retryable
-	case status >= 400 && status < 500:
-		return Final
-	default:
+	case status >= 500:
 		// 500, 502, 504 even from Twilio itself: it may have created the
 		// message before failing.
 		return Unknown
 	}
+	// 429: not taken yet; other 4xx: refused for good.
+	return outcome.OfStatus(status)
 }

@@ -3,40 +3,10 @@ package ops
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
-	"strings"
 
-	"github.com/nyaruka/phonenumbers"
+	"github.com/bookonce/bookonce/internal/mask"
 )
-
-// phoneRE finds E.164 numbers (as Twilio sends them, also inside
-// "whatsapp:+49…" and workflow IDs such as "customer:t:+49…").
-var phoneRE = regexp.MustCompile(`\+[1-9][0-9]{6,14}`)
-
-// MaskPhones masks every E.164 phone number in s, keeping the country code
-// and the last two digits: "+4915112345678" -> "+49\u00a0·········78"
-// (a no-break space, so the masked number never wraps).
-func MaskPhones(s string) string {
-	return phoneRE.ReplaceAllStringFunc(s, maskPhone)
-}
-
-func maskPhone(n string) string {
-	digits := n[1:]
-	cc := ""
-	if num, err := phonenumbers.Parse(n, ""); err == nil && num.GetCountryCode() != 0 {
-		cc = strconv.Itoa(int(num.GetCountryCode()))
-	}
-	if cc == "" || !strings.HasPrefix(digits, cc) {
-		cc = digits[:1] // unknown country code: keep only the first digit
-	}
-	hidden := len(digits) - len(cc) - 2
-	if hidden < 1 {
-		hidden = 1
-	}
-	return "+" + cc + "\u00a0" + strings.Repeat("·", hidden) + digits[len(digits)-2:]
-}
 
 type detail struct{ Key, Value string }
 
@@ -82,7 +52,7 @@ func summarize(raw json.RawMessage, max int) []detail {
 			if r := []rune(s); len(r) > 90 {
 				s = string(r[:89]) + "…"
 			}
-			out = append(out, detail{Key: prefix, Value: MaskPhones(s)})
+			out = append(out, detail{Key: prefix, Value: mask.Phones(s)})
 		}
 	}
 	walk("", v)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookonce/bookonce/channels/intent"
+	"github.com/bookonce/bookonce/intent"
 )
 
 const (

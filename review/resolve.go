@@ -1,0 +1,136 @@
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// SignalDecision is the signal that carries a reviewer's Decision to the
+// workflow waiting on a case. The workflows receive it under this name
+// (workflows.SignalReviewDecision); recorded histories hold it, so it
+// never changes.
+const SignalDecision = "review-decision"
+
+// Decision resolves the review case a workflow waits on.
+type Decision struct {
+	CaseID string `json:"case_id"`
+	Action Action `json:"action"`
+}
+
+// Actions lists every decision, in the order they are offered.
+func Actions() []Action {
+	return []Action{ActionMerge, ActionSeparate, ActionRetry, ActionAbandon, ActionProceed}
+}
+
+// ActionsFor are the decisions that fit a case's reason.
+func ActionsFor(reason Reason) []Action {
+	switch reason {
+	case ReasonPotentialDuplicate:
+		return []Action{ActionMerge, ActionSeparate, ActionAbandon}
+	case ReasonUnknownOutcome:
+		return []Action{ActionRetry, ActionProceed, ActionAbandon}
+	case ReasonOrphanedEffect:
+		// The person settled it by hand: kept (proceed) or undone (abandon).
+		return []Action{ActionProceed, ActionAbandon}
+	}
+	return Actions()
+}
+
+// Join lists actions for people: "merge, separate, abandon".
+func Join(actions []Action, sep string) string {
+	s := make([]string, len(actions))
+	for i, a := range actions {
+		s[i] = string(a)
+	}
+	return strings.Join(s, sep)
+}
+
+// Errors of Resolver.Resolve besides ErrNotFound; match with errors.Is.
+var (
+	// ErrUnknownAction: the action is none of Actions().
+	ErrUnknownAction = errors.New("unknown review action")
+	// ErrActionDoesNotFit: the action is not one of ActionsFor the case's
+	// reason (e.g. retry for a potential duplicate).
+	ErrActionDoesNotFit = errors.New("review action does not fit the case")
+	// ErrAlreadyResolved: the case was resolved with another action.
+	ErrAlreadyResolved = errors.New("already resolved")
+)
+
+// ActionError is a refused action; it matches ErrUnknownAction or
+// ErrActionDoesNotFit.
+type ActionError struct {
+	Action Action
+	// Reason is the case's reason; "" for an unknown action.
+	Reason Reason
+}
+
+func (e *ActionError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("%q is not a review action; use %s", string(e.Action), Join(Actions(), ", "))
+	}
+	return fmt.Sprintf("a %s case can be resolved with %s, not %s", e.Reason, Join(ActionsFor(e.Reason), ", "), e.Action)
+}
+
+// Is matches the sentinel of the refusal.
+func (e *ActionError) Is(target error) bool {
+	if e.Reason == "" {
+		return target == ErrUnknownAction
+	}
+	return target == ErrActionDoesNotFit
+}
+
+// SignalError says the decision is recorded but the waiting workflow was
+// not told. Resolving again with the same action sends it again.
+type SignalError struct{ Err error }
+
+func (e *SignalError) Error() string { return "signal workflow: " + e.Err.Error() }
+func (e *SignalError) Unwrap() error { return e.Err }
+
+// Signaler delivers a signal to a workflow (a Temporal client.Client).
+type Signaler interface {
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+}
+
+// Resolver is the one way a reviewer's decision takes effect, whether it
+// comes from the review API (and so the CLI) or the ops page: the action
+// is checked against the case's reason, recorded once, and signalled to
+// the waiting workflow.
+type Resolver struct {
+	Store    *Store
+	Temporal Signaler
+}
+
+// Resolve records action for the tenant's case id and signals the
+// waiting workflow. Another tenant's case is ErrNotFound. Repeating a
+// decision (a double click, a retry after a *SignalError) records nothing
+// new and signals again: the workflow ignores a second decision for the
+// same case. The reconciler's orphaned_effect cases have no waiting
+// workflow (the saga ended), so they are only recorded.
+func (r *Resolver) Resolve(ctx context.Context, tenant, id string, action Action) (Case, error) {
+	if !slices.Contains(Actions(), action) {
+		return Case{}, &ActionError{Action: action}
+	}
+	c, err := r.Store.Get(ctx, id)
+	if err != nil {
+		return Case{}, err
+	}
+	if c.Tenant != tenant {
+		return Case{}, ErrNotFound
+	}
+	if !slices.Contains(ActionsFor(c.Reason), action) {
+		return c, &ActionError{Action: action, Reason: c.Reason}
+	}
+	if c, err = r.Store.Resolve(ctx, c.ID, action); err != nil {
+		return c, err
+	}
+	if c.Reason == ReasonOrphanedEffect {
+		return c, nil
+	}
+	if err := r.Temporal.SignalWorkflow(ctx, c.WorkflowID, "", SignalDecision, Decision{CaseID: c.ID, Action: action}); err != nil {
+		return c, &SignalError{Err: err}
+	}
+	return c, nil
+}
