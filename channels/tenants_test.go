@@ -2,7 +2,6 @@ package channels_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -104,16 +103,6 @@ func get(t *testing.T, token, u string) (int, string) {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, string(body)
-}
-
-// listed is the "data" of a list answer (calendar and payment APIs).
-func listed(t *testing.T, body string) []map[string]any {
-	t.Helper()
-	var l struct {
-		Data []map[string]any `json:"data"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &l), body)
-	return l.Data
 }
 
 func TestSecondTenantBooksInItsOwnCalendarDepositAndWording(t *testing.T) {
