@@ -37,6 +37,7 @@
 //	409 idempotency_key_in_flight + Retry-After: the first request with
 //	    this key still runs (or a late holder was fenced)
 //	422 idempotency_key_reused: same key, other payload; nothing runs
+//	    (400 with ProblemStyle StripeJSON, Stripe's status)
 //	429 rate_limited + Retry-After: tenant's quota of new keys per minute
 //	stored status and byte-identical body + Idempotent-Replayed: true: the
 //	    key completed before; the handler does not run

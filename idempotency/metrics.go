@@ -20,7 +20,8 @@ type Metrics struct {
 	Replays *prometheus.CounterVec
 	// InFlight counts 409 answers for a key whose first request still runs.
 	InFlight *prometheus.CounterVec
-	// PayloadMismatch counts 422 answers: same key, other payload.
+	// PayloadMismatch counts answers to a key reused with another payload
+	// (422; 400 in Stripe's style).
 	PayloadMismatch *prometheus.CounterVec
 	// LeaseTakeovers counts pending keys taken over after their lease ended
 	// (a holder crashed or was too slow).
@@ -56,7 +57,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "bookonce_idempotency_in_flight_total", Help: "Requests answered 409 because the key's first request is still running.",
 		}, tl),
 		PayloadMismatch: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "bookonce_idempotency_payload_mismatch_total", Help: "Requests answered 422 because the key was used with another payload.",
+			Name: "bookonce_idempotency_payload_mismatch_total", Help: "Requests refused (422, or 400 in Stripe's style) because the key was used with another payload.",
 		}, tl),
 		LeaseTakeovers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bookonce_idempotency_lease_takeovers_total", Help: "Pending keys taken over after their lease expired.",

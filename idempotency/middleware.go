@@ -107,7 +107,7 @@ func (s *Store) answer(w http.ResponseWriter, r *http.Request, sc scope, c claim
 	case mismatch:
 		m.PayloadMismatch.WithLabelValues(sc.tenant, sc.operation).Inc()
 		m.blocked(sc.tenant, sc.operation)
-		s.problem(w, http.StatusUnprocessableEntity, CodeKeyReused,
+		s.problem(w, s.reusedStatus(), CodeKeyReused,
 			"this idempotency key was used with a different request payload; use a new key for a new operation")
 	case rateLimited:
 		retryAfter(w, s.now(), c.until)

@@ -39,6 +39,17 @@ var stripeTypes = map[string]string{
 	CodeInternal:      "api_error",
 }
 
+// reusedStatus is the status of a key reused with another payload: 422 in
+// the problem+json style (RFC 9110: the request is well-formed but cannot
+// be processed), 400 in Stripe's, because Stripe answers 400 and a client
+// written against Stripe must see the same status here.
+func (s *Store) reusedStatus() int {
+	if s.style == StripeJSON {
+		return http.StatusBadRequest
+	}
+	return http.StatusUnprocessableEntity
+}
+
 // problem writes an error answer in the store's style.
 func (s *Store) problem(w http.ResponseWriter, status int, code, detail string) {
 	if s.style != StripeJSON {

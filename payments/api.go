@@ -25,15 +25,21 @@ import (
 //
 // Differences from Stripe, all deliberate:
 //   - An Idempotency-Key is required on every POST (stripe-go always sends
-//     one); the same key with another payload answers 422 idempotency_error
-//     where Stripe answers 400, and a key in flight 409.
-//   - Payment intents are created and confirmed in one call (confirm=true);
-//     capture_method manual (deposits: authorise now, capture later) and
-//     automatic/automatic_async are supported.
+//     one); the same key with another payload answers 400
+//     idempotency_error, as Stripe does, and a key in flight 409.
+//   - capture_method manual (deposits: authorise now, capture later) and
+//     automatic/automatic_async are supported; an intent is confirmed on
+//     create (confirm=true) or later (POST .../confirm).
 //   - One live authorisation per metadata booking_reference and step
 //     (rule 11); Stripe has no such guard.
 //   - Payment methods are Stripe's test tokens (pm_card_visa, ...,
-//     pm_card_chargeDeclined); there is no card network.
+//     pm_card_chargeDeclined); there is no card network. The hosted
+//     payment page of a Checkout Session (GET/POST /pay/{session}) offers
+//     them as a plain HTML form, with a 3-D Secure approve/deny step for
+//     pm_card_authenticationRequired.
+//   - Events are recorded in the transaction of the change they report
+//     and delivered to webhook endpoints by a Deliverer (see
+//     docs/payment-links.md).
 type Server struct {
 	Pool        *pgxpool.Pool
 	Idempotency *idempotency.Store
@@ -43,6 +49,12 @@ type Server struct {
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// PageBaseURL is the public base URL of the hosted payment pages
+	// (a Checkout Session's url); empty means the address the API was
+	// called on.
+	PageBaseURL string
+	// Timezone is the zone the hosted page shows times in; nil means UTC.
+	Timezone *time.Location
 }
 
 // Operation names: the idempotency scope of each mutating route.
@@ -51,6 +63,10 @@ const (
 	OpCaptureIntent = "POST /v1/payment_intents/{id}/capture"
 	OpCancelIntent  = "POST /v1/payment_intents/{id}/cancel"
 	OpCreateRefund  = "POST /v1/refunds"
+	OpConfirmIntent = "POST /v1/payment_intents/{id}/confirm"
+	OpCreateSession = "POST /v1/checkout/sessions"
+	OpExpireSession = "POST /v1/checkout/sessions/{id}/expire"
+	OpCreateWebhook = "POST /v1/webhook_endpoints"
 )
 
 // Handler returns the API's routes behind secret-key authentication. Only
@@ -65,6 +81,13 @@ func (s *Server) Handler() http.Handler {
 	idem(OpCaptureIntent, s.captureIntent)
 	idem(OpCancelIntent, s.cancelIntent)
 	idem(OpCreateRefund, s.createRefund)
+	idem(OpConfirmIntent, s.confirmIntent)
+	idem(OpCreateSession, s.createSession)
+	idem(OpExpireSession, s.expireSession)
+	idem(OpCreateWebhook, s.createWebhookEndpoint)
+	mux.HandleFunc("GET /v1/checkout/sessions/{id}", s.getSession)
+	mux.HandleFunc("GET /v1/events", s.listEvents)
+	mux.HandleFunc("GET /v1/events/{id}", s.getEvent)
 	mux.HandleFunc("GET /v1/payment_intents", s.listIntents)
 	mux.HandleFunc("GET /v1/payment_intents/search", s.searchIntents)
 	mux.HandleFunc("GET /v1/payment_intents/{id}", s.getIntent)
@@ -73,15 +96,23 @@ func (s *Server) Handler() http.Handler {
 		writeError(r.Context(), w, &apiError{status: http.StatusNotFound, Type: typeInvalidRequest,
 			Message: "Unrecognized request URL (" + r.Method + ": " + r.URL.Path + ")."})
 	})
-	return requestID(stripeAuthErrors(web.BearerAuth(s.Tokens, mux)))
+	// The hosted payment page is the customer's, not the merchant's: no
+	// secret key, the session ID in its URL is the capability.
+	pages := http.NewServeMux()
+	pages.HandleFunc("GET /pay/{session}", s.payPage)
+	pages.HandleFunc("POST /pay/{session}", s.pay)
+	pages.Handle("/", requestID(stripeAuthErrors(web.BearerAuth(s.Tokens, mux))))
+	return pages
 }
 
 // requestID sets Stripe's Request-Id on every answer, replays included
 // (each attempt is its own request), so a support case can name one.
 func requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Request-Id", newID("req_"))
-		next.ServeHTTP(w, r)
+		id := newID("req_")
+		w.Header().Set("Request-Id", id)
+		// Events name the request that caused them (Stripe's request.id).
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
 	})
 }
 

@@ -63,7 +63,9 @@ func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
 		{"malformed bracket", "/v1/payment_intents", create.Encode() + "&metadata%5Bx=1", want{400, "invalid_request_error", "", "metadata[x"}},
 		{"metadata key too long", "/v1/payment_intents", with(create, "metadata["+strings.Repeat("k", 41)+"]", "v").Encode(), want{400, "invalid_request_error", "", "metadata[" + strings.Repeat("k", 41) + "]"}},
 		{"unknown payment method", "/v1/payment_intents", with(create, "payment_method", "pm_nope").Encode(), want{400, "invalid_request_error", "resource_missing", "payment_method"}},
-		{"missing confirm", "/v1/payment_intents", with(create, "confirm", "").Encode(), want{400, "invalid_request_error", "parameter_missing", "confirm"}},
+		// Without confirm the intent is created unconfirmed (Stripe's
+		// requires_confirmation), so only a malformed confirm is bad input.
+		{"malformed confirm", "/v1/payment_intents", with(create, "confirm", "yes").Encode(), want{400, "invalid_request_error", "", "confirm"}},
 		{"bad capture method", "/v1/payment_intents", with(create, "capture_method", "later").Encode(), want{400, "invalid_request_error", "", "capture_method"}},
 		{"unexpandable", "/v1/payment_intents", with(create, "expand[0]", "customer").Encode(), want{400, "invalid_request_error", "", "expand"}},
 		{"unknown customer", "/v1/payment_intents", with(create, "customer", "bob").Encode(), want{400, "invalid_request_error", "resource_missing", "customer"}},

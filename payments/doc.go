@@ -3,7 +3,7 @@
 // stripe-go implementation (StripeGateway).
 //
 // The API speaks a faithful subset of Stripe's v1 wire protocol for
-// PaymentIntents and Refunds, so stripe-go works against it unchanged and
+// PaymentIntents, Refunds, Checkout Sessions and events, so stripe-go works against it unchanged and
 // production can switch to api.stripe.com by changing only the base URL and
 // the secret key. Every mutating route runs in the idempotency middleware's
 // transaction: the effect and the stored answer commit together, a retry
@@ -11,6 +11,11 @@
 // (a declined card, a wrong state) are stored and replayed like successes.
 // PostgreSQL is the last line: one live authorisation per booking reference
 // and step, and never more refunded than captured.
+//
+// For payment links the API also serves Checkout Sessions with a hosted
+// payment page (/pay/{session}), records Stripe-style events in the
+// transaction of the change they report, and delivers them as signed
+// webhooks (Deliverer); see docs/payment-links.md.
 //
 // The Gateway classifies every failure as Retryable, Final or Unknown
 // (OutcomeOf), makes "already captured" and "already canceled" successes so

@@ -95,6 +95,12 @@ type formSpec struct {
 	scalars []string // name=value
 	maps    []string // name[key]=value (metadata)
 	lists   []string // name[]=v or name[0]=v (expand)
+	// objects and arrays take nested brackets of any depth
+	// (payment_intent_data[metadata][k], line_items[0][price_data][currency]);
+	// the handler names the accepted paths (see form.nested). An array's
+	// first segment must be an index.
+	objects []string
+	arrays  []string
 }
 
 // form is a request bound to its formSpec.
@@ -102,6 +108,9 @@ type form struct {
 	scalars map[string]string
 	maps    map[string]map[string]string
 	lists   map[string][]string
+	// deep holds objects and arrays by their full key, e.g.
+	// "line_items[0][quantity]".
+	deep map[string]string
 }
 
 func contains(list []string, s string) bool {
@@ -115,7 +124,7 @@ func contains(list []string, s string) bool {
 
 // bindForm checks fields against spec and groups them.
 func bindForm(fields []formField, spec formSpec) (form, *apiError) {
-	f := form{scalars: map[string]string{}, maps: map[string]map[string]string{}, lists: map[string][]string{}}
+	f := form{scalars: map[string]string{}, maps: map[string]map[string]string{}, lists: map[string][]string{}, deep: map[string]string{}}
 	for _, fl := range fields {
 		name := fl.path[0]
 		switch {
@@ -140,6 +149,10 @@ func bindForm(fields []formField, spec formSpec) (form, *apiError) {
 				}
 			}
 			f.lists[name] = append(f.lists[name], fl.value)
+		case len(fl.path) >= 2 && (contains(spec.objects, name) || contains(spec.arrays, name)):
+			if err := addDeep(f.deep, fl, contains(spec.arrays, name)); err != nil {
+				return form{}, err
+			}
 		default:
 			return form{}, unknownParam(fl.raw)
 		}
@@ -173,6 +186,27 @@ func addMapEntry(maps map[string]map[string]string, fl formField) *apiError {
 		return invalidRequest(name, "", name+" can have at most "+strconv.Itoa(maxMetadataKeys)+" keys")
 	}
 	m[k] = fl.value
+	return nil
+}
+
+// addDeep records one nested field under its canonical key. Empty
+// segments are refused: "line_items[][quantity]" names no item.
+func addDeep(deep map[string]string, fl formField, array bool) *apiError {
+	for _, seg := range fl.path[1:] {
+		if seg == "" {
+			return unknownParam(fl.raw)
+		}
+	}
+	if array {
+		if _, err := strconv.ParseUint(fl.path[1], 10, 8); err != nil {
+			return unknownParam(fl.raw)
+		}
+	}
+	key := fl.path[0] + "[" + strings.Join(fl.path[1:], "][") + "]"
+	if _, dup := deep[key]; dup {
+		return invalidRequest(fl.raw, "", "received more than one value for "+fl.raw)
+	}
+	deep[key] = fl.value
 	return nil
 }
 

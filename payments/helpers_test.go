@@ -39,6 +39,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, func(*payments.Server) {})
+}
+
+// newEnvWith is newEnv with the server adjusted first (a clock, a zone).
+func newEnvWith(t *testing.T, adjust func(*payments.Server)) *env {
+	t.Helper()
 	pool := testsupport.Database(t)
 	store := idempotency.NewStore(pool, idempotency.Options{ProblemStyle: idempotency.StripeJSON})
 	srv := &payments.Server{
@@ -46,6 +52,7 @@ func newEnv(t *testing.T) *env {
 		Tokens: web.StaticTokens(map[string]string{secretKey: "demo", otherTenantKey: "other"}),
 		Logger: slog.New(slog.DiscardHandler),
 	}
+	adjust(srv)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return &env{

@@ -46,56 +46,51 @@ var createIntentSpec = formSpec{
 
 // validateCreate turns the form into the row to insert, or the first
 // problem Stripe would name. Nothing is written before it passes.
-func validateCreate(f form) (intentRow, *apiError) {
+func validateCreate(f form) (intentRow, bool, *apiError) {
 	var row intentRow
 	amount, ok, err := f.integer("amount", 1, MaxAmount)
 	if err != nil {
-		return row, err
+		return row, false, err
 	} else if !ok {
-		return row, missingParam("amount")
+		return row, false, missingParam("amount")
 	}
 	cur, ok := f.str("currency")
 	if !ok {
-		return row, missingParam("currency")
+		return row, false, missingParam("currency")
 	}
 	if !currencies[cur] {
-		return row, invalidRequest("currency", "", "Invalid currency: "+cur+". Supported: eur, usd, gbp, chf and other ISO 4217 codes in lowercase.")
+		return row, false, invalidRequest("currency", "", "Invalid currency: "+cur+". Supported: eur, usd, gbp, chf and other ISO 4217 codes in lowercase.")
 	}
 	method, err := f.oneOf("capture_method", "manual", "automatic", "automatic_async")
 	if err != nil {
-		return row, err
+		return row, false, err
 	}
 	if method == "" {
 		method = "automatic_async" // Stripe's default; deposits must ask for manual
 	}
-	confirm, sent, err := f.boolean("confirm")
-	switch {
-	case err != nil:
-		return row, err
-	case !sent:
-		return row, invalidRequest("confirm", CodeParameterMissing, "This API creates and confirms in one call: send confirm=true.")
-	case !confirm:
-		return row, invalidRequest("confirm", "", "This API does not support unconfirmed PaymentIntents: send confirm=true.")
+	confirm, _, err := f.boolean("confirm")
+	if err != nil {
+		return row, false, err
 	}
-	pm, ok := f.str("payment_method")
-	if !ok || pm == "" {
-		return row, missingParam("payment_method")
+	pm, _ := f.str("payment_method")
+	if confirm && pm == "" {
+		return row, false, missingParam("payment_method")
 	}
-	if _, known := testCards[pm]; !known {
-		return row, invalidRequest("payment_method", CodeResourceMissing, "No such PaymentMethod: '"+pm+"'")
+	if _, known := testCards[pm]; pm != "" && !known {
+		return row, false, invalidRequest("payment_method", CodeResourceMissing, "No such PaymentMethod: '"+pm+"'")
 	}
 	customer, _ := f.str("customer")
 	if customer != "" && !strings.HasPrefix(customer, "cus_") {
-		return row, invalidRequest("customer", CodeResourceMissing, "No such customer: '"+customer+"'")
+		return row, false, invalidRequest("customer", CodeResourceMissing, "No such customer: '"+customer+"'")
 	}
 	desc, _ := f.str("description")
 	if len(desc) > 1000 {
-		return row, invalidRequest("description", "", "description can be at most 1000 characters long")
+		return row, false, invalidRequest("description", "", "description can be at most 1000 characters long")
 	}
 	return intentRow{
 		Amount: amount, Currency: cur, CaptureMethod: method, PaymentMethod: pm, Customer: customer,
 		Description: desc, Metadata: f.maps["metadata"],
-	}, nil
+	}, confirm, nil
 }
 
 // mutation starts a mutating intent request: the idempotency transaction,
@@ -127,9 +122,13 @@ func (s *Server) createIntent(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	row, apiErr := validateCreate(f)
+	row, confirm, apiErr := validateCreate(f)
 	if apiErr != nil {
 		writeError(ctx, w, apiErr)
+		return
+	}
+	if !confirm {
+		s.createUnconfirmed(w, r, tx, row, expand["latest_charge"])
 		return
 	}
 	tenant := tenantOf(r)
@@ -172,6 +171,10 @@ func (s *Server) createIntent(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.internalError(w, r, "insert payment intent", err)
+		return
+	}
+	if err := s.emit(r, tx, createdEvent(row.Status), row.ID, row.object(false)); err != nil {
+		s.internalError(w, r, "record payment intent event", err)
 		return
 	}
 	idempotency.SetResource(ctx, "payment_intent", row.ID)
@@ -258,6 +261,9 @@ func (s *Server) captureIntent(w http.ResponseWriter, r *http.Request) {
 			return s.failed(r, "capture payment intent", err)
 		}
 		row.Status, row.AmountCaptured = StatusSucceeded, amount
+		if err := s.emit(r, tx, EventIntentSucceeded, row.ID, row.object(false)); err != nil {
+			return s.failed(r, "record capture event", err)
+		}
 		return nil
 	})
 }
@@ -271,14 +277,18 @@ func (s *Server) cancelIntent(w http.ResponseWriter, r *http.Request) {
 		if apiErr != nil {
 			return apiErr
 		}
-		if row.Status != StatusRequiresCapture && row.Status != StatusRequiresPaymentMethod {
-			return unexpectedState(row.object(false), "cancellation", "canceled: requires_payment_method, requires_capture")
+		if row.Status != StatusRequiresCapture && !confirmable(row.Status) {
+			return unexpectedState(row.object(false), "cancellation",
+				"canceled: requires_payment_method, requires_confirmation, requires_action, requires_capture")
 		}
 		now := s.now()
 		if err := cancelIntent(r.Context(), tx, tenantOf(r), row.ID, reason, now); err != nil {
 			return s.failed(r, "cancel payment intent", err)
 		}
 		row.Status, row.CancellationReason, row.CanceledAt = StatusCanceled, reason, &now
+		if err := s.emit(r, tx, EventIntentCanceled, row.ID, row.object(false)); err != nil {
+			return s.failed(r, "record cancel event", err)
+		}
 		return nil
 	})
 }

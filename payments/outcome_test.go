@@ -40,7 +40,8 @@ func TestGatewayClassifiesOutcomes(t *testing.T) {
 		{"key in flight", stripeErr(409, "idempotency_error", "idempotency_key_in_flight"), payments.Retryable, 409},
 		{"rate limited", stripeErr(429, "invalid_request_error", "rate_limit"), payments.Retryable, 429},
 		{"declined", stripeErr(402, "card_error", "card_declined"), payments.Final, 402},
-		{"key reused", stripeErr(422, "idempotency_error", "idempotency_key_reused"), payments.Final, 422},
+		// The payment API answers 400 since payment links (Stripe's status).
+		{"key reused", stripeErr(400, "idempotency_error", "idempotency_key_reused"), payments.Final, 400},
 		{"bad key", stripeErr(401, "invalid_request_error", ""), payments.Final, 401},
 		{"connection dropped", func(w http.ResponseWriter, r *http.Request) {
 			conn, _, err := http.NewResponseController(w).Hijack()

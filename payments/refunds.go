@@ -106,6 +106,11 @@ func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "insert refund", err)
 		return
 	}
+	row.AmountRefunded += amount
+	if err := s.emit(r, tx, EventChargeRefunded, row.ChargeID, row.charge()); err != nil {
+		s.internalError(w, r, "record refund event", err)
+		return
+	}
 	idempotency.SetResource(ctx, "refund", ref.ID)
 	writeJSON(w, http.StatusOK, ref.object())
 }

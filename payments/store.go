@@ -106,7 +106,8 @@ func captureIntent(ctx context.Context, q querier, tenant, id string, amount int
 
 func cancelIntent(ctx context.Context, q querier, tenant, id, reason string, now time.Time) error {
 	_, err := q.Exec(ctx, `UPDATE payment_intents SET status = 'canceled', canceled_at = $3, cancellation_reason = nullif($4, '')
-		WHERE tenant_id = $1 AND id = $2 AND status IN ('requires_payment_method', 'requires_capture')`, tenant, id, now, reason)
+		WHERE tenant_id = $1 AND id = $2
+		  AND status IN ('requires_payment_method', 'requires_confirmation', 'requires_action', 'requires_capture')`, tenant, id, now, reason)
 	return err
 }
 

@@ -140,7 +140,8 @@ func TestDeclinedCardIsStoredAndReplayed(t *testing.T) {
 }
 
 // TestMatrix03KeyReusedOtherPayload proves failure-matrix item 3 (one key
-// reused with a different payload): a loud 422 idempotency_error, the
+// reused with a different payload): a loud 400 idempotency_error (Stripe's
+// status; it was 422 before payment links, see idempotency.Store), the
 // payment tables unchanged to the byte, and the key still replays its
 // first answer.
 func TestMatrix03KeyReusedOtherPayload(t *testing.T) {
@@ -158,7 +159,7 @@ func TestMatrix03KeyReusedOtherPayload(t *testing.T) {
 		_, err = e.sc.V1PaymentIntents.Create(ctx, other)
 		var se *stripe.Error
 		require.ErrorAs(t, err, &se)
-		require.Equal(t, http.StatusUnprocessableEntity, se.HTTPStatusCode)
+		require.Equal(t, http.StatusBadRequest, se.HTTPStatusCode)
 		require.Equal(t, stripe.ErrorTypeIdempotency, se.Type)
 	}
 	require.Equal(t, before, e.snapshot(), "the rejected requests wrote nothing")

@@ -191,6 +191,7 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	}
 	g.Go(func() error { calStore.RunReaper(ctx, stack.ReapEvery); return nil })
 	g.Go(func() error { payStore.RunReaper(ctx, stack.ReapEvery); return nil })
+	g.Go(func() error { stack.PaymentsWebhooks(cfg, pool, log).Run(ctx, stack.DeliverEvery); return nil })
 	g.Go(func() error { gw.RunRelay(ctx, stack.RelayEvery); return nil })
 	twilioClient, note, stopFake := stack.Twilio(cfg), "Twilio", func() {}
 	if cfg.TwilioAPIURL == "" && cfg.TwilioAuthToken == config.DevTwilioAuthToken {

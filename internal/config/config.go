@@ -47,6 +47,11 @@ type Config struct {
 	// yes; Stripe, whose search index lags: no). Only then does "not
 	// found" prove absence, and may the saga try again under a new key.
 	PaymentsAuthoritativeLookup bool
+	// StripeWebhookURL, when set, receives every event of the payment API
+	// of each tenant, signed with StripeWebhookSecret (whsec_...);
+	// StripeWebhookTwice delivers each one twice on purpose (the drill).
+	StripeWebhookURL, StripeWebhookSecret string
+	StripeWebhookTwice                    bool
 	// PublicBaseURL is the gateway's externally visible URL; Twilio signs
 	// requests against it.
 	PublicBaseURL string
@@ -200,6 +205,9 @@ func (r *reader) settings() Config {
 // derived reads what depends on other settings or needs parsing of its own.
 func (r *reader) derived(c *Config) {
 	_, c.TemporalAddressSet = r.lookup("TEMPORAL_ADDRESS")
+	if err := c.readWebhook(r.get); err != nil {
+		r.fail(err.Error())
+	}
 	c.OpsScrapeURLs = scrapeURLs(r.get("OPS_SCRAPE_URLS", ""), *c)
 	var err error
 	if c.PaymentsAuthoritativeLookup, err = authoritativeLookup(r.get("PAYMENTS_AUTHORITATIVE_LOOKUP", ""), c.PaymentsURL); err != nil {

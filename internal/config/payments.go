@@ -40,3 +40,27 @@ func isStripe(u string) bool {
 	host := strings.ToLower(parsed.Hostname())
 	return host == "stripe.com" || strings.HasSuffix(host, ".stripe.com")
 }
+
+// readWebhook reads STRIPE_WEBHOOK_URL, STRIPE_WEBHOOK_SECRET and
+// STRIPE_WEBHOOK_DELIVER_TWICE. A URL needs a whsec_ secret: an unsigned
+// webhook would be accepted by nobody who checks, and by anybody who
+// does not.
+func (c *Config) readWebhook(get func(name, def string) string) error {
+	c.StripeWebhookURL = get("STRIPE_WEBHOOK_URL", "")
+	c.StripeWebhookSecret = get("STRIPE_WEBHOOK_SECRET", "")
+	twice, err := strconv.ParseBool(get("STRIPE_WEBHOOK_DELIVER_TWICE", "false"))
+	if err != nil {
+		return fmt.Errorf("STRIPE_WEBHOOK_DELIVER_TWICE must be true or false")
+	}
+	c.StripeWebhookTwice = twice
+	if c.StripeWebhookURL == "" {
+		return nil
+	}
+	if u, err := url.Parse(c.StripeWebhookURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("STRIPE_WEBHOOK_URL must be an http(s) URL")
+	}
+	if !strings.HasPrefix(c.StripeWebhookSecret, "whsec_") {
+		return fmt.Errorf("STRIPE_WEBHOOK_SECRET must be a whsec_ signing secret when STRIPE_WEBHOOK_URL is set")
+	}
+	return nil
+}

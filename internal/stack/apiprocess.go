@@ -21,7 +21,8 @@ func RunCalendar(ctx context.Context, p Process) error {
 }
 
 // RunPayments is the payment API process: the Stripe-compatible API on
-// PAYMENTS_LISTEN and its idempotency-key reaper, until ctx ends.
+// PAYMENTS_LISTEN, its idempotency-key reaper and its webhook deliverer,
+// until ctx ends.
 // cmd/payments runs it, and the chaos drill runs it in a child process.
 func RunPayments(ctx context.Context, p Process) error {
 	reg, err := LoadTenants(ctx, p.Pool, p.Log)
@@ -29,7 +30,9 @@ func RunPayments(ctx context.Context, p Process) error {
 		return err
 	}
 	svc, store := PaymentsService(p.Config, p.Pool, reg, p.Log)
+	webhooks := PaymentsWebhooks(p.Config, p.Pool, p.Log)
 	p.Log.Info("payment API listening", "addr", p.Config.PaymentsListen)
 	return Serve(ctx, p.Log, map[string]web.Service{p.Config.PaymentsListen: svc},
-		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) }, RunTenants(reg))
+		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) },
+		func(ctx context.Context) { webhooks.Run(ctx, DeliverEvery) }, RunTenants(reg))
 }

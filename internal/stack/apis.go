@@ -56,8 +56,24 @@ func CalendarService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON, Logger: log.With("service", "payments")})
-	srv := &payments.Server{Pool: pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments")}
+	srv := &payments.Server{Pool: pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments"), Timezone: cfg.Timezone}
 	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
+}
+
+// DeliverEvery is how often the payment API delivers due webhooks and
+// expires due Checkout Sessions.
+const DeliverEvery = time.Second
+
+// PaymentsWebhooks builds the payment API's webhook deliverer, with the
+// configured endpoint (STRIPE_WEBHOOK_URL) for every tenant.
+func PaymentsWebhooks(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *payments.Deliverer {
+	d := &payments.Deliverer{Pool: pool, Twice: cfg.StripeWebhookTwice, Logger: log.With("service", "payments")}
+	if cfg.StripeWebhookURL != "" {
+		for _, tenant := range cfg.Tenants() {
+			d.Endpoints = append(d.Endpoints, payments.ConfigEndpoint{Tenant: tenant, URL: cfg.StripeWebhookURL, Secret: cfg.StripeWebhookSecret})
+		}
+	}
+	return d
 }
 
 // ReapEvery is how often expired idempotency keys are deleted.

@@ -1,0 +1,191 @@
+package payments_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/stripe/stripe-go/v84"
+	"github.com/stripe/stripe-go/v84/webhook"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/payments"
+)
+
+// receiver is a webhook endpoint that answers the statuses it is given in
+// turn (then 200) and keeps what it received.
+type receiver struct {
+	mu       sync.Mutex
+	answers  []int
+	bodies   [][]byte
+	headers  []string
+	endpoint *httptest.Server
+}
+
+func newReceiver(t *testing.T, answers ...int) *receiver {
+	rc := &receiver{answers: answers}
+	rc.endpoint = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		rc.bodies, rc.headers = append(rc.bodies, body), append(rc.headers, r.Header.Get("Stripe-Signature"))
+		status := http.StatusOK
+		if len(rc.answers) > 0 {
+			status, rc.answers = rc.answers[0], rc.answers[1:]
+		}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(rc.endpoint.Close)
+	return rc
+}
+
+// received verifies every delivery as a Stripe integration would and
+// returns the events.
+func (rc *receiver) received(t *testing.T, secret string) []stripe.Event {
+	t.Helper()
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []stripe.Event
+	for i, body := range rc.bodies {
+		ev, err := webhook.ConstructEvent(body, rc.headers[i], secret)
+		require.NoError(t, err, "delivery %d must carry Stripe's signature", i)
+		out = append(out, ev)
+	}
+	return out
+}
+
+func (e *env) deliverer(c *clock) *payments.Deliverer {
+	return &payments.Deliverer{Pool: e.pool, Now: c.Now, MinBackoff: time.Second, MaxBackoff: 4 * time.Second,
+		Logger: slog.New(slog.DiscardHandler)}
+}
+
+// endpoint registers a webhook endpoint through stripe-go.
+func (e *env) endpoint(key, u string, types ...string) *stripe.WebhookEndpoint {
+	e.t.Helper()
+	p := &stripe.WebhookEndpointCreateParams{URL: stripe.String(u), EnabledEvents: stripe.StringSlice(types)}
+	p.SetIdempotencyKey(key)
+	we, err := e.sc.V1WebhookEndpoints.Create(context.Background(), p)
+	require.NoError(e.t, err)
+	require.Regexp(e.t, `^whsec_`, we.Secret)
+	return we
+}
+
+// An endpoint that fails twice gets the event three times, with the same
+// ID and a valid signature each time, after capped backoff; an event type
+// it did not enable never reaches it.
+func TestWebhookRetriedUntilAccepted(t *testing.T) {
+	t.Parallel()
+	e, c := newClockEnv(t)
+	rc := newReceiver(t, 500, 500)
+	we := e.endpoint("k-we", rc.endpoint.URL, payments.EventCheckoutCompleted)
+	d := e.deliverer(c)
+	ctx := context.Background()
+
+	cs, err := e.sc.V1CheckoutSessions.Create(ctx, sessionParams("k-cs-hook", "appointment:demo:hook", time.Time{}))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, e.payForm(cs.URL, url.Values{"payment_method": {"pm_card_visa"}}).status)
+
+	steps := []struct {
+		advance      time.Duration
+		wantAttempts int
+	}{
+		{0, 1},           // 500
+		{0, 0},           // not due yet
+		{time.Second, 1}, // 500 after MinBackoff
+		{time.Second, 0}, // backoff doubled: 2s
+		{time.Second, 1}, // 200
+		{time.Hour, 0},   // delivered, never again
+	}
+	for i, s := range steps {
+		c.advance(s.advance)
+		n, err := d.Pass(ctx)
+		require.NoError(t, err)
+		require.Equal(t, s.wantAttempts, n, "step %d", i)
+	}
+	got := rc.received(t, we.Secret)
+	require.Len(t, got, 3)
+	for _, ev := range got {
+		require.Equal(t, got[0].ID, ev.ID, "a retry is the same event")
+		require.Equal(t, stripe.EventType(payments.EventCheckoutCompleted), ev.Type)
+		var s stripe.CheckoutSession
+		require.NoError(t, json.Unmarshal(ev.Data.Raw, &s))
+		require.Equal(t, cs.ID, s.ID)
+	}
+	require.Equal(t, 1, e.count("webhook_deliveries", "delivered_at IS NOT NULL AND attempts = 3 AND last_status = 200"))
+	_, err = webhook.ConstructEvent(rc.bodies[0], rc.headers[0], "whsec_wrong")
+	require.Error(t, err, "another secret must not verify")
+}
+
+// The configured endpoint receives every event type; the drill's knob
+// sends each one twice, byte for byte.
+func TestConfiguredEndpointDeliversTwiceOnPurpose(t *testing.T) {
+	t.Parallel()
+	e, c := newClockEnv(t)
+	rc := newReceiver(t)
+	d := e.deliverer(c)
+	d.Twice = true
+	d.Endpoints = []payments.ConfigEndpoint{{Tenant: "demo", URL: rc.endpoint.URL, Secret: "whsec_configured"}}
+	n, err := d.Pass(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Equal(t, 1, e.count("webhook_endpoints", ""), "the configured endpoint exists before the first event")
+
+	cs, err := e.sc.V1CheckoutSessions.Create(context.Background(), sessionParams("k-cs-cfg", "appointment:demo:cfg", time.Time{}))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, e.payForm(cs.URL, url.Values{"payment_method": {"pm_card_visa"}}).status)
+	n, err = d.Pass(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "amount_capturable_updated and checkout.session.completed")
+	got := rc.received(t, "whsec_configured")
+	require.Len(t, got, 4)
+	require.Equal(t, got[0].ID, got[1].ID)
+	require.Equal(t, rc.bodies[0], rc.bodies[1])
+	require.ElementsMatch(t, []stripe.EventType{payments.EventAmountCapturableUpdated, payments.EventCheckoutCompleted},
+		[]stripe.EventType{got[0].Type, got[2].Type})
+}
+
+// The payment link as the payments process serves it (stack wiring,
+// dev configuration): the session, the page and the configured webhook.
+func TestPaymentLinkThroughTheStack(t *testing.T) {
+	t.Parallel()
+	cfg := testsupport.Config(t)
+	pool := testsupport.Database(t)
+	api := stacktest.PaymentsAPI(t, cfg, pool)
+	rc := newReceiver(t)
+	cfg.StripeWebhookURL, cfg.StripeWebhookSecret = rc.endpoint.URL, "whsec_stack"
+	d := stack.PaymentsWebhooks(cfg, pool, slog.New(slog.DiscardHandler))
+	sc := rawClient(api, config.DefaultAPIToken)
+	ctx := context.Background()
+
+	_, err := d.Pass(ctx) // the configured endpoint exists before the first event
+	require.NoError(t, err)
+	cs, err := sc.V1CheckoutSessions.Create(ctx, sessionParams("k-stack", "appointment:demo:stack", time.Time{}))
+	require.NoError(t, err)
+	res, err := api.Client().PostForm(cs.URL, url.Values{"payment_method": {"pm_card_visa"}})
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	n, err := d.Pass(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	types := []stripe.EventType{}
+	for _, ev := range rc.received(t, "whsec_stack") {
+		types = append(types, ev.Type)
+	}
+	require.ElementsMatch(t, []stripe.EventType{payments.EventAmountCapturableUpdated, payments.EventCheckoutCompleted}, types)
+}
