@@ -14,18 +14,40 @@ import (
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 // ErrTypeDedupFinal marks a dedup failure that retrying cannot fix.
 const ErrTypeDedupFinal = "DedupRejected"
 
 // Understanding holds what the conversation activities need besides the
-// clients: the extractor, the catalogue, the business time zone, dedup.
+// clients: the extractor, the tenants (catalogue, time zone, terms), dedup.
 type Understanding struct {
 	Extractor intent.Extractor
+	// Tenants returns a tenant's configuration (the tenants registry).
+	// When nil, Catalogue and Location serve every tenant and no terms are
+	// returned.
+	Tenants   func(tenant string) (*tenants.Profile, bool)
 	Catalogue func(tenant string) (intent.Catalogue, error)
 	Location  *time.Location
 	Dedup     *dedup.Store
+}
+
+// ErrUnknownTenant: a message for a tenant that is not configured (any
+// more); retrying cannot fix it.
+var ErrUnknownTenant = errors.New("tenant not configured")
+
+// tenant returns the catalogue, time zone and terms of a tenant.
+func (u Understanding) tenant(id string) (intent.Catalogue, *time.Location, *TenantTerms, error) {
+	if u.Tenants == nil {
+		cat, err := u.Catalogue(id)
+		return cat, u.Location, nil, err
+	}
+	p, ok := u.Tenants(id)
+	if !ok {
+		return intent.Catalogue{}, nil, nil, fmt.Errorf("tenant %q: %w", id, ErrUnknownTenant)
+	}
+	return p.Catalogue(), p.Location, TermsOf(p), nil
 }
 
 // ExtractInput is one inbound text to understand.
@@ -36,25 +58,28 @@ type ExtractInput struct {
 }
 
 // Understood is an extraction validated against the catalogue and the
-// opening hours; Question is set when the customer must be asked.
+// opening hours; Question is set when the customer must be asked. Terms
+// are the tenant's terms as configured when the message was understood
+// (nil in histories recorded before tenants were configurable).
 type Understood struct {
 	Result   intent.Result `json:"result"`
 	Question string        `json:"question,omitempty"`
+	Terms    *TenantTerms  `json:"terms,omitempty"`
 }
 
 // ExtractIntent understands a message relative to when it was received
 // (not when the activity runs: a retry must understand it the same way).
 func (a *Activities) ExtractIntent(ctx context.Context, in ExtractInput) (Understood, error) {
 	u := a.Understanding
-	cat, err := u.Catalogue(in.Tenant)
+	cat, loc, terms, err := u.tenant(in.Tenant)
 	if err != nil {
 		return Understood{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeDedupFinal, err)
 	}
-	r, err := u.Extractor.Extract(ctx, in.Text, in.ReceivedAt, u.Location, cat)
+	r, err := u.Extractor.Extract(ctx, in.Text, in.ReceivedAt, loc, cat)
 	if err != nil {
 		return Understood{}, fmt.Errorf("extract intent: %w", err)
 	}
-	out := Understood{Result: r, Question: r.Question}
+	out := Understood{Result: r, Question: r.Question, Terms: terms}
 	return out, nil
 }
 
@@ -68,11 +93,11 @@ type ValidateInput struct {
 // ValidateIntent checks a wish against catalogue and opening hours and
 // returns the clarifying question when it does not fit ("" when it does).
 func (a *Activities) ValidateIntent(ctx context.Context, in ValidateInput) (string, error) {
-	cat, err := a.Understanding.Catalogue(in.Tenant)
+	cat, loc, _, err := a.Understanding.tenant(in.Tenant)
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeDedupFinal, err)
 	}
-	err = intent.Validate(in.Result, in.ReceivedAt, a.Understanding.Location, cat)
+	err = intent.Validate(in.Result, in.ReceivedAt, loc, cat)
 	var ve *intent.ValidationError
 	if errors.As(err, &ve) {
 		return ve.Question, nil

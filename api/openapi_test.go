@@ -110,7 +110,7 @@ func calendarHandler(t *testing.T, pool *pgxpool.Pool) http.Handler {
 	now := func() time.Time { return fixedNow }
 	srv := &calendar.Server{
 		Pool: pool, Idempotency: idempotency.NewStore(pool, idempotency.Options{Now: now, Registerer: reg}),
-		Tokens: map[string]string{calendarToken: "demo"}, Timezone: berlin, HoldTTL: 10 * time.Minute,
+		Tokens: web.StaticTokens(map[string]string{calendarToken: "demo"}), Timezone: berlin, HoldTTL: 10 * time.Minute,
 		Now: now, Logger: slog.New(slog.DiscardHandler),
 	}
 	return web.Service{Name: "calendar", Handler: srv.Handler(), Gatherer: reg}.Mux()
@@ -123,7 +123,7 @@ func paymentsHandler(t *testing.T, pool *pgxpool.Pool) http.Handler {
 	// As in production (stack.PaymentsService): key errors in Stripe's shape.
 	store := idempotency.NewStore(pool, idempotency.Options{ProblemStyle: idempotency.StripeJSON, Registerer: reg})
 	srv := &payments.Server{
-		Pool: pool, Idempotency: store, Tokens: map[string]string{paymentsKey: "demo"},
+		Pool: pool, Idempotency: store, Tokens: web.StaticTokens(map[string]string{paymentsKey: "demo"}),
 		Logger: slog.New(slog.DiscardHandler),
 	}
 	return web.Service{Name: "payments", Handler: srv.Handler(), Gatherer: reg}.Mux()

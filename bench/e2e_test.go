@@ -51,18 +51,20 @@ func newE2EEnv(t *testing.T) e2eEnv {
 	seedResources(t, e.pool)
 	cfg := e.cfg
 	log := stack.Logger(cfg, io.Discard)
-	cal, _ := stack.CalendarService(cfg, e.pool, log)
-	pay, _ := stack.PaymentsService(cfg, e.pool, log)
+	cal, _ := stack.CalendarService(cfg, e.pool, testsupport.Tenants(t, e.pool), log)
+	pay, _ := stack.PaymentsService(cfg, e.pool, testsupport.Tenants(t, e.pool), log)
 	calSrv, paySrv := httptest.NewServer(cal.Mux()), httptest.NewServer(pay.Mux())
 	t.Cleanup(calSrv.Close)
 	t.Cleanup(paySrv.Close)
 	cfg.CalendarURL, cfg.PaymentsURL = calSrv.URL, paySrv.URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := testsupport.Temporal(t)
-	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, e.pool)) })
+	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
+		stack.Register(r, stack.NewActivities(cfg, e.pool, testsupport.Tenants(t, e.pool)))
+	})
 	bare := testsupport.TaskQueue(t)
 	testsupport.Worker(t, tc, bare, registerBare)
-	gw, _ := stack.Gateway(cfg, e.pool, tc, log)
+	gw, _ := stack.Gateway(cfg, e.pool, tc, testsupport.Tenants(t, e.pool), log)
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	return e2eEnv{cfg: cfg, pool: e.pool, tc: tc, bareQueue: bare, base: 40_000_000 + rand.IntN(40_000_000),

@@ -54,7 +54,7 @@ func newIngestEnv(t *testing.T) ingestEnv {
 	cfg.TaskQueue = testsupport.TaskQueue(t) // nobody polls it
 	// Logs are formatted as in production and then dropped: their cost
 	// counts, their volume does not flood the benchmark's output.
-	gw, _ := stack.Gateway(cfg, e.pool, tc, stack.Logger(cfg, io.Discard))
+	gw, _ := stack.Gateway(cfg, e.pool, tc, testsupport.Tenants(t, e.pool), stack.Logger(cfg, io.Discard))
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	return ingestEnv{cfg: cfg, pool: e.pool, tc: tc, gw: gw, base: rand.IntN(30_000_000),
@@ -113,8 +113,8 @@ func (e ingestEnv) rawOp() Op {
 		_, err := e.tc.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev, client.StartWorkflowOptions{
 			ID: id, TaskQueue: e.cfg.TaskQueue, StaticSummary: "Conversation with " + mask.Phones(customer),
 		}, workflows.ConversationWorkflow, workflows.ConversationInput{
-			Tenant: config.DefaultTenant, Customer: customer, DepositAmount: stack.ConversationDeposit,
-			Currency: stack.ConversationCurrency, PaymentMethod: stack.ConversationCard, Timezone: e.cfg.Timezone.String(),
+			Tenant: config.DefaultTenant, Customer: customer, DepositAmount: 2000,
+			Currency: "eur", PaymentMethod: stack.ConversationCard, Timezone: e.cfg.Timezone.String(),
 		})
 		return err
 	}

@@ -57,7 +57,7 @@ func withMiddleware(quota int) func(pool *pgxpool.Pool) *idempotency.Store {
 // given idempotency store, on a loopback port.
 func calendarServer(t testing.TB, cfg config.Config, pool *pgxpool.Pool, store *idempotency.Store) *httptest.Server {
 	srv := &calendar.Server{
-		Pool: pool, Idempotency: store, Tokens: cfg.APITokens, Timezone: cfg.Timezone,
+		Pool: pool, Idempotency: store, Tokens: web.StaticTokens(cfg.APITokens), Timezone: cfg.Timezone,
 		HoldTTL: cfg.HoldTTL,
 	}
 	s := httptest.NewServer(srv.Handler())
@@ -128,7 +128,7 @@ func post(ctx context.Context, c *http.Client, url, key string, body []byte, wan
 // each request is claim + complete and nothing else.
 func noopHandler(store *idempotency.Store) http.Handler {
 	noop := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	return web.BearerAuth(map[string]string{token: tenant}, store.Middleware(noopOp, noop))
+	return web.BearerAuth(web.StaticTokens(map[string]string{token: tenant}), store.Middleware(noopOp, noop))
 }
 
 // noopServer serves noopHandler on a loopback port.

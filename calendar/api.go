@@ -21,10 +21,14 @@ import (
 type Server struct {
 	Pool        *pgxpool.Pool
 	Idempotency *idempotency.Store
-	// Tokens maps bearer token to tenant.
-	Tokens map[string]string
-	// Timezone is the zone of opening hours.
+	// Tokens authenticates bearer tokens (token -> tenant).
+	Tokens web.TokenLookup
+	// Timezone is the zone of opening hours of tenants Zones does not
+	// know (or of all tenants when Zones is nil).
 	Timezone *time.Location
+	// Zones returns a tenant's time zone (its opening hours are in it);
+	// nil for a tenant it does not know.
+	Zones func(tenant string) *time.Location
 	// HoldTTL is how long a hold lives unconfirmed.
 	HoldTTL time.Duration
 	// Region reads customer numbers without a country code (the front desk
@@ -33,6 +37,19 @@ type Server struct {
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+}
+
+// zone is the time zone of a tenant's opening hours.
+func (s *Server) zone(tenant string) *time.Location {
+	if s.Zones != nil {
+		if loc := s.Zones(tenant); loc != nil {
+			return loc
+		}
+	}
+	if s.Timezone != nil {
+		return s.Timezone
+	}
+	return time.UTC
 }
 
 // Operation names: the idempotency scope of each mutating route.

@@ -46,7 +46,7 @@ func newFixture(t *testing.T) fixture {
 	clk := &clock{now: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)} // a Monday
 	srv := &calendar.Server{
 		Pool: pool, Idempotency: idempotency.NewStore(pool, idempotency.Options{Now: clk.Now}),
-		Tokens: map[string]string{"tok-demo": "demo", "tok-other": "other"}, Timezone: berlin,
+		Tokens: web.StaticTokens(map[string]string{"tok-demo": "demo", "tok-other": "other"}), Timezone: berlin,
 		HoldTTL: 10 * time.Minute, Now: clk.Now,
 	}
 	hs := httptest.NewServer(web.Service{Name: "calendar", Handler: srv.Handler()}.Mux())
@@ -371,7 +371,7 @@ func (f fixture) payments(t *testing.T) *payments.StripeGateway {
 	t.Helper()
 	srv := &payments.Server{
 		Pool: f.pool, Idempotency: idempotency.NewStore(f.pool, idempotency.Options{Now: f.clock.Now, ProblemStyle: idempotency.StripeJSON}),
-		Tokens: map[string]string{"sk_test_demo": "demo"}, Now: f.clock.Now, Logger: slog.New(slog.DiscardHandler),
+		Tokens: web.StaticTokens(map[string]string{"sk_test_demo": "demo"}), Now: f.clock.Now, Logger: slog.New(slog.DiscardHandler),
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)

@@ -43,7 +43,7 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "load resources", err)
 		return
 	}
-	candidates, p := s.candidates(resources, req, svc)
+	candidates, p := s.candidates(tenant, resources, req, svc)
 	if p != nil {
 		web.WriteProblem(w, p)
 		return
@@ -136,8 +136,9 @@ func (s *Server) answerExisting(w http.ResponseWriter, r *http.Request, h Hold, 
 	web.WriteJSON(w, http.StatusOK, h)
 }
 
-func (s *Server) candidates(resources []Resource, req HoldRequest, svc Service) ([]Resource, *web.Problem) {
+func (s *Server) candidates(tenant string, resources []Resource, req HoldRequest, svc Service) ([]Resource, *web.Problem) {
 	end := req.Start.Add(minutes(svc.DurationMinutes))
+	zone := s.zone(tenant)
 	var out []Resource
 	known := false
 	for _, res := range resources {
@@ -145,7 +146,7 @@ func (s *Server) candidates(resources []Resource, req HoldRequest, svc Service) 
 			continue
 		}
 		known = true
-		if withinHours(res, req.Start, end, s.Timezone) {
+		if withinHours(res, req.Start, end, zone) {
 			out = append(out, res)
 		}
 	}
@@ -154,7 +155,7 @@ func (s *Server) candidates(resources []Resource, req HoldRequest, svc Service) 
 	}
 	if len(out) == 0 {
 		return nil, web.NewProblem(http.StatusUnprocessableEntity, CodeOutsideOpeningHours,
-			"the slot "+req.Start.In(s.Timezone).Format("Mon 2006-01-02 15:04")+" ("+s.Timezone.String()+") is outside opening hours")
+			"the slot "+req.Start.In(zone).Format("Mon 2006-01-02 15:04")+" ("+zone.String()+") is outside opening hours")
 	}
 	return out, nil
 }
@@ -169,7 +170,7 @@ func (s *Server) alternatives(r *http.Request, q querier, tenant string, resourc
 		if err != nil {
 			return out
 		}
-		out = append(out, freeSlots(res, b, start, start.Add(72*time.Hour), minutes(svc.DurationMinutes), 30*time.Minute, s.Timezone, 3-len(out))...)
+		out = append(out, freeSlots(res, b, start, start.Add(72*time.Hour), minutes(svc.DurationMinutes), 30*time.Minute, s.zone(tenant), 3-len(out))...)
 		if len(out) >= 3 {
 			break
 		}

@@ -165,7 +165,7 @@ func (s *Server) availability(w http.ResponseWriter, r *http.Request) {
 			s.internalError(w, r, "availability", err)
 			return
 		}
-		out.Data = append(out.Data, freeSlots(res, b, from, to, minutes(svc.DurationMinutes), 30*time.Minute, s.Timezone, 200)...)
+		out.Data = append(out.Data, freeSlots(res, b, from, to, minutes(svc.DurationMinutes), 30*time.Minute, s.zone(tenant), 200)...)
 	}
 	if !found {
 		web.WriteProblem(w, web.NewProblem(http.StatusUnprocessableEntity, CodeUnknownResource, "unknown resource "+quote(q.Get("resource"))))

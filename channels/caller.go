@@ -23,6 +23,10 @@ const (
 	// ReasonMissingID: the delivery has no MessageSid or CallSid (or no
 	// step of a spoken answer): it is recorded under a digest of its form.
 	ReasonMissingID = "missing_id"
+	// ReasonUnconfiguredNumber: To is a number no tenant owns
+	// (tenants.yaml twilio_numbers); the caller is answered that the
+	// number is not configured.
+	ReasonUnconfiguredNumber = "unconfigured_number"
 )
 
 // Repairs made to a delivery that is handed on all the same

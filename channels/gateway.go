@@ -19,6 +19,7 @@ import (
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 // Gateway serves the channel webhooks and the review API.
@@ -26,22 +27,21 @@ type Gateway struct {
 	Pool      *pgxpool.Pool
 	Temporal  client.Client
 	TaskQueue string
-	// Tenant owns the Twilio number(s) this gateway answers for.
-	Tenant string
+	// Tenants routes every webhook to the tenant owning its To number and
+	// gives each conversation its tenant's terms; reload it (Run) and a
+	// new number or tenant is answered without a restart.
+	Tenants *tenants.Registry
 	// TwilioAuthToken verifies X-Twilio-Signature; PublicBaseURL is the URL
 	// Twilio signed (never the Host header, which a proxy may rewrite).
 	TwilioAuthToken string
 	PublicBaseURL   string
 	// Region is the default region for numbers without a country code.
 	Region string
-	// Timezone is the business time zone (IANA name) for replies.
-	Timezone string
-	// Deposit terms of bookings started from conversations.
-	DepositAmount int64
-	Currency      string
+	// PaymentMethod pays the deposits of bookings started from
+	// conversations (the deposit itself is the service's, per tenant).
 	PaymentMethod string
-	// Tokens authenticate the review API (token -> tenant).
-	Tokens map[string]string
+	// Tokens authenticate the review API (the tenants registry).
+	Tokens web.TokenLookup
 	// Reviews lists and resolves review cases for the review API.
 	Reviews *review.Resolver
 	// Outbox records the delivery statuses of outbound messages.
@@ -146,10 +146,16 @@ type Metrics struct {
 	accepted   *prometheus.CounterVec
 	unroutable *prometheus.CounterVec
 	repaired   *prometheus.CounterVec
+	// unconfigured counts deliveries to a number no tenant owns.
+	unconfigured *prometheus.CounterVec
 }
 
 // DuplicatesBlocked is the counter of duplicates blocked at the edge.
 func (m *Metrics) DuplicatesBlocked() *prometheus.CounterVec { return m.duplicates }
+
+// UnconfiguredNumbers is the counter of webhooks to a number no tenant
+// owns, by channel.
+func (m *Metrics) UnconfiguredNumbers() *prometheus.CounterVec { return m.unconfigured }
 
 // NewMetrics creates the counters and registers them on reg (if non-nil).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -172,9 +178,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "bookonce_webhooks_repaired_total",
 			Help: "Signed webhooks handed on after a repair (raw E.164 kept, text sanitised for storage), by channel and reason.",
 		}, []string{"channel", "reason"}),
+		unconfigured: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bookonce_webhooks_unconfigured_number_total",
+			Help: "Signed webhooks to a Twilio number no tenant owns (tenants.yaml twilio_numbers): recorded, answered politely, nothing booked; by channel.",
+		}, []string{"channel"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired)
+		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired, m.unconfigured)
 	}
 	return m
 }

@@ -49,8 +49,10 @@ func newEnv(t *testing.T) env {
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := testsupport.Temporal(t)
-	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool)) })
-	gw, reg := stack.Gateway(cfg, pool, tc, stack.Logger(cfg, testLog{t}))
+	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
+		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+	})
+	gw, reg := stack.Gateway(cfg, pool, tc, testsupport.Tenants(t, pool), stack.Logger(cfg, testLog{t}))
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	// Twilio signs the public URL; the gateway must use it, not Host.

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -74,15 +75,28 @@ func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) erro
 	_, err := g.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev.Event, client.StartWorkflowOptions{
 		ID: id, TaskQueue: g.TaskQueue,
 		StaticSummary: "Conversation with " + mask.Phones(ev.Customer),
-	}, workflows.ConversationWorkflow, workflows.ConversationInput{
-		Tenant: ev.Tenant, Customer: ev.Customer, DepositAmount: g.DepositAmount, Currency: g.Currency, PaymentMethod: g.PaymentMethod,
-		Timezone: g.Timezone,
-	})
+	}, workflows.ConversationWorkflow, g.conversationInput(ev))
 	if err != nil {
 		return fmt.Errorf("signal conversation %s: %w", mask.Phones(ev.Customer), err)
 	}
 	_, err = q.Exec(ctx, `UPDATE inbox_events SET state = 'delivered', delivered_at = now() WHERE provider = 'twilio' AND event_id = $1`, ev.Event.EventID)
 	return err
+}
+
+// conversationInput starts a conversation with its tenant's terms as
+// configured now (language, time zone, wording, deposits per service);
+// each understood message refreshes them. A tenant removed since the
+// message arrived gets none: its messages are then not understood, and
+// nothing is booked for it.
+func (g *Gateway) conversationInput(ev inboxEvent) workflows.ConversationInput {
+	in := workflows.ConversationInput{Tenant: ev.Tenant, Customer: ev.Customer, PaymentMethod: g.PaymentMethod}
+	if g.Tenants != nil {
+		if p, ok := g.Tenants.Get(ev.Tenant); ok {
+			in.Terms = activities.TermsOf(p)
+			in.Timezone = p.Timezone
+		}
+	}
+	return in
 }
 
 // RelayPending delivers inbox events that stayed pending (Temporal was

@@ -71,7 +71,7 @@ func TestReplayedWebhookMovesTheInboxCounterOnMetrics(t *testing.T) {
 	tc, err := stack.Dial(ctx, cfg, log, stack.WithMetrics(reg))
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
-	gw, reg := stack.GatewayOn(reg, cfg, pool, tc, log)
+	gw, reg := stack.GatewayOn(reg, cfg, pool, tc, testsupport.Tenants(t, pool), log)
 	srv := httptest.NewServer(stack.GatewayService(gw, reg, log).Mux())
 	t.Cleanup(srv.Close)
 	sim := twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}

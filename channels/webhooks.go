@@ -2,12 +2,12 @@ package channels
 
 import (
 	"fmt"
-	"html"
 	"net/http"
 	"strconv"
 
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -27,6 +27,8 @@ type delivery struct {
 	from    string
 	text    string
 	channel workflows.Channel
+	// tenant owns the number the delivery went to; nil: none does.
+	tenant *tenants.Profile
 }
 
 // event builds the inbox event of d, and why it can be handed to no
@@ -39,6 +41,12 @@ func (g *Gateway) event(r *http.Request, d delivery) (inboxEvent, string) {
 	if d.id == "" {
 		key, reason = formKey(d.route, r.PostForm), ReasonMissingID
 	}
+	tenant := unconfiguredTenant
+	if d.tenant != nil {
+		tenant = d.tenant.ID
+	} else {
+		reason = ReasonUnconfiguredNumber // answered that the number is not configured, whoever wrote
+	}
 	text, dirty := sanitise(d.text)
 	if dirty {
 		g.Metrics.repaired.WithLabelValues(string(d.channel), RepairSanitised).Inc()
@@ -50,7 +58,7 @@ func (g *Gateway) event(r *http.Request, d delivery) (inboxEvent, string) {
 	if reason == "" {
 		reason = who.Reason
 	}
-	ev := inboxEvent{Tenant: g.Tenant, Customer: who.Number, Unroutable: reason, Event: workflows.InboundEvent{
+	ev := inboxEvent{Tenant: tenant, Customer: who.Number, Unroutable: reason, Event: workflows.InboundEvent{
 		EventID: key, Channel: d.channel, Text: text, ReceivedAt: g.now().UTC(),
 	}}
 	if ev.Customer == "" {
@@ -66,20 +74,28 @@ func (g *Gateway) event(r *http.Request, d delivery) (inboxEvent, string) {
 // cannot be identified; it never names a conversation.
 const unknownCustomer = "unknown"
 
+// unconfiguredTenant is the inbox's tenant of a delivery to a number no
+// tenant owns; no tenant ID can take this form.
+const unconfiguredTenant = "-"
+
 // unroutable counts and logs a recorded delivery that goes to no
 // conversation.
 func (g *Gateway) unroutable(ev inboxEvent) {
 	g.Metrics.unroutable.WithLabelValues(string(ev.Event.Channel), ev.Unroutable).Inc()
+	if ev.Unroutable == ReasonUnconfiguredNumber {
+		g.Metrics.unconfigured.WithLabelValues(string(ev.Event.Channel)).Inc()
+	}
 	g.log().Info("webhook recorded without a conversation", "channel", ev.Event.Channel, "reason", ev.Unroutable,
 		"from", mask.Phones(ev.RawFrom[:min(len(ev.RawFrom), 64)]), "event", ev.Event.EventID)
 }
 
 // accept records an inbound event in the inbox and hands it to the
-// customer's conversation, answering answer. A redelivery is answered at
-// once and nothing else happens. A delivery that cannot be handed on (no
-// number, no ID) is recorded as done and answered sorry: Twilio must
-// never retry it, and nothing is booked for a sender we cannot reach.
-func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, answer, sorry string) {
+// customer's conversation, answering answer(""). A redelivery is answered
+// at once and nothing else happens. A delivery that cannot be handed on
+// (no number, no ID, a number no tenant owns) is recorded as done and
+// answered answer(reason): Twilio must never retry it, and nothing is
+// booked for a sender we cannot reach or a shop we do not know.
+func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, answer func(reason string) string) {
 	ev, reason := g.event(r, d)
 	state := "pending"
 	if reason != "" {
@@ -92,21 +108,21 @@ func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, ans
 		return
 	}
 	if !fresh {
-		g.Metrics.duplicates.WithLabelValues("inbox", g.Tenant, d.route).Inc()
+		g.Metrics.duplicates.WithLabelValues("inbox", ev.Tenant, d.route).Inc()
 		writeTwiML(w, emptyTwiML)
 		return
 	}
 	g.Metrics.accepted.WithLabelValues(d.route).Inc()
 	if reason != "" {
 		g.unroutable(ev)
-		writeTwiML(w, sorry)
+		writeTwiML(w, answer(reason))
 		return
 	}
 	if err := g.deliver(r.Context(), ev); err != nil {
 		// Accepted all the same: the relay delivers it later.
 		g.log().Warn("conversation not reached; the relay will retry", "customer", mask.Phones(ev.Customer), "err", err)
 	}
-	writeTwiML(w, answer)
+	writeTwiML(w, answer(""))
 }
 
 func (g *Gateway) whatsapp(w http.ResponseWriter, r *http.Request) {
@@ -114,35 +130,20 @@ func (g *Gateway) whatsapp(w http.ResponseWriter, r *http.Request) {
 	if wa := r.PostForm.Get("WaId"); wa != "" && identify(from, g.Region).Number == "" {
 		from = wa // the WhatsApp ID is the sender's number without the plus
 	}
-	g.accept(w, r, delivery{route: RouteWhatsApp, id: r.PostForm.Get("MessageSid"), from: from,
-		text: r.PostForm.Get("Body"), channel: workflows.ChannelWhatsApp}, emptyTwiML, emptyTwiML)
-}
-
-// gatherTwiML asks for the wish by speech; each answer posts to the gather
-// route with the next step number, which makes the inbox key of a spoken
-// sentence CallSid + step.
-func gatherTwiML(step int, prompt string) string {
-	return fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?><Response><Gather input="speech" language="de-DE" speechTimeout="auto" action="%s?step=%d" method="POST"><Say language="de-DE">%s</Say></Gather></Response>`,
-		RouteVoiceGather, step, html.EscapeString(prompt))
-}
-
-// sorryTwiML ends a call that cannot lead to a booking (we could not
-// text the caller a confirmation) and sends the caller to WhatsApp.
-func sorryTwiML(reason string) string {
-	say := "Leider können wir Ihre Rufnummer nicht erkennen und deshalb am Telefon keinen Termin für Sie buchen. " +
-		"Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören."
-	if reason == ReasonMissingID {
-		say = "Leider konnten wir Ihren Anruf nicht zuordnen. " +
-			"Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören."
-	}
-	return `<?xml version="1.0" encoding="UTF-8"?><Response><Say language="de-DE">` + html.EscapeString(say) + `</Say><Hangup/></Response>`
+	g.accept(w, r, delivery{route: RouteWhatsApp, id: r.PostForm.Get("MessageSid"), from: from, tenant: g.owner(r),
+		text: r.PostForm.Get("Body"), channel: workflows.ChannelWhatsApp}, func(reason string) string {
+		if reason == ReasonUnconfiguredNumber {
+			return unconfiguredWhatsApp
+		}
+		return emptyTwiML
+	})
 }
 
 // voice answers a call: it is recorded (as done: its start has nothing
 // to hand on) and the caller is asked for the wish, or, without a number
 // we could write to, asked to write on WhatsApp.
 func (g *Gateway) voice(w http.ResponseWriter, r *http.Request) {
-	d := delivery{route: RouteVoice, from: r.PostForm.Get("From"), channel: workflows.ChannelVoice}
+	d := delivery{route: RouteVoice, from: r.PostForm.Get("From"), tenant: g.owner(r), channel: workflows.ChannelVoice}
 	if sid := r.PostForm.Get("CallSid"); sid != "" {
 		d.id = sid + ":start"
 	}
@@ -154,31 +155,31 @@ func (g *Gateway) voice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !fresh {
-		g.Metrics.duplicates.WithLabelValues("inbox", g.Tenant, RouteVoice).Inc()
+		g.Metrics.duplicates.WithLabelValues("inbox", ev.Tenant, RouteVoice).Inc()
 		writeTwiML(w, emptyTwiML)
 		return
 	}
 	if reason != "" {
 		g.unroutable(ev)
-		writeTwiML(w, sorryTwiML(reason))
+		writeTwiML(w, sorryTwiML(d.tenant, reason))
 		return
 	}
-	writeTwiML(w, gatherTwiML(1, "Willkommen! Welchen Termin möchten Sie buchen?"))
+	writeTwiML(w, gatherTwiML(d.tenant, 1, tenants.TemplateVoiceGreeting))
 }
 
 func (g *Gateway) voiceGather(w http.ResponseWriter, r *http.Request) {
 	sid := r.PostForm.Get("CallSid")
-	d := delivery{route: RouteVoiceGather, from: r.PostForm.Get("From"), text: r.PostForm.Get("SpeechResult"), channel: workflows.ChannelVoice}
+	d := delivery{route: RouteVoiceGather, from: r.PostForm.Get("From"), tenant: g.owner(r), text: r.PostForm.Get("SpeechResult"), channel: workflows.ChannelVoice}
 	step, err := strconv.Atoi(r.URL.Query().Get("step"))
 	if sid != "" && err == nil && step >= 1 {
 		d.id = fmt.Sprintf("%s:gather:%d", sid, step)
 	}
-	sorry := sorryTwiML(ReasonMissingID)
-	if d.id != "" {
-		sorry = sorryTwiML(ReasonWithheld)
-	}
-	next := gatherTwiML(step+1, "Danke, wir prüfen Ihren Wunsch und schicken Ihnen eine SMS. Möchten Sie noch etwas sagen?")
-	g.accept(w, r, d, next, sorry)
+	g.accept(w, r, d, func(reason string) string {
+		if reason == "" {
+			return gatherTwiML(d.tenant, step+1, tenants.TemplateVoiceGatherNext)
+		}
+		return sorryTwiML(d.tenant, reason)
+	})
 }
 
 // status records an outbound message's delivery status in the inbox and
@@ -187,7 +188,7 @@ func (g *Gateway) voiceGather(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 	sid, _ := sanitise(r.PostForm.Get("MessageSid"))
 	st, _ := sanitise(r.PostForm.Get("MessageStatus"))
-	ev := inboxEvent{Tenant: g.Tenant, Customer: "-", Event: workflows.InboundEvent{Channel: "status", Text: st}}
+	ev := inboxEvent{Tenant: g.statusTenant(r), Customer: "-", Event: workflows.InboundEvent{Channel: "status", Text: st}}
 	if sid == "" || st == "" {
 		ev.Event.EventID, ev.Unroutable = formKey(RouteStatus, r.PostForm), ReasonMissingID
 	} else {
@@ -199,7 +200,7 @@ func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !fresh {
-		g.Metrics.duplicates.WithLabelValues("inbox", g.Tenant, RouteStatus).Inc()
+		g.Metrics.duplicates.WithLabelValues("inbox", ev.Tenant, RouteStatus).Inc()
 		writeTwiML(w, emptyTwiML)
 		return
 	}

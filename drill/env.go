@@ -128,7 +128,11 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	vars["CALENDAR_URL"], vars["PAYMENTS_URL"], vars["TWILIO_API_URL"] = proxied[upstreamCalendar], proxied[upstreamPayments], proxied[upstreamTwilio]
 	var gwReg *prometheus.Registry
 	calendarMetrics, paymentsMetrics := e.scrapers[upstreamCalendar], e.scrapers[upstreamPayments]
-	e.gateway, gwReg = stack.Gateway(e.cfg, e.pool, e.tc, opts.Log, calendarMetrics, paymentsMetrics)
+	tenants, err := stack.LoadTenants(ctx, e.pool, opts.Log)
+	if err != nil {
+		return e, err
+	}
+	e.gateway, gwReg = stack.Gateway(e.cfg, e.pool, e.tc, tenants, opts.Log, calendarMetrics, paymentsMetrics)
 	e.gatherers = []prometheus.Gatherer{gwReg, calendarMetrics, paymentsMetrics}
 	svc := stack.GatewayService(e.gateway, gwReg, opts.Log)
 	e.wg.Add(2)

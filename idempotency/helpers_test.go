@@ -84,7 +84,7 @@ func newEnv(t *testing.T, opts idempotency.Options) *env {
 	for _, op := range []string{opCreate, opConfirm, opOther} {
 		mux.Handle(op, e.store.Middleware(op, http.HandlerFunc(e.demo)))
 	}
-	e.srv = httptest.NewUnstartedServer(web.BearerAuth(tokens, mux))
+	e.srv = httptest.NewUnstartedServer(web.BearerAuth(web.StaticTokens(tokens), mux))
 	// The panic test panics on purpose; keep its stack out of the output.
 	e.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	e.srv.Start()

@@ -74,7 +74,7 @@ func TestHandlerTxRefusedAfterTheRequest(t *testing.T) {
 // postOnce serves h on a loopback port for one POST of "{}" with key and
 // returns the status.
 func postOnce(t *testing.T, h http.Handler, key string) int {
-	srv := httptest.NewServer(web.BearerAuth(map[string]string{"tok": "tenant"}, h))
+	srv := httptest.NewServer(web.BearerAuth(web.StaticTokens(map[string]string{"tok": "tenant"}), h))
 	defer srv.Close()
 	req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{}`))
 	require.NoError(t, err)

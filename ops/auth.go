@@ -2,26 +2,28 @@ package ops
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bookonce/bookonce/internal/web"
 )
 
 type auth struct {
 	tenant string
-	token  string
+	digest string // SHA-256 (hex) of the token that authenticated
 	cookie string // the session cookie value; "" for bearer requests
 }
 
-func (a auth) csrf() string {
+func (a auth) csrf(key string) string {
 	if a.cookie == "" {
 		return ""
 	}
-	return mac(a.token, "csrf|"+a.cookie)
+	return mac(key, "csrf|"+a.cookie)
 }
 
 func mac(key, msg string) string {
@@ -30,52 +32,95 @@ func mac(key, msg string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-func (p *Page) lookup(got string) (string, string, bool) {
-	if got == "" {
-		return "", "", false
-	}
-	var tenant, token string
-	found := 0
-	for tok, t := range p.Tokens {
-		if subtle.ConstantTimeCompare([]byte(tok), []byte(got)) == 1 {
-			tenant, token, found = t, tok, 1
-		}
-	}
-	return tenant, token, found == 1 && tenant != ""
+// Tokens says who may use the page: the tenant of a bearer token, and of
+// a token's SHA-256 digest (which a session names). tenants.Registry is
+// one; StaticTokens another.
+type Tokens interface {
+	Authenticate(token string) (tenant string, ok bool)
+	TenantOfDigest(digest string) (tenant string, ok bool)
 }
 
-func (p *Page) newSession(token string) string {
+// StaticTokens is Tokens over a fixed map (token -> tenant), for tests
+// and tools without a tenants registry.
+type StaticTokens map[string]string
+
+// Authenticate compares got with every token in constant time.
+func (s StaticTokens) Authenticate(got string) (string, bool) {
+	return web.StaticTokens(s)(got)
+}
+
+// TenantOfDigest returns the tenant of the token with that digest.
+func (s StaticTokens) TenantOfDigest(digest string) (string, bool) {
+	for tok, tenant := range s {
+		if hmac.Equal([]byte(digestOf(tok)), []byte(digest)) {
+			return tenant, tenant != ""
+		}
+	}
+	return "", false
+}
+
+func digestOf(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func (p *Page) lookup(got string) (tenant, digest string, ok bool) {
+	if got == "" || p.Tokens == nil {
+		return "", "", false
+	}
+	tenant, ok = p.Tokens.Authenticate(got)
+	return tenant, digestOf(got), ok && tenant != ""
+}
+
+// sessionKey keys the session and CSRF MACs: the configured SessionKey,
+// else one random key for the life of the page.
+func (p *Page) sessionKey() string {
+	p.keyOnce.Do(func() {
+		if len(p.SessionKey) > 0 {
+			p.key = string(p.SessionKey)
+			return
+		}
+		b := make([]byte, 32)
+		_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+		p.key = string(b)
+	})
+	return p.key
+}
+
+func (p *Page) newSession(digest string) string {
 	exp := strconv.FormatInt(p.now().Add(SessionTTL).Unix(), 10)
-	return exp + "." + mac(token, "session|"+exp)
+	return exp + "." + digest + "." + mac(p.sessionKey(), "session|"+digest+"|"+exp)
 }
 
 func (p *Page) authenticate(r *http.Request) (auth, bool) {
 	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		tenant, token, ok := p.lookup(strings.TrimSpace(tok))
-		return auth{tenant: tenant, token: token}, ok
+		tenant, digest, ok := p.lookup(strings.TrimSpace(tok))
+		return auth{tenant: tenant, digest: digest}, ok
 	}
 	c, err := r.Cookie(CookieName)
-	if err != nil {
+	if err != nil || p.Tokens == nil {
 		return auth{}, false
 	}
-	expS, sig, ok := strings.Cut(c.Value, ".")
+	parts := strings.Split(c.Value, ".")
+	if len(parts) != 3 {
+		return auth{}, false
+	}
+	expS, digest, sig := parts[0], parts[1], parts[2]
 	exp, err := strconv.ParseInt(expS, 10, 64)
-	if !ok || err != nil || p.now().Unix() >= exp {
+	if err != nil || p.now().Unix() >= exp || !hmac.Equal([]byte(mac(p.sessionKey(), "session|"+digest+"|"+expS)), []byte(sig)) {
 		return auth{}, false
 	}
-	var a auth
-	found := 0
-	for tok, tenant := range p.Tokens {
-		if hmac.Equal([]byte(mac(tok, "session|"+expS)), []byte(sig)) && tenant != "" {
-			a, found = auth{tenant: tenant, token: tok, cookie: c.Value}, 1
-		}
+	// The token must still be configured: removing it ends its sessions.
+	tenant, ok := p.Tokens.TenantOfDigest(digest)
+	if !ok || tenant == "" {
+		return auth{}, false
 	}
-	return a, found == 1
+	return auth{tenant: tenant, digest: digest, cookie: c.Value}, true
 }
 
-func (p *Page) setSession(w http.ResponseWriter, r *http.Request, token string) {
+func (p *Page) setSession(w http.ResponseWriter, r *http.Request, digest string) {
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: p.newSession(token), Path: RoutePage,
+		Name: CookieName, Value: p.newSession(digest), Path: RoutePage,
 		MaxAge: int(SessionTTL / time.Second), HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"),
 	})
@@ -98,12 +143,12 @@ func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, http.StatusBadRequest, "Bad request", "The form could not be read.")
 		return
 	}
-	_, token, ok := p.lookup(r.PostForm.Get("token"))
+	_, digest, ok := p.lookup(r.PostForm.Get("token"))
 	if !ok {
 		p.unauthenticated(w, "That token is not valid.")
 		return
 	}
-	p.setSession(w, r, token)
+	p.setSession(w, r, digest)
 	http.Redirect(w, r, RoutePage, http.StatusSeeOther)
 }
 
@@ -111,7 +156,7 @@ func (p *Page) logout(w http.ResponseWriter, r *http.Request) {
 	a, ok := p.authenticate(r)
 	if ok && a.cookie != "" {
 		r.Body = http.MaxBytesReader(w, r.Body, 4096)
-		if r.ParseForm() != nil || !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(a.csrf())) {
+		if r.ParseForm() != nil || !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(a.csrf(p.sessionKey()))) {
 			p.errorPage(w, http.StatusForbidden, "Forbidden", "The form's CSRF token is missing or wrong. Reload the page and try again.")
 			return
 		}

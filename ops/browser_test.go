@@ -83,7 +83,7 @@ func TestBrowserResolvesCaseAndWorkflowContinues(t *testing.T) {
 	page := &ops.Page{
 		Pool: pool, Reviews: &review.Resolver{Store: store, Temporal: rec}, Gatherers: []prometheus.Gatherer{reg},
 		UIBaseURL: "http://127.0.0.1:8233", Namespace: "default",
-		Tokens: map[string]string{token: tenant},
+		Tokens: ops.StaticTokens{token: tenant},
 	}
 	srv := httptest.NewServer(page.Handler())
 	defer srv.Close()

@@ -7,19 +7,20 @@
 //
 // Authentication: "Authorization: Bearer <token>" (scripts, curl) or, for
 // browsers, a session cookie obtained with /ops?token=<token> (or the token
-// prompt, which POSTs the token to /ops/login). Tokens are the gateway's
-// token -> tenant map (BOOKONCE_API_TOKENS); the tenant always comes from
-// the token.
+// prompt, which POSTs the token to /ops/login). Tokens are those of the
+// tenants registry (api_token_sha256); the tenant always comes from the
+// token.
 //
 // Sessions are stateless, so they survive restarts and work behind several
-// gateway replicas: the cookie is "<expiry>.<HMAC-SHA256(token, expiry)>",
-// never the token itself, and it is HttpOnly, SameSite=Strict, Path=/ops
+// gateway replicas sharing SessionKey: the cookie is "<expiry>.<digest>.
+// <HMAC-SHA256(SessionKey, digest, expiry)>" with the token's SHA-256
+// digest, never the token itself, and it is HttpOnly, SameSite=Strict, Path=/ops
 // (Secure when the request came over TLS). Removing a token from the
 // configuration ends its sessions.
 //
 // CSRF: a cookie-authenticated POST must carry the synchronizer token of
-// its session in the hidden form field "csrf" (HMAC-SHA256(token, "csrf" +
-// cookie)), compared in constant time. SameSite=Strict already keeps the
+// its session in the hidden form field "csrf" (HMAC-SHA256(SessionKey,
+// "csrf" + cookie)), compared in constant time. SameSite=Strict already keeps the
 // cookie off cross-site requests in current browsers; the token also
 // covers browsers without SameSite, same-site (sibling subdomain) attackers
 // and clickjacking is refused by frame-ancestors 'none'. A bearer-
@@ -77,13 +78,19 @@ type Page struct {
 	// no links.
 	UIBaseURL string
 	Namespace string
-	// Tokens authenticate (token -> tenant), as BOOKONCE_API_TOKENS.
-	Tokens map[string]string
-	Now    func() time.Time
-	Logger *slog.Logger
+	// Tokens authenticate: the tenants registry (api_token_sha256).
+	Tokens Tokens
+	// SessionKey keys the session cookies' MACs; every gateway replica
+	// needs the same key for a session to work on all of them. Empty: a
+	// random key per process (sessions end with a restart).
+	SessionKey []byte
+	Now        func() time.Time
+	Logger     *slog.Logger
 
 	once    sync.Once
 	history *history
+	keyOnce sync.Once
+	key     string
 }
 
 func (p *Page) now() time.Time {

@@ -109,7 +109,7 @@ func newFixture(t *testing.T) *fixture {
 		Pool: pool, Reviews: &review.Resolver{Store: store, Temporal: rec},
 		Gatherers: []prometheus.Gatherer{gw, cal, pay, worker},
 		UIBaseURL: uiBase, Namespace: "default",
-		Tokens: map[string]string{token: tenant, otherTok: other},
+		Tokens: ops.StaticTokens{token: tenant, otherTok: other},
 	}
 	f.srv = httptest.NewServer(f.page.Handler())
 	t.Cleanup(f.srv.Close)

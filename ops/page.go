@@ -17,8 +17,8 @@ import (
 
 func (p *Page) page(w http.ResponseWriter, r *http.Request) {
 	if tok := r.URL.Query().Get("token"); tok != "" {
-		if _, token, ok := p.lookup(tok); ok {
-			p.setSession(w, r, token)
+		if _, digest, ok := p.lookup(tok); ok {
+			p.setSession(w, r, digest)
 			q := r.URL.Query()
 			q.Del("token")
 			target := RoutePage
@@ -153,7 +153,7 @@ func age(now, t time.Time) string {
 
 func (p *Page) load(ctx context.Context, a auth) (*pageData, error) {
 	now := p.now()
-	d := &pageData{Tenant: a.tenant, Now: now, CSRF: a.csrf(), Cookie: a.cookie != "", UIBaseURL: p.UIBaseURL, StaleAfter: StaleAfter}
+	d := &pageData{Tenant: a.tenant, Now: now, CSRF: a.csrf(p.sessionKey()), Cookie: a.cookie != "", UIBaseURL: p.UIBaseURL, StaleAfter: StaleAfter}
 	cases, err := p.Reviews.Store.ListOpen(ctx, a.tenant)
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ func (p *Page) resolve(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, http.StatusBadRequest, "Bad request", "The form could not be read.")
 		return
 	}
-	if a.cookie != "" && !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(a.csrf())) {
+	if a.cookie != "" && !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(a.csrf(p.sessionKey()))) {
 		p.errorPage(w, http.StatusForbidden, "Forbidden", "The form's CSRF token is missing or wrong; nothing was changed. Reload the page and try again.")
 		return
 	}

@@ -43,9 +43,9 @@ import (
 type Server struct {
 	Pool        *pgxpool.Pool
 	Idempotency *idempotency.Store
-	// Tokens maps secret key to tenant; stripe-go sends the key as a
-	// bearer token.
-	Tokens map[string]string
+	// Tokens authenticates secret keys (key -> tenant); stripe-go sends
+	// the key as a bearer token.
+	Tokens web.TokenLookup
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger

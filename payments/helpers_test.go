@@ -17,6 +17,7 @@ import (
 
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/payments"
 )
 
@@ -48,7 +49,7 @@ func newEnvWith(t *testing.T, adjust func(*payments.Server)) *env {
 	store := idempotency.NewStore(pool, idempotency.Options{ProblemStyle: idempotency.StripeJSON})
 	srv := &payments.Server{
 		Pool: pool, Idempotency: store,
-		Tokens: map[string]string{secretKey: "demo", otherTenantKey: "other"},
+		Tokens: web.StaticTokens(map[string]string{secretKey: "demo", otherTenantKey: "other"}),
 		Logger: slog.New(slog.DiscardHandler),
 	}
 	adjust(srv)

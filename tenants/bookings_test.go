@@ -40,7 +40,7 @@ func TestRemovingAResourceWithAFutureBookingIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	srv := &calendar.Server{
 		Pool: pool, Idempotency: idempotency.NewStore(pool, idempotency.Options{Now: func() time.Time { return monday }}),
-		Tokens: map[string]string{"tok": "demo"}, Timezone: berlin, HoldTTL: 10 * time.Minute, Now: func() time.Time { return monday },
+		Tokens: web.StaticTokens(map[string]string{"tok": "demo"}), Timezone: berlin, HoldTTL: 10 * time.Minute, Now: func() time.Time { return monday },
 	}
 	hs := httptest.NewServer(web.Service{Name: "calendar", Handler: srv.Handler()}.Mux())
 	t.Cleanup(hs.Close)

@@ -159,3 +159,37 @@ func TokenDigest(plain string) string {
 	sum := sha256.Sum256([]byte(plain))
 	return hex.EncodeToString(sum[:])
 }
+
+// Authenticate returns the ID of the tenant an API bearer token belongs
+// to (ByToken), in the shape web.BearerAuth takes.
+func (r *Registry) Authenticate(token string) (string, bool) {
+	p, ok := r.ByToken(token)
+	if !ok {
+		return "", false
+	}
+	return p.ID, true
+}
+
+// Zone returns a tenant's time zone, nil for an unknown tenant.
+func (r *Registry) Zone(tenant string) *time.Location {
+	if p, ok := r.Get(tenant); ok {
+		return p.Location
+	}
+	return nil
+}
+
+// TenantOfDigest returns the ID of the tenant that lists a token digest
+// (hex SHA-256) in api_token_sha256. A digest grants nothing by itself:
+// the ops page uses it to check that a session's token is still configured.
+func (r *Registry) TenantOfDigest(digest string) (string, bool) {
+	d, err := hex.DecodeString(digest)
+	if err != nil {
+		return "", false
+	}
+	for _, e := range r.snap.Load().tokens {
+		if subtle.ConstantTimeCompare(d, e.digest) == 1 {
+			return e.profile.ID, true
+		}
+	}
+	return "", false
+}

@@ -1,12 +1,11 @@
 package workflows
 
 import (
-	"fmt"
-
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 // changeAlreadyBooked versions the saga's answer to the calendar's
@@ -30,11 +29,11 @@ func (a *appointment) alreadyBooked(ctx workflow.Context, refusal error) *outcom
 	}
 	link := firstNonEmpty(existing.BookingID, existing.HoldID)
 	a.state.ExistingBooking, a.state.ExistingReference = link, existing.Reference
-	text := fmt.Sprintf("Sie haben für diese Zeit bereits einen Termin: %s am %s (Buchung %s). Wir haben keinen zweiten gebucht und nichts berechnet.",
-		serviceLabel(a.req.Service), localTime(a.req.SlotStart, a.req.Timezone), firstNonEmpty(link, "unbekannt"))
+	data := a.slot(a.req.SlotStart)
+	data.Booking, data.Hold = existing.BookingID, existing.HoldID
+	text := render(a.req.Terms, tenants.TemplateAlreadyBooked, data)
 	if existing.BookingID == "" && existing.HoldID != "" {
-		text = fmt.Sprintf("Für diese Zeit ist bereits ein Termin für Sie in Bearbeitung: %s am %s (Reservierung %s). Wir haben keinen zweiten gebucht und nichts berechnet.",
-			serviceLabel(a.req.Service), localTime(a.req.SlotStart, a.req.Timezone), link)
+		text = render(a.req.Terms, tenants.TemplateAlreadyHeld, data)
 	}
 	var step activities.Step
 	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, "send-already-booked", "Tell the customer: already booked"),

@@ -1,12 +1,10 @@
 package workflows
 
 import (
-	"fmt"
-	"strings"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 // reasonSlotUnavailable is the calendar's problem code for a slot whose
@@ -45,14 +43,9 @@ func (a *appointment) offerAlternatives(ctx workflow.Context, o *outcome) {
 // alternativesText names the wished slot and the free ones, in the
 // business time zone, as the conversation states times.
 func (a *appointment) alternativesText() string {
-	taken := fmt.Sprintf("Ihr Wunschtermin (%s, %s) ist leider schon vergeben.", serviceLabel(a.req.Service),
-		localTime(a.req.SlotStart, a.req.Timezone))
-	if len(a.state.Alternatives) == 0 {
-		return taken + " Welcher andere Termin passt Ihnen?"
+	data := a.slot(a.req.SlotStart)
+	for _, t := range a.state.Alternatives {
+		data.Alternatives = append(data.Alternatives, a.slot(t).When)
 	}
-	free := make([]string, len(a.state.Alternatives))
-	for i, t := range a.state.Alternatives {
-		free[i] = localTime(t, a.req.Timezone)
-	}
-	return taken + " Frei wären: " + strings.Join(free, ", ") + ". Welcher passt Ihnen?"
+	return render(a.req.Terms, tenants.TemplateAlternatives, data)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 // SignalInbound delivers one inbox event (a WhatsApp message or a spoken
@@ -43,6 +44,11 @@ type ConversationInput struct {
 	PaymentMethod string `json:"payment_method"`
 	// Timezone (IANA) in which replies state times.
 	Timezone string `json:"timezone,omitempty"`
+	// Terms are the tenant's language, time zone, wording and per-service
+	// labels and deposits: set by the gateway and refreshed by every
+	// understood message. When set, they decide over DepositAmount,
+	// Currency and Timezone (which runs recorded before them use).
+	Terms *activities.TenantTerms `json:"terms,omitempty"`
 	// EventsBeforeRestart is how many new inbound events a run handles
 	// before it continues as new; 0 means the default (100). Tests set it
 	// low to cross the boundary.
@@ -189,20 +195,23 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 	var u activities.Understood
 	if err := workflow.ExecuteActivity(c.opts(ctx, "extract-"+ev.EventID, "Understand message"), act.ExtractIntent,
 		activities.ExtractInput{Tenant: c.in.Tenant, Text: ev.Text, ReceivedAt: ev.ReceivedAt}).Get(ctx, &u); err != nil {
-		c.reply(ctx, ev, "Entschuldigung, das habe ich nicht verstanden. Welchen Termin möchten Sie?")
+		c.reply(ctx, ev, c.text(tenants.TemplateNotUnderstood, tenants.MessageData{}))
 		return
+	}
+	if u.Terms != nil {
+		c.in.Terms = u.Terms // the tenant as configured now (a reload reaches running conversations)
 	}
 	r := u.Result
 	switch r.Kind {
 	case intent.KindCancel:
 		if workflow.GetVersion(ctx, versionCancelWish, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-			c.reply(ctx, ev, "Verstanden. Bitte nennen Sie uns die Buchung, die wir stornieren sollen; ein Mitarbeiter meldet sich.")
+			c.reply(ctx, ev, c.text(tenants.TemplateCancelAskBooking, tenants.MessageData{}))
 			return
 		}
 		c.cancelWish(ctx, ev)
 		return
 	case intent.KindUnclear:
-		c.reply(ctx, ev, firstNonEmpty(u.Question, "Welchen Termin und welche Leistung möchten Sie?"))
+		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
 		return
 	}
 	// Fill gaps from the slot under discussion ("ja, passt").
@@ -216,13 +225,13 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 	}
 	c.in.Offer = &Offer{Service: r.Service, Start: r.Start}
 	if r.Service == "" || r.Start.IsZero() {
-		c.reply(ctx, ev, firstNonEmpty(u.Question, "Für welche Leistung und wann möchten Sie einen Termin?"))
+		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, u.Question), c.text(tenants.TemplateMissingDetails, tenants.MessageData{})))
 		return
 	}
-	var question string
+	var q string
 	if err := workflow.ExecuteActivity(c.opts(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours"), act.ValidateIntent,
-		activities.ValidateInput{Tenant: c.in.Tenant, Result: r, ReceivedAt: ev.ReceivedAt}).Get(ctx, &question); err != nil || question != "" {
-		c.reply(ctx, ev, firstNonEmpty(question, "Dieser Termin ist leider nicht möglich. Welcher andere passt Ihnen?"))
+		activities.ValidateInput{Tenant: c.in.Tenant, Result: r, ReceivedAt: ev.ReceivedAt}).Get(ctx, &q); err != nil || q != "" {
+		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
 		return
 	}
 	intentID := IntentID(c.in.Tenant, c.in.Customer, r.Service, "", r.Start)
@@ -236,23 +245,23 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.Intent, activityID string) {
 	var d dedup.Decision
 	if err := workflow.ExecuteActivity(c.opts(ctx, activityID, "Cross-channel dedup decision"), act.DecideDedup, in).Get(ctx, &d); err != nil {
-		c.reply(ctx, ev, "Wir konnten Ihren Wunsch gerade nicht prüfen; ein Mitarbeiter meldet sich.")
+		c.reply(ctx, ev, c.text(tenants.TemplateCheckFailed, tenants.MessageData{}))
 		return
 	}
-	when := localTime(in.SlotStart, c.in.Timezone)
+	slot := c.slot(in.Service, in.SlotStart)
 	switch d.Kind {
 	case dedup.Merge:
-		c.reply(ctx, ev, fmt.Sprintf("Ihr Termin (%s, %s) ist bereits in Bearbeitung.", serviceLabel(in.Service), when))
+		c.reply(ctx, ev, c.text(tenants.TemplateInProgress, slot))
 	case dedup.Review:
 		c.in.Pending = append(c.in.Pending, PendingDecision{CaseID: d.ReviewCase, Intent: in, Channel: ev.Channel})
 		c.publishReview(ctx)
-		c.reply(ctx, ev, "Sie haben kurz zuvor einen ähnlichen Termin angefragt. Wir prüfen, ob Sie beide möchten, und melden uns.")
+		c.reply(ctx, ev, c.text(tenants.TemplateSimilarRequest, slot))
 	default:
 		in.WorkflowID = d.WorkflowID // a new attempt after a failed one has its own ID
 		if err := c.start(ctx, in, ev.Channel); err != nil && c.startFailed(ctx, ev, in, err) {
 			return
 		}
-		c.reply(ctx, ev, fmt.Sprintf("Danke! Wir buchen %s am %s; die Bestätigung folgt.", serviceLabel(in.Service), when))
+		c.reply(ctx, ev, c.text(tenants.TemplateBookingStarted, slot))
 	}
 }
 
@@ -265,10 +274,11 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) 
 		StaticSummary:         fmt.Sprintf("%s for %s at %s", in.Service, maskPhone(in.Customer), in.SlotStart.Format(time.RFC3339)),
 		TypedSearchAttributes: initialAttributes(BookingRequest{Customer: in.Customer, Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
 	})
+	amount, currency := c.deposit(in.Service)
 	f := workflow.ExecuteChildWorkflow(cctx, AppointmentWorkflow, BookingRequest{
 		Tenant: in.Tenant, Customer: in.Customer, Service: in.Service, SlotStart: in.SlotStart, Channel: ch, IntentID: in.IntentID,
-		DepositAmount: c.in.DepositAmount, Currency: c.in.Currency, PaymentMethod: c.in.PaymentMethod, Timezone: c.in.Timezone,
-		DeliberateSecond: in.Separate,
+		DepositAmount: amount, Currency: currency, PaymentMethod: c.in.PaymentMethod, Timezone: c.timezone(),
+		DeliberateSecond: in.Separate, Terms: c.in.Terms,
 	})
 	err := f.GetChildWorkflowExecution().Get(ctx, nil)
 	var started *temporal.ChildWorkflowExecutionAlreadyStartedError
@@ -293,10 +303,10 @@ func (c *conversation) startFailed(ctx workflow.Context, ev InboundEvent, in ded
 	workflow.GetLogger(ctx).Error("appointment not started", "workflow_id", in.WorkflowID, "error", cause)
 	if _, err := openCase(ctx, Tuning{}.withDefaults(), c.in.Tenant, "start-"+ev.EventID, review.ReasonUnknownOutcome, cause); err != nil {
 		workflow.GetLogger(ctx).Error("open review case", "error", err)
-		c.reply(ctx, ev, "Wir konnten Ihre Buchung gerade nicht starten. Bitte schreiben Sie uns in ein paar Minuten noch einmal.")
+		c.reply(ctx, ev, c.text(tenants.TemplateStartFailedRetry, tenants.MessageData{}))
 		return true
 	}
-	c.reply(ctx, ev, "Wir konnten Ihre Buchung gerade nicht starten; ein Mitarbeiter kümmert sich darum und meldet sich.")
+	c.reply(ctx, ev, c.text(tenants.TemplateStartFailedReview, tenants.MessageData{}))
 	return true
 }
 
@@ -315,9 +325,9 @@ func (c *conversation) resolve(ctx workflow.Context, d ReviewDecision) {
 			in.Separate = true
 			c.decide(ctx, ev, in, "dedup-separate-"+d.CaseID)
 		case review.ActionMerge:
-			c.reply(ctx, ev, "Wir haben Ihre Anfragen zusammengeführt; es bleibt bei einem Termin.")
+			c.reply(ctx, ev, c.text(tenants.TemplateRequestsMerged, tenants.MessageData{}))
 		default:
-			c.reply(ctx, ev, "Wir haben Ihre zweite Anfrage nicht gebucht. Melden Sie sich gern, wenn Sie doch einen weiteren Termin möchten.")
+			c.reply(ctx, ev, c.text(tenants.TemplateSecondNotBooked, tenants.MessageData{}))
 		}
 		return
 	}
@@ -345,6 +355,36 @@ func (c *conversation) publishReview(ctx workflow.Context) {
 		status = BookingStatusKey.ValueSet(string(StatusNeedsReview))
 	}
 	_ = workflow.UpsertTypedSearchAttributes(ctx, status, CustomerPhoneKey.ValueSet(c.in.Customer))
+}
+
+// text renders a reply in the conversation's terms.
+func (c *conversation) text(name tenants.TemplateName, data tenants.MessageData) string {
+	return render(c.in.Terms, name, data)
+}
+
+// slot is the message data naming a service and its slot.
+func (c *conversation) slot(service string, start time.Time) tenants.MessageData {
+	return tenants.MessageData{Service: label(c.in.Terms, service), When: when(start, c.timezone(), language(c.in.Terms))}
+}
+
+// timezone is the tenant's time zone as the terms name it, else the
+// input's (runs recorded before terms).
+func (c *conversation) timezone() string {
+	if c.in.Terms != nil && c.in.Terms.Timezone != "" {
+		return c.in.Terms.Timezone
+	}
+	return c.in.Timezone
+}
+
+// deposit is the service's deposit as the terms name it, decided where
+// the service is known; else the input's (runs recorded before terms).
+func (c *conversation) deposit(service string) (int64, string) {
+	if c.in.Terms != nil {
+		if s, ok := c.in.Terms.Services[service]; ok {
+			return s.DepositAmount, s.Currency
+		}
+	}
+	return c.in.DepositAmount, c.in.Currency
 }
 
 func firstNonEmpty(s ...string) string {

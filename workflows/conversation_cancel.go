@@ -1,12 +1,11 @@
 package workflows
 
 import (
-	"fmt"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 // A customer's cancellation wish ("stornieren", "absagen", "cancel").
@@ -77,27 +76,21 @@ func (c *conversation) cancelWish(ctx workflow.Context, ev InboundEvent) {
 	err := workflow.ExecuteActivity(c.opts(ctx, "find-appointments-"+ev.EventID, "Find the customer's bookings"), act.FindAppointments,
 		activities.FindAppointmentsInput{Tenant: c.in.Tenant, Customer: c.in.Customer}).Get(ctx, &found)
 	if err != nil {
-		c.cancelReview(ctx, ev, cancelLookupFailed, nil, err.Error(),
-			"Wir konnten Ihre Buchungen gerade nicht prüfen. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.")
+		c.cancelReview(ctx, ev, cancelLookupFailed, nil, err.Error(), c.text(tenants.TemplateCancelLookupFailed, tenants.MessageData{}))
 		return
 	}
 	cands := sortCandidates(found)
 	all := cands.all()
 	switch {
 	case len(all) == 0:
-		c.cancelReview(ctx, ev, cancelNone, nil, "",
-			"Wir haben unter Ihrer Nummer keine offene Buchung gefunden. Ein Mitarbeiter prüft Ihren Stornierungswunsch und meldet sich bei Ihnen.")
+		c.cancelReview(ctx, ev, cancelNone, nil, "", c.text(tenants.TemplateCancelNone, tenants.MessageData{}))
 	case len(all) > 1:
-		c.cancelReview(ctx, ev, cancelSeveral, all, "",
-			"Sie haben mehrere Buchungen bei uns. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und klärt mit Ihnen, welche storniert werden soll.")
+		c.cancelReview(ctx, ev, cancelSeveral, all, "", c.text(tenants.TemplateCancelSeveral, tenants.MessageData{}))
 	case len(cands.confirmed) == 1:
 		ap := cands.confirmed[0]
-		c.cancelReview(ctx, ev, cancelConfirmed, all, "", fmt.Sprintf(
-			"Ihr Termin (%s am %s) ist bereits bestätigt. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
-			serviceLabel(ap.Service), localTime(ap.SlotStart, c.in.Timezone)))
+		c.cancelReview(ctx, ev, cancelConfirmed, all, "", c.text(tenants.TemplateCancelConfirmed, c.slot(ap.Service, ap.SlotStart)))
 	case len(cands.unknown) == 1:
-		c.cancelReview(ctx, ev, cancelUnknown, all, "",
-			"Wir können den Stand Ihrer Buchung gerade nicht sicher feststellen. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.")
+		c.cancelReview(ctx, ev, cancelUnknown, all, "", c.text(tenants.TemplateCancelUnknown, tenants.MessageData{}))
 	default:
 		c.cancelInFlight(ctx, ev, cands.inFlight[0])
 	}
@@ -106,15 +99,13 @@ func (c *conversation) cancelWish(ctx workflow.Context, ev InboundEvent) {
 // cancelInFlight signals the appointment; if it closed meanwhile (the
 // signal finds no running workflow), a person must look.
 func (c *conversation) cancelInFlight(ctx workflow.Context, ev InboundEvent, ap activities.Appointment) {
-	when := localTime(ap.SlotStart, c.in.Timezone)
+	slot := c.slot(ap.Service, ap.SlotStart)
 	err := workflow.SignalExternalWorkflow(ctx, ap.WorkflowID, "", SignalCancel, nil).Get(ctx, nil)
 	if err != nil {
-		c.cancelReview(ctx, ev, cancelEndedMeanwhile, []activities.Appointment{ap}, err.Error(), fmt.Sprintf(
-			"Ihre Buchung (%s am %s) war schon abgeschlossen, als Ihre Stornierung ankam. Ein Mitarbeiter hat Ihren Wunsch erhalten und meldet sich bei Ihnen.",
-			serviceLabel(ap.Service), when))
+		c.cancelReview(ctx, ev, cancelEndedMeanwhile, []activities.Appointment{ap}, err.Error(), c.text(tenants.TemplateCancelEndedMeanwhile, slot))
 		return
 	}
-	c.reply(ctx, ev, fmt.Sprintf("Verstanden: Wir stornieren Ihre noch nicht bestätigte Buchung (%s am %s).", serviceLabel(ap.Service), when))
+	c.reply(ctx, ev, c.text(tenants.TemplateCancelInFlight, slot))
 }
 
 // cancelReview opens a cancellation_request case on the conversation (the
@@ -134,7 +125,7 @@ func (c *conversation) cancelReview(ctx workflow.Context, ev InboundEvent, why c
 		activities.ReviewInput{Tenant: c.in.Tenant, WorkflowID: c.id, Reason: review.ReasonCancellationRequest, Details: details}).Get(ctx, &opened)
 	if err != nil {
 		workflow.GetLogger(ctx).Error("cancellation request: review case not opened", "event_id", ev.EventID, "error", err)
-		c.reply(ctx, ev, "Ihr Stornierungswunsch konnte gerade nicht erfasst werden. Bitte schreiben Sie uns in einigen Minuten noch einmal.")
+		c.reply(ctx, ev, c.text(tenants.TemplateCancelNotRecorded, tenants.MessageData{}))
 		return
 	}
 	c.reply(ctx, ev, text)

@@ -58,7 +58,9 @@ func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
 		tweak(&cfg) // ... and of the worker (e.g. an unreachable calendar)
 	}
 	s := recordStack{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), calendarURL: cfg.CalendarURL}
-	testsupport.Worker(t, s.tc, s.queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool)) })
+	testsupport.Worker(t, s.tc, s.queue, func(r worker.Registry) {
+		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+	})
 	return s
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 // holdSlot places the hold. An outcome still unknown after the retries is
@@ -110,8 +111,9 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 // confirmation sends the confirmation once; its failure does not undo a
 // paid booking, it is visible in the step table.
 func (a *appointment) confirmation(ctx workflow.Context) {
-	text := fmt.Sprintf("Ihr Termin ist bestätigt: %s am %s (Buchung %s).", serviceLabel(a.req.Service),
-		localTime(a.req.SlotStart, a.req.Timezone), a.state.BookingID)
+	data := a.slot(a.req.SlotStart)
+	data.Booking = a.state.BookingID
+	text := render(a.req.Terms, tenants.TemplateConfirmation, data)
 	var step activities.Step
 	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "send-confirmation", "Send confirmation"),
 		act.SendConfirmation, activities.ConfirmationInput{
@@ -196,6 +198,11 @@ func alternatives(err error) []time.Time {
 		out = append(out, s.Start)
 	}
 	return out
+}
+
+// slot is the message data naming the appointment's service and a slot.
+func (a *appointment) slot(start time.Time) tenants.MessageData {
+	return tenants.MessageData{Service: label(a.req.Terms, a.req.Service), When: when(start, a.req.Timezone, language(a.req.Terms))}
 }
 
 // replyChannel answers WhatsApp on WhatsApp and everyone else by SMS.

@@ -69,6 +69,9 @@ type BookingRequest struct {
 	PaymentMethod string `json:"payment_method,omitempty"`
 	// Timezone (IANA) in which the confirmation states the time.
 	Timezone string `json:"timezone,omitempty"`
+	// Terms are the tenant's language, wording and service labels the
+	// messages use (the conversation's); nil: the built-in German texts.
+	Terms *activities.TenantTerms `json:"terms,omitempty"`
 	// Tuning shortens timeouts and retries (tests); zero means defaults.
 	Tuning Tuning `json:"tuning,omitempty"`
 	// DeliberateSecond books even if the customer already has this service

@@ -27,6 +27,7 @@ import (
 	"github.com/bookonce/bookonce/internal/nextslot"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -90,11 +91,16 @@ func serve() {
 
 	step("APIs and gateway")
 	g, gctx := errgroup.WithContext(ctx)
-	twilioNote, stopTwilio := startServices(gctx, g, cfg, pool, c, log)
+	tenants, err := stack.LoadTenants(ctx, pool, log)
+	if err != nil {
+		stack.Fatal(log, "tenants", err)
+	}
+	g.Go(func() error { stack.RunTenants(tenants)(gctx); return nil })
+	twilioNote, stopTwilio := startServices(gctx, g, cfg, pool, tenants, c, log)
 	defer stopTwilio()
 
 	step("worker")
-	w := stack.Worker(c.worker, cfg, pool)
+	w := stack.Worker(c.worker, cfg, pool, tenants)
 	if err := w.Start(); err != nil {
 		stack.Fatal(log, "worker", err)
 	}
@@ -170,11 +176,11 @@ func (c clients) close() {
 // startServices serves the APIs, the gateway and the worker's /metrics,
 // and runs the reapers, the relay and the outbox sender in g. It returns
 // where messages go and what stops the dev fake of Twilio.
-func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, pool *pgxpool.Pool, c clients, log *slog.Logger) (string, func()) {
-	calendarSvc, calStore := stack.CalendarService(cfg, pool, log)
-	paymentsSvc, payStore := stack.PaymentsService(cfg, pool, log)
+func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, c clients, log *slog.Logger) (string, func()) {
+	calendarSvc, calStore := stack.CalendarService(cfg, pool, tenants, log)
+	paymentsSvc, payStore := stack.PaymentsService(cfg, pool, tenants, log)
 	workerSvc := stack.WorkerServiceOn(c.workerReg, pool, c.worker, log)
-	gw, gwReg := stack.GatewayOn(c.gatewayReg, cfg, pool, c.gateway, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
+	gw, gwReg := stack.GatewayOn(c.gatewayReg, cfg, pool, c.gateway, tenants, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
 	if err := stack.ServeAll(ctx, g, log, map[string]web.Service{
 		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
 		cfg.CalendarListen: calendarSvc,

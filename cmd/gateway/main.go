@@ -25,9 +25,13 @@ func main() {
 		for _, u := range p.Config.OpsScrapeURLs {
 			others = append(others, telemetry.Remote{URL: u})
 		}
-		gw, reg := stack.GatewayOn(reg, p.Config, p.Pool, tc, p.Log, others...)
+		tenants, err := stack.LoadTenants(ctx, p.Pool, p.Log)
+		if err != nil {
+			return err
+		}
+		gw, reg := stack.GatewayOn(reg, p.Config, p.Pool, tc, tenants, p.Log, others...)
 		p.Log.Info("gateway listening", "addr", p.Config.GatewayListen)
 		return stack.Serve(ctx, p.Log, map[string]web.Service{p.Config.GatewayListen: stack.GatewayService(gw, reg, p.Log)},
-			func(ctx context.Context) { gw.RunRelay(ctx, stack.RelayEvery) })
+			func(ctx context.Context) { gw.RunRelay(ctx, stack.RelayEvery) }, stack.RunTenants(tenants))
 	})
 }

@@ -73,7 +73,9 @@ func TestBookExitStatus(t *testing.T) {
 	queue := testsupport.TaskQueue(t)
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
-	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool)) })
+	testsupport.Worker(t, tc, queue, func(r worker.Registry) {
+		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+	})
 	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
 	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
 	t.Setenv("CALENDAR_URL", cfg.CalendarURL)

@@ -10,10 +10,14 @@ import (
 // its idempotency-key reaper, until ctx ends. cmd/calendar runs it, and the
 // chaos drill runs it in a child process it can SIGKILL.
 func RunCalendar(ctx context.Context, p Process) error {
-	svc, store := CalendarService(p.Config, p.Pool, p.Log)
+	reg, err := LoadTenants(ctx, p.Pool, p.Log)
+	if err != nil {
+		return err
+	}
+	svc, store := CalendarService(p.Config, p.Pool, reg, p.Log)
 	p.Log.Info("calendar API listening", "addr", p.Config.CalendarListen)
 	return Serve(ctx, p.Log, map[string]web.Service{p.Config.CalendarListen: svc},
-		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) })
+		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) }, RunTenants(reg))
 }
 
 // RunPayments is the payment API process: the Stripe-compatible API on
@@ -21,10 +25,14 @@ func RunCalendar(ctx context.Context, p Process) error {
 // until ctx ends.
 // cmd/payments runs it, and the chaos drill runs it in a child process.
 func RunPayments(ctx context.Context, p Process) error {
-	svc, store := PaymentsService(p.Config, p.Pool, p.Log)
+	reg, err := LoadTenants(ctx, p.Pool, p.Log)
+	if err != nil {
+		return err
+	}
+	svc, store := PaymentsService(p.Config, p.Pool, reg, p.Log)
 	webhooks := PaymentsWebhooks(p.Config, p.Pool, p.Log)
 	p.Log.Info("payment API listening", "addr", p.Config.PaymentsListen)
 	return Serve(ctx, p.Log, map[string]web.Service{p.Config.PaymentsListen: svc},
 		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) },
-		func(ctx context.Context) { webhooks.Run(ctx, DeliverEvery) })
+		func(ctx context.Context) { webhooks.Run(ctx, DeliverEvery) }, RunTenants(reg))
 }

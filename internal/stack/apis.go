@@ -2,6 +2,8 @@ package stack
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 // Registry is a Prometheus registry with the Go and process collectors,
@@ -36,22 +39,24 @@ func dbHealth(pool *pgxpool.Pool) web.Health {
 	return func(ctx context.Context) error { return pool.Ping(ctx) }
 }
 
-// CalendarService builds the calendar API service and its key reaper.
-func CalendarService(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (web.Service, *idempotency.Store) {
+// CalendarService builds the calendar API service and its key reaper:
+// tokens and each tenant's time zone come from the tenants registry.
+func CalendarService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, Logger: log.With("service", "calendar")})
 	srv := &calendar.Server{
-		Pool: pool, Idempotency: store, Tokens: cfg.APITokens, Timezone: cfg.Timezone,
+		Pool: pool, Idempotency: store, Tokens: tenants.Authenticate, Timezone: cfg.Timezone, Zones: tenants.Zone,
 		HoldTTL: cfg.HoldTTL, Logger: log.With("service", "calendar"),
 	}
 	return web.Service{Name: "calendar", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
 }
 
-// PaymentsService builds the Stripe-compatible payment API service.
-func PaymentsService(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (web.Service, *idempotency.Store) {
+// PaymentsService builds the Stripe-compatible payment API service; its
+// secret keys are the tenants' API tokens.
+func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON, Logger: log.With("service", "payments")})
-	srv := &payments.Server{Pool: pool, Idempotency: store, Tokens: cfg.APITokens, Logger: log.With("service", "payments"), Timezone: cfg.Timezone}
+	srv := &payments.Server{Pool: pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments"), Timezone: cfg.Timezone}
 	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
 }
 
@@ -99,41 +104,46 @@ func WorkerServiceOn(reg *prometheus.Registry, pool *pgxpool.Pool, tc client.Cli
 	}}
 }
 
-// Deposit terms of bookings that conversations start (demo tenant).
-const (
-	ConversationDeposit  = 2000
-	ConversationCurrency = "eur"
-	ConversationCard     = "pm_card_visa"
-)
+// ConversationCard pays the deposits of bookings that conversations start
+// (the amount is the service's, from tenants.yaml).
+const ConversationCard = "pm_card_visa"
 
 // Gateway builds the webhook gateway with its ops page on a new Registry.
 // The page reads the duplicate counters of the gateway and of any other
 // registries given (in dev mode: calendar, payments and worker, which run
-// in-process).
-func Gateway(cfg config.Config, pool *pgxpool.Pool, tc client.Client, log *slog.Logger, more ...prometheus.Gatherer) (*channels.Gateway, *prometheus.Registry) {
-	return GatewayOn(Registry(), cfg, pool, tc, log, more...)
+// in-process). Webhooks are routed, and tokens checked, by tenants.
+func Gateway(cfg config.Config, pool *pgxpool.Pool, tc client.Client, tenants *tenants.Registry, log *slog.Logger, more ...prometheus.Gatherer) (*channels.Gateway, *prometheus.Registry) {
+	return GatewayOn(Registry(), cfg, pool, tc, tenants, log, more...)
 }
 
 // GatewayOn is Gateway with its metrics on reg, the registry tc was
 // dialled WithMetrics on, so /metrics shows the gateway's Temporal calls too.
-func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, tc client.Client, log *slog.Logger, more ...prometheus.Gatherer) (*channels.Gateway, *prometheus.Registry) {
+func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, tc client.Client, tenants *tenants.Registry, log *slog.Logger, more ...prometheus.Gatherer) (*channels.Gateway, *prometheus.Registry) {
 	reg.MustRegister(&telemetry.State{Pool: pool, Log: log})
 	reviews := &review.Resolver{Store: &review.Store{Pool: pool}, Temporal: tc}
 	gw := &channels.Gateway{
-		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenant: config.DefaultTenant,
-		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", Timezone: cfg.Timezone.String(),
-		DepositAmount: ConversationDeposit, Currency: ConversationCurrency, PaymentMethod: ConversationCard,
-		Tokens: cfg.APITokens, Reviews: reviews, Outbox: &outbox.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
+		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenants: tenants,
+		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", PaymentMethod: ConversationCard,
+		Tokens: tenants.Authenticate, Reviews: reviews, Outbox: &outbox.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
 	}
 	page := &ops.Page{
 		Pool: pool, Reviews: reviews,
 		Gatherers: append([]prometheus.Gatherer{reg}, more...),
 		UIBaseURL: fmt.Sprintf("http://127.0.0.1:%d", cfg.TemporalUIPort), Namespace: cfg.TemporalNamespace,
-		Tokens: cfg.APITokens, Logger: log.With("service", "ops"),
+		Tokens: tenants, SessionKey: opsSessionKey(cfg), Logger: log.With("service", "ops"),
 	}
 	gw.Ops = page.Handler()
 	return gw, reg
+}
+
+// opsSessionKey keys the ops page's session cookies with a secret every
+// gateway replica shares (derived from the Twilio auth token, which they
+// all need), so a session works on all replicas and survives restarts.
+func opsSessionKey(cfg config.Config) []byte {
+	m := hmac.New(sha256.New, []byte(cfg.TwilioAuthToken))
+	m.Write([]byte("bookonce ops sessions"))
+	return m.Sum(nil)
 }
 
 // GatewayService builds the webhook gateway service.

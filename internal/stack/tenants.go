@@ -24,3 +24,23 @@ func SeedDemoTenants(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) 
 	}
 	return nil
 }
+
+// LoadTenants loads the tenants registry a process serves from; run its
+// Reload loop (RunTenants) so an applied tenants.yaml is picked up
+// without a restart.
+func LoadTenants(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (*tenants.Registry, error) {
+	reg, err := tenants.LoadRegistry(ctx, pool, log.With("component", "tenants"))
+	if err != nil {
+		return nil, fmt.Errorf("load tenants: %w", err)
+	}
+	if len(reg.All()) == 0 {
+		log.Warn("no tenant configured: every webhook is answered 'not configured' and every API token refused; apply a tenants.yaml (starter tenants apply)")
+	}
+	return reg, nil
+}
+
+// RunTenants is the background loop that reloads reg every
+// tenants.DefaultReloadInterval until ctx ends.
+func RunTenants(reg *tenants.Registry) func(context.Context) {
+	return func(ctx context.Context) { reg.Run(ctx, tenants.DefaultReloadInterval) }
+}

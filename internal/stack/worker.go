@@ -22,6 +22,7 @@ import (
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -65,10 +66,11 @@ func DialPatiently(ctx context.Context, cfg config.Config, log *slog.Logger, pat
 	}
 }
 
-// NewActivities wires the activities to the configured APIs, the outbox
-// and the review queue. The worker calls the APIs with the token of the
-// booking's tenant.
-func NewActivities(cfg config.Config, pool *pgxpool.Pool) *activities.Activities {
+// NewActivities wires the activities to the configured APIs, the outbox,
+// the review queue and the tenants (catalogue, time zone and terms of
+// each message's tenant). The worker calls the APIs with the token of the
+// booking's tenant (BOOKONCE_API_TOKENS).
+func NewActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) *activities.Activities {
 	token := func(tenant string) (string, error) {
 		tok, ok := cfg.TokenFor(tenant)
 		if !ok {
@@ -96,14 +98,9 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool) *activities.Activities
 		Reviews:  &review.Store{Pool: pool},
 		Understanding: activities.Understanding{
 			Extractor: extractor(cfg),
-			Catalogue: func(tenant string) (intent.Catalogue, error) {
-				if tenant != config.DefaultTenant {
-					return intent.Catalogue{}, fmt.Errorf("no catalogue for tenant %q", tenant)
-				}
-				return intent.DemoCatalogue(), nil
-			},
-			Location: cfg.Timezone,
-			Dedup:    &dedup.Store{Pool: pool, Window: cfg.DedupWindow, Retention: cfg.IdempotencyTTL, Location: cfg.Timezone},
+			Tenants:   tenants.Get,
+			Location:  cfg.Timezone,
+			Dedup:     &dedup.Store{Pool: pool, Window: cfg.DedupWindow, Retention: cfg.IdempotencyTTL, Location: cfg.Timezone},
 		},
 	}
 }
@@ -117,9 +114,9 @@ func Register(r worker.Registry, acts *activities.Activities) {
 }
 
 // Worker creates the bookonce worker on the configured task queue.
-func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool) worker.Worker {
+func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) worker.Worker {
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
-	acts := NewActivities(cfg, pool)
+	acts := NewActivities(cfg, pool, tenants)
 	// A wish never merges into an appointment that is over, even when its
 	// CloseIntent was lost or it was terminated.
 	acts.Understanding.Dedup.Ended = func(ctx context.Context, workflowID string) (bool, error) {

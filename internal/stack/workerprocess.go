@@ -32,7 +32,11 @@ func RunWorker(ctx context.Context, p Process) error {
 		log.Warn("could not ensure search attributes", "err", err)
 	}
 	cancel()
-	w := Worker(tc, cfg, p.Pool)
+	tenants, err := LoadTenants(ctx, p.Pool, log)
+	if err != nil {
+		return err
+	}
+	w := Worker(tc, cfg, p.Pool, tenants)
 	if err := w.Start(); err != nil {
 		return err
 	}
@@ -42,7 +46,7 @@ func RunWorker(ctx context.Context, p Process) error {
 	}, log); err != nil {
 		return err
 	}
-	loops := []func(context.Context){}
+	loops := []func(context.Context){RunTenants(tenants)}
 	if cfg.TwilioAuthToken == config.DevTwilioAuthToken && cfg.TwilioAPIURL == "" {
 		log.Warn("outbox sender disabled: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM to send messages")
 	} else {

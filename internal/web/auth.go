@@ -20,16 +20,24 @@ func Tenant(ctx context.Context) (string, bool) {
 	return t, ok && t != ""
 }
 
-// BearerAuth authenticates "Authorization: Bearer <token>" against tokens
-// (token -> tenant). The tenant comes from the token, never from the body,
-// so one tenant cannot act in another's key space.
-func BearerAuth(tokens map[string]string, next http.Handler) http.Handler {
+// TokenLookup returns the tenant of an API bearer token. Implementations
+// compare in constant time, so response timing does not leak how much of
+// a token was right (tenants.Registry.Authenticate, StaticTokens).
+type TokenLookup func(token string) (tenant string, ok bool)
+
+// BearerAuth authenticates "Authorization: Bearer <token>" with lookup.
+// The tenant comes from the token, never from the body, so one tenant
+// cannot act in another's key space.
+func BearerAuth(lookup TokenLookup, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tenant, ok := lookupToken(tokens, bearer(r))
-		if !ok {
+		tenant, ok := "", false
+		if tok := bearer(r); tok != "" && lookup != nil {
+			tenant, ok = lookup(tok)
+		}
+		if !ok || tenant == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="bookonce"`)
 			WriteProblem(w, NewProblem(http.StatusUnauthorized, "unauthenticated",
-				"send Authorization: Bearer <token> with a token from BOOKONCE_API_TOKENS"))
+				"send Authorization: Bearer <token> with a token whose SHA-256 is in the tenant's api_token_sha256"))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(WithTenant(r.Context(), tenant)))
@@ -48,19 +56,22 @@ func bearer(r *http.Request) string {
 	return ""
 }
 
-// lookupToken compares in constant time so response timing does not leak
-// how much of a token was right.
-func lookupToken(tokens map[string]string, got string) (string, bool) {
-	if got == "" {
-		return "", false
-	}
-	var tenant string
-	found := 0
-	for tok, t := range tokens {
-		if subtle.ConstantTimeCompare([]byte(tok), []byte(got)) == 1 {
-			tenant = t
-			found = 1
+// StaticTokens is a TokenLookup over a fixed map (token -> tenant), for
+// tests and tools that serve the APIs without a tenants registry. Every
+// token is compared in constant time.
+func StaticTokens(tokens map[string]string) TokenLookup {
+	return func(got string) (string, bool) {
+		if got == "" {
+			return "", false
 		}
+		var tenant string
+		found := 0
+		for tok, t := range tokens {
+			if subtle.ConstantTimeCompare([]byte(tok), []byte(got)) == 1 {
+				tenant = t
+				found = 1
+			}
+		}
+		return tenant, found == 1
 	}
-	return tenant, found == 1
 }

@@ -18,7 +18,7 @@ import (
 // CalendarAPI serves the calendar API on a loopback port backed by pool.
 func CalendarAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.Server {
 	t.Helper()
-	svc, _ := stack.CalendarService(cfg, pool, stack.Logger(cfg, testsupport.LogWriter(t)))
+	svc, _ := stack.CalendarService(cfg, pool, testsupport.Tenants(t, pool), stack.Logger(cfg, testsupport.LogWriter(t)))
 	srv := httptest.NewServer(svc.Mux())
 	t.Cleanup(srv.Close)
 	return srv
@@ -27,7 +27,7 @@ func CalendarAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.
 // PaymentsAPI serves the payment API on a loopback port backed by pool.
 func PaymentsAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.Server {
 	t.Helper()
-	svc, _ := stack.PaymentsService(cfg, pool, stack.Logger(cfg, testsupport.LogWriter(t)))
+	svc, _ := stack.PaymentsService(cfg, pool, testsupport.Tenants(t, pool), stack.Logger(cfg, testsupport.LogWriter(t)))
 	srv := httptest.NewServer(svc.Mux())
 	t.Cleanup(srv.Close)
 	return srv

@@ -1,0 +1,46 @@
+package activities
+
+import (
+	"github.com/bookonce/bookonce/tenants"
+)
+
+// TenantTerms is what a conversation and its appointments need of their
+// tenant's configuration: language, time zone, wording and per service
+// the label and the deposit. It travels in workflow inputs and activity
+// results, so the workflows decide from recorded values and replay
+// deterministically while a reloaded tenants.yaml reaches running
+// conversations with their next message.
+type TenantTerms struct {
+	// Language is what customers are answered in ("de", "en").
+	Language string `json:"language"`
+	// Timezone (IANA) in which messages state times.
+	Timezone string `json:"timezone"`
+	// Wording are the tenant's own texts in Language (template name ->
+	// text/template text); the built-in texts of Language fill the rest.
+	Wording map[string]string `json:"wording,omitempty"`
+	// Services by ID.
+	Services map[string]ServiceTerms `json:"services,omitempty"`
+}
+
+// ServiceTerms are a service's label in the tenant's language and its
+// deposit (minor units, lower-case currency).
+type ServiceTerms struct {
+	Label         string `json:"label"`
+	DepositAmount int64  `json:"deposit_amount"`
+	Currency      string `json:"currency"`
+}
+
+// TermsOf resolves a tenant's terms from its profile.
+func TermsOf(p *tenants.Profile) *TenantTerms {
+	t := &TenantTerms{Language: string(p.Language), Timezone: p.Timezone, Services: map[string]ServiceTerms{}}
+	if own := p.Templates[p.Language]; len(own) > 0 {
+		t.Wording = make(map[string]string, len(own))
+		for name, text := range own {
+			t.Wording[string(name)] = text
+		}
+	}
+	for _, s := range p.Services {
+		t.Services[s.ID] = ServiceTerms{Label: p.Label(s.ID, p.Language), DepositAmount: s.Deposit.Amount, Currency: s.Deposit.Currency}
+	}
+	return t
+}
