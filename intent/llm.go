@@ -259,6 +259,32 @@ func str(p *string) string {
 // is nonsense (a date or time that does not parse), so the caller falls
 // back instead of guessing.
 func (a llmAnswer) result(ctx context.Context, text string, now time.Time, loc *time.Location, cat Catalogue) (Result, bool) {
+	res := a.classify(text, cat)
+	q := questions{lang: res.Lang, year: now.Year(), cat: cat}
+	day, ok := a.when(&res, loc)
+	if !ok {
+		return Result{}, false
+	}
+	question := str(a.Question)
+	if utf8.RuneCountInString(question) > llmMaxQuestion || !printable(question) {
+		question = ""
+	}
+	if res.HasDate && res.HasTime && !res.setStart(day, loc) && question == "" {
+		question = q.invalidTime()
+	}
+
+	missing := res.Service == "" || !res.HasDate || !res.HasTime
+	if question == "" && (res.Kind == KindUnclear || res.Kind == KindBook && missing) {
+		question = fallbackQuestion(ctx, text, now, loc, res, day, q)
+	}
+	res.Question = question
+	return res, true
+}
+
+// classify reads the answer's kind, service and language into a Result;
+// an unknown kind is unclear, a service the catalogue lacks is dropped,
+// and an unknown language is detected from text.
+func (a llmAnswer) classify(text string, cat Catalogue) Result {
 	var res Result
 	switch k := Kind(strings.ToLower(str(a.Kind))); k {
 	case KindBook, KindConfirm, KindCancel, KindUnclear:
@@ -277,13 +303,17 @@ func (a llmAnswer) result(ctx context.Context, text string, now time.Time, loc *
 	default:
 		res.Lang = detectLang(tokenize(text))
 	}
-	q := questions{lang: res.Lang, year: now.Year(), cat: cat}
+	return res
+}
 
+// when reads the answer's date and time into res and returns the day; it
+// reports false when either does not parse.
+func (a llmAnswer) when(res *Result, loc *time.Location) (civil, bool) {
 	var day civil
 	if s := str(a.Date); s != "" {
 		d, err := time.ParseInLocation("2006-01-02", s, loc)
 		if err != nil {
-			return Result{}, false
+			return civil{}, false
 		}
 		day = civil{d.Year(), d.Month(), d.Day()}
 		res.HasDate, res.Day = true, time.Date(day.y, day.m, day.d, 0, 0, 0, 0, loc)
@@ -291,51 +321,25 @@ func (a llmAnswer) result(ctx context.Context, text string, now time.Time, loc *
 	if s := str(a.Time); s != "" {
 		t, err := time.Parse("15:04", s)
 		if err != nil {
-			return Result{}, false
+			return civil{}, false
 		}
 		res.HasTime, res.Hour, res.Minute = true, t.Hour(), t.Minute()
 	}
-	question := str(a.Question)
-	if utf8.RuneCountInString(question) > llmMaxQuestion || !printable(question) {
-		question = ""
-	}
-	if res.HasDate && res.HasTime {
-		start := day.at(res.Hour, res.Minute, loc)
-		if start.Hour() != res.Hour || start.Minute() != res.Minute {
-			// The wall clock does not exist that day (daylight saving).
-			res.HasTime = false
-			if question == "" {
-				question = q.invalidTime()
-			}
-		} else {
-			res.Start = start
-		}
-	}
+	return day, true
+}
 
-	missing := res.Service == "" || !res.HasDate || !res.HasTime
-	if question == "" && (res.Kind == KindUnclear || res.Kind == KindBook && missing) {
-		// The rules' question for the same text; pure computation, so it
-		// runs even if ctx ended during the model call.
-		if rr, err := (Rules{}).Extract(context.WithoutCancel(ctx), text, now, loc, cat); err == nil {
-			question = rr.Question
-		}
-		if question == "" {
-			if res.Kind == KindUnclear {
-				question = q.unclear()
-			} else {
-				var dayText, clockText string
-				if res.HasDate {
-					dayText = q.day(day)
-				}
-				if res.HasTime {
-					clockText = q.clock(res.Hour, res.Minute)
-				}
-				question = q.missing(res.Service == "", dayText, clockText)
-			}
-		}
+// fallbackQuestion is the question for an answer the model left without a
+// usable one: the rules' question for the same text, else what res lacks.
+func fallbackQuestion(ctx context.Context, text string, now time.Time, loc *time.Location, res Result, day civil, q questions) string {
+	// The rules' question for the same text; pure computation, so it
+	// runs even if ctx ended during the model call.
+	if rr, err := (Rules{}).Extract(context.WithoutCancel(ctx), text, now, loc, q.cat); err == nil && rr.Question != "" {
+		return rr.Question
 	}
-	res.Question = question
-	return res, true
+	if res.Kind == KindUnclear {
+		return q.unclear()
+	}
+	return q.missingFor(res, day)
 }
 
 // printable reports whether s has no control characters other than

@@ -129,6 +129,19 @@ func (q questions) missing(needService bool, day, clock string) string {
 	return ""
 }
 
+// missingFor asks for what res lacks to be booked; day is its day when
+// res.HasDate.
+func (q questions) missingFor(res Result, day civil) string {
+	var dayText, clockText string
+	if res.HasDate {
+		dayText = q.day(day)
+	}
+	if res.HasTime {
+		clockText = q.clock(res.Hour, res.Minute)
+	}
+	return q.missing(res.Service == "", dayText, clockText)
+}
+
 func (q questions) pick(en, de string) string {
 	if q.en() {
 		return en

@@ -60,3 +60,16 @@ type Extractor interface {
 type Rules struct{}
 
 var _ Extractor = Rules{}
+
+// setStart sets Start to day at the result's wall clock in loc. If that
+// wall clock does not exist that day (daylight saving) it clears HasTime
+// instead and reports false.
+func (r *Result) setStart(day civil, loc *time.Location) bool {
+	start := day.at(r.Hour, r.Minute, loc)
+	if start.Hour() != r.Hour || start.Minute() != r.Minute {
+		r.HasTime = false
+		return false
+	}
+	r.Start = start
+	return true
+}

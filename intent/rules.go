@@ -131,6 +131,8 @@ func (p *parser) sayOff() bool {
 	return false
 }
 
+// run reads the message into a Result: its kind, the slots it names, and
+// at most one question for the customer.
 func (p *parser) run() Result {
 	res := Result{Lang: p.q.lang, Kind: KindUnclear}
 	if len(p.toks) == 0 {
@@ -141,37 +143,71 @@ func (p *parser) run() Result {
 	cancel := p.has(cancelWords) || p.sayOff()
 	reschedule := p.has(rescheduleWords) || (cancel && p.has(insteadWords))
 	p.scanQualifiers()
-	resources := p.matchResources()
-	services := p.matchServices()
-	times := p.parseTimes()
-	dates := p.parseDates()
-	if !cancel {
-		// A negated clause says what the customer does not want.
-		services = filter(services, func(m mention) bool { return !p.negated[p.clause[m.pos]] })
-		resources = filter(resources, func(m mention) bool { return !p.negated[p.clause[m.pos]] })
-		times = filter(times, func(c timeCand) bool { return !p.negated[p.clause[c.start]] })
-		dates = filter(dates, func(c dateCand) bool { return !p.negated[p.clause[c.start]] })
+	ms := p.collectMentions(!cancel)
+	var fq firstQuestion
+	day := p.fillSlots(&res, ms, &fq)
+	p.classify(&res, ms, &fq, cancel, reschedule)
+	if res.Kind == KindBook && fq.text == "" {
+		fq.text = p.q.missingFor(res, day)
 	}
+	res.Question = fq.text
+	return res
+}
 
-	var question string
-	ask := func(q string) {
-		if question == "" {
-			question = q
-		}
+// mentions is what a message names, each with the token it starts at.
+type mentions struct {
+	services  []mention
+	resources []mention
+	times     []timeCand
+	dates     []dateCand
+}
+
+// collectMentions collects the message's services, resources, times and dates;
+// with dropNegated, those in a negated clause are left out.
+func (p *parser) collectMentions(dropNegated bool) mentions {
+	var ms mentions
+	ms.resources = p.matchResources()
+	ms.services = p.matchServices()
+	ms.times = p.parseTimes()
+	ms.dates = p.parseDates()
+	if dropNegated {
+		// A negated clause says what the customer does not want.
+		ms.services = filter(ms.services, func(m mention) bool { return !p.negated[p.clause[m.pos]] })
+		ms.resources = filter(ms.resources, func(m mention) bool { return !p.negated[p.clause[m.pos]] })
+		ms.times = filter(ms.times, func(c timeCand) bool { return !p.negated[p.clause[c.start]] })
+		ms.dates = filter(ms.dates, func(c dateCand) bool { return !p.negated[p.clause[c.start]] })
 	}
-	clk, timeQ := p.resolveTime(times)
-	day, hasDay, dateQ := p.resolveDate(dates, clk)
-	ask(dateQ)
-	ask(timeQ)
-	if ids := distinctIDs(services); len(ids) == 1 {
+	return ms
+}
+
+// firstQuestion keeps the first question asked: the customer gets one
+// question at a time.
+type firstQuestion struct{ text string }
+
+// ask records q unless a question is already pending.
+func (f *firstQuestion) ask(q string) {
+	if f.text == "" {
+		f.text = q
+	}
+}
+
+// fillSlots resolves the mentioned time, date, service and resource into
+// res, asking through fq when they disagree or the time does not exist,
+// and returns the resolved day (meaningful when res.HasDate).
+func (p *parser) fillSlots(res *Result, ms mentions, fq *firstQuestion) civil {
+	clk, timeQ := p.resolveTime(ms.times)
+	day, hasDay, dateQ := p.resolveDate(ms.dates, clk)
+	fq.ask(dateQ)
+	fq.ask(timeQ)
+	if ids := distinctIDs(ms.services); len(ids) == 1 {
 		res.Service = ids[0]
 	} else if len(ids) > 1 {
-		ask(p.q.whichService(ids[0], ids[1]))
+		fq.ask(p.q.whichService(ids[0], ids[1]))
 	}
-	if ids := distinctIDs(resources); len(ids) == 1 {
+	if ids := distinctIDs(ms.resources); len(ids) == 1 {
 		res.Resource = ids[0]
 	} else if len(ids) > 1 {
-		ask(p.q.whichResource(ids[0], ids[1]))
+		fq.ask(p.q.whichResource(ids[0], ids[1]))
 	}
 	if hasDay {
 		res.HasDate, res.Day = true, time.Date(day.y, day.m, day.d, 0, 0, 0, 0, p.loc)
@@ -179,49 +215,35 @@ func (p *parser) run() Result {
 	if clk != nil {
 		res.HasTime, res.Hour, res.Minute = true, clk[0], clk[1]
 	}
-	if hasDay && clk != nil {
-		start := day.at(clk[0], clk[1], p.loc)
-		if start.Hour() != clk[0] || start.Minute() != clk[1] {
-			// The wall clock does not exist that day (daylight saving).
-			res.HasTime = false
-			ask(p.q.invalidTime())
-		} else {
-			res.Start = start
-		}
+	if hasDay && clk != nil && !res.setStart(day, p.loc) {
+		fq.ask(p.q.invalidTime())
 	}
+	return day
+}
 
-	mentioned := len(services) > 0 || len(times) > 0 || len(dates) > 0
+// classify sets res.Kind from the message's words and mentions; a
+// reschedule, or a message that is no kind at all, gets a question.
+func (p *parser) classify(res *Result, ms mentions, fq *firstQuestion, cancel, reschedule bool) {
+	mentioned := len(ms.services) > 0 || len(ms.times) > 0 || len(ms.dates) > 0
 	confirmable := !p.negation
 	switch {
 	case reschedule:
-		res.Kind, question = KindUnclear, p.q.reschedule()
+		res.Kind, fq.text = KindUnclear, p.q.reschedule()
 	case cancel:
 		res.Kind = KindCancel
 	case confirmable && p.has(strongConfirm):
 		res.Kind = KindConfirm
-	case p.has(bookWords) || len(services) > 0:
+	case p.has(bookWords) || len(ms.services) > 0:
 		res.Kind = KindBook
 	case confirmable && p.has(weakConfirm):
 		res.Kind = KindConfirm
 	case mentioned:
 		res.Kind = KindBook
 	case p.negation:
-		ask(p.q.instead())
+		fq.ask(p.q.instead())
 	default:
-		ask(p.q.unclear())
+		fq.ask(p.q.unclear())
 	}
-	if res.Kind == KindBook && question == "" {
-		var dayText, clockText string
-		if res.HasDate {
-			dayText = p.q.day(day)
-		}
-		if res.HasTime {
-			clockText = p.q.clock(res.Hour, res.Minute)
-		}
-		question = p.q.missing(res.Service == "", dayText, clockText)
-	}
-	res.Question = question
-	return res
 }
 
 // resolveTime combines all times mentioned into one wall clock, or a

@@ -41,7 +41,29 @@ func Validate(r Result, now time.Time, loc *time.Location, cat Catalogue) error 
 		return errors.New("intent: nil location")
 	}
 	q := questions{lang: r.Lang, year: now.In(loc).Year(), cat: cat}
-	invalid := func(field, question string) error { return &ValidationError{Field: field, Question: question} }
+	if err := q.incomplete(r, loc); err != nil {
+		return err
+	}
+	svc, _ := cat.Service(r.Service) // incomplete made sure it is offered
+	opens, closes, err := cat.openingHours()
+	if err != nil {
+		return err
+	}
+	if svc.DurationMinutes <= 0 {
+		return fmt.Errorf("intent: service %q of catalogue %q has no duration", svc.ID, cat.Tenant)
+	}
+	return q.bookable(r.Start.In(loc), now, svc, opens, closes, loc)
+}
+
+// invalid is the ValidationError that asks question about field.
+func invalid(field, question string) error {
+	return &ValidationError{Field: field, Question: question}
+}
+
+// incomplete is the ValidationError for a result that cannot be booked as
+// it stands: not a booking or confirmation, an open question, or a
+// service, date or time missing or not offered; nil for a complete one.
+func (q questions) incomplete(r Result, loc *time.Location) error {
 	if r.Kind != KindBook && r.Kind != KindConfirm {
 		if r.Question != "" {
 			return invalid(FieldKind, r.Question)
@@ -66,7 +88,7 @@ func Validate(r Result, now time.Time, loc *time.Location, cat Catalogue) error 
 	if r.HasTime {
 		clockText = q.clock(r.Hour, r.Minute)
 	}
-	svc, ok := cat.Service(r.Service)
+	_, ok := q.cat.Service(r.Service)
 	if r.Service == "" {
 		return invalid(FieldService, q.missing(true, dayText, clockText))
 	}
@@ -80,21 +102,31 @@ func Validate(r Result, now time.Time, loc *time.Location, cat Catalogue) error 
 		}
 		return invalid(field, q.missing(false, dayText, clockText))
 	}
-	opens, err1 := parseClock(cat.Opens)
-	closes, err2 := parseClock(cat.Closes)
-	if err := errors.Join(err1, err2); err != nil || closes <= opens || len(cat.Weekdays) == 0 {
-		return fmt.Errorf("intent: catalogue %q has no valid opening hours (opens %q, closes %q, %d weekdays): %v", cat.Tenant, cat.Opens, cat.Closes, len(cat.Weekdays), err)
+	return nil
+}
+
+// openingHours reads the catalogue's opening and closing times (minutes
+// after midnight); a catalogue without valid hours or days is an error no
+// customer answer can fix.
+func (c Catalogue) openingHours() (opens, closes int, err error) {
+	opens, err1 := parseClock(c.Opens)
+	closes, err2 := parseClock(c.Closes)
+	if err := errors.Join(err1, err2); err != nil || closes <= opens || len(c.Weekdays) == 0 {
+		return 0, 0, fmt.Errorf("intent: catalogue %q has no valid opening hours (opens %q, closes %q, %d weekdays): %v", c.Tenant, c.Opens, c.Closes, len(c.Weekdays), err)
 	}
-	if svc.DurationMinutes <= 0 {
-		return fmt.Errorf("intent: service %q of catalogue %q has no duration", svc.ID, cat.Tenant)
-	}
-	start := r.Start.In(loc)
+	return opens, closes, nil
+}
+
+// bookable is the ValidationError for a start (in loc) the business
+// cannot serve: in the past, on a closed day, outside opening hours, or
+// too late for svc to finish by closing time; nil when it can.
+func (q questions) bookable(start, now time.Time, svc Service, opens, closes int, loc *time.Location) error {
 	if !start.After(now) {
 		return invalid(FieldStart, q.pick("That time has already passed. Which later time works for you?",
 			"Dieser Zeitpunkt liegt in der Vergangenheit. Welcher spätere Termin passt Ihnen?"))
 	}
 	hours := q.hours(opens, closes)
-	if !openOn(cat.Weekdays, start.Weekday()) {
+	if !openOn(q.cat.Weekdays, start.Weekday()) {
 		if q.en() {
 			return invalid(FieldStart, fmt.Sprintf("We are closed on %s; we are open %s. Which day works for you?", start.Weekday(), hours))
 		}
