@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -155,14 +156,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Deferred, so that it also runs when abort panics to reset a stream.
 		defer func() { p.observe(*ex) }()
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, "chaos: request body over 1 MiB", http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "chaos: read request body: "+err.Error(), http.StatusBadRequest)
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	ex.Body = body
@@ -172,32 +167,66 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		abort(w)
 		return
 	}
-	if fault == Delay {
-		t := time.NewTimer(rule.Delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return // the client gave up; forwarding now would be a surprise side effect
-		}
+	if fault == Delay && !wait(r.Context(), rule.Delay) {
+		return // the client gave up; forwarding now would be a surprise side effect
 	}
-	if fault == Duplicate {
+	resp, err := p.forward(r, body, fault == Duplicate)
+	if err != nil {
+		http.Error(w, "chaos: upstream: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	reply(w, resp, rule, ex)
+}
+
+// readBody reads the request body, bounded by maxBody; on failure it
+// answers the client and reports false.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, "chaos: request body over 1 MiB", http.StatusRequestEntityTooLarge)
+			return nil, false
+		}
+		http.Error(w, "chaos: read request body: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	return body, true
+}
+
+// wait sleeps for d; it reports false if ctx ends first.
+func wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	}
+}
+
+// forward sends r with body to the upstream; with duplicate it sends it
+// twice and answers with the second response.
+func (p *Proxy) forward(r *http.Request, body []byte, duplicate bool) (*http.Response, error) {
+	if duplicate {
 		first, err := p.roundTrip(r, body)
 		if err != nil {
-			http.Error(w, "chaos: upstream: "+err.Error(), http.StatusBadGateway)
-			return
+			return nil, err
 		}
 		// Drain so the upstream finishes the first answer (and the
 		// connection can be reused) before the second request goes out.
 		_, _ = io.Copy(io.Discard, first.Body)
 		_ = first.Body.Close()
 	}
-	resp, err := p.roundTrip(r, body)
-	if err != nil {
-		http.Error(w, "chaos: upstream: "+err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
+	return p.roundTrip(r, body)
+}
+
+// reply records the upstream's answer in ex and passes it to the client,
+// unless the rule's fault replaces it with a dropped connection or an
+// error after the upstream committed.
+func reply(w http.ResponseWriter, resp *http.Response, rule *Rule, ex *Exchange) {
 	ex.UpstreamStatus, ex.Replayed = resp.StatusCode, resp.Header.Get("Idempotent-Replayed") == "true"
 	// Read the whole answer before deciding: for the "after commit" faults
 	// the upstream has committed once it sent it, which is their point.
@@ -207,7 +236,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ex.Response = answer
-	switch fault {
+	switch ex.Fault {
 	case DropAfterCommit:
 		abort(w)
 		return

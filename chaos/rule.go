@@ -120,53 +120,12 @@ func ParseRule(s string) (Rule, error) {
 		return fail("want \"METHOD PATH FAULT [key=value ...]\"")
 	}
 	r := Rule{Probability: 1}
-	if m := fields[0]; m != "any" && m != "*" {
-		if strings.IndexFunc(m, func(c rune) bool { return (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') }) >= 0 {
-			return fail("bad method %q", m)
-		}
-		r.Method = strings.ToUpper(m)
-	}
-	if p := fields[1]; p != "any" && p != "*" {
-		if !strings.HasPrefix(p, "/") {
-			return fail("path %q does not start with /", p)
-		}
-		r.PathPrefix = p
-	}
-	setFault := func(f Fault) error {
-		if r.Fault != "" && r.Fault != f {
-			return fmt.Errorf("two faults %q and %q", r.Fault, f)
-		}
-		r.Fault = f
-		return nil
+	if err := r.setRoute(fields[0], fields[1]); err != nil {
+		return fail("%v", err)
 	}
 	for _, tok := range fields[2:] {
-		key, val, isKV := strings.Cut(tok, "=")
-		if !isKV {
-			if !knownFault(Fault(tok)) {
-				return fail("unknown fault %q (known: %s)", tok, faultNames())
-			}
-			if err := setFault(Fault(tok)); err != nil {
-				return fail("%v", err)
-			}
-			continue
-		}
-		var err error
-		switch key {
-		case "p":
-			r.Probability, err = strconv.ParseFloat(val, 64)
-		case "limit":
-			r.Limit, err = strconv.Atoi(val)
-		case "status":
-			r.Status, err = strconv.Atoi(val)
-		case "delay":
-			if r.Delay, err = time.ParseDuration(val); err == nil {
-				err = setFault(Delay)
-			}
-		default:
-			return fail("unknown key %q (known: p, limit, status, delay)", key)
-		}
-		if err != nil {
-			return fail("bad %s: %v", tok, err)
+		if err := r.applyToken(tok); err != nil {
+			return fail("%v", err)
 		}
 	}
 	if r.Fault == "" {
@@ -179,4 +138,63 @@ func ParseRule(s string) (Rule, error) {
 		return fail("%v", err)
 	}
 	return r, nil
+}
+
+// setRoute sets the rule's method and path prefix from the first two
+// fields of a rule; "any" or "*" leaves either open.
+func (r *Rule) setRoute(method, path string) error {
+	if method != "any" && method != "*" {
+		if strings.IndexFunc(method, func(c rune) bool { return (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') }) >= 0 {
+			return fmt.Errorf("bad method %q", method)
+		}
+		r.Method = strings.ToUpper(method)
+	}
+	if path != "any" && path != "*" {
+		if !strings.HasPrefix(path, "/") {
+			return fmt.Errorf("path %q does not start with /", path)
+		}
+		r.PathPrefix = path
+	}
+	return nil
+}
+
+// applyToken applies one token after METHOD PATH: a fault name or a
+// key=value setting.
+func (r *Rule) applyToken(tok string) error {
+	key, val, isKV := strings.Cut(tok, "=")
+	if !isKV {
+		if !knownFault(Fault(tok)) {
+			return fmt.Errorf("unknown fault %q (known: %s)", tok, faultNames())
+		}
+		return r.setFault(Fault(tok))
+	}
+	var err error
+	switch key {
+	case "p":
+		r.Probability, err = strconv.ParseFloat(val, 64)
+	case "limit":
+		r.Limit, err = strconv.Atoi(val)
+	case "status":
+		r.Status, err = strconv.Atoi(val)
+	case "delay":
+		if r.Delay, err = time.ParseDuration(val); err == nil {
+			err = r.setFault(Delay)
+		}
+	default:
+		return fmt.Errorf("unknown key %q (known: p, limit, status, delay)", key)
+	}
+	if err != nil {
+		return fmt.Errorf("bad %s: %w", tok, err)
+	}
+	return nil
+}
+
+// setFault sets the rule's fault; a rule has one, so a second, different
+// one is an error.
+func (r *Rule) setFault(f Fault) error {
+	if r.Fault != "" && r.Fault != f {
+		return fmt.Errorf("two faults %q and %q", r.Fault, f)
+	}
+	r.Fault = f
+	return nil
 }
