@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -148,19 +149,7 @@ func (s *Server) createIntent(w http.ResponseWriter, r *http.Request) {
 
 	now := s.now()
 	row.ID, row.CreatedAt = newID("pi_"), now
-	d := testCards[row.PaymentMethod]
-	var capturedAt = &now
-	switch {
-	case d != nil:
-		// Stripe keeps the declined intent, detached from the card.
-		row.Status, row.PaymentMethod, capturedAt = StatusRequiresPaymentMethod, "", nil
-		row.LastPaymentError, _ = json.Marshal(map[string]string{
-			"type": typeCard, "code": d.code, "decline_code": d.declineCode, "message": d.message})
-	case row.CaptureMethod == "manual":
-		row.Status, row.ChargeID, capturedAt = StatusRequiresCapture, newID("ch_"), nil
-	default:
-		row.Status, row.ChargeID, row.AmountCaptured = StatusSucceeded, newID("ch_"), row.Amount
-	}
+	d, capturedAt := confirmNew(&row, now)
 	if err := insertIntent(ctx, tx, tenant, row, capturedAt); err != nil {
 		if code, name := constraintViolation(err); code == "23505" && name == constraintOneAuthorisation {
 			// A concurrent request with another key won the booking step
@@ -184,6 +173,28 @@ func (s *Server) createIntent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, row.object(expand["latest_charge"]))
+}
+
+// confirmNew applies what confirming does to a new intent with its test
+// card: a decline leaves it requiring a payment method, manual capture
+// authorises, automatic capture charges. It returns the decline (nil if
+// the card authorises) and the capture time to store (nil unless charged).
+func confirmNew(row *intentRow, now time.Time) (*decline, *time.Time) {
+	d := testCards[row.PaymentMethod]
+	switch {
+	case d != nil:
+		// Stripe keeps the declined intent, detached from the card.
+		row.Status, row.PaymentMethod = StatusRequiresPaymentMethod, ""
+		row.LastPaymentError, _ = json.Marshal(map[string]string{
+			"type": typeCard, "code": d.code, "decline_code": d.declineCode, "message": d.message})
+		return d, nil
+	case row.CaptureMethod == "manual":
+		row.Status, row.ChargeID = StatusRequiresCapture, newID("ch_")
+		return nil, nil
+	default:
+		row.Status, row.ChargeID, row.AmountCaptured = StatusSucceeded, newID("ch_"), row.Amount
+		return nil, &now
+	}
 }
 
 // LayerReference is the layer label under which bookonce_duplicates_blocked_total
