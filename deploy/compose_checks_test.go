@@ -1,0 +1,231 @@
+package deploy
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/types"
+)
+
+// problems collects check failures, so a check can be run against a broken
+// project in TestChecksCanFail as well as against the real one.
+type problems []string
+
+func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
+
+func envOf(s types.ServiceConfig, name string) string {
+	if v := s.Environment[name]; v != nil {
+		return *v
+	}
+	return ""
+}
+
+// service returns the named service, recording a problem when it is absent.
+func service(p *types.Project, name string, out *problems) (types.ServiceConfig, bool) {
+	s, ok := p.Services[name]
+	if !ok {
+		out.addf("service %q missing", name)
+	}
+	return s, ok
+}
+
+func checkServices(p *types.Project) (out problems) {
+	images := map[string]string{
+		"postgres":             "postgres:16",
+		"temporal":             "temporalio/server:1.32.",
+		"temporal-admin-tools": "temporalio/admin-tools:1.32.",
+		"temporal-namespace":   "temporalio/admin-tools:1.32.",
+		"temporal-ui":          "temporalio/ui:2.",
+	}
+	for name, prefix := range images {
+		if s, ok := service(p, name, &out); ok && !strings.HasPrefix(s.Image, prefix) {
+			out.addf("%s: image %q, want %s*", name, s.Image, prefix)
+		}
+	}
+	for name, s := range p.Services {
+		if strings.Contains(s.Image, "temporalio/auto-setup") {
+			out.addf("%s: temporalio/auto-setup is deprecated", name)
+		}
+	}
+	for _, name := range ourServices {
+		s, ok := service(p, name, &out)
+		if !ok {
+			continue
+		}
+		// One image for all; the binary (cmd/<name>) is picked by command.
+		abs, _ := filepath.Abs(repoRoot)
+		if s.Build == nil || filepath.Clean(s.Build.Context) != abs {
+			out.addf("%s: must build the repository root Dockerfile", name)
+		}
+		if len(s.Command) == 0 || s.Command[0] != name {
+			out.addf("%s: command %q, want binary %q", name, s.Command, name)
+		}
+	}
+	return out
+}
+
+func checkPorts(p *types.Project) (out problems) {
+	want := map[string]uint32{"gateway": 8080, "calendar": 8081, "payments": 8082, "temporal-ui": 8233, "temporal": 7233}
+	for name, port := range want {
+		s, ok := service(p, name, &out)
+		if !ok {
+			continue
+		}
+		published := slices.ContainsFunc(s.Ports, func(pc types.ServicePortConfig) bool {
+			// Loopback only: the stack is reached through a proxy, not directly.
+			return pc.Published == fmt.Sprint(port) && pc.HostIP == "127.0.0.1"
+		})
+		if !published {
+			out.addf("%s: port %d not published on 127.0.0.1 (ports: %+v)", name, port, s.Ports)
+		}
+	}
+	return out
+}
+
+func checkWiring(p *types.Project) (out problems) {
+	pg, _ := service(p, "postgres", &out)
+	user, pass := envOf(pg, "POSTGRES_USER"), envOf(pg, "POSTGRES_PASSWORD")
+	listen := map[string]string{"gateway": "GATEWAY_LISTEN=0.0.0.0:8080", "calendar": "CALENDAR_LISTEN=0.0.0.0:8081", "payments": "PAYMENTS_LISTEN=0.0.0.0:8082"}
+	for _, name := range ourServices {
+		s, ok := service(p, name, &out)
+		if !ok {
+			continue
+		}
+		u, err := url.Parse(envOf(s, "DATABASE_URL"))
+		switch {
+		case err != nil || u.Hostname() != "postgres" || u.Path != "/bookonce":
+			out.addf("%s: DATABASE_URL %q must point at postgres/bookonce", name, envOf(s, "DATABASE_URL"))
+		case u.User.Username() != user || func() bool { pw, _ := u.User.Password(); return pw != pass }():
+			out.addf("%s: DATABASE_URL credentials differ from the postgres service's", name)
+		}
+		if host, port, _ := net.SplitHostPort(envOf(s, "TEMPORAL_ADDRESS")); host != "temporal" || port != "7233" {
+			out.addf("%s: TEMPORAL_ADDRESS %q, want temporal:7233", name, envOf(s, "TEMPORAL_ADDRESS"))
+		}
+		for k, want := range map[string]string{"CALENDAR_URL": "http://calendar:8081", "PAYMENTS_URL": "http://payments:8082", "LOG_FORMAT": "json"} {
+			if got := envOf(s, k); got != "" && got != want {
+				out.addf("%s: %s=%q, want %q", name, k, got, want)
+			}
+		}
+		if kv, ok := listen[name]; ok {
+			k, want, _ := strings.Cut(kv, "=")
+			if envOf(s, k) != want {
+				out.addf("%s: %s=%q, want %q (reachable from other containers)", name, k, envOf(s, k), want)
+			}
+		}
+	}
+	// Temporal server: the env names its embedded config template reads.
+	if s, ok := service(p, "temporal", &out); ok {
+		for k, want := range map[string]string{
+			"DB": "postgres12", "POSTGRES_SEEDS": "postgres", "POSTGRES_USER": user, "POSTGRES_PWD": pass,
+			"DBNAME": "temporal", "VISIBILITY_DBNAME": "temporal_visibility", "BIND_ON_IP": "0.0.0.0",
+		} {
+			if envOf(s, k) != want {
+				out.addf("temporal: %s=%q, want %q", k, envOf(s, k), want)
+			}
+		}
+	}
+	return out
+}
+
+func checkEnvNames(p *types.Project) (out problems) {
+	for _, name := range ourServices {
+		if s, ok := service(p, name, &out); ok {
+			for k := range s.Environment {
+				if !slices.Contains(knownEnv, k) {
+					out.addf("%s: env %s is not a documented configuration variable", name, k)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func checkDependsOn(p *types.Project) (out problems) {
+	type dep struct{ service, on, condition string }
+	want := []dep{
+		{"temporal-admin-tools", "postgres", types.ServiceConditionHealthy},
+		{"temporal", "postgres", types.ServiceConditionHealthy},
+		{"temporal", "temporal-admin-tools", types.ServiceConditionCompletedSuccessfully},
+		{"temporal-namespace", "temporal", types.ServiceConditionHealthy},
+		{"temporal-ui", "temporal", types.ServiceConditionHealthy},
+	}
+	for _, name := range ourServices {
+		want = append(want,
+			dep{name, "postgres", types.ServiceConditionHealthy},
+			dep{name, "temporal", types.ServiceConditionHealthy},
+			dep{name, "temporal-namespace", types.ServiceConditionCompletedSuccessfully})
+	}
+	for _, d := range want {
+		if s, ok := service(p, d.service, &out); ok && s.DependsOn[d.on].Condition != d.condition {
+			out.addf("%s: depends_on %s must be %s, got %q", d.service, d.on, d.condition, s.DependsOn[d.on].Condition)
+		}
+	}
+	// service_healthy waits forever on a service that has no healthcheck.
+	for name, s := range p.Services {
+		for on, d := range s.DependsOn {
+			if t, ok := p.Services[on]; ok && d.Condition == types.ServiceConditionHealthy &&
+				(t.HealthCheck == nil || t.HealthCheck.Disable || len(t.HealthCheck.Test) == 0) {
+				out.addf("%s waits for %s to be healthy, but %s has no healthcheck", name, on, on)
+			}
+		}
+	}
+	return out
+}
+
+func checkTemporalSetup(p *types.Project) (out problems) {
+	script := func(s types.ServiceConfig) string { return strings.Join(append(s.Entrypoint, s.Command...), " ") }
+	if s, ok := service(p, "temporal-admin-tools", &out); ok {
+		sh := script(s)
+		if envOf(s, "SQL_PLUGIN") != "postgres12" && !strings.Contains(sh, "--plugin postgres12") {
+			out.addf("temporal-admin-tools: temporal-sql-tool must use plugin postgres12")
+		}
+		for _, want := range []string{"temporal-sql-tool", "setup-schema", "temporal_visibility",
+			"update-schema --schema-name postgresql/v12/temporal", "update-schema --schema-name postgresql/v12/visibility"} {
+			if !strings.Contains(sh, want) {
+				out.addf("temporal-admin-tools: script lacks %q", want)
+			}
+		}
+	}
+	if s, ok := service(p, "temporal-namespace", &out); ok {
+		sh := strings.Join(strings.Fields(strings.ReplaceAll(script(s), "\\\n", " ")), " ")
+		if !strings.Contains(sh, "namespace create --namespace default") {
+			out.addf("temporal-namespace: does not create namespace default")
+		}
+		for name, typ := range map[string]string{"CustomerPhone": "Keyword", "Channel": "Keyword",
+			"BookingStatus": "Keyword", "Service": "Keyword", "SlotStart": "Datetime"} {
+			if !strings.Contains(sh, "--name "+name+" --type "+typ) {
+				out.addf("temporal-namespace: search attribute %s (%s) not registered", name, typ)
+			}
+		}
+	}
+	// Bind mounts (e.g. Temporal's dynamic config) must exist in the repo.
+	for name, s := range p.Services {
+		for _, v := range s.Volumes {
+			if v.Type == types.VolumeTypeBind {
+				if _, err := os.Stat(v.Source); err != nil {
+					out.addf("%s: bind mount source %s: %v", name, v.Source, err)
+				}
+			}
+		}
+	}
+	return out
+}
+
+type check struct {
+	name string
+	fn   func(*types.Project) problems
+}
+
+var checks = []check{
+	{"services", checkServices},
+	{"ports", checkPorts},
+	{"wiring", checkWiring},
+	{"env names", checkEnvNames},
+	{"depends_on", checkDependsOn},
+	{"temporal setup", checkTemporalSetup},
+}
