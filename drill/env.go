@@ -68,6 +68,9 @@ const (
 	upstreamTwilio   = "twilio"
 )
 
+// startEnv starts the drill's stack: its database, the fake Twilio, the
+// Temporal server and API processes, the fault proxies and the gateway.
+// On failure it closes what it started.
 func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	ctx, cancel := context.WithCancel(parent)
 	e := &env{opts: opts, cancel: cancel, proxies: map[string]*chaos.Proxy{}, exchanges: &exchangeLog{},
@@ -103,12 +106,7 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	if err := e.startServices(ctx, childEnv); err != nil {
 		return e, err
 	}
-	if e.tc, err = client.DialContext(ctx, client.Options{HostPort: e.cfg.TemporalAddress, Namespace: e.cfg.TemporalNamespace,
-		Logger: sdklog.NewStructuredLogger(opts.Log)}); err != nil {
-		return e, fmt.Errorf("connect to the Temporal server: %w", err)
-	}
-	e.stops = append(e.stops, e.tc.Close)
-	if err := workflows.EnsureSearchAttributes(ctx, e.tc, e.cfg.TemporalNamespace); err != nil {
+	if err := e.dialTemporal(ctx); err != nil {
 		return e, err
 	}
 	proxied, err := e.startProxies(ctx, map[string]string{
@@ -117,10 +115,33 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		return e, err
 	}
 
+	if err := e.startGateway(ctx, vars, proxied); err != nil {
+		return e, err
+	}
+	e.workerEnv = envList(vars)
+	return e, nil
+}
+
+// dialTemporal connects to the drill's Temporal server and registers the
+// search attributes the workflows use.
+func (e *env) dialTemporal(ctx context.Context) error {
+	var err error
+	if e.tc, err = client.DialContext(ctx, client.Options{HostPort: e.cfg.TemporalAddress, Namespace: e.cfg.TemporalNamespace,
+		Logger: sdklog.NewStructuredLogger(e.opts.Log)}); err != nil {
+		return fmt.Errorf("connect to the Temporal server: %w", err)
+	}
+	e.stops = append(e.stops, e.tc.Close)
+	return workflows.EnsureSearchAttributes(ctx, e.tc, e.cfg.TemporalNamespace)
+}
+
+// startGateway serves the gateway in process, talking to the APIs and
+// Twilio through their fault proxies (proxied, by upstream), and adds
+// its URLs to vars, the workers' environment.
+func (e *env) startGateway(ctx context.Context, vars map[string]string, proxied map[string]string) error {
 	// The gateway verifies signatures against the URL Twilio calls: its own.
 	l, err := web.Listen("127.0.0.1:0")
 	if err != nil {
-		return e, err
+		return err
 	}
 	e.gwURL = "http://" + l.Addr().String()
 	e.cfg.PublicBaseURL = e.gwURL
@@ -128,18 +149,17 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	vars["CALENDAR_URL"], vars["PAYMENTS_URL"], vars["TWILIO_API_URL"] = proxied[upstreamCalendar], proxied[upstreamPayments], proxied[upstreamTwilio]
 	var gwReg *prometheus.Registry
 	calendarMetrics, paymentsMetrics := e.scrapers[upstreamCalendar], e.scrapers[upstreamPayments]
-	tenants, err := stack.LoadTenants(ctx, e.pool, opts.Log)
+	tenants, err := stack.LoadTenants(ctx, e.pool, e.opts.Log)
 	if err != nil {
-		return e, err
+		return err
 	}
-	e.gateway, gwReg = stack.Gateway(e.cfg, e.pool, e.tc, tenants, opts.Log, calendarMetrics, paymentsMetrics)
+	e.gateway, gwReg = stack.Gateway(e.cfg, e.pool, e.tc, tenants, e.opts.Log, calendarMetrics, paymentsMetrics)
 	e.gatherers = []prometheus.Gatherer{gwReg, calendarMetrics, paymentsMetrics}
-	svc := stack.GatewayService(e.gateway, gwReg, opts.Log)
+	svc := stack.GatewayService(e.gateway, gwReg, e.opts.Log)
 	e.wg.Add(2)
 	go func() { defer e.wg.Done(); _ = svc.Serve(ctx, l) }()
 	go func() { defer e.wg.Done(); e.gateway.RunRelay(ctx, 2*time.Second) }()
-	e.workerEnv = envList(vars)
-	return e, nil
+	return nil
 }
 
 // startServices starts the Temporal server and the two APIs as child

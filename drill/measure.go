@@ -19,19 +19,7 @@ import (
 // Twilio (reconciled), or a person was asked (review).
 func (e *env) unknowns(ctx context.Context, all []exchange) (Unknowns, error) {
 	u := Unknowns{Ended: map[string]int{}}
-	openOrResolved, err := e.stringSet(ctx, `SELECT workflow_id FROM review_cases WHERE reason = 'unknown_outcome'`)
-	if err != nil {
-		return u, err
-	}
-	holdRefs, err := e.pairs(ctx, `SELECT id, reference FROM calendar_reservations`)
-	if err != nil {
-		return u, err
-	}
-	intentRefs, err := e.pairs(ctx, `SELECT id, coalesce(booking_reference, '') FROM payment_intents`)
-	if err != nil {
-		return u, err
-	}
-	sentAs, err := e.pairs(ctx, `SELECT id, coalesce(provider_id, '') || '|' || state FROM outbox_messages`)
+	ev, err := e.unknownEvidence(ctx)
 	if err != nil {
 		return u, err
 	}
@@ -41,45 +29,78 @@ func (e *env) unknowns(ctx context.Context, all []exchange) (Unknowns, error) {
 			continue
 		}
 		u.Total++
-		if x.upstream == upstreamTwilio {
-			sid, state, _ := strings.Cut(sentAs[x.outboxID()], "|")
-			switch {
-			case sid == x.responseID():
-				u.Ended["reconciled"]++
-			case state == "review":
-				u.Ended["review"]++
-			default:
-				u.Ended["unresolved"]++
-			}
-			continue
-		}
-		ended := "unresolved"
-		for _, later := range all[i+1:] {
-			if later.upstream == x.upstream && later.IdempotencyKey == x.IdempotencyKey && later.Replayed {
-				ended = "replayed"
-				took = append(took, later.at.Sub(x.at))
-				break
-			}
-			if later.upstream == x.upstream && later.operation() == x.operation() && later.IdempotencyKey != x.IdempotencyKey && later.Committed() {
-				ended = "reconciled" // a new key, answered from the business reference
-				took = append(took, later.at.Sub(x.at))
-				break
-			}
-		}
-		if ended == "unresolved" {
-			ref := x.reference()
-			if ref == "" {
-				id := x.responseID()
-				ref = holdRefs[id] + intentRefs[id]
-			}
-			if openOrResolved[ref] {
-				ended = "review"
-			}
+		ended, d, timed := ev.ending(all, i)
+		if timed {
+			took = append(took, d)
 		}
 		u.Ended[ended]++
 	}
 	u.SecondsToEnd = spread(took)
 	return u, nil
+}
+
+// unknownEvidence is what the database says about the operations whose
+// answer was lost.
+type unknownEvidence struct {
+	reviewed   map[string]bool   // workflow IDs with an unknown-outcome review case
+	holdRefs   map[string]string // hold ID -> booking reference
+	intentRefs map[string]string // payment intent ID -> booking reference
+	sentAs     map[string]string // outbox row ID -> "provider_id|state"
+}
+
+// unknownEvidence reads the review cases, the holds' and intents'
+// references and the outbox rows' provider IDs and states.
+func (e *env) unknownEvidence(ctx context.Context) (unknownEvidence, error) {
+	var ev unknownEvidence
+	var err error
+	if ev.reviewed, err = e.stringSet(ctx, `SELECT workflow_id FROM review_cases WHERE reason = 'unknown_outcome'`); err != nil {
+		return ev, err
+	}
+	if ev.holdRefs, err = e.pairs(ctx, `SELECT id, reference FROM calendar_reservations`); err != nil {
+		return ev, err
+	}
+	if ev.intentRefs, err = e.pairs(ctx, `SELECT id, coalesce(booking_reference, '') FROM payment_intents`); err != nil {
+		return ev, err
+	}
+	if ev.sentAs, err = e.pairs(ctx, `SELECT id, coalesce(provider_id, '') || '|' || state FROM outbox_messages`); err != nil {
+		return ev, err
+	}
+	return ev, nil
+}
+
+// ending is how the lost answer of all[i] ended: replayed, reconciled,
+// review or unresolved. When a later request ended it, timed is true and
+// took is how long after the fault that request came.
+func (ev unknownEvidence) ending(all []exchange, i int) (ended string, took time.Duration, timed bool) {
+	x := all[i]
+	if x.upstream == upstreamTwilio {
+		sid, state, _ := strings.Cut(ev.sentAs[x.outboxID()], "|")
+		switch {
+		case sid == x.responseID():
+			return "reconciled", 0, false
+		case state == "review":
+			return "review", 0, false
+		default:
+			return "unresolved", 0, false
+		}
+	}
+	for _, later := range all[i+1:] {
+		if later.upstream == x.upstream && later.IdempotencyKey == x.IdempotencyKey && later.Replayed {
+			return "replayed", later.at.Sub(x.at), true
+		}
+		if later.upstream == x.upstream && later.operation() == x.operation() && later.IdempotencyKey != x.IdempotencyKey && later.Committed() {
+			return "reconciled", later.at.Sub(x.at), true // a new key, answered from the business reference
+		}
+	}
+	ref := x.reference()
+	if ref == "" {
+		id := x.responseID()
+		ref = ev.holdRefs[id] + ev.intentRefs[id]
+	}
+	if ev.reviewed[ref] {
+		return "review", 0, false
+	}
+	return "unresolved", 0, false
 }
 
 func (e *env) pairs(ctx context.Context, sql string) (map[string]string, error) {
@@ -193,22 +214,44 @@ func (e *env) genuine(ctx context.Context, all []Scenario, states []wishState) (
 // Twilio accepted.
 func (e *env) resultIDs(ctx context.Context, states []wishState) (ResultIDs, error) {
 	var r ResultIDs
-	missing := func(format string, a ...any) {
-		if len(r.Missing) < 10 {
-			r.Missing = append(r.Missing, fmt.Sprintf(format, a...))
-		}
+	if err := e.sagaResultIDs(ctx, states, &r); err != nil {
+		return r, err
 	}
+	if err := e.outboxResultIDs(ctx, &r); err != nil {
+		return r, err
+	}
+	r.Share = 1
+	if r.Effects > 0 {
+		r.Share = float64(r.Stored) / float64(r.Effects)
+	}
+	return r, nil
+}
+
+// count counts one effect, stored if its ID is where it belongs; a
+// missing one is described (the first ten are kept).
+func (r *ResultIDs) count(stored bool, format string, a ...any) {
+	r.Effects++
+	if stored {
+		r.Stored++
+	} else if len(r.Missing) < 10 {
+		r.Missing = append(r.Missing, fmt.Sprintf(format, a...))
+	}
+}
+
+// sagaResultIDs counts, for every confirmed booking, whether the saga
+// holds the IDs of the hold, deposit and confirmation it caused.
+func (e *env) sagaResultIDs(ctx context.Context, states []wishState, r *ResultIDs) error {
 	holds, err := e.pairs(ctx, `SELECT reference, id FROM calendar_reservations WHERE status = 'confirmed'`)
 	if err != nil {
-		return r, err
+		return err
 	}
 	deposits, err := e.pairs(ctx, `SELECT booking_reference, id FROM payment_intents WHERE status = 'succeeded'`)
 	if err != nil {
-		return r, err
+		return err
 	}
 	confirmations, err := e.pairs(ctx, `SELECT reference, id FROM outbox_messages WHERE kind = 'confirmation'`)
 	if err != nil {
-		return r, err
+		return err
 	}
 	for _, st := range states {
 		if st.outcome != Confirmed {
@@ -216,7 +259,7 @@ func (e *env) resultIDs(ctx context.Context, states []wishState) (ResultIDs, err
 		}
 		s, err := workflows.AppointmentStatus(ctx, e.tc, st.workflowID)
 		if err != nil {
-			return r, fmt.Errorf("status of %s: %w", st.workflowID, err)
+			return fmt.Errorf("status of %s: %w", st.workflowID, err)
 		}
 		for _, c := range []struct{ what, effect, stored string }{
 			{"hold", holds[st.workflowID], s.HoldID}, {"deposit", deposits[st.workflowID], s.IntentID}, {"confirmation", confirmations[st.workflowID], s.MessageID},
@@ -224,33 +267,25 @@ func (e *env) resultIDs(ctx context.Context, states []wishState) (ResultIDs, err
 			if c.effect == "" {
 				continue
 			}
-			r.Effects++
-			if c.effect == c.stored {
-				r.Stored++
-			} else {
-				missing("%s %s of %s: saga holds %q", c.what, c.effect, st.workflowID, c.stored)
-			}
+			r.count(c.effect == c.stored, "%s %s of %s: saga holds %q", c.what, c.effect, st.workflowID, c.stored)
 		}
 	}
+	return nil
+}
+
+// outboxResultIDs counts, for every message Twilio accepted, whether its
+// outbox row holds its SID.
+func (e *env) outboxResultIDs(ctx context.Context, r *ResultIDs) error {
 	sids, err := e.pairs(ctx, `SELECT id, coalesce(provider_id, '') FROM outbox_messages`)
 	if err != nil {
-		return r, err
+		return err
 	}
 	for _, m := range e.twilio.Messages() {
 		// A message that names no outbox row is stored nowhere: missing.
 		id := callbackOutboxID(m.StatusCallback)
-		r.Effects++
-		if id != "" && sids[id] == m.Sid {
-			r.Stored++
-		} else {
-			missing("message %s of outbox row %s: row holds %q", m.Sid, id, sids[id])
-		}
+		r.count(id != "" && sids[id] == m.Sid, "message %s of outbox row %s: row holds %q", m.Sid, id, sids[id])
 	}
-	r.Share = 1
-	if r.Effects > 0 {
-		r.Share = float64(r.Stored) / float64(r.Effects)
-	}
-	return r, nil
+	return nil
 }
 
 // blocked sums bookonce_duplicates_blocked_total by layer over the

@@ -18,14 +18,8 @@ import (
 // database is dropped afterwards unless the drill failed.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
-	if opts.LogDir == "" {
-		dir, err := os.MkdirTemp("", "bookonce-drill-")
-		if err != nil {
-			return nil, err
-		}
-		opts.LogDir = dir
-	} else if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
-		return nil, fmt.Errorf("worker log directory: %w", err)
+	if err := opts.prepareLogDir(); err != nil {
+		return nil, err
 	}
 	started := time.Now()
 	opts.progress("starting the stack (PostgreSQL cluster, Temporal server and API processes, fake Twilio, fault proxies, gateway)")
@@ -44,38 +38,43 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	opts.progress("%d worker processes started (logs in %s)", opts.Workers, opts.LogDir)
+	var r *Report
+	r, keep, err = drive(ctx, opts, e, ws, started)
+	return r, err
+}
 
+// prepareLogDir makes sure the worker log directory exists, in a fresh
+// temporary directory unless LogDir names one.
+func (o *Options) prepareLogDir() error {
+	if o.LogDir == "" {
+		dir, err := os.MkdirTemp("", "bookonce-drill-")
+		if err != nil {
+			return err
+		}
+		o.LogDir = dir
+	} else if err := os.MkdirAll(o.LogDir, 0o755); err != nil {
+		return fmt.Errorf("worker log directory: %w", err)
+	}
+	return nil
+}
+
+// drive runs the drill on a started stack and workers: it sends every
+// scenario's traffic while the faults fire, waits for every booking to
+// settle and reports. keep says whether the drill failed, so that its
+// database is kept for the investigation.
+func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.Time) (_ *Report, keep bool, _ error) {
 	rng := rand.New(rand.NewPCG(opts.Seed, 1))
 	all := scenarios(opts.Bookings, rng, e.cfg.Timezone, time.Now(), int(opts.Seed%100))
-	byCustomer := map[string]Scenario{}
-	for _, s := range all {
-		byCustomer[s.Customer] = s
-	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var bg sync.WaitGroup
 	defer bg.Wait()
 	defer stopRun()
-	bg.Add(1)
-	go func() { defer bg.Done(); e.operate(runCtx, byCustomer) }()
-	var crashes []string
-	var crashMu sync.Mutex
-	bg.Add(1)
-	go func() {
-		defer bg.Done()
-		for {
-			err := ws.watch(runCtx)
-			if err == nil {
-				return
-			}
-			crashMu.Lock()
-			crashes = append(crashes, err.Error())
-			crashMu.Unlock()
-			_ = ws.start()
-		}
-	}()
+	var crashes crashList
+	bg.Add(2)
+	go func() { defer bg.Done(); e.operate(runCtx, byCustomer(all)) }()
+	go func() { defer bg.Done(); ws.restartCrashed(runCtx, &crashes) }()
 
-	killRng := rand.New(rand.NewPCG(opts.Seed, 2)) // the killer's own: rand.Rand is not safe for concurrent use
 	d := newDriver(e, opts.Concurrency)
 	// Kills go on until everything settled: most activities run after the
 	// webhooks were accepted, while the workers work off the backlog.
@@ -83,17 +82,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer settled()
 	sending, doneSending := context.WithCancel(runCtx)
 	crashLog := &crashLog{start: started}
-	c := &conductor{crashes: *opts.Crashes, apis: e.apis, temporal: e.temporal, cluster: e.cluster,
-		scrapers: e.scrapers, log: crashLog, progress: opts.progress}
-	oneShotsDone := make(chan struct{})
-	bg.Add(5)
-	go func() { defer bg.Done(); every(inFlight, opts.KillEvery, func() { _ = ws.killOne(killRng) }) }()
-	go func() { defer bg.Done(); c.killAPIs(inFlight, rand.New(rand.NewPCG(opts.Seed, 4))) }()
-	go func() { defer bg.Done(); defer close(oneShotsDone); c.oneShots(runCtx) }()
-	go func() {
-		defer bg.Done()
-		e.watchServices(runCtx, func(err string) { crashMu.Lock(); crashes = append(crashes, err); crashMu.Unlock() })
-	}()
+	oneShotsDone := e.injectFaults(runCtx, inFlight, &bg, ws, opts, crashLog, &crashes)
+	bg.Add(1)
 	go func() { defer bg.Done(); e.reportProgress(sending, d, opts) }()
 	opts.progress("driving %d bookings as %d customers, %d at a time", opts.Bookings, len(all), opts.Concurrency)
 	d.run(runCtx, all, opts.Concurrency, opts.Seed)
@@ -101,7 +91,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if _, kills := ws.counts(); kills == 0 {
 		// A short drill still loses one worker while its bookings run.
 		if err := ws.killOne(rand.New(rand.NewPCG(opts.Seed, 3))); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	opts.progress("all webhooks sent (%s); waiting for every booking to settle", d.traffic.snapshot())
@@ -114,29 +104,81 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	states, err := e.settle(runCtx, all, opts.SettleTimeout, opts.progress)
 	settled()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	r, err := e.report(runCtx, opts, all, states, d.traffic.snapshot(), ws, crashLog)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if opts.Screenshot != "" {
-		if err := e.screenshot(runCtx, opts.Screenshot); err != nil {
-			opts.progress("no screenshot of the ops page: %v", err)
-		} else {
-			opts.progress("ops page screenshot: %s", opts.Screenshot)
-		}
-	}
-	crashMu.Lock()
-	r.Failures = append(r.Failures, crashes...)
-	crashMu.Unlock()
+	e.screenshotIfAsked(runCtx, opts)
+	r.Failures = append(r.Failures, crashes.list()...)
 	r.StartedAt, r.Seconds = started.UTC(), time.Since(started).Seconds()
 	r.Passed = len(r.Failures) == 0
 	keep = !r.Passed && ctx.Err() == nil
 	if keep {
 		opts.progress("drill failed: its database %s is kept for the investigation", e.dbName)
 	}
-	return r, nil
+	return r, keep, nil
+}
+
+// byCustomer indexes the scenarios by customer.
+func byCustomer(all []Scenario) map[string]Scenario {
+	m := map[string]Scenario{}
+	for _, s := range all {
+		m[s.Customer] = s
+	}
+	return m
+}
+
+// injectFaults starts the fault injectors under bg: worker kills every
+// KillEvery and API kills while inFlight lasts, the one-shot crashes
+// (the returned channel closes when they are over) and the watch on the
+// services, whose crashes go to crashes.
+func (e *env) injectFaults(runCtx, inFlight context.Context, bg *sync.WaitGroup, ws *workers, opts Options, log *crashLog, crashes *crashList) <-chan struct{} {
+	killRng := rand.New(rand.NewPCG(opts.Seed, 2)) // the killer's own: rand.Rand is not safe for concurrent use
+	c := &conductor{crashes: *opts.Crashes, apis: e.apis, temporal: e.temporal, cluster: e.cluster,
+		scrapers: e.scrapers, log: log, progress: opts.progress}
+	oneShotsDone := make(chan struct{})
+	bg.Add(4)
+	go func() { defer bg.Done(); every(inFlight, opts.KillEvery, func() { _ = ws.killOne(killRng) }) }()
+	go func() { defer bg.Done(); c.killAPIs(inFlight, rand.New(rand.NewPCG(opts.Seed, 4))) }()
+	go func() { defer bg.Done(); defer close(oneShotsDone); c.oneShots(runCtx) }()
+	go func() { defer bg.Done(); e.watchServices(runCtx, crashes.add) }()
+	return oneShotsDone
+}
+
+// crashList collects the crashes the background watchers report; they
+// report concurrently.
+type crashList struct {
+	mu    sync.Mutex
+	items []string
+}
+
+// add records one crash.
+func (c *crashList) add(crash string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items = append(c.items, crash)
+}
+
+// list returns the crashes recorded so far.
+func (c *crashList) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.items...)
+}
+
+// screenshotIfAsked saves a screenshot of the ops page if the options
+// ask for one; failing to is reported, not fatal.
+func (e *env) screenshotIfAsked(ctx context.Context, opts Options) {
+	if opts.Screenshot == "" {
+		return
+	}
+	if err := e.screenshot(ctx, opts.Screenshot); err != nil {
+		opts.progress("no screenshot of the ops page: %v", err)
+	} else {
+		opts.progress("ops page screenshot: %s", opts.Screenshot)
+	}
 }
 
 // every runs f every d until ctx ends.

@@ -90,11 +90,10 @@ func (e *env) operate(ctx context.Context, byCustomer map[string]Scenario) {
 	}
 }
 
-// outcomes classifies every wish from what the downstream systems hold:
-// a confirmed reservation whose confirmation reached Twilio, a review case,
-// or (asked of Temporal only when few remain) a closed appointment.
-func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([]wishState, error) {
-	intents := map[string][]string{} // wish key -> workflow IDs, newest first
+// bookingIntents maps each wish key to the workflow IDs of its booking
+// intents, newest first.
+func (e *env) bookingIntents(ctx context.Context) (map[string][]string, error) {
+	intents := map[string][]string{}
 	rows, err := e.pool.Query(ctx, `SELECT customer, service, slot_start, workflow_id FROM booking_intents ORDER BY created_at DESC`)
 	if err != nil {
 		return nil, err
@@ -109,6 +108,17 @@ func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([
 		intents[wishKey(c, s, start)] = append(intents[wishKey(c, s, start)], wf)
 	}
 	rows.Close()
+	return intents, nil
+}
+
+// outcomes classifies every wish from what the downstream systems hold:
+// a confirmed reservation whose confirmation reached Twilio, a review case,
+// or (asked of Temporal only when few remain) a closed appointment.
+func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([]wishState, error) {
+	intents, err := e.bookingIntents(ctx)
+	if err != nil {
+		return nil, err
+	}
 	confirmed, err := e.stringSet(ctx, `SELECT r.reference FROM calendar_reservations r JOIN outbox_messages m
 		ON m.reference = r.reference AND m.kind = 'confirmation' AND m.state IN ('sent', 'delivered') WHERE r.status = 'confirmed'`)
 	if err != nil {

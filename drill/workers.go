@@ -218,3 +218,16 @@ func temporalPorts() (string, error) {
 	}
 	return temporalPortsEnv + "=" + strings.Join(ports, ","), nil
 }
+
+// restartCrashed restarts a worker whenever one dies on its own, and
+// records the crash, until ctx ends.
+func (w *workers) restartCrashed(ctx context.Context, crashes *crashList) {
+	for {
+		err := w.watch(ctx)
+		if err == nil {
+			return
+		}
+		crashes.add(err.Error())
+		_ = w.start()
+	}
+}
