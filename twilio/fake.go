@@ -163,6 +163,17 @@ func (f *FakeServer) authorize(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// admit authorizes r and applies an injected fault: ok is false when
+// either has answered; drop asks for the answer to be dropped once the
+// request has taken effect.
+func (f *FakeServer) admit(w http.ResponseWriter, r *http.Request) (drop, ok bool) {
+	if !f.authorize(w, r) {
+		return false, false
+	}
+	handled, drop := f.fault(w)
+	return drop, !handled
+}
+
 // fault applies an injected failure before the request takes effect; it
 // returns the drop flag for faults that act after it.
 func (f *FakeServer) fault(w http.ResponseWriter) (handled, drop bool) {

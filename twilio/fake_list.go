@@ -12,11 +12,8 @@ import (
 // and DateSent> (Twilio's "DateSent<=" and "DateSent>=" on the wire),
 // newest first, paged by PageSize with Page and PageToken.
 func (f *FakeServer) list(w http.ResponseWriter, r *http.Request) {
-	if !f.authorize(w, r) {
-		return
-	}
-	handled, drop := f.fault(w)
-	if handled {
+	drop, ok := f.admit(w, r)
+	if !ok {
 		return
 	}
 	if drop {

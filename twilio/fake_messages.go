@@ -15,11 +15,8 @@ var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 // create serves a Messages create: it validates the form as Twilio does,
 // records the message and answers with it as queued.
 func (f *FakeServer) create(w http.ResponseWriter, r *http.Request) {
-	if !f.authorize(w, r) {
-		return
-	}
-	handled, drop := f.fault(w)
-	if handled {
+	drop, ok := f.admit(w, r)
+	if !ok {
 		return
 	}
 	if err := r.ParseForm(); err != nil {
@@ -93,11 +90,8 @@ func (f *FakeServer) record(to, from, body, cb string) FakeMessage {
 
 // fetch serves one message by SID ("{sid}.json").
 func (f *FakeServer) fetch(w http.ResponseWriter, r *http.Request) {
-	if !f.authorize(w, r) {
-		return
-	}
-	handled, drop := f.fault(w)
-	if handled {
+	drop, ok := f.admit(w, r)
+	if !ok {
 		return
 	}
 	if drop {
