@@ -10,6 +10,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/bookonce/bookonce/internal/mask"
 )
 
 // StartAppointment starts the saga for req under its deterministic workflow
@@ -33,7 +35,7 @@ func StartAppointment(ctx context.Context, c client.Client, taskQueue string, re
 		// Tell a completed duplicate apart from a fresh start.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes:                    initialAttributes(req),
-		StaticSummary:                            fmt.Sprintf("%s for %s at %s", req.Service, maskPhone(req.Customer), req.SlotStart.UTC().Format(time.RFC3339)),
+		StaticSummary:                            fmt.Sprintf("%s for %s at %s", req.Service, mask.Phones(req.Customer), req.SlotStart.UTC().Format(time.RFC3339)),
 		StaticDetails: fmt.Sprintf("Booking intent %s via %s (tenant %s), deposit %d %s. The workflow ID is the business reference sent to the calendar and payment APIs.",
 			req.IntentID, req.Channel, req.Tenant, req.DepositAmount, req.Currency),
 	}
@@ -69,13 +71,4 @@ func AppointmentStatus(ctx context.Context, c client.Client, workflowID string) 
 		return BookingState{}, fmt.Errorf("decode status of %s: %w", workflowID, err)
 	}
 	return st, nil
-}
-
-// maskPhone keeps the country code and last two digits, so summaries and
-// logs identify a booking without exposing the number.
-func maskPhone(p string) string {
-	if len(p) <= 5 {
-		return "***"
-	}
-	return p[:3] + "******" + p[len(p)-2:]
 }

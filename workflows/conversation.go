@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -271,7 +272,7 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) 
 		WorkflowID:            in.WorkflowID,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-		StaticSummary:         fmt.Sprintf("%s for %s at %s", in.Service, maskPhone(in.Customer), in.SlotStart.Format(time.RFC3339)),
+		StaticSummary:         fmt.Sprintf("%s for %s at %s", in.Service, mask.Phones(in.Customer), in.SlotStart.Format(time.RFC3339)),
 		TypedSearchAttributes: initialAttributes(BookingRequest{Customer: in.Customer, Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
 	})
 	amount, currency := c.deposit(in.Service)
