@@ -1,6 +1,10 @@
 package workflows
 
-import "github.com/bookonce/bookonce/review"
+import (
+	"time"
+
+	"github.com/bookonce/bookonce/review"
+)
 
 // Signal names. Typed constants, so senders and receivers cannot drift.
 const (
@@ -13,6 +17,37 @@ const (
 	SignalPaymentDecision = "payment-decision"
 	// SignalPaymentStatus: the payment tells its appointment how authorisation went.
 	SignalPaymentStatus = "payment-status"
+	// SignalPaymentEvent carries a PaymentEvent: the gateway relays a
+	// verified, deduplicated payment webhook to PaymentWorkflowID(reference).
+	SignalPaymentEvent = "payment-event"
+)
+
+// PaymentEvent is a payment provider's webhook event as the gateway relays
+// it to the payment workflow. It is a hint, not the truth: the workflow
+// reads the session or intent from the provider before deciding, so a
+// forged, stale or out-of-order event cannot move money.
+type PaymentEvent struct {
+	// EventID is the provider's event ID (evt_…), unique per event; a
+	// redelivery carries the same one.
+	EventID string `json:"event_id"`
+	// Type is the provider's event type, e.g. checkout.session.completed.
+	Type string `json:"type"`
+	// SessionID is the Checkout Session (cs_…) the event is about, if any.
+	SessionID string `json:"session_id,omitempty"`
+	// IntentID is the PaymentIntent (pi_…) the event is about, if any.
+	IntentID string `json:"intent_id,omitempty"`
+	// Created is when the provider created the event.
+	Created time.Time `json:"created"`
+}
+
+// Payment event types the payment workflow acts on (Stripe's names).
+const (
+	EventCheckoutCompleted = "checkout.session.completed"
+	EventCheckoutExpired   = "checkout.session.expired"
+	EventIntentCapturable  = "payment_intent.amount_capturable_updated"
+	EventIntentFailed      = "payment_intent.payment_failed"
+	EventIntentCanceled    = "payment_intent.canceled"
+	EventIntentSucceeded   = "payment_intent.succeeded"
 )
 
 // ReviewDecision resolves the review case a workflow waits on.
