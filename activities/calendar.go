@@ -48,6 +48,10 @@ type Activities struct {
 	Reviews *review.Store
 	// Understanding serves the conversation: extraction and dedup.
 	Understanding Understanding
+	// PaymentReturnURL is where a payment link's page sends the customer
+	// after paying (the Checkout Session's success_url): the gateway's
+	// RoutePaid under its public base URL.
+	PaymentReturnURL string
 }
 
 // HoldSlotInput asks for a hold of one slot.

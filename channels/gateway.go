@@ -73,6 +73,11 @@ const (
 	RouteVoice       = "/webhooks/twilio/voice"
 	RouteVoiceGather = "/webhooks/twilio/voice/gather"
 	RouteStatus      = "/webhooks/twilio/status"
+	// RouteStripe receives the payment provider's signed webhooks.
+	RouteStripe = "/webhooks/stripe"
+	// RoutePaid is where the hosted payment page sends the customer back
+	// (a Checkout Session's success_url): a plain "thank you" page.
+	RoutePaid = "/paid"
 )
 
 // Handler returns the gateway's routes.
