@@ -66,6 +66,9 @@ const (
 	upstreamCalendar = "calendar"
 	upstreamPayments = "payments"
 	upstreamTwilio   = "twilio"
+	// upstreamWebhooks is the gateway, as the payment API's webhook
+	// deliveries reach it.
+	upstreamWebhooks = "webhooks"
 )
 
 // startEnv starts the drill's stack: its database, the fake Twilio, the
@@ -98,6 +101,23 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		// The reconciler sweeps within the drill's orphan wait.
 		"RECONCILE_INTERVAL": "10s", "RECONCILE_GRACE": "15s",
 	}
+	// The gateway's address comes first: the payment API's processes
+	// deliver their webhooks to it (through a fault proxy) from the start.
+	gwListener, err := web.Listen("127.0.0.1:0")
+	if err != nil {
+		return e, err
+	}
+	e.stops = append(e.stops, func() { _ = gwListener.Close() })
+	e.gwURL = "http://" + gwListener.Addr().String()
+	proxied, err := e.startProxies(ctx, map[string]string{
+		upstreamCalendar: "http://" + addrs[1], upstreamPayments: "http://" + addrs[2], upstreamTwilio: e.twilio.URL(),
+		upstreamWebhooks: e.gwURL})
+	if err != nil {
+		return e, err
+	}
+	if err := paymentLinkVars(vars, opts, proxied); err != nil {
+		return e, err
+	}
 	e.cfg, err = config.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {
 		return e, err
@@ -109,13 +129,7 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	if err := e.dialTemporal(ctx); err != nil {
 		return e, err
 	}
-	proxied, err := e.startProxies(ctx, map[string]string{
-		upstreamCalendar: "http://" + e.cfg.CalendarListen, upstreamPayments: "http://" + e.cfg.PaymentsListen, upstreamTwilio: e.twilio.URL()})
-	if err != nil {
-		return e, err
-	}
-
-	if err := e.startGateway(ctx, vars, proxied); err != nil {
+	if err := e.startGateway(ctx, gwListener, vars, proxied); err != nil {
 		return e, err
 	}
 	e.workerEnv = envList(vars)
@@ -137,13 +151,8 @@ func (e *env) dialTemporal(ctx context.Context) error {
 // startGateway serves the gateway in process, talking to the APIs and
 // Twilio through their fault proxies (proxied, by upstream), and adds
 // its URLs to vars, the workers' environment.
-func (e *env) startGateway(ctx context.Context, vars map[string]string, proxied map[string]string) error {
+func (e *env) startGateway(ctx context.Context, l net.Listener, vars map[string]string, proxied map[string]string) error {
 	// The gateway verifies signatures against the URL Twilio calls: its own.
-	l, err := web.Listen("127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	e.gwURL = "http://" + l.Addr().String()
 	e.cfg.PublicBaseURL = e.gwURL
 	vars["PUBLIC_BASE_URL"] = e.gwURL
 	vars["CALENDAR_URL"], vars["PAYMENTS_URL"], vars["TWILIO_API_URL"] = proxied[upstreamCalendar], proxied[upstreamPayments], proxied[upstreamTwilio]
@@ -201,7 +210,7 @@ func (e *env) startProxies(ctx context.Context, upstreams map[string]string) (ma
 	for _, up := range []struct {
 		name  string
 		rules []chaos.Rule
-	}{{upstreamCalendar, opts.Calendar}, {upstreamPayments, opts.Payments}, {upstreamTwilio, opts.Twilio}} {
+	}{{upstreamCalendar, opts.Calendar}, {upstreamPayments, opts.Payments}, {upstreamTwilio, opts.Twilio}, {upstreamWebhooks, opts.Webhooks}} {
 		name := up.name
 		p, err := chaos.New(upstreams[name], up.rules, chaos.WithRand(mrand.New(mrand.NewPCG(rng.Uint64(), rng.Uint64()))),
 			chaos.WithObserver(func(x chaos.Exchange) { e.exchanges.add(name, x) }))
@@ -214,6 +223,27 @@ func (e *env) startProxies(ctx context.Context, upstreams map[string]string) (ma
 		}
 	}
 	return proxied, nil
+}
+
+// paymentLinkVars configures deposits: payment links (the default), paid
+// on the hosted page through the payment proxy, with webhooks signed by a
+// fresh secret, delivered twice on purpose and through the webhook proxy;
+// or the lab's test card.
+func paymentLinkVars(vars map[string]string, opts Options, proxied map[string]string) error {
+	if opts.CardDeposits {
+		vars["DEPOSIT_MODE"] = "card"
+		return nil
+	}
+	secret := make([]byte, 24)
+	if _, err := rand.Read(secret); err != nil {
+		return err
+	}
+	vars["DEPOSIT_MODE"] = "link"
+	vars["PAYMENTS_PUBLIC_URL"] = proxied[upstreamPayments]
+	vars["STRIPE_WEBHOOK_URL"] = proxied[upstreamWebhooks] + channels.RouteStripe
+	vars["STRIPE_WEBHOOK_SECRET"] = "whsec_" + hex.EncodeToString(secret)
+	vars["STRIPE_WEBHOOK_DELIVER_TWICE"] = "true"
+	return nil
 }
 
 func envList(vars map[string]string) []string {

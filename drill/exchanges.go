@@ -56,6 +56,9 @@ func (x exchange) operation() string {
 	case x.upstream == upstreamPayments && x.Path == "/v1/payment_intents":
 		form, _ := url.ParseQuery(string(x.Body))
 		return "authorise " + form.Get("metadata[booking_reference]") + " " + form.Get("metadata[step]")
+	case x.upstream == upstreamPayments && x.Path == "/v1/checkout/sessions":
+		form, _ := url.ParseQuery(string(x.Body))
+		return "checkout " + form.Get("client_reference_id")
 	case x.upstream == upstreamPayments && x.Path == "/v1/refunds":
 		form, _ := url.ParseQuery(string(x.Body))
 		return "refund " + form.Get("payment_intent")

@@ -28,6 +28,13 @@ type Options struct {
 	// Calendar, Payments and Twilio are the fault rules of the three
 	// proxies (nil: the defaults; empty non-nil: no faults).
 	Calendar, Payments, Twilio []chaos.Rule
+	// Webhooks are the faults between the payment API and the gateway's
+	// payment webhook (nil: the defaults; empty non-nil: no faults).
+	Webhooks []chaos.Rule
+	// CardDeposits pays deposits with the lab's test card at once instead
+	// of sending payment links that the drill's customers pay on the
+	// hosted page (the default).
+	CardDeposits bool
 	// Crashes are the crashes beyond workers (API processes killed,
 	// PostgreSQL and Temporal restarted, a long outage); nil: the
 	// defaults of DefaultCrashes; &Crashes{}: none.
@@ -96,6 +103,20 @@ func DefaultTwilioFaults() []chaos.Rule {
 	}
 }
 
+// DefaultWebhookFaults are the faults of the payment webhooks: a delivery
+// lost before the gateway (the payment API retries), one the gateway
+// handled but whose answer was lost or replaced by an error (a
+// redelivery), and a delivery sent twice. The payment API also delivers
+// every event twice on purpose in a drill.
+func DefaultWebhookFaults() []chaos.Rule {
+	return []chaos.Rule{
+		{Method: "POST", PathPrefix: "/webhooks/", Fault: chaos.Reset, Probability: 0.05},
+		{Method: "POST", PathPrefix: "/webhooks/", Fault: chaos.DropAfterCommit, Probability: 0.03},
+		{Method: "POST", PathPrefix: "/webhooks/", Fault: chaos.ErrorAfterCommit, Status: 503, Probability: 0.03},
+		{Method: "POST", PathPrefix: "/webhooks/", Fault: chaos.Duplicate, Probability: 0.03},
+	}
+}
+
 // withDefaults fills zero values.
 func (o Options) withDefaults() Options {
 	if o.Bookings <= 0 {
@@ -121,6 +142,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Twilio == nil {
 		o.Twilio = DefaultTwilioFaults()
+	}
+	if o.Webhooks == nil {
+		o.Webhooks = DefaultWebhookFaults()
 	}
 	if o.Crashes == nil {
 		o.Crashes = DefaultCrashes()

@@ -18,9 +18,13 @@ import (
 // are owned (a person or the saga decides): counted apart, they do not
 // fail the drill.
 type Orphans struct {
-	Holds          int      `json:"holds"`
-	Authorisations int      `json:"authorisations"`
-	Captures       int      `json:"unrefunded_captures_without_booking"`
+	Holds          int `json:"holds"`
+	Authorisations int `json:"authorisations"`
+	Captures       int `json:"unrefunded_captures_without_booking"`
+	// BookingsUnpaid are confirmed bookings of a service with a deposit
+	// whose deposit was never captured (or was refunded): a booking
+	// without its charge, the mirror image of a charge without booking.
+	BookingsUnpaid int      `json:"bookings_without_deposit"`
 	OfRunning      int      `json:"of_running_appointments"`
 	AwaitingReview int      `json:"awaiting_review"`
 	Examples       []string `json:"examples,omitempty"`
@@ -30,7 +34,7 @@ type Orphans struct {
 }
 
 // Total is the number of orphans that fail the drill.
-func (o Orphans) Total() int { return o.Holds + o.Authorisations + o.Captures }
+func (o Orphans) Total() int { return o.Holds + o.Authorisations + o.Captures + o.BookingsUnpaid }
 
 // orphanQueries find each kind of live effect with the reference of the
 // booking it belongs to.
@@ -43,6 +47,11 @@ var orphanQueries = []struct {
 	{"capture", `SELECT coalesce(p.booking_reference, ''), p.id FROM payment_intents p
 		WHERE p.status = 'succeeded' AND p.amount_refunded < p.amount_captured
 		AND NOT EXISTS (SELECT 1 FROM calendar_reservations r WHERE r.reference = p.booking_reference AND r.status = 'confirmed')`},
+	{"unpaid booking", `SELECT r.reference, r.id FROM calendar_reservations r
+		JOIN calendar_services s ON s.tenant_id = r.tenant_id AND s.id = r.service
+		WHERE r.status = 'confirmed' AND s.deposit_amount IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM payment_intents p WHERE p.tenant_id = r.tenant_id AND p.booking_reference = r.reference
+			AND p.amount_captured > p.amount_refunded)`},
 }
 
 // orphans counts the live effects left behind, polling up to wait for the
@@ -93,6 +102,8 @@ func (e *env) countOrphans(ctx context.Context) (Orphans, error) {
 				o.Holds++
 			case "authorisation":
 				o.Authorisations++
+			case "unpaid booking":
+				o.BookingsUnpaid++
 			default:
 				o.Captures++
 			}

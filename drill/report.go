@@ -45,6 +45,9 @@ type Report struct {
 	Genuine         Genuine            `json:"genuine_second_bookings"`
 	ResultIDs       ResultIDs          `json:"result_ids_stored"`
 	Outcomes        Outcomes           `json:"outcomes"`
+	// Payments is what the customers did with their payment links (empty
+	// with CardDeposits).
+	Payments Payments `json:"payments"`
 	// Crashes are the crashes beyond workers, each with its time.
 	Crashes  []Crash  `json:"crashes"`
 	Failures []string `json:"failures"`
@@ -155,8 +158,8 @@ func (r *Report) check() {
 		r.Contention.Lost-r.Contention.Offered)
 	add(r.Operator.Share > r.Operator.Limit, "%d tasks for a person (%.1f%% of bookings, limit %.1f%%) other than ambiguous duplicates",
 		r.Operator.NeedPerson, r.Operator.Share*100, r.Operator.Limit*100)
-	add(r.Orphans.Total() > 0, "%d orphaned effects (holds %d, authorisations %d, unrefunded captures %d): %v",
-		r.Orphans.Total(), r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.Examples)
+	add(r.Orphans.Total() > 0, "%d orphaned effects (holds %d, authorisations %d, unrefunded captures %d, bookings without deposit %d): %v",
+		r.Orphans.Total(), r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.BookingsUnpaid, r.Orphans.Examples)
 	for _, c := range r.Crashes {
 		add(c.Error != "", "%s of %s at %.1fs: %s", c.Kind, c.Target, c.At, c.Error)
 	}
@@ -177,8 +180,10 @@ func (r *Report) Summary() string {
 		r.DoubleBooked.Resources, r.DoubleBooked.Told, r.DoubleBooked.NotBooked)
 	fmt.Fprintf(&b, "contended slots: %d, %d rivals: booked %d, lost %d, offered alternatives %d, other %d\n", r.Contention.Slots,
 		r.Contention.Rivals, r.Contention.Booked, r.Contention.Lost, r.Contention.Offered, len(r.Contention.Other))
-	fmt.Fprintf(&b, "orphans after settling (waited %.0fs for the reconciler): holds %d, authorisations %d, unrefunded captures %d (owned: %d of appointments still running, %d awaiting a review decision)\n",
-		r.Orphans.WaitedSeconds, r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.OfRunning, r.Orphans.AwaitingReview)
+	fmt.Fprintf(&b, "orphans after settling (waited %.0fs for the reconciler): holds %d, authorisations %d, unrefunded captures %d, bookings without deposit %d (owned: %d of appointments still running, %d awaiting a review decision)\n",
+		r.Orphans.WaitedSeconds, r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.BookingsUnpaid, r.Orphans.OfRunning, r.Orphans.AwaitingReview)
+	fmt.Fprintf(&b, "payment links: %d (%s), paid %d, expired %d, could not pay %d\n",
+		r.Payments.Links, intLine(r.Payments.ByBehaviour), r.Payments.Paid, r.Payments.Expired, r.Payments.Failed)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))
 	fmt.Fprintf(&b, "retries that reused the operation key: %d of %d (%.1f%%; %d with a new key, guarded by the business reference)\n",
 		r.KeyReuse.ReusedKey, r.KeyReuse.Retries, r.KeyReuse.Share*100, r.KeyReuse.NewKey)
@@ -213,7 +218,7 @@ func (r *Report) Summary() string {
 
 func faultLine(m map[string]map[chaos.Fault]int) string {
 	var parts []string
-	for _, up := range []string{upstreamCalendar, upstreamPayments, upstreamTwilio} {
+	for _, up := range []string{upstreamCalendar, upstreamPayments, upstreamTwilio, upstreamWebhooks} {
 		total := 0
 		for _, n := range m[up] {
 			total += n

@@ -76,6 +76,12 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	go func() { defer bg.Done(); ws.restartCrashed(runCtx, &crashes) }()
 
 	d := newDriver(e, opts.Concurrency)
+	// The customers pay the links they receive until every booking settled.
+	pay := newPayer(e.twilio, opts.Seed)
+	paying, stopPaying := context.WithCancel(runCtx)
+	defer stopPaying()
+	bg.Add(1)
+	go func() { defer bg.Done(); pay.run(paying, 250*time.Millisecond) }()
 	// Kills go on until everything settled: most activities run after the
 	// webhooks were accepted, while the workers work off the backlog.
 	inFlight, settled := context.WithCancel(runCtx)
@@ -103,12 +109,17 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	}
 	states, err := e.settle(runCtx, all, opts.SettleTimeout, opts.progress)
 	settled()
+	stopPaying()
 	if err != nil {
 		return nil, false, err
 	}
 	r, err := e.report(runCtx, opts, all, states, d.traffic.snapshot(), ws, crashLog)
 	if err != nil {
 		return nil, false, err
+	}
+	r.Payments = pay.snapshot()
+	if r.Payments.Failed > 0 {
+		r.Failures = append(r.Failures, fmt.Sprintf("%d payment links could not be paid: %v", r.Payments.Failed, r.Payments.Errors))
 	}
 	e.screenshotIfAsked(runCtx, opts)
 	r.Failures = append(r.Failures, crashes.list()...)
