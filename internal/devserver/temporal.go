@@ -186,8 +186,8 @@ func serverDynamicConfig() dynamicconfig.StaticClient {
 }
 
 const (
-	// longPollExpiry is the longest a result waiter can miss a workflow's
-	// close by (see serverDynamicConfig).
+	// longPollExpiry bounds how late a result waiter can see a workflow.s
+	// close (about twice this, measured; see serverDynamicConfig).
 	longPollExpiry = time.Second
 	// queueReadsPerSecond caps the history queue reads of the one shard.
 	queueReadsPerSecond = 1000
