@@ -186,7 +186,7 @@ func serverDynamicConfig() dynamicconfig.StaticClient {
 }
 
 const (
-	// longPollExpiry bounds how late a result waiter can see a workflow.s
+	// longPollExpiry bounds how late a result waiter can see a workflow's
 	// close (about twice this, measured; see serverDynamicConfig).
 	longPollExpiry = time.Second
 	// queueReadsPerSecond caps the history queue reads of the one shard.
