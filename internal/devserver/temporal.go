@@ -151,16 +151,47 @@ func newServer(cfg *config.Config, sqlCfg *config.SQL, opts Options) (temporal.S
 		temporal.WithLogger(opts.Logger),
 		temporal.WithAuthorizer(authorizer),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			// New search attributes are visible at once, not after a cache TTL.
-			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
-		}),
+		temporal.WithDynamicConfigClient(serverDynamicConfig()),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("create Temporal server: %w", err)
 	}
 	return srv, nil
 }
+
+// serverDynamicConfig is what the embedded server changes from Temporal's
+// defaults (docs/benchmarks.md, "The 20 s stall", explains the first two).
+func serverDynamicConfig() dynamicconfig.StaticClient {
+	one := func(v any) []dynamicconfig.ConstrainedValue { return []dynamicconfig.ConstrainedValue{{Value: v}} }
+	return dynamicconfig.StaticClient{
+		// A client waiting for a workflow's result is a history long poll
+		// fed by per-waiter notifications; the history service drops a
+		// notification when the waiter has not yet taken the previous one
+		// (service/history/events/notifier.go), so a close that follows
+		// another change within moments can go unnoticed until the long
+		// poll expires: 20 s by default. A short expiry bounds that miss;
+		// the client simply polls again.
+		dynamicconfig.HistoryLongPollExpirationInterval.Key(): one(longPollExpiry),
+		// One history shard here: Temporal's default of 20 queue reads per
+		// second per shard made every workflow and activity task wait
+		// ~50 ms (a booking ~1 s); clusters spread the same load over
+		// hundreds of shards.
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():   one(queueReadsPerSecond),
+		dynamicconfig.TimerProcessorMaxPollRPS.Key():      one(queueReadsPerSecond),
+		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): one(queueReadsPerSecond),
+		dynamicconfig.OutboundProcessorMaxPollRPS.Key():   one(queueReadsPerSecond),
+		// New search attributes are visible at once, not after a cache TTL.
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): one(true),
+	}
+}
+
+const (
+	// longPollExpiry bounds how late a result waiter can see a workflow's
+	// close (about twice this, measured; see serverDynamicConfig).
+	longPollExpiry = time.Second
+	// queueReadsPerSecond caps the history queue reads of the one shard.
+	queueReadsPerSecond = 1000
+)
 
 // HostPort is the frontend gRPC address.
 func (t *Temporal) HostPort() string { return t.hostPort }
