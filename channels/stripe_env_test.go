@@ -111,6 +111,19 @@ func (e *stripeEnv) startRecorder(t *testing.T, ref string) {
 	})
 }
 
+// receivedN waits until the payment workflow of ref has processed n
+// events (a query reads the state of the last completed workflow task,
+// which may not include a signal just accepted) and returns them.
+func (e *stripeEnv) receivedN(t *testing.T, ref string, n int) []workflows.PaymentEvent {
+	t.Helper()
+	var got []workflows.PaymentEvent
+	testsupport.Eventually(t, 30*time.Second, "the payment workflow to process its events", func() bool {
+		got = e.received(t, ref)
+		return len(got) >= n
+	})
+	return got
+}
+
 // received is what the payment workflow of ref has received.
 func (e *stripeEnv) received(t *testing.T, ref string) []workflows.PaymentEvent {
 	t.Helper()

@@ -64,7 +64,7 @@ func TestStripeWebhookVerifiesBeforeRecording(t *testing.T) {
 				return
 			}
 			require.Equal(t, "delivered", e.state(t, id))
-			got := e.received(t, ref)
+			got := e.receivedN(t, ref, 1)
 			require.Len(t, got, 1)
 			require.Equal(t, workflows.PaymentEvent{EventID: id, Type: workflows.EventCheckoutCompleted,
 				SessionID: "cs_test_" + id, IntentID: "pi_" + id, Created: got[0].Created}, got[0])
@@ -97,7 +97,7 @@ func TestStripeWebhookConcurrentRedeliveryIsOneSignal(t *testing.T) {
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE provider = 'stripe' AND event_id = $1`, id))
 	require.Equal(t, "delivered", e.state(t, id))
 	require.EqualValues(t, 1, e.signals.sent.Load(), "one signal")
-	got := e.received(t, ref)
+	got := e.receivedN(t, ref, 1)
 	require.Len(t, got, 1)
 	require.Equal(t, "pi_"+id, got[0].IntentID)
 	require.Equal(t, 2.0, testutil.ToFloat64(e.gw.Metrics.DuplicatesBlocked().WithLabelValues("inbox", "demo", channels.RouteStripe)))
@@ -173,7 +173,7 @@ func TestStripeWebhookTemporalDownIsRelayed(t *testing.T) {
 	require.Equal(t, 2, n)
 	require.Equal(t, "delivered", e.state(t, id))
 	require.Equal(t, "unmatched", e.state(t, gone))
-	require.Len(t, e.received(t, ref), 1)
+	require.Len(t, e.receivedN(t, ref, 1), 1)
 	require.Equal(t, 1.0, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(workflows.EventCheckoutExpired)))
 	n, err = e.gw.RelayPending(ctx, -time.Second)
 	require.NoError(t, err)
