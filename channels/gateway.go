@@ -1,7 +1,9 @@
 // Package channels is where customers reach bookonce: the webhook gateway
-// for Twilio voice and WhatsApp. Every delivery is verified, recorded in
-// the inbox before any effect, and handed to the customer's conversation
-// workflow; a redelivery is dropped at the edge.
+// for Twilio voice and WhatsApp, and the payment provider's webhooks that
+// tell a payment saga how its link went. Every delivery is verified,
+// recorded in the inbox before any effect, and handed to its workflow (the
+// customer's conversation, or the booking's payment); a redelivery is
+// dropped at the edge.
 package channels
 
 import (
@@ -35,6 +37,9 @@ type Gateway struct {
 	// Twilio signed (never the Host header, which a proxy may rewrite).
 	TwilioAuthToken string
 	PublicBaseURL   string
+	// StripeWebhookSecret (whsec_…) verifies the payment provider's
+	// webhooks (STRIPE_WEBHOOK_SECRET); empty: they are refused.
+	StripeWebhookSecret string
 	// Region is the default region for numbers without a country code.
 	Region string
 	// PaymentMethod pays the deposits of bookings started from
@@ -90,6 +95,8 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("POST "+RouteVoice, g.signed(RouteVoice, g.voice))
 	mux.Handle("POST "+RouteVoiceGather, g.signed(RouteVoiceGather, g.voiceGather))
 	mux.Handle("POST "+RouteStatus, g.signed(RouteStatus, g.status))
+	mux.HandleFunc("POST "+RouteStripe, g.stripeWebhook)
+	mux.HandleFunc("GET "+RoutePaid, paidPage)
 	api := http.NewServeMux()
 	api.HandleFunc("GET /v1/review-cases", g.listCases)
 	api.HandleFunc("POST /v1/review-cases/{id}/resolve", g.resolveCase)
@@ -153,7 +160,13 @@ type Metrics struct {
 	repaired   *prometheus.CounterVec
 	// unconfigured counts deliveries to a number no tenant owns.
 	unconfigured *prometheus.CounterVec
+	// unmatched counts payment events no running payment workflow took.
+	unmatched *prometheus.CounterVec
 }
+
+// PaymentWebhooksUnmatched is the counter of payment webhooks that matched
+// no running payment workflow, by event type.
+func (m *Metrics) PaymentWebhooksUnmatched() *prometheus.CounterVec { return m.unmatched }
 
 // DuplicatesBlocked is the counter of duplicates blocked at the edge.
 func (m *Metrics) DuplicatesBlocked() *prometheus.CounterVec { return m.duplicates }
@@ -187,9 +200,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "bookonce_webhooks_unconfigured_number_total",
 			Help: "Signed webhooks to a Twilio number no tenant owns (tenants.yaml twilio_numbers): recorded, answered politely, nothing booked; by channel.",
 		}, []string{"channel"}),
+		unmatched: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bookonce_payment_webhooks_unmatched_total",
+			Help: "Verified payment webhooks whose payment workflow does not exist (closed, or never started): recorded as unmatched, answered, listed on the ops page; by event type.",
+		}, []string{"type"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired, m.unconfigured)
+		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired, m.unconfigured, m.unmatched)
 	}
 	return m
 }

@@ -100,7 +100,9 @@ func (g *Gateway) conversationInput(ev inboxEvent) workflows.ConversationInput {
 }
 
 // RelayPending delivers inbox events that stayed pending (Temporal was
-// unreachable when they arrived), oldest first, one row per transaction:
+// unreachable when they arrived), oldest first, by provider: a Twilio
+// event to its conversation, a payment event to its payment workflow. One
+// row per transaction:
 // the row is locked with SKIP LOCKED (several gateways never deliver one
 // row at the same time) and marked delivered in the same transaction, so a
 // failure leaves only that row pending and the rows before it done.
@@ -122,22 +124,39 @@ func (g *Gateway) relayOne(ctx context.Context, olderThan time.Duration) (bool, 
 		return false, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
+	var provider string
 	var raw []byte
-	err = tx.QueryRow(ctx, `SELECT payload FROM inbox_events WHERE state = 'pending' AND received_at < $1
-		ORDER BY received_at LIMIT 1 FOR UPDATE SKIP LOCKED`, g.now().Add(-olderThan)).Scan(&raw)
+	err = tx.QueryRow(ctx, `SELECT provider, payload FROM inbox_events WHERE state = 'pending' AND received_at < $1
+		ORDER BY received_at LIMIT 1 FOR UPDATE SKIP LOCKED`, g.now().Add(-olderThan)).Scan(&provider, &raw)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	var ev inboxEvent
-	if err := json.Unmarshal(raw, &ev); err != nil || ev.Event.EventID == "" {
-		return false, fmt.Errorf("inbox: unreadable pending event: %v", err)
+	after := func() {}
+	if provider == providerStripe {
+		after, err = g.relayPayment(ctx, tx, raw)
+	} else {
+		err = g.relayConversation(ctx, tx, raw)
 	}
-	if err := g.deliverWith(ctx, tx, ev); err != nil {
+	if err != nil {
 		return false, err
 	}
-	return true, tx.Commit(ctx)
+	if err := tx.Commit(ctx); err != nil {
+		return false, err
+	}
+	after() // counted once the row's new state is committed
+	return true, nil
+}
+
+// relayConversation is the relay's delivery of a pending Twilio event to
+// its conversation, in the transaction that holds its row.
+func (g *Gateway) relayConversation(ctx context.Context, q execer, raw []byte) error {
+	var ev inboxEvent
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.Event.EventID == "" {
+		return fmt.Errorf("inbox: unreadable pending event: %v", err)
+	}
+	return g.deliverWith(ctx, q, ev)
 }
 
 // RunRelay calls RelayPending every interval until ctx ends.

@@ -2,8 +2,9 @@
 // queue with resolve buttons, the duplicate counters per layer (rule 12)
 // with a short in-memory history, the unknown outcomes (open
 // unknown_outcome cases, outbox rows in review or pending too long, inbox
-// events not yet handed to their workflow) and links to every workflow in
-// the Temporal Web UI. It is server-rendered HTML without JavaScript.
+// events not yet handed to their workflow), the payment webhooks that
+// matched no payment workflow, and links to every workflow in the
+// Temporal Web UI. It is server-rendered HTML without JavaScript.
 //
 // Authentication: "Authorization: Bearer <token>" (scripts, curl) or, for
 // browsers, a session cookie obtained with /ops?token=<token> (or the token

@@ -87,6 +87,7 @@ type pageData struct {
 	Unknown    []caseView
 	Outbox     []outboxView
 	Inbox      []inboxView
+	Unmatched  []unmatchedView
 	Counters   counterView
 	Workflows  []workflowView
 	UIBaseURL  string
@@ -184,6 +185,9 @@ func (p *Page) load(ctx context.Context, a auth) (*pageData, error) {
 		addWF(o.WorkflowID, "", "outbox "+o.ID+" ("+o.State+")")
 	}
 	if err := p.loadInbox(ctx, d, a.tenant, now); err != nil {
+		return nil, err
+	}
+	if err := p.loadUnmatched(ctx, d, a.tenant, now); err != nil {
 		return nil, err
 	}
 	for i := range d.Outbox {

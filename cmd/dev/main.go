@@ -73,6 +73,10 @@ func checkArgs(args []string, stdout, stderr io.Writer) int {
 func serve() {
 	ctx, stop, cfg, log := stack.Begin()
 	defer stop()
+	cfg, err := wireWebhooks(cfg)
+	if err != nil {
+		stack.Fatal(log, "payment webhooks", err)
+	}
 	step := func(msg string) { fmt.Fprintf(os.Stderr, "  … %s\n", msg) }
 
 	step("PostgreSQL")
@@ -196,7 +200,8 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	twilioClient, note, stopFake := stack.Twilio(cfg), "Twilio", func() {}
 	if cfg.TwilioAPIURL == "" && cfg.TwilioAuthToken == config.DevTwilioAuthToken {
 		client, fake := stack.DevTwilio(cfg)
-		twilioClient, note, stopFake = client, "fake Twilio at "+fake.URL(), fake.Close
+		twilioClient, note, stopFake = client, "fake Twilio at "+fake.URL()+" (printed below)", fake.Close
+		g.Go(func() error { printMessages(ctx, os.Stderr, fake); return nil })
 	}
 	sender := stack.OutboxSender(cfg, pool, twilioClient, log)
 	g.Go(func() error { return sender.Run(ctx, stack.SendEvery) })
@@ -233,5 +238,6 @@ func printReady(w io.Writer, cfg config.Config, uiURL, twilioNote, try string) {
 	fmt.Fprintf(w, "  Calendar API     http://%s   (Authorization: Bearer <token from BOOKONCE_API_TOKENS>)\n", cfg.CalendarListen)
 	fmt.Fprintf(w, "  Payment API      http://%s\n", cfg.PaymentsListen)
 	fmt.Fprintf(w, "  Messages         outbox -> %s\n", twilioNote)
+	fmt.Fprintf(w, "  Deposits         %s\n", depositNote(cfg))
 	fmt.Fprintf(w, "\nTry: %s\n\n", try)
 }

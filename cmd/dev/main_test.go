@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/config"
 )
 
 // TestCheckArgs: help on stdout with status 0, anything else is a usage
@@ -36,4 +39,26 @@ func TestCheckArgs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWireWebhooks: make run's payment API delivers to the gateway's
+// /webhooks/stripe with a fresh whsec_ secret per run; a configured URL
+// or secret is kept.
+func TestWireWebhooks(t *testing.T) {
+	base := config.Config{GatewayListen: "0.0.0.0:8080"}
+	a, err := wireWebhooks(base)
+	require.NoError(t, err)
+	b, err := wireWebhooks(base)
+	require.NoError(t, err)
+	require.Equal(t, "http://127.0.0.1:8080/webhooks/stripe", a.StripeWebhookURL)
+	require.True(t, strings.HasPrefix(a.StripeWebhookSecret, "whsec_"))
+	require.NotEqual(t, a.StripeWebhookSecret, b.StripeWebhookSecret, "generated per run")
+
+	set := config.Config{GatewayListen: "127.0.0.1:8080", StripeWebhookURL: "http://gw:1/webhooks/stripe", StripeWebhookSecret: "whsec_mine"}
+	c, err := wireWebhooks(set)
+	require.NoError(t, err)
+	require.Equal(t, set.StripeWebhookURL, c.StripeWebhookURL)
+	require.Equal(t, "whsec_mine", c.StripeWebhookSecret)
+	require.Contains(t, depositNote(c), "payment links")
+	require.NotContains(t, depositNote(c), "whsec_mine", "the secret is never printed")
 }

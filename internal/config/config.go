@@ -48,10 +48,22 @@ type Config struct {
 	// found" prove absence, and may the saga try again under a new key.
 	PaymentsAuthoritativeLookup bool
 	// StripeWebhookURL, when set, receives every event of the payment API
-	// of each tenant, signed with StripeWebhookSecret (whsec_...);
+	// of each tenant, signed with StripeWebhookSecret (whsec_...), the
+	// secret the gateway verifies /webhooks/stripe with;
 	// StripeWebhookTwice delivers each one twice on purpose (the drill).
 	StripeWebhookURL, StripeWebhookSecret string
 	StripeWebhookTwice                    bool
+	// DepositMode is how conversations take deposits: payment links
+	// (default) or the lab's test card (DEPOSIT_MODE).
+	DepositMode DepositMode
+	// PaymentsPublicURL is the base URL of the hosted payment page as
+	// customers reach it; empty: the address the payment API is called on
+	// (PAYMENTS_URL).
+	PaymentsPublicURL string
+	// StripeSecretKey, when set, is the key the worker calls the payment
+	// provider with for every tenant; with PAYMENTS_URL unset it selects
+	// real Stripe (StripeAPIURL). Never logged.
+	StripeSecretKey string
 	// PublicBaseURL is the gateway's externally visible URL; Twilio signs
 	// requests against it.
 	PublicBaseURL string
@@ -208,6 +220,7 @@ func (r *reader) derived(c *Config) {
 	if err := c.readWebhook(r.get); err != nil {
 		r.fail(err.Error())
 	}
+	r.errs = append(r.errs, c.readDeposits(r.lookup, r.get)...)
 	c.OpsScrapeURLs = scrapeURLs(r.get("OPS_SCRAPE_URLS", ""), *c)
 	var err error
 	if c.PaymentsAuthoritativeLookup, err = authoritativeLookup(r.get("PAYMENTS_AUTHORITATIVE_LOOKUP", ""), c.PaymentsURL); err != nil {
@@ -287,6 +300,9 @@ func scrapeURLs(v string, c Config) []string {
 		return nil
 	case "":
 		worker := strings.Replace(c.WorkerListen, "0.0.0.0:", "127.0.0.1:", 1)
+		if isStripe(c.PaymentsURL) { // Stripe has no /metrics of ours
+			return []string{c.CalendarURL + "/metrics", "http://" + worker + "/metrics"}
+		}
 		return []string{c.CalendarURL + "/metrics", c.PaymentsURL + "/metrics", "http://" + worker + "/metrics"}
 	}
 	var out []string

@@ -44,7 +44,8 @@ func isStripe(u string) bool {
 // readWebhook reads STRIPE_WEBHOOK_URL, STRIPE_WEBHOOK_SECRET and
 // STRIPE_WEBHOOK_DELIVER_TWICE. A URL needs a whsec_ secret: an unsigned
 // webhook would be accepted by nobody who checks, and by anybody who
-// does not.
+// does not. The gateway verifies its /webhooks/stripe with the same
+// secret, so a secret that is set must be a whsec_ one.
 func (c *Config) readWebhook(get func(name, def string) string) error {
 	c.StripeWebhookURL = get("STRIPE_WEBHOOK_URL", "")
 	c.StripeWebhookSecret = get("STRIPE_WEBHOOK_SECRET", "")
@@ -53,6 +54,9 @@ func (c *Config) readWebhook(get func(name, def string) string) error {
 		return fmt.Errorf("STRIPE_WEBHOOK_DELIVER_TWICE must be true or false")
 	}
 	c.StripeWebhookTwice = twice
+	if c.StripeWebhookSecret != "" && !strings.HasPrefix(c.StripeWebhookSecret, "whsec_") {
+		return fmt.Errorf("STRIPE_WEBHOOK_SECRET must be a whsec_ signing secret")
+	}
 	if c.StripeWebhookURL == "" {
 		return nil
 	}

@@ -56,7 +56,10 @@ func CalendarService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON, Logger: log.With("service", "payments")})
-	srv := &payments.Server{Pool: pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments"), Timezone: cfg.Timezone}
+	srv := &payments.Server{
+		Pool: pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments"), Timezone: cfg.Timezone,
+		PageBaseURL: cfg.PaymentsPublicURL, // empty: the address the API was called on
+	}
 	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
 }
 
@@ -105,8 +108,18 @@ func WorkerServiceOn(reg *prometheus.Registry, pool *pgxpool.Pool, tc client.Cli
 }
 
 // ConversationCard pays the deposits of bookings that conversations start
-// (the amount is the service's, from tenants.yaml).
+// when DEPOSIT_MODE=card (the amount is the service's, from tenants.yaml).
 const ConversationCard = "pm_card_visa"
+
+// ConversationPaymentMethod is the payment method conversations start
+// bookings with: none in link mode (the payment saga sends a payment
+// link), the lab's test card in card mode.
+func ConversationPaymentMethod(cfg config.Config) string {
+	if cfg.DepositMode == config.DepositCard {
+		return ConversationCard
+	}
+	return ""
+}
 
 // Gateway builds the webhook gateway with its ops page on a new Registry.
 // The page reads the duplicate counters of the gateway and of any other
@@ -123,8 +136,9 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 	reviews := &review.Resolver{Store: &review.Store{Pool: pool}, Temporal: tc}
 	gw := &channels.Gateway{
 		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenants: tenants,
-		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", PaymentMethod: ConversationCard,
-		Tokens: tenants.Authenticate, Reviews: reviews, Outbox: &outbox.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
+		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", PaymentMethod: ConversationPaymentMethod(cfg),
+		StripeWebhookSecret: cfg.StripeWebhookSecret,
+		Tokens:              tenants.Authenticate, Reviews: reviews, Outbox: &outbox.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
 	}
 	page := &ops.Page{

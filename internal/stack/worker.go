@@ -87,7 +87,7 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 			return calendar.NewClient(cfg.CalendarURL, tok), nil
 		},
 		Payments: func(tenant string) (payments.Gateway, error) {
-			tok, err := token(tenant)
+			tok, err := cfg.PaymentsKey(tenant) // STRIPE_SECRET_KEY, else the tenant's token
 			if err != nil {
 				return nil, err
 			}

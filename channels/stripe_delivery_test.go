@@ -1,0 +1,83 @@
+package channels_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/stripe/stripe-go/v84"
+
+	"github.com/bookonce/bookonce/channels"
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// TestStripeWebhookFromOurPaymentAPI: a payment link paid on our payment
+// API's hosted page reaches the payment workflow through the API's own
+// webhook delivery (payments.Deliverer), signed as Stripe signs, verified
+// by the gateway: the signature format is the real one end to end.
+func TestStripeWebhookFromOurPaymentAPI(t *testing.T) {
+	e := newStripeEnv(t)
+	ctx := context.Background()
+	api := stacktest.PaymentsAPI(t, testsupport.Config(t), e.pool)
+	d := &payments.Deliverer{Pool: e.pool, Endpoints: []payments.ConfigEndpoint{
+		{Tenant: config.DefaultTenant, URL: e.url + channels.RouteStripe, Secret: testWebhookSecret}}}
+	_, err := d.Pass(ctx) // the endpoint exists before the events
+	require.NoError(t, err)
+
+	ref := newReference()
+	e.startRecorder(t, ref)
+	sc := stripe.NewClient(config.DefaultAPIToken, stripe.WithBackends(stripe.NewBackendsWithConfig(&stripe.BackendConfig{
+		URL: stripe.String(api.URL), MaxNetworkRetries: stripe.Int64(0), LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull},
+	})))
+	p := &stripe.CheckoutSessionCreateParams{
+		Mode: stripe.String("payment"),
+		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{
+			PriceData: &stripe.CheckoutSessionCreateLineItemPriceDataParams{
+				Currency: stripe.String("eur"), UnitAmount: stripe.Int64(2000),
+				ProductData: &stripe.CheckoutSessionCreateLineItemPriceDataProductDataParams{Name: stripe.String("Deposit tire change")},
+			},
+			Quantity: stripe.Int64(1),
+		}},
+		PaymentIntentData: &stripe.CheckoutSessionCreatePaymentIntentDataParams{
+			CaptureMethod: stripe.String("manual"), Metadata: map[string]string{"booking_reference": ref},
+		},
+		SuccessURL:        stripe.String(e.url + channels.RoutePaid + "?session={CHECKOUT_SESSION_ID}"),
+		ClientReferenceID: stripe.String(ref),
+		Metadata:          map[string]string{"booking_reference": ref},
+	}
+	p.SetIdempotencyKey("k-link-" + ref)
+	cs, err := sc.V1CheckoutSessions.Create(ctx, p)
+	require.NoError(t, err)
+	res, err := http.PostForm(cs.URL, url.Values{"payment_method": {"pm_card_visa"}})
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, "paid on the hosted page")
+
+	var types []string
+	testsupport.Eventually(t, 30*time.Second, "the link's events at the payment workflow", func() bool {
+		_, err := d.Pass(ctx)
+		require.NoError(t, err)
+		types = types[:0]
+		for _, ev := range e.received(t, ref) {
+			types = append(types, ev.Type)
+		}
+		return slices.Contains(types, workflows.EventCheckoutCompleted) && slices.Contains(types, workflows.EventIntentCapturable)
+	})
+	for _, ev := range e.received(t, ref) {
+		require.Equal(t, "delivered", e.state(t, ev.EventID))
+		if ev.Type == workflows.EventCheckoutCompleted {
+			require.Equal(t, cs.ID, ev.SessionID)
+			require.NotEmpty(t, ev.IntentID)
+		}
+	}
+	require.Equal(t, len(types), e.count(t, `SELECT count(*) FROM inbox_events WHERE provider = 'stripe' AND tenant_id = 'demo'`),
+		"every delivered event recorded once, under its tenant")
+}
