@@ -100,9 +100,6 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		"WORKER_LISTEN": "127.0.0.1:0", "OUTBOX_SEND_TIMEOUT": "15s", "LOG_FORMAT": "json", "LOG_LEVEL": "warn",
 		// The reconciler sweeps within the drill's orphan wait.
 		"RECONCILE_INTERVAL": "10s", "RECONCILE_GRACE": "15s",
-		// The drill's bookings pay with the test card at once; payment
-		// links need a customer on the hosted page.
-		"DEPOSIT_MODE": "card",
 	}
 	// The gateway's address comes first: the payment API's processes
 	// deliver their webhooks to it (through a fault proxy) from the start.
