@@ -65,6 +65,9 @@ type HoldSlotInput struct {
 	// DeliberateSecond asks for a second reservation of the customer for the
 	// service at this time (a reviewer's "separate", a second car).
 	DeliberateSecond bool `json:"deliberate_second,omitempty"`
+	// TTL is how long the hold lives unconfirmed; zero is the calendar's
+	// default. A payment link's hold lives as long as the link.
+	TTL time.Duration `json:"ttl,omitempty"`
 }
 
 // HoldSlotResult is the hold and the step record.
@@ -84,7 +87,7 @@ func (a *Activities) HoldSlot(ctx context.Context, in HoldSlotInput) (HoldSlotRe
 	key := KeyOf(ctx)
 	h, err := c.CreateHold(ctx, key, calendar.HoldRequest{
 		ResourceID: in.ResourceID, Service: in.Service, Start: in.Start, Customer: in.Customer, Reference: in.Reference,
-		DeliberateSecond: in.DeliberateSecond,
+		DeliberateSecond: in.DeliberateSecond, TTLSeconds: int(in.TTL / time.Second),
 	})
 	if err != nil {
 		return HoldSlotResult{}, calendarError("hold slot", err)

@@ -11,6 +11,8 @@ import (
 // deterministically while a reloaded tenants.yaml reaches running
 // conversations with their next message.
 type TenantTerms struct {
+	// Name is the business's name, shown on the payment page.
+	Name string `json:"name,omitempty"`
 	// Language is what customers are answered in ("de", "en").
 	Language string `json:"language"`
 	// Timezone (IANA) in which messages state times.
@@ -32,7 +34,7 @@ type ServiceTerms struct {
 
 // TermsOf resolves a tenant's terms from its profile.
 func TermsOf(p *tenants.Profile) *TenantTerms {
-	t := &TenantTerms{Language: string(p.Language), Timezone: p.Timezone, Services: map[string]ServiceTerms{}}
+	t := &TenantTerms{Name: p.Name, Language: string(p.Language), Timezone: p.Timezone, Services: map[string]ServiceTerms{}}
 	if own := p.Templates[p.Language]; len(own) > 0 {
 		t.Wording = make(map[string]string, len(own))
 		for name, text := range own {

@@ -255,6 +255,10 @@ func TestBadInputIsRejectedAndNothingWritten(t *testing.T) {
 		{"outside opening hours", `{"service":"tire-change","start":"2026-12-01T19:00:00+01:00","customer":"+49151","reference":"r"}`, calendar.CodeOutsideOpeningHours, http.StatusUnprocessableEntity},
 		{"sunday", `{"service":"tire-change","start":"2026-12-06T10:00:00+01:00","customer":"+49151","reference":"r"}`, calendar.CodeOutsideOpeningHours, http.StatusUnprocessableEntity},
 		{"not on a minute", `{"service":"tire-change","start":"2026-12-01T14:00:30+01:00","customer":"+49151","reference":"r"}`, calendar.CodeInvalidRequest, http.StatusBadRequest},
+		{"ttl too short", `{"service":"tire-change","start":"2026-12-01T14:00:00+01:00","customer":"+49151","reference":"r","ttl_seconds":59}`, calendar.CodeInvalidRequest, http.StatusBadRequest},
+		{"ttl too long", `{"service":"tire-change","start":"2026-12-01T14:00:00+01:00","customer":"+49151","reference":"r","ttl_seconds":86401}`, calendar.CodeInvalidRequest, http.StatusBadRequest},
+		{"negative ttl", `{"service":"tire-change","start":"2026-12-01T14:00:00+01:00","customer":"+49151","reference":"r","ttl_seconds":-5}`, calendar.CodeInvalidRequest, http.StatusBadRequest},
+		{"ttl not a number", `{"service":"tire-change","start":"2026-12-01T14:00:00+01:00","customer":"+49151","reference":"r","ttl_seconds":"1h"}`, calendar.CodeInvalidRequest, http.StatusBadRequest},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -376,4 +380,21 @@ func (f fixture) payments(t *testing.T) *payments.StripeGateway {
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return payments.NewStripeGateway(hs.URL, "sk_test_demo", hs.Client())
+}
+
+// A hold asks for its own lifetime (a payment link's); without one it
+// gets the server's HoldTTL.
+func TestHoldTTLSeconds(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	req := hold("ref-ttl")
+	req.TTLSeconds = 37 * 60
+	h, err := f.client.CreateHold(ctx, "k-ttl", req)
+	require.NoError(t, err)
+	require.Equal(t, f.clock.Now().Add(37*time.Minute).UTC(), h.ExpiresAt)
+	other := hold("ref-default-ttl")
+	other.Start, other.Customer = tuesday14.Add(time.Hour), "+4915100000001"
+	d, err := f.client.CreateHold(ctx, "k-default", other)
+	require.NoError(t, err)
+	require.Equal(t, f.clock.Now().Add(10*time.Minute).UTC(), d.ExpiresAt, "the fixture's HoldTTL")
 }

@@ -82,7 +82,7 @@ func (s *Server) placeHold(w http.ResponseWriter, r *http.Request, tx pgx.Tx, te
 		h := Hold{
 			ID: newID("hold_"), Object: "hold", Status: HoldHeld, ResourceID: res.ID, Service: svc.ID,
 			Customer: req.Customer, Reference: req.Reference, Start: start, End: end,
-			ExpiresAt: now.Add(s.HoldTTL), DeliberateSecond: req.DeliberateSecond, CreatedAt: now,
+			ExpiresAt: now.Add(s.holdTTL(req)), DeliberateSecond: req.DeliberateSecond, CreatedAt: now,
 		}
 		err := insertHold(ctx, tx, tenant, h)
 		if err == nil {
@@ -197,12 +197,23 @@ func validateHold(req HoldRequest) *web.Problem {
 	if strings.TrimSpace(req.Reference) == "" || len(req.Reference) > 255 {
 		errs = append(errs, web.FieldError{Field: "reference", Detail: "required, at most 255 bytes"})
 	}
+	if ttl := time.Duration(req.TTLSeconds) * time.Second; req.TTLSeconds != 0 && (ttl < MinHoldTTL || ttl > MaxHoldTTL) {
+		errs = append(errs, web.FieldError{Field: "ttl_seconds", Detail: "60 to 86400 seconds, or absent for the default"})
+	}
 	if len(errs) == 0 {
 		return nil
 	}
 	p := web.NewProblem(http.StatusBadRequest, CodeInvalidRequest, "the hold request is invalid")
 	p.Errors = errs
 	return p
+}
+
+// holdTTL is the lifetime the request asked for, else the server's.
+func (s *Server) holdTTL(req HoldRequest) time.Duration {
+	if req.TTLSeconds > 0 {
+		return time.Duration(req.TTLSeconds) * time.Second
+	}
+	return s.HoldTTL
 }
 
 func quote(s string) string { return `"` + s + `"` }

@@ -58,7 +58,17 @@ type HoldRequest struct {
 	// "separate", or the customer asked for a second car); without it the
 	// calendar refuses with customer_already_booked.
 	DeliberateSecond bool `json:"deliberate_second,omitempty"`
+	// TTLSeconds is how long the hold lives unconfirmed, MinHoldTTL to
+	// MaxHoldTTL; 0 (absent) is the server's HoldTTL. A booking paid
+	// through a payment link holds its slot as long as the link lives.
+	TTLSeconds int `json:"ttl_seconds,omitempty"`
 }
+
+// Bounds of HoldRequest.TTLSeconds.
+const (
+	MinHoldTTL = time.Minute
+	MaxHoldTTL = 24 * time.Hour
+)
 
 // Hold is a reservation of a resource for a slot that expires unless confirmed.
 type Hold struct {

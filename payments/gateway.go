@@ -39,6 +39,8 @@ type Gateway interface {
 	// index trails writes), a caller keeps retrying with the same key
 	// within the provider's key retention and then asks a person.
 	AuthoritativeLookup() bool
+	// CheckoutGateway: payment links (Checkout Sessions).
+	CheckoutGateway
 }
 
 // Authorization is a deposit to authorise. The tenant is not part of it:

@@ -44,6 +44,10 @@ const (
 	TemplateAlreadyBooked TemplateName = "already_booked"
 	TemplateAlreadyHeld   TemplateName = "already_held"
 	TemplateAlternatives  TemplateName = "alternatives"
+	// Payment-link messages (workflows/payment_link.go, link_expired.go).
+	TemplatePaymentLink         TemplateName = "payment_link"
+	TemplatePaymentExpired      TemplateName = "payment_expired"
+	TemplatePaymentRefundedLate TemplateName = "payment_refunded_late"
 	// Spoken on calls (channels/webhooks.go).
 	TemplateVoiceGreeting      TemplateName = "voice_greeting"
 	TemplateVoiceGatherNext    TemplateName = "voice_gather_next"
@@ -61,6 +65,10 @@ type MessageData struct {
 	Booking, Hold string
 	// Alternatives are free slots offered instead, formatted like When.
 	Alternatives []string
+	// Amount is the deposit as the language writes money ("20,00 €").
+	Amount string
+	// Link is the payment link and Until its deadline's local time.
+	Link, Until string
 }
 
 // funcs are the functions templates may call besides the built-ins.
@@ -97,6 +105,10 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateAlreadyHeld:   "Für diese Zeit ist bereits ein Termin für Sie in Bearbeitung: {{.Service}} am {{.When}} (Reservierung {{.Hold}}). Wir haben keinen zweiten gebucht und nichts berechnet.",
 		TemplateAlternatives:  "Ihr Wunschtermin ({{.Service}}, {{.When}}) ist leider schon vergeben.{{if .Alternatives}} Frei wären: {{join .Alternatives \", \"}}. Welcher passt Ihnen?{{else}} Welcher andere Termin passt Ihnen?{{end}}",
 
+		TemplatePaymentLink:         "Bitte zahlen Sie die Anzahlung von {{.Amount}} hier: {{.Link}} (gültig bis {{.Until}}).",
+		TemplatePaymentExpired:      "Ihr Zahlungslink ist abgelaufen, deshalb haben wir den Termin ({{.Service}}, {{.When}}) wieder freigegeben. Schreiben Sie uns gern noch einmal, dann senden wir Ihnen einen neuen Link.",
+		TemplatePaymentRefundedLate: "Ihre Zahlung von {{.Amount}} kam an, nachdem Ihre Buchung bereits beendet war. Wir haben nichts eingezogen: Der Betrag wird freigegeben bzw. erstattet.",
+
 		TemplateVoiceGreeting:      "Willkommen! Welchen Termin möchten Sie buchen?",
 		TemplateVoiceGatherNext:    "Danke, wir prüfen Ihren Wunsch und schicken Ihnen eine SMS. Möchten Sie noch etwas sagen?",
 		TemplateVoiceUnknownNumber: "Leider können wir Ihre Rufnummer nicht erkennen und deshalb am Telefon keinen Termin für Sie buchen. Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören.",
@@ -131,6 +143,10 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateAlreadyHeld:   "An appointment for you at this time is already being booked: {{.Service}} on {{.When}} (reservation {{.Hold}}). We did not book a second one and charged nothing.",
 		TemplateAlternatives:  "Unfortunately your preferred time ({{.Service}}, {{.When}}) is already taken.{{if .Alternatives}} Free would be: {{join .Alternatives \", \"}}. Which one suits you?{{else}} Which other time suits you?{{end}}",
 
+		TemplatePaymentLink:         "Please pay the deposit of {{.Amount}} here: {{.Link}} (valid until {{.Until}}).",
+		TemplatePaymentExpired:      "Your payment link has expired, so we released the appointment ({{.Service}}, {{.When}}). Just write to us again and we will send you a new link.",
+		TemplatePaymentRefundedLate: "Your payment of {{.Amount}} arrived after your booking had already ended. We charged nothing: the amount is released or refunded.",
+
 		TemplateVoiceGreeting:      "Welcome! Which appointment would you like to book?",
 		TemplateVoiceGatherNext:    "Thank you, we are checking your request and will send you a text message. Would you like to add anything?",
 		TemplateVoiceUnknownNumber: "Unfortunately we cannot recognise your phone number and so cannot book an appointment for you by phone. Please send us a WhatsApp message to this number and we will book your appointment there. Goodbye.",
@@ -147,6 +163,7 @@ func TemplateNames() []TemplateName {
 		TemplateCancelLookupFailed, TemplateCancelNone, TemplateCancelSeveral, TemplateCancelConfirmed, TemplateCancelUnknown,
 		TemplateCancelEndedMeanwhile, TemplateCancelInFlight, TemplateCancelNotRecorded,
 		TemplateConfirmation, TemplateAlreadyBooked, TemplateAlreadyHeld, TemplateAlternatives,
+		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate,
 		TemplateVoiceGreeting, TemplateVoiceGatherNext, TemplateVoiceUnknownNumber, TemplateVoiceUnassigned,
 	}
 }
@@ -170,7 +187,7 @@ func parseTemplate(name TemplateName, text string) (*template.Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	sample := MessageData{Service: "s", When: "w", Booking: "b", Hold: "h", Alternatives: []string{"a"}}
+	sample := MessageData{Service: "s", When: "w", Booking: "b", Hold: "h", Alternatives: []string{"a"}, Amount: "m", Link: "l", Until: "u"}
 	if err := t.Execute(new(strings.Builder), sample); err != nil {
 		return nil, err
 	}

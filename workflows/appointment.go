@@ -3,7 +3,6 @@ package workflows
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -44,6 +43,8 @@ type appointment struct {
 	// honourCancel: a cancel is checked after confirm and capture too, and
 	// one after commit opens a review case (versionCancelUntilCommit).
 	honourCancel bool
+	// link: the deposit is paid through a payment link (versionPaymentLink).
+	link bool
 }
 
 func (a *appointment) setup(ctx workflow.Context) error {
@@ -86,6 +87,8 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 	if a.cancelRequested() {
 		return &outcome{StatusCancelled, "cancelled by the customer"}
 	}
+	a.link = a.req.DepositAmount > 0 && a.req.PaymentMethod == "" &&
+		workflow.GetVersion(ctx, versionPaymentLink, workflow.DefaultVersion, 1) >= 1
 	a.saga.add("release hold", func(ctx workflow.Context) error { return a.release(ctx) })
 	hold, o := a.holdSlot(ctx, "hold-slot")
 	if o != nil {
@@ -158,12 +161,8 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE,
 		StaticSummary:     fmt.Sprintf("Deposit %d %s for %s", a.req.DepositAmount, a.req.Currency, a.state.Reference),
 	})
-	a.child = workflow.ExecuteChildWorkflow(cctx, PaymentWorkflow, PaymentRequest{
-		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Amount: a.req.DepositAmount,
-		Currency: a.req.Currency, PaymentMethod: a.req.PaymentMethod, Description: "Deposit " + a.req.Service,
-		DecisionTimeout: 30 * time.Minute, Tuning: a.req.Tuning,
-	})
-	timer := workflow.NewTimer(ctx, a.tuning.AuthorizationTimeout)
+	a.child = workflow.ExecuteChildWorkflow(cctx, PaymentWorkflow, a.paymentRequest())
+	timer := workflow.NewTimer(ctx, a.authorizationTimeout())
 	for {
 		var report PaymentState
 		var childDone, timedOut, cancelled bool
@@ -187,6 +186,7 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 			return &outcome{StatusPaymentFailed, "no authorisation in time"}
 		}
 		a.state.Payment, a.state.IntentID = report.Status, report.IntentID
+		a.state.PaymentURL, a.state.PaymentExpiresAt = report.PaymentURL, report.PaymentExpiresAt
 		switch report.Status {
 		case PaymentAuthorized:
 			a.recordChild("authorize deposit (payment saga)", report)
@@ -195,6 +195,9 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 			_ = a.upsert(ctx, StatusNeedsReview, "deposit outcome unknown: waiting for review")
 			// A person decides now; give them the review's time.
 			timer = workflow.NewTimer(ctx, a.tuning.ReviewTimeout+a.tuning.AuthorizationTimeout)
+		case PaymentExpired:
+			a.recordChild("authorize deposit (payment saga)", report)
+			return &outcome{StatusPaymentFailed, reasonLinkExpired}
 		case PaymentDeclined, PaymentFailed, PaymentVoided:
 			a.noteChildCase(report)
 			a.recordChild("authorize deposit (payment saga)", report)

@@ -39,7 +39,10 @@ type ConversationInput struct {
 	Seen    []string          `json:"seen,omitempty"`
 	Offer   *Offer            `json:"offer,omitempty"`
 	Pending []PendingDecision `json:"pending,omitempty"`
-	// DepositAmount, Currency and PaymentMethod are used for bookings.
+	// DepositAmount, Currency and PaymentMethod are used for bookings. An
+	// empty PaymentMethod with a deposit is link mode: the appointment's
+	// payment saga sends the customer a payment link (on the channel the
+	// conversation came from; a caller gets it by WhatsApp).
 	DepositAmount int64  `json:"deposit_amount"`
 	Currency      string `json:"currency"`
 	PaymentMethod string `json:"payment_method"`

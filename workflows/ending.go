@@ -50,6 +50,7 @@ func (a *appointment) end(ctx workflow.Context, o *outcome) BookingState {
 		status, reason = StatusNeedsReview, reason+"; "+cerr
 	}
 	a.offerAlternatives(dctx, o)
+	a.tellLinkExpired(dctx, o)
 	// A cancel that arrived after the step that failed needs nothing more.
 	for a.cancelRequested() {
 	}

@@ -31,6 +31,11 @@ type payment struct {
 	tuning Tuning
 	state  PaymentState
 	saga   saga
+	// Link mode: the link as last read, the reads so far (each read is
+	// its own activity), and whether the appointment asked to void.
+	last      activities.PaymentLinkResult
+	reads     int
+	voidAsked bool
 }
 
 func (p *payment) setup(ctx workflow.Context) error {
@@ -39,6 +44,9 @@ func (p *payment) setup(ctx workflow.Context) error {
 }
 
 func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
+	if p.linkMode(ctx) {
+		return p.runLink(ctx)
+	}
 	p.saga.add("void deposit", func(ctx workflow.Context) error { return p.void(ctx) })
 	intent, err := p.authorize(ctx)
 	if err != nil {
@@ -51,6 +59,13 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 		return p.finish(ctx, PaymentFailed, err.Error())
 	}
 	p.state.IntentID = intent
+	return p.authorized(ctx)
+}
+
+// authorized continues from a live authorisation (p.state.IntentID), by
+// card or by payment link: tell the parent, wait for its decision, then
+// capture or void.
+func (p *payment) authorized(ctx workflow.Context) (PaymentState, error) {
 	if ctx.Err() != nil { // cancelled while authorising: undo what landed
 		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
 			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())

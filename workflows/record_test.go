@@ -218,6 +218,26 @@ func TestRecordHistories(t *testing.T) {
 		saveRun(t, ctx, s.tc, workflowID, firstRun, "conversation-continue-as-new.json")
 	})
 
+	t.Run("payment-link", func(t *testing.T) {
+		// Link mode: the customer pays the link from the outbox on the
+		// hosted page; the relayed webhook makes the saga read the session,
+		// then it books and captures (versioned: payment-link).
+		s := newRecordStack(t, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		req := recordRequest(t, "+4915112340008", time.Thursday, 15)
+		req.PaymentMethod = ""
+		run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+		require.NoError(t, err)
+		require.False(t, existing)
+		payByLink(t, ctx, s.tc, s.pool, run.GetID())
+		var st workflows.BookingState
+		require.NoError(t, run.Get(ctx, &st))
+		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+		s.save(t, ctx, run.GetID(), "payment-link.appointment.json")
+		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "payment-link.payment.json")
+	})
+
 	t.Run("already-booked", func(t *testing.T) {
 		// The front desk booked the customer by hand under its own
 		// reference; the agent's saga is refused, links that booking and

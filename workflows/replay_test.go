@@ -39,6 +39,8 @@ var recordedHistories = []string{
 	"review-abandon.appointment.json",
 	"conversation-continue-as-new.json",
 	"already-booked.appointment.json",
+	"payment-link.appointment.json",
+	"payment-link.payment.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

@@ -68,6 +68,8 @@ type unitFake struct {
 	// live is the deposit authorisation the fake payment API holds
 	// (authorised and neither voided nor captured).
 	live bool
+	// link is the payment link (link_fake_test.go).
+	link unitLink
 	// child is the payment saga's result when it ran as a child.
 	child    *workflows.PaymentState
 	childErr error

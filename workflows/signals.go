@@ -3,6 +3,7 @@ package workflows
 import (
 	"time"
 
+	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/review"
 )
 
@@ -74,6 +75,11 @@ const (
 	PaymentVoided      PaymentStatus = "Voided"
 	PaymentNeedsReview PaymentStatus = "NeedsReview"
 	PaymentFailed      PaymentStatus = "Failed"
+	// PaymentAwaitingPayment: a payment link was sent; the customer has
+	// not paid yet (link mode).
+	PaymentAwaitingPayment PaymentStatus = "AwaitingPayment"
+	// PaymentExpired: the payment link lapsed unpaid; nothing is held.
+	PaymentExpired PaymentStatus = "Expired"
 )
 
 // PaymentRequest is the input of PaymentWorkflow.
@@ -88,6 +94,14 @@ type PaymentRequest struct {
 	// DecisionTimeout voids the authorisation when no decision arrives.
 	DecisionTimeout Duration `json:"decision_timeout"`
 	Tuning          Tuning   `json:"tuning"`
+	// Link mode (PaymentMethod empty): the deposit is paid through a
+	// payment link. LinkTTL is the link's lifetime (default and minimum
+	// DefaultLinkTTL); Channel, Terms and Timezone say how and in which
+	// words the link reaches the customer.
+	LinkTTL  Duration                `json:"link_ttl,omitempty"`
+	Channel  Channel                 `json:"channel,omitempty"`
+	Terms    *activities.TenantTerms `json:"terms,omitempty"`
+	Timezone string                  `json:"timezone,omitempty"`
 }
 
 // PaymentState is the payment's status query result and workflow result.
@@ -98,5 +112,10 @@ type PaymentState struct {
 	// ReviewCase is the compensation_failed case the saga opened when it
 	// could not void or refund.
 	ReviewCase string `json:"review_case,omitempty"`
-	Steps      []Step `json:"steps"`
+	// SessionID, PaymentURL and PaymentExpiresAt are the payment link
+	// (link mode); the URL is what the customer was sent.
+	SessionID        string    `json:"session_id,omitempty"`
+	PaymentURL       string    `json:"payment_url,omitempty"`
+	PaymentExpiresAt time.Time `json:"payment_expires_at,omitzero"`
+	Steps            []Step    `json:"steps"`
 }

@@ -29,6 +29,7 @@ func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outc
 			act.HoldSlot, activities.HoldSlotInput{
 				Tenant: a.req.Tenant, Reference: a.state.Reference, ResourceID: a.req.ResourceID,
 				Service: a.req.Service, Customer: a.req.Customer, Start: a.req.SlotStart, DeliberateSecond: a.req.DeliberateSecond,
+				TTL: a.holdTTL(),
 			}).Get(ctx, &res)
 		a.record("hold slot", id, res.Step, err)
 		if err == nil {

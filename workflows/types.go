@@ -66,7 +66,12 @@ type BookingRequest struct {
 	DepositAmount int64     `json:"deposit_amount"` // minor units; 0 = no deposit
 	Currency      string    `json:"currency"`
 	// PaymentMethod is the card for the deposit (a Stripe PaymentMethod ID).
+	// Empty with a deposit means link mode: the customer is sent a payment
+	// link (PaymentWorkflow, payment_link.go).
 	PaymentMethod string `json:"payment_method,omitempty"`
+	// LinkTTL is the payment link's lifetime in link mode (default and
+	// minimum DefaultLinkTTL, Stripe's minimum).
+	LinkTTL Duration `json:"link_ttl,omitempty"`
 	// Timezone (IANA) in which the confirmation states the time.
 	Timezone string `json:"timezone,omitempty"`
 	// Terms are the tenant's language, wording and service labels the
@@ -116,6 +121,10 @@ type BookingState struct {
 	Payment PaymentStatus `json:"payment,omitempty"`
 	// IntentID is the deposit's payment intent.
 	IntentID string `json:"intent_id,omitempty"`
+	// PaymentURL and PaymentExpiresAt are the payment link the customer
+	// was sent (link mode), as the payment saga last reported it.
+	PaymentURL       string    `json:"payment_url,omitempty"`
+	PaymentExpiresAt time.Time `json:"payment_expires_at,omitzero"`
 	// MessageID is the confirmation's outbox row.
 	MessageID string `json:"message_id,omitempty"`
 	// ReviewCase is the open review case, if any.

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"strings"
 	"text/template"
 	"time"
@@ -95,4 +96,36 @@ func question(t *activities.TenantTerms, q string) string {
 		return ""
 	}
 	return q
+}
+
+// money writes an amount in minor units as lang writes money: "20,00 €"
+// in German, "€20.00" in English; currencies other than the euro by code.
+func money(amount int64, currency string, lang tenants.Language) string {
+	whole, cents := amount/100, amount%100
+	if cents < 0 {
+		cents = -cents
+	}
+	code := strings.ToUpper(currency)
+	if lang == tenants.German {
+		s := fmt.Sprintf("%d,%02d", whole, cents)
+		if code == "EUR" {
+			return s + " €"
+		}
+		return s + " " + code
+	}
+	s := fmt.Sprintf("%d.%02d", whole, cents)
+	if code == "EUR" {
+		return "€" + s
+	}
+	return code + " " + s
+}
+
+// until is a deadline's local time of day in the time zone tz (UTC when
+// unknown): links live minutes to hours, so the hour is what matters.
+func until(t time.Time, tz string) string {
+	loc, err := time.LoadLocation(tz)
+	if tz == "" || err != nil {
+		return t.UTC().Format("15:04") + " UTC"
+	}
+	return t.In(loc).Format("15:04")
 }

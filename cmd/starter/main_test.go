@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
@@ -10,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // TestUsage: the command lines that never reach Temporal. Help goes to
@@ -106,4 +109,16 @@ func TestBookExitStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A link-mode booking's status shows where and until when to pay.
+func TestPrintStateShowsPaymentLink(t *testing.T) {
+	var b strings.Builder
+	until := time.Date(2026, 12, 1, 13, 32, 0, 0, time.UTC)
+	require.NoError(t, printState(&b, "appointment:demo:x", workflows.BookingState{
+		Status: workflows.StatusAuthorizing, Payment: workflows.PaymentAwaitingPayment,
+		PaymentURL: "http://127.0.0.1:8082/pay/cs_test_1", PaymentExpiresAt: until,
+	}))
+	require.Contains(t, b.String(), "pay at    http://127.0.0.1:8082/pay/cs_test_1\n")
+	require.Contains(t, b.String(), "pay until 2026-12-01T13:32:00Z\n")
 }

@@ -55,6 +55,12 @@ func printState(w io.Writer, id string, st workflows.BookingState) error {
 	if st.Payment != "" {
 		fmt.Fprintf(w, "deposit   %s %s\n", st.Payment, st.IntentID)
 	}
+	if st.PaymentURL != "" {
+		fmt.Fprintf(w, "pay at    %s\n", st.PaymentURL)
+	}
+	if !st.PaymentExpiresAt.IsZero() {
+		fmt.Fprintf(w, "pay until %s\n", st.PaymentExpiresAt.Format(time.RFC3339))
+	}
 	if st.MessageID != "" {
 		fmt.Fprintf(w, "message   %s\n", st.MessageID)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
@@ -96,6 +98,8 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 		},
 		Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}},
 		Reviews:  &review.Store{Pool: pool},
+		// The payment link's page sends a payer to the gateway's paid page.
+		PaymentReturnURL: strings.TrimRight(cfg.PublicBaseURL, "/") + channels.RoutePaid,
 		Understanding: activities.Understanding{
 			Extractor: extractor(cfg),
 			Tenants:   tenants.Get,

@@ -1,0 +1,62 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/tenants"
+)
+
+// linkHoldMargin keeps a link-mode hold alive a little past the link, so
+// a payment at the last second still finds its slot held.
+const linkHoldMargin = 5 * time.Minute
+
+// paymentRequest is the payment saga's input; link mode adds what the
+// link's message needs. Card runs send exactly what they always sent.
+func (a *appointment) paymentRequest() PaymentRequest {
+	req := PaymentRequest{
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Amount: a.req.DepositAmount,
+		Currency: a.req.Currency, PaymentMethod: a.req.PaymentMethod, Description: "Deposit " + a.req.Service,
+		DecisionTimeout: 30 * time.Minute, Tuning: a.req.Tuning,
+	}
+	if a.link {
+		req.LinkTTL, req.Channel, req.Terms, req.Timezone = linkTTL(a.req.LinkTTL), a.req.Channel, a.req.Terms, a.req.Timezone
+	}
+	return req
+}
+
+// authorizationTimeout is how long the appointment waits for the
+// deposit: in link mode the link's whole lifetime on top.
+func (a *appointment) authorizationTimeout() time.Duration {
+	if a.link {
+		return a.tuning.AuthorizationTimeout + linkTTL(a.req.LinkTTL) + linkSlack
+	}
+	return a.tuning.AuthorizationTimeout
+}
+
+// holdTTL is the hold's lifetime: the calendar's default, or in link
+// mode as long as the link (and a margin).
+func (a *appointment) holdTTL() time.Duration {
+	if !a.link {
+		return 0
+	}
+	return linkTTL(a.req.LinkTTL) + linkSlack + linkHoldMargin
+}
+
+// tellLinkExpired tells a customer whose payment link lapsed that the
+// slot is released and a new message gets a new link. Only link-mode runs
+// (versionPaymentLink) get here.
+func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
+	if !a.link || o.reason != reasonLinkExpired {
+		return
+	}
+	var step activities.Step
+	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, "send-payment-expired", "Tell the customer the payment link expired"),
+		act.SendConfirmation, activities.ConfirmationInput{
+			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: linkChannel(a.req.Channel), Customer: a.req.Customer,
+			Kind: activities.MessageKindPaymentExpired, Text: render(a.req.Terms, tenants.TemplatePaymentExpired, a.slot(a.req.SlotStart)),
+		}).Get(ctx, &step)
+	a.record("send payment expired", "send-payment-expired", step, err)
+}

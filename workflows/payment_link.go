@@ -1,0 +1,182 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/tenants"
+)
+
+// versionPaymentLink: a deposit without a card (PaymentRequest /
+// BookingRequest PaymentMethod empty) is paid through a payment link.
+// Runs recorded before it never had an empty card with a deposit; the
+// version keeps any such run on the card path it took.
+const versionPaymentLink = "payment-link"
+
+// DefaultLinkTTL is a payment link's lifetime when none is given, and the
+// shortest allowed: Stripe refuses a Checkout Session that expires sooner.
+const DefaultLinkTTL = 30 * time.Minute
+
+// linkSlack is added to the link's lifetime when the deadline is fixed, so
+// that a create retried a little later (same key, same parameters) still
+// lies within Stripe's 30-minute minimum.
+const linkSlack = 2 * time.Minute
+
+// reasonLinkExpired is the reason of a booking whose payment link lapsed.
+const reasonLinkExpired = "payment_link_expired"
+
+// linkTTL is the lifetime of the payment link of a request.
+func linkTTL(d Duration) Duration {
+	if d < DefaultLinkTTL {
+		return DefaultLinkTTL
+	}
+	return d
+}
+
+// linkMode reports whether this deposit is paid through a payment link.
+func (p *payment) linkMode(ctx workflow.Context) bool {
+	if p.req.PaymentMethod != "" || p.req.Amount <= 0 {
+		return false
+	}
+	return workflow.GetVersion(ctx, versionPaymentLink, workflow.DefaultVersion, 1) >= 1
+}
+
+// linkOutcome is how the wait for the customer's payment ended.
+type linkOutcome int
+
+const (
+	linkPaid    linkOutcome = iota + 1 // the intent holds the deposit
+	linkLapsed                         // the link is closed and nothing is held
+	linkGivenUp                        // the appointment gave up or was cancelled
+)
+
+// runLink is the link-mode saga: create the link, send it, wait for the
+// payment (events are hints, the provider's state decides), then continue
+// as after a card authorisation.
+func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
+	p.saga.add("void deposit", func(ctx workflow.Context) error { return p.void(ctx) })
+	// Expired before the void runs (compensations run in reverse): once
+	// the link is closed no payment can land behind the void.
+	p.saga.add("expire payment link", func(ctx workflow.Context) error { return p.expireLinkUndo(ctx) })
+	link, err := p.createLink(ctx)
+	if err != nil {
+		// A session whose answer was lost was never sent: nobody holds its
+		// URL (about 143 random bits), and it lapses on its own.
+		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
+		}
+		return p.finish(ctx, PaymentFailed, "payment link: "+err.Error())
+	}
+	p.state.SessionID, p.state.PaymentURL, p.state.PaymentExpiresAt = link.Session.ID, link.Session.URL, link.Session.ExpiresAt
+	p.last = link
+	p.set(ctx, PaymentAwaitingPayment, "payment link sent; waiting for the customer to pay")
+	p.notifyParent(ctx)
+	p.sendLink(ctx)
+	res, out := p.awaitPayment(ctx)
+	switch out {
+	case linkPaid:
+		p.state.IntentID = res.Intent.ID
+		return p.authorized(ctx)
+	case linkLapsed:
+		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
+		}
+		return p.finish(ctx, PaymentExpired, reasonLinkExpired)
+	}
+	return p.giveUp(ctx)
+}
+
+// giveUp closes the link of an appointment that gave up, then voids (or
+// refunds) whatever was paid by reference. A payment that landed before
+// the link closed is returned and the customer told, once.
+func (p *payment) giveUp(ctx workflow.Context) (PaymentState, error) {
+	err := p.undo(ctx)
+	if p.last.Authorized() {
+		p.tell(ctx, "send-payment-late-refund", activities.MessageKindPaymentLateRefund, tenants.TemplatePaymentRefundedLate)
+	}
+	if err != nil && p.saga.durable {
+		return p.finish(ctx, PaymentFailed, "void: "+err.Error())
+	}
+	reason := "cancelled"
+	if p.voidAsked {
+		reason = "voided by the appointment"
+	}
+	return p.finish(ctx, PaymentVoided, reason)
+}
+
+// awaitPayment waits for a payment event, the link's deadline, or the
+// appointment giving up. Every event is only a reason to read the link.
+func (p *payment) awaitPayment(ctx workflow.Context) (activities.PaymentLinkResult, linkOutcome) {
+	events := workflow.GetSignalChannel(ctx, SignalPaymentEvent)
+	decisions := workflow.GetSignalChannel(ctx, SignalPaymentDecision)
+	timerCtx, cancelTimer := workflow.WithCancel(ctx)
+	defer cancelTimer()
+	wait := p.state.PaymentExpiresAt.Sub(workflow.Now(ctx))
+	if wait < time.Second {
+		wait = time.Second
+	}
+	deadline := workflow.NewTimer(timerCtx, wait)
+	for {
+		var gotEvent, lapsed bool
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(events, func(c workflow.ReceiveChannel, _ bool) {
+			var ev PaymentEvent
+			c.Receive(ctx, &ev)
+			gotEvent = true
+			workflow.GetLogger(ctx).Info("payment event", "event", ev.EventID, "type", ev.Type)
+		})
+		sel.AddFuture(deadline, func(workflow.Future) { lapsed = true })
+		sel.AddReceive(decisions, func(c workflow.ReceiveChannel, _ bool) {
+			var a PaymentAction
+			c.Receive(ctx, &a)
+			p.voidAsked = p.voidAsked || a == PaymentVoid
+		})
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+		sel.Select(ctx)
+		switch {
+		case ctx.Err() != nil || p.voidAsked:
+			return p.last, linkGivenUp
+		case lapsed:
+			return p.reconcile(ctx)
+		case gotEvent:
+			res, err := p.readLink(ctx)
+			if err != nil {
+				continue // the deadline reads again; an unread link is no answer
+			}
+			if res.Authorized() {
+				return res, linkPaid
+			}
+			if res.Session.Status == payments.SessionExpired {
+				return res, linkLapsed
+			}
+			// Declined, or paying: the page stays open for another card.
+		}
+	}
+}
+
+// reconcile decides at the link's deadline. No webhook is no proof: read
+// the link first; close one that is still open; a link paid meanwhile
+// (the expiry finds it complete) is a payment like any other.
+func (p *payment) reconcile(ctx workflow.Context) (activities.PaymentLinkResult, linkOutcome) {
+	workflow.SetCurrentDetails(ctx, "payment link deadline: reading the link")
+	res, err := p.readLink(ctx)
+	if err == nil && res.Authorized() {
+		return res, linkPaid
+	}
+	if err == nil && res.Session.Status != payments.SessionOpen {
+		return res, linkLapsed
+	}
+	res, err = p.expireLink(ctx, "expire-payment-link", compensationCtx)
+	switch {
+	case err == nil && res.Authorized():
+		return res, linkPaid
+	case err != nil:
+		// The link could not be closed: the compensation tries again and
+		// voids by reference whatever was paid.
+		workflow.GetLogger(ctx).Error("expire payment link", "error", err)
+	}
+	return res, linkLapsed
+}

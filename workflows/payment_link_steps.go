@@ -1,0 +1,116 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/tenants"
+)
+
+// createLink creates the payment link with a deadline fixed here, so that
+// the activity's retries send the same parameters under the same key.
+func (p *payment) createLink(ctx workflow.Context) (activities.PaymentLinkResult, error) {
+	in := activities.PaymentLinkInput{
+		Tenant: p.req.Tenant, Reference: p.req.Reference, Amount: p.req.Amount, Currency: p.req.Currency,
+		Product: p.req.Description, Merchant: p.merchant(), Locale: string(language(p.req.Terms)),
+		ExpiresAt: workflow.Now(ctx).Add(linkTTL(p.req.LinkTTL) + linkSlack).UTC().Truncate(time.Second),
+	}
+	var res activities.PaymentLinkResult
+	err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, "create-payment-link", fmt.Sprintf("Payment link %d %s", p.req.Amount, p.req.Currency)),
+		act.CreatePaymentLink, in).Get(ctx, &res)
+	p.record("create payment link", "create-payment-link", res.Step, err)
+	return res, err
+}
+
+// merchant is the name the payment page shows.
+func (p *payment) merchant() string {
+	if p.req.Terms != nil && p.req.Terms.Name != "" {
+		return p.req.Terms.Name
+	}
+	return p.req.Tenant
+}
+
+// readLink reads the link and its intent (each read its own activity).
+func (p *payment) readLink(ctx workflow.Context) (activities.PaymentLinkResult, error) {
+	p.reads++
+	id := fmt.Sprintf("read-payment-link-%d", p.reads)
+	var res activities.PaymentLinkResult
+	err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, id, "Read payment link "+p.state.SessionID),
+		act.GetPaymentLink, activities.LinkInput{Tenant: p.req.Tenant, SessionID: p.state.SessionID}).Get(ctx, &res)
+	if err != nil {
+		p.record("read payment link", id, res.Step, err)
+		return res, err
+	}
+	p.last = res
+	return res, nil
+}
+
+// expireLink closes the link; one no longer open is read instead.
+func (p *payment) expireLink(ctx workflow.Context, id string, opts func(workflow.Context, Tuning, string, string) workflow.Context) (activities.PaymentLinkResult, error) {
+	var res activities.PaymentLinkResult
+	err := workflow.ExecuteActivity(opts(ctx, p.tuning, id, "Expire payment link "+p.state.SessionID),
+		act.ExpirePaymentLink, activities.LinkInput{Tenant: p.req.Tenant, SessionID: p.state.SessionID}).Get(ctx, &res)
+	p.record("expire payment link", id, res.Step, err)
+	if err == nil {
+		p.last = res
+	}
+	return res, err
+}
+
+// expireLinkUndo is the link's compensation: nothing to do without a link
+// or for one already known to be closed.
+func (p *payment) expireLinkUndo(ctx workflow.Context) error {
+	if p.state.SessionID == "" || p.last.Session.Status != payments.SessionOpen {
+		return nil
+	}
+	_, err := p.expireLink(ctx, "expire-payment-link-undo", p.saga.opts)
+	return err
+}
+
+// sendLink sends the link through the outbox, once per booking. A failure
+// is visible in the steps; the deadline still reconciles the link.
+func (p *payment) sendLink(ctx workflow.Context) {
+	p.tell(ctx, "send-payment-link", activities.MessageKindPaymentLink, tenants.TemplatePaymentLink)
+}
+
+// tell sends the customer one payment message of kind.
+func (p *payment) tell(ctx workflow.Context, id, kind string, name tenants.TemplateName) {
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	lang := language(p.req.Terms)
+	data := tenants.MessageData{
+		Amount: money(p.req.Amount, p.req.Currency, lang), Link: p.state.PaymentURL,
+		Until: until(p.state.PaymentExpiresAt, p.timezone()),
+	}
+	var step activities.Step
+	err := workflow.ExecuteActivity(activityCtx(dctx, p.tuning, id, "Send "+kind),
+		act.SendConfirmation, activities.ConfirmationInput{
+			Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: linkChannel(p.req.Channel), Customer: p.req.Customer,
+			Kind: kind, Text: render(p.req.Terms, name, data),
+		}).Get(dctx, &step)
+	p.record("send "+kind, id, step, err)
+}
+
+func (p *payment) timezone() string {
+	if p.req.Timezone != "" {
+		return p.req.Timezone
+	}
+	if p.req.Terms != nil {
+		return p.req.Terms.Timezone
+	}
+	return ""
+}
+
+// linkChannel is where a payment link goes: WhatsApp for a caller (a link
+// cannot be spoken), else where the customer is answered. Whether a
+// tenant prefers SMS for callers is future per-tenant policy.
+func linkChannel(c Channel) string {
+	if c == ChannelVoice {
+		return string(ChannelWhatsApp)
+	}
+	return replyChannel(c)
+}

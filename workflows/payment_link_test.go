@@ -1,0 +1,175 @@
+package workflows_test
+
+// Unit tests of the payment-link mode (PaymentMethod empty) on the SDK's
+// test environment: the appointment and its payment saga run for real,
+// the payment link is the fake's (link_fake_test.go), timers are skipped.
+// The signal is the gateway's relay of a webhook; the tests also leave it
+// out, as a lost webhook would.
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+func unitLinkRequest() workflows.BookingRequest {
+	req := unitRequest()
+	req.PaymentMethod = "" // link mode
+	req.Channel = workflows.ChannelVoice
+	return req
+}
+
+// relay signals the payment saga as the gateway's webhook receiver does.
+func relay(t *testing.T, env *testsuite.TestWorkflowEnvironment, typ string) {
+	t.Helper()
+	require.NoError(t, env.SignalWorkflowByID(workflows.PaymentWorkflowID(unitWorkflowID), workflows.SignalPaymentEvent,
+		workflows.PaymentEvent{EventID: "evt_" + typ, Type: typ, SessionID: "cs_1"}))
+}
+
+func (f *unitFake) messages() map[string]activities.ConfirmationInput {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]activities.ConfirmationInput{}
+	for k, in := range f.inputs {
+		if c, ok := in.(activities.ConfirmationInput); ok {
+			out[k] = c
+		}
+	}
+	return out
+}
+
+func TestUnitLinkPaidIsCaptured(t *testing.T) {
+	env, f := newUnitLinkEnv(t)
+	start := env.Now()
+	var waiting workflows.BookingState
+	env.RegisterDelayedCallback(func() {
+		var err error
+		waiting, err = unitQuery(env)
+		require.NoError(t, err)
+		f.pay()
+		relay(t, env, workflows.EventCheckoutCompleted)
+	}, 5*time.Minute)
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	st := unitResult(t, env)
+
+	require.Equal(t, workflows.StatusAuthorizing, waiting.Status)
+	require.Equal(t, workflows.PaymentAwaitingPayment, waiting.Payment)
+	require.Equal(t, "https://pay.example/pay/cs_1", waiting.PaymentURL, "the status query shows the link")
+	require.Equal(t, start.Add(32*time.Minute).UTC().Truncate(time.Second), waiting.PaymentExpiresAt.UTC())
+
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	require.Equal(t, "pi_link", st.IntentID)
+	require.Equal(t, []string{
+		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
+		"GetPaymentLink read-payment-link-1", "CaptureDeposit capture-deposit",
+	}, f.sequence("payment"))
+	require.Equal(t, 37*time.Minute, f.input("appointment", "hold-slot").(activities.HoldSlotInput).TTL, "the hold outlives the link")
+	link := f.messages()["payment/send-payment-link"]
+	require.Equal(t, activities.MessageKindPaymentLink, link.Kind)
+	require.Equal(t, "whatsapp", link.Channel, "a caller gets the link by WhatsApp")
+	require.Contains(t, link.Text, "Bitte zahlen Sie die Anzahlung von 20,00 € hier: https://pay.example/pay/cs_1 (gültig bis ")
+	in := f.input("payment", "create-payment-link").(activities.PaymentLinkInput)
+	require.Equal(t, unitWorkflowID, in.Reference)
+	require.Equal(t, "de", in.Locale)
+	require.False(t, f.live)
+}
+
+func TestUnitLinkLostWebhookReconciledAtDeadline(t *testing.T) {
+	env, f := newUnitLinkEnv(t)
+	start := env.Now()
+	env.RegisterDelayedCallback(f.pay, 10*time.Minute) // paid, but no webhook ever arrives
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	st := unitResult(t, env)
+
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	require.Equal(t, []string{
+		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
+		"GetPaymentLink read-payment-link-1", "CaptureDeposit capture-deposit",
+	}, f.sequence("payment"), "read at the deadline, found paid: no expiry")
+	read := f.started("GetPaymentLink")[0]
+	require.GreaterOrEqual(t, read.At.Sub(start), 31*time.Minute+59*time.Second, "read at the link's deadline (whole seconds)")
+}
+
+func TestUnitLinkExpiredReleasesHold(t *testing.T) {
+	env, f := newUnitLinkEnv(t)
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	st := unitResult(t, env)
+
+	require.Equal(t, workflows.StatusPaymentFailed, st.Status)
+	require.Equal(t, "payment_link_expired", st.Reason)
+	require.Equal(t, workflows.PaymentExpired, st.Payment)
+	require.Equal(t, []string{
+		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
+		"GetPaymentLink read-payment-link-1", "ExpirePaymentLink expire-payment-link", "VoidDeposit void-deposit",
+	}, f.sequence("payment"), "still open at the deadline: closed, then nothing to void")
+	require.Equal(t, payments.SessionExpired, f.link.session.Status)
+	seq := f.sequence("appointment")
+	require.Less(t, slices.Index(seq, "ReleaseHold release-hold"), slices.Index(seq, "SendConfirmation send-payment-expired"),
+		"told after the slot was released: %v", seq)
+	msg := f.messages()["appointment/send-payment-expired"]
+	require.Equal(t, activities.MessageKindPaymentExpired, msg.Kind)
+	require.Contains(t, msg.Text, "Zahlungslink ist abgelaufen")
+	require.Empty(t, f.started("CaptureDeposit"))
+}
+
+func TestUnitLinkDeclinedThenPaid(t *testing.T) {
+	env, f := newUnitLinkEnv(t)
+	start := env.Now()
+	env.RegisterDelayedCallback(func() { f.decline(); relay(t, env, workflows.EventIntentFailed) }, 5*time.Minute)
+	env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, workflows.EventIntentCapturable) }, 10*time.Minute)
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	st := unitResult(t, env)
+
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, []string{
+		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
+		"GetPaymentLink read-payment-link-1", "GetPaymentLink read-payment-link-2", "CaptureDeposit capture-deposit",
+	}, f.sequence("payment"), "the decline kept the link open")
+	capture := f.started("CaptureDeposit")[0]
+	require.Less(t, capture.At.Sub(start), 30*time.Minute, "captured on the payment, not at the deadline")
+}
+
+func TestUnitLinkCancelledWhileOpen(t *testing.T) {
+	cases := []struct {
+		name       string
+		paidBefore bool // paid just before the cancel, webhook not yet in
+		told       bool
+	}{
+		{"nothing paid", false, false},
+		{"paid as the booking was cancelled: voided and told", true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, f := newUnitLinkEnv(t)
+			env.RegisterDelayedCallback(func() {
+				if tc.paidBefore {
+					f.pay()
+				}
+				env.SignalWorkflow(workflows.SignalCancel, true)
+			}, 5*time.Minute)
+			env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+			st := unitResult(t, env)
+
+			require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
+			require.Equal(t, workflows.PaymentVoided, st.Payment)
+			payment := f.sequence("payment")
+			require.Equal(t, []string{"ExpirePaymentLink expire-payment-link-undo", "VoidDeposit void-deposit"}, payment[2:4],
+				"the link is closed before the void: nothing can be paid after it")
+			require.NotEqual(t, payments.SessionOpen, f.link.session.Status)
+			require.Empty(t, f.started("CaptureDeposit"), "nothing charged")
+			require.False(t, f.live, "no authorisation left")
+			_, told := f.messages()["payment/send-payment-late-refund"]
+			require.Equal(t, tc.told, told)
+			require.Contains(t, f.sequence("appointment"), "ReleaseHold release-hold")
+		})
+	}
+}
