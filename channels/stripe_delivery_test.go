@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/stripe/stripe-go/v84"
 
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
@@ -34,25 +33,8 @@ func TestStripeWebhookFromOurPaymentAPI(t *testing.T) {
 
 	ref := newReference()
 	e.startRecorder(t, ref)
-	sc := stripe.NewClient(config.DefaultAPIToken, stripe.WithBackends(stripe.NewBackendsWithConfig(&stripe.BackendConfig{
-		URL: stripe.String(api.URL), MaxNetworkRetries: stripe.Int64(0), LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull},
-	})))
-	p := &stripe.CheckoutSessionCreateParams{
-		Mode: stripe.String("payment"),
-		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{
-			PriceData: &stripe.CheckoutSessionCreateLineItemPriceDataParams{
-				Currency: stripe.String("eur"), UnitAmount: stripe.Int64(2000),
-				ProductData: &stripe.CheckoutSessionCreateLineItemPriceDataProductDataParams{Name: stripe.String("Deposit tire change")},
-			},
-			Quantity: stripe.Int64(1),
-		}},
-		PaymentIntentData: &stripe.CheckoutSessionCreatePaymentIntentDataParams{
-			CaptureMethod: stripe.String("manual"), Metadata: map[string]string{"booking_reference": ref},
-		},
-		SuccessURL:        stripe.String(e.url + channels.RoutePaid + "?session={CHECKOUT_SESSION_ID}"),
-		ClientReferenceID: stripe.String(ref),
-		Metadata:          map[string]string{"booking_reference": ref},
-	}
+	sc := testsupport.StripeClient(api.URL, config.DefaultAPIToken)
+	p := testsupport.DepositSession(ref, e.url+channels.RoutePaid+"?session={CHECKOUT_SESSION_ID}")
 	p.SetIdempotencyKey("k-link-" + ref)
 	cs, err := sc.V1CheckoutSessions.Create(ctx, p)
 	require.NoError(t, err)

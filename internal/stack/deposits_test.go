@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/stripe/stripe-go/v84"
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
@@ -45,20 +44,8 @@ func TestPaymentsPublicURLNamesTheHostedPage(t *testing.T) {
 	cfg := testsupport.Config(t)
 	cfg.PaymentsPublicURL = "https://pay.example.com"
 	api := stacktest.PaymentsAPI(t, cfg, pool)
-	sc := stripe.NewClient(config.DefaultAPIToken, stripe.WithBackends(stripe.NewBackendsWithConfig(&stripe.BackendConfig{
-		URL: stripe.String(api.URL), MaxNetworkRetries: stripe.Int64(0), LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull},
-	})))
-	p := &stripe.CheckoutSessionCreateParams{
-		Mode: stripe.String("payment"),
-		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{
-			PriceData: &stripe.CheckoutSessionCreateLineItemPriceDataParams{
-				Currency: stripe.String("eur"), UnitAmount: stripe.Int64(2000),
-				ProductData: &stripe.CheckoutSessionCreateLineItemPriceDataProductDataParams{Name: stripe.String("Deposit")},
-			},
-			Quantity: stripe.Int64(1),
-		}},
-		SuccessURL: stripe.String("http://127.0.0.1:8080/paid"),
-	}
+	sc := testsupport.StripeClient(api.URL, config.DefaultAPIToken)
+	p := testsupport.DepositSession("appointment:demo:public-url", "http://127.0.0.1:8080/paid")
 	p.SetIdempotencyKey("k-public-url")
 	cs, err := sc.V1CheckoutSessions.Create(context.Background(), p)
 	require.NoError(t, err)
