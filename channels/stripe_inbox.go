@@ -44,11 +44,13 @@ func (g *Gateway) deliverPaymentNow(ctx context.Context, p paymentInbox) error {
 }
 
 // deliverPayment signals the event to its payment workflow and marks the
-// row delivered, or unmatched when no such workflow runs (closed, or never
-// started): signalling it again would never succeed, and the provider
-// must not retry it forever. Any other failure (Temporal unreachable)
-// leaves the row pending. The workflow reads the session or intent itself,
-// so a second delivery or an out-of-order one changes nothing.
+// row delivered. A workflow that has ended takes no signal: its event is
+// delivered all the same, as late (see lateOrUnmatched); one that never
+// existed makes the row unmatched. Either way signalling again would never
+// succeed, and the provider must not retry it forever. Any other failure
+// (Temporal unreachable) leaves the row pending. The workflow reads the
+// session or intent itself, so a second delivery or an out-of-order one
+// changes nothing.
 func (g *Gateway) deliverPayment(ctx context.Context, q execer, p paymentInbox) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -56,8 +58,9 @@ func (g *Gateway) deliverPayment(ctx context.Context, q execer, p paymentInbox) 
 	err := g.Temporal.SignalWorkflow(ctx, workflows.PaymentWorkflowID(p.Reference), "", workflows.SignalPaymentEvent, p.Event)
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
-		state = stateUnmatched
-	} else if err != nil {
+		state, err = g.lateOrUnmatched(ctx, p)
+	}
+	if err != nil {
 		return "", fmt.Errorf("signal payment workflow of %s: %w", logReference(p.Reference), err)
 	}
 	_, err = q.Exec(ctx, `UPDATE inbox_events SET state = $2, delivered_at = now() WHERE provider = $3 AND event_id = $1 AND state = 'pending'`,
@@ -68,12 +71,32 @@ func (g *Gateway) deliverPayment(ctx context.Context, q execer, p paymentInbox) 
 	return state, nil
 }
 
+// lateOrUnmatched settles an event whose payment workflow took no signal.
+// A workflow that exists has ended: it read the link itself before it
+// decided, and closed it before giving up, so its late events are echoes
+// of its own steps (the capture's payment_intent.succeeded, the second of
+// two hints); they are delivered, not shown to a person. A live
+// authorisation without a running saga is the reconciler's to void. Only
+// a reference no payment workflow ever had is unmatched.
+func (g *Gateway) lateOrUnmatched(ctx context.Context, p paymentInbox) (string, error) {
+	_, err := g.Temporal.DescribeWorkflowExecution(ctx, workflows.PaymentWorkflowID(p.Reference), "")
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+		return stateUnmatched, nil
+	case err != nil:
+		return "", err
+	}
+	g.log().Debug("payment webhook after its payment workflow ended; delivered as late", "event", p.Event.EventID, "type", p.Event.Type)
+	return stateDelivered, nil
+}
+
 // paymentUnmatched counts and logs a payment event no workflow waited for
 // (no personal data: the event's ID and type, the masked reference). The
 // ops page lists it.
 func (g *Gateway) paymentUnmatched(p paymentInbox) {
 	g.Metrics.unmatched.WithLabelValues(p.Event.Type).Inc()
-	g.log().Warn("payment webhook matches no running payment workflow; kept as unmatched for the ops page",
+	g.log().Warn("payment webhook matches no payment workflow; kept as unmatched for the ops page",
 		"event", p.Event.EventID, "type", p.Event.Type, "reference", logReference(p.Reference))
 }
 

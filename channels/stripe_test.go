@@ -142,6 +142,23 @@ func TestStripeWebhookWithoutReferenceIsRecordedOnly(t *testing.T) {
 	require.Zero(t, e.signals.sent.Load())
 }
 
+// TestStripeWebhookAfterTheSagaEndedIsLateNotUnmatched: the echo of the
+// saga's own last step (the capture's payment_intent.succeeded) reaches a
+// payment workflow that has ended; it is delivered as late, not shown to
+// a person as unmatched.
+func TestStripeWebhookAfterTheSagaEndedIsLateNotUnmatched(t *testing.T) {
+	e := newStripeEnv(t)
+	ctx := context.Background()
+	id, ref := fmt.Sprintf("evt_%d", rand.Int64()), newReference()
+	e.startRecorder(t, ref)
+	require.NoError(t, e.tc.TerminateWorkflow(ctx, workflows.PaymentWorkflowID(ref), "", "the saga ended"))
+	body := stripeEvent(id, workflows.EventIntentSucceeded, ref)
+	status, _ := e.post(t, body, signed(body, testWebhookSecret, time.Now()))
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "delivered", e.state(t, id))
+	require.Zero(t, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(workflows.EventIntentSucceeded)))
+}
+
 // TestStripeWebhookTemporalDownIsRelayed: with Temporal unreachable the
 // event is accepted and stays pending; the relay signals it later, and an
 // event whose workflow is gone by then becomes unmatched.

@@ -243,6 +243,12 @@ func (p *payment) set(ctx workflow.Context, s PaymentStatus, details string) {
 }
 
 func (p *payment) finish(ctx workflow.Context, s PaymentStatus, reason string) (PaymentState, error) {
+	// Hints the saga no longer needs (a second event about the same
+	// payment) are consumed, so the run does not end with unhandled
+	// signals. Receiving adds nothing to the history: replay-safe.
+	events := workflow.GetSignalChannel(ctx, SignalPaymentEvent)
+	for events.ReceiveAsync(nil) {
+	}
 	p.state.Reason = reason
 	p.set(ctx, s, "ended: "+string(s))
 	p.notifyParent(ctx)
