@@ -70,7 +70,7 @@ func (g *Gateway) stripeWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	p := g.paymentInboxOf(event)
 	state := statePending
-	if p.Reference == "" {
+	if p.Reference == "" || !sagaActsOn(p.Event.Type) {
 		state = stateDelivered // nothing to signal: the relay must never pick it up
 	}
 	fresh, err := g.recordPayment(r.Context(), p, string(event.Type), state)
@@ -85,8 +85,8 @@ func (g *Gateway) stripeWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.Metrics.accepted.WithLabelValues(RouteStripe).Inc()
-	if p.Reference == "" {
-		g.log().Info("payment webhook recorded; no booking reference, nothing to signal", "event", event.ID, "type", event.Type)
+	if state == stateDelivered {
+		g.log().Debug("payment webhook recorded; nothing to signal", "event", event.ID, "type", event.Type)
 	} else if err := g.deliverPaymentNow(r.Context(), p); err != nil {
 		// Accepted all the same: the relay delivers it later.
 		g.log().Warn("payment workflow not reached; the relay will retry", "event", event.ID, "type", event.Type, "err", err)
@@ -161,6 +161,20 @@ func (g *Gateway) paymentInboxOf(event stripe.Event) paymentInbox {
 		ev.IntentID, ref = obj.ID, obj.Metadata["booking_reference"]
 	}
 	return paymentInbox{Tenant: g.tenantOfReference(ref), Reference: ref, Event: ev}
+}
+
+// sagaActsOn reports whether the payment saga acts on an event type: a
+// link paid (either of its two events, so one lost webhook costs
+// nothing) or lapsed. The rest are echoes of the saga's own steps
+// (capture, void, refund) or a declined attempt after which the link
+// stays open; they are recorded, not signalled: each signal would cost
+// the saga a workflow task and a read of the link for nothing.
+func sagaActsOn(eventType string) bool {
+	switch eventType {
+	case workflows.EventCheckoutCompleted, workflows.EventCheckoutExpired, workflows.EventIntentCapturable:
+		return true
+	}
+	return false
 }
 
 // intentID reads a session's payment_intent: an ID or an expanded object.

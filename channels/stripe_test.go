@@ -142,21 +142,37 @@ func TestStripeWebhookWithoutReferenceIsRecordedOnly(t *testing.T) {
 	require.Zero(t, e.signals.sent.Load())
 }
 
-// TestStripeWebhookAfterTheSagaEndedIsLateNotUnmatched: the echo of the
-// saga's own last step (the capture's payment_intent.succeeded) reaches a
-// payment workflow that has ended; it is delivered as late, not shown to
-// a person as unmatched.
+// TestStripeWebhookAfterTheSagaEndedIsLateNotUnmatched: the second of
+// two hints about one payment reaches a payment workflow that has ended;
+// it is delivered as late, not shown to a person as unmatched.
 func TestStripeWebhookAfterTheSagaEndedIsLateNotUnmatched(t *testing.T) {
 	e := newStripeEnv(t)
 	ctx := context.Background()
 	id, ref := fmt.Sprintf("evt_%d", rand.Int64()), newReference()
 	e.startRecorder(t, ref)
 	require.NoError(t, e.tc.TerminateWorkflow(ctx, workflows.PaymentWorkflowID(ref), "", "the saga ended"))
-	body := stripeEvent(id, workflows.EventIntentSucceeded, ref)
+	body := stripeEvent(id, workflows.EventIntentCapturable, ref)
 	status, _ := e.post(t, body, signed(body, testWebhookSecret, time.Now()))
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "delivered", e.state(t, id))
-	require.Zero(t, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(workflows.EventIntentSucceeded)))
+	require.Zero(t, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(workflows.EventIntentCapturable)))
+}
+
+// TestStripeWebhookEchoesAreRecordedNotSignalled: the events the saga has
+// no use for (its own capture's, a declined attempt's) are recorded and
+// answered, and signal nothing.
+func TestStripeWebhookEchoesAreRecordedNotSignalled(t *testing.T) {
+	e := newStripeEnv(t)
+	ref := newReference()
+	e.startRecorder(t, ref)
+	for _, typ := range []string{workflows.EventIntentSucceeded, workflows.EventIntentFailed, workflows.EventIntentCanceled} {
+		id := fmt.Sprintf("evt_%d", rand.Int64())
+		body := stripeEvent(id, typ, ref)
+		status, _ := e.post(t, body, signed(body, testWebhookSecret, time.Now()))
+		require.Equal(t, http.StatusOK, status, typ)
+		require.Equal(t, "delivered", e.state(t, id), typ)
+	}
+	require.Zero(t, e.signals.sent.Load())
 }
 
 // TestStripeWebhookTemporalDownIsRelayed: with Temporal unreachable the

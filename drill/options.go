@@ -150,7 +150,7 @@ func (o Options) withDefaults() Options {
 		o.Crashes = DefaultCrashes()
 	}
 	if o.SettleTimeout <= 0 {
-		o.SettleTimeout = 10 * time.Minute
+		o.SettleTimeout = 20 * time.Minute
 	}
 	if o.OrphanWait <= 0 {
 		o.OrphanWait = 3 * time.Minute

@@ -98,7 +98,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 		workers     = fs.Int("workers", 2, "worker processes running at once")
 		killEvery   = fs.Duration("kill-every", 20*time.Second, "SIGKILL one worker process this often until every booking has settled")
 		seed        = fs.Uint64("seed", 0, "seed of the scenario mix and the fault draws (0: from the clock)")
-		settle      = fs.Duration("settle-timeout", 10*time.Minute, "how long to wait for every booking to end")
+		settle      = fs.Duration("settle-timeout", 20*time.Minute, "how long to wait for every booking to end")
 		orphanWait  = fs.Duration("orphan-wait", 3*time.Minute, "how long to wait, once every booking has ended, for the reconciler to sweep orphaned holds and authorisations")
 		report      = fs.String("report", "chaos-report.json", "where to write the JSON report")
 		noFaults    = fs.Bool("no-faults", false, "inject no proxy faults (worker kills and the crashes below still happen)")
