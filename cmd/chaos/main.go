@@ -34,8 +34,8 @@ func (f faultFlags) String() string { return "" }
 func (f faultFlags) Set(v string) error {
 	upstream, rule, ok := strings.Cut(v, ":")
 	upstream = strings.TrimSpace(upstream)
-	if !ok || (upstream != "calendar" && upstream != "payments" && upstream != "twilio") {
-		return errors.New(`want "calendar|payments|twilio: METHOD PATH FAULT [p=..] [limit=..] [status=..] [delay=..]"`)
+	if !ok || (upstream != "calendar" && upstream != "payments" && upstream != "twilio" && upstream != "webhooks") {
+		return errors.New(`want "calendar|payments|twilio|webhooks: METHOD PATH FAULT [p=..] [limit=..] [status=..] [delay=..]"`)
 	}
 	r, err := chaos.ParseRule(strings.TrimSpace(rule))
 	if err != nil {
@@ -104,12 +104,16 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 		noFaults    = fs.Bool("no-faults", false, "inject no proxy faults (worker kills and the crashes below still happen)")
 		logDir      = fs.String("logs", "", "directory for the child processes' logs and the Temporal SQLite file (default: a temp dir)")
 		screenshot  = fs.String("screenshot", "", "save a PNG of the ops page here once settled (needs Chromium)")
+		deposits    = fs.String("deposits", "link", `"link": customers pay payment links on the hosted page; "card": the lab's test card pays at once`)
 	)
 	crashes := crashFlags(fs)
 	fs.Var(faults, "fault", `a fault rule "UPSTREAM: METHOD PATH FAULT [p=..] [limit=..]" replacing that upstream's defaults (repeatable),`+
 		` e.g. -fault "calendar: POST /v1/holds drop-after-commit p=0.2"`)
 	if err := fs.Parse(args); err != nil {
 		return opts, "", usageExit(fs, err, stdout, stderr)
+	}
+	if *deposits != "link" && *deposits != "card" {
+		return opts, "", usageExit(fs, errors.New(`-deposits must be "link" or "card"`), stdout, stderr)
 	}
 	if fs.NArg() > 0 || *n <= 0 || *concurrency <= 0 || *workers <= 0 || *killEvery <= 0 || *settle <= 0 || *orphanWait <= 0 {
 		return opts, "", usageExit(fs, errors.New("-n, -concurrency, -workers, -kill-every, -settle-timeout and -orphan-wait must be positive, and there are no arguments"), stdout, stderr)
@@ -120,9 +124,10 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	}
 	opts = drill.Options{Bookings: *n, Concurrency: *concurrency, Workers: *workers, KillEvery: *killEvery,
 		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr, Crashes: c,
-		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"]}
+		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"], Webhooks: faults["webhooks"],
+		CardDeposits: *deposits == "card"}
 	if *noFaults {
-		opts.Calendar, opts.Payments, opts.Twilio = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
+		opts.Calendar, opts.Payments, opts.Twilio, opts.Webhooks = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
 	}
 	return opts, *report, -1
 }
