@@ -341,7 +341,7 @@ func (e *env) serveHandler(ctx context.Context, h http.Handler) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := web.NewServer(h)
 	e.wg.Add(2)
 	go func() { defer e.wg.Done(); _ = srv.Serve(l) }()
 	go func() { defer e.wg.Done(); <-ctx.Done(); _ = srv.Close() }()

@@ -60,6 +60,10 @@ func Begin() (ctx context.Context, stop context.CancelFunc, cfg config.Config, l
 		os.Exit(2)
 	}
 	log = Logger(cfg, os.Stderr)
+	if w := cfg.DevSecretsWarning(); w != "" {
+		log.Warn(w) // names variables, never values
+		fmt.Fprintf(os.Stderr, "\n!!! bookonce: %s\n\n", w)
+	}
 	ctx, stop = SignalContext()
 	return ctx, stop, cfg, log
 }
