@@ -7,13 +7,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
 func main() {
-	stack.Command("gateway", func(ctx context.Context, p stack.Process) error {
+	stack.Command("gateway", config.GatewaySecrets, func(ctx context.Context, p stack.Process) error {
 		reg := stack.Registry()
 		tc, err := stack.DialPatiently(ctx, p.Config, p.Log, stack.DialPatience, stack.WithMetrics(reg))
 		if err != nil {

@@ -20,12 +20,32 @@ const AllowDevSecretsVar = "BOOKONCE_ALLOW_DEV_SECRETS"
 // fall back on; it is published in this repository, so it is a dev secret.
 const DevStripeWebhookSecret = "whsec_compose_local_only"
 
-// devSecret is one secret that has a published development value.
-type devSecret struct {
-	name  string // the variable
-	isDev bool   // its value is the published development one
-	fix   string // what to do instead
-}
+// Secret names a secret variable that has a published development value.
+// A process checks the ones it uses (CheckSecrets): a calendar API, which
+// never talks to Twilio, is not refused for lacking a Twilio token.
+type Secret string
+
+// The secrets with development values. The ops page's session key is
+// derived from TWILIO_AUTH_TOKEN, so it is covered by SecretTwilio.
+const (
+	SecretAPITokens     Secret = "BOOKONCE_API_TOKENS"
+	SecretTwilio        Secret = "TWILIO_AUTH_TOKEN"
+	SecretStripeWebhook Secret = "STRIPE_WEBHOOK_SECRET"
+)
+
+// The secrets each kind of process uses (stack.Command, stack.Begin): the
+// worker calls the APIs with BOOKONCE_API_TOKENS and Twilio with its
+// token; the gateway verifies Twilio's and the payment provider's webhooks
+// (and keys the ops sessions with the Twilio token); the payment API signs
+// its webhooks; the calendar API authenticates by the tenants' digests
+// only; cmd/dev runs them all.
+var (
+	WorkerSecrets   = []Secret{SecretAPITokens, SecretTwilio}
+	GatewaySecrets  = []Secret{SecretTwilio, SecretStripeWebhook}
+	PaymentsSecrets = []Secret{SecretStripeWebhook}
+	CalendarSecrets = []Secret{}
+	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook}
+)
 
 // Exposed reports whether the configuration makes a process reachable from
 // other hosts: a listen address or PUBLIC_BASE_URL that is not loopback.
@@ -57,52 +77,60 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkSecrets refuses development secrets, and API tokens shorter than
-// MinTokenLength, when the configuration is Exposed, unless allow says
-// BOOKONCE_ALLOW_DEV_SECRETS=1; then DevSecretsAllowed names what was let
-// through, for the process to warn about loudly.
-func (c *Config) checkSecrets(allow string) []string {
+// CheckSecrets refuses the development values of the secrets a process
+// uses, and API tokens shorter than MinTokenLength, when the configuration
+// is Exposed. With BOOKONCE_ALLOW_DEV_SECRETS=1 it lets them through and
+// records them in DevSecretsAllowed, for the process to warn about loudly.
+func (c *Config) CheckSecrets(uses ...Secret) error {
 	exposed := c.Exposed()
 	if len(exposed) == 0 {
 		return nil
 	}
 	var problems []string
-	for _, s := range c.devSecrets() {
-		if s.isDev {
-			problems = append(problems, fmt.Sprintf("%s is a published development secret: %s", s.name, s.fix))
+	for _, s := range uses {
+		if p := c.devProblem(s); p != "" {
+			problems = append(problems, p)
 		}
-	}
-	if n := c.shortTokens(); n > 0 {
-		problems = append(problems, fmt.Sprintf("BOOKONCE_API_TOKENS has %d token(s) shorter than %d characters: use long random tokens (openssl rand -hex 32)", n, MinTokenLength))
 	}
 	if len(problems) == 0 {
 		return nil
 	}
-	if allow == "1" {
+	if c.allowDevSecrets {
 		c.DevSecretsAllowed = problems
 		return nil
 	}
-	return []string{fmt.Sprintf("refusing to start with development secrets while reachable from other hosts (%s): %s; "+
-		"to run a closed lab like this anyway set %s=1", strings.Join(exposed, ", "), strings.Join(problems, "; "), AllowDevSecretsVar)}
+	return fmt.Errorf("refusing to start with development secrets while reachable from other hosts (%s): %s; "+
+		"to run a closed lab like this anyway set %s=1", strings.Join(exposed, ", "), strings.Join(problems, "; "), AllowDevSecretsVar)
 }
 
-// devSecrets lists the secrets with a published development value. The
-// ops page's session key is derived from TWILIO_AUTH_TOKEN, so it is
-// covered by that one.
-func (c Config) devSecrets() []devSecret {
-	_, devToken := c.APITokens[DefaultAPIToken]
-	return []devSecret{
-		{"BOOKONCE_API_TOKENS", devToken, "replace " + DefaultAPIToken + " with a long random token (openssl rand -hex 32) and list its SHA-256 in the tenant's api_token_sha256"},
-		{"TWILIO_AUTH_TOKEN", c.TwilioAuthToken == DevTwilioAuthToken, "set the auth token of your Twilio account"},
-		{"STRIPE_WEBHOOK_SECRET", c.StripeWebhookSecret == DevStripeWebhookSecret, "set the whsec_ signing secret of your webhook endpoint, or a random one (whsec_ and openssl rand -hex 32)"},
+// devProblem says what is wrong with secret s and what to do; "" if
+// nothing is.
+func (c Config) devProblem(s Secret) string {
+	switch s {
+	case SecretAPITokens:
+		if _, dev := c.APITokens[DefaultAPIToken]; dev {
+			return fmt.Sprintf("%s contains the development token %q: use a random token (openssl rand -hex 32) and list its SHA-256 in the tenant's api_token_sha256", s, DefaultAPIToken)
+		}
+		if n := c.shortTokens(); n > 0 {
+			return fmt.Sprintf("%s has %d token(s) shorter than %d characters: use random tokens (openssl rand -hex 32)", s, n, MinTokenLength)
+		}
+	case SecretTwilio:
+		if c.TwilioAuthToken == DevTwilioAuthToken {
+			return fmt.Sprintf("%s is the development token (also the key of the ops page's sessions): set the auth token of your Twilio account", s)
+		}
+	case SecretStripeWebhook:
+		if c.StripeWebhookSecret == DevStripeWebhookSecret {
+			return fmt.Sprintf("%s is the published %s: set your endpoint's signing secret, or whsec_ and a random one (openssl rand -hex 32)", s, DevStripeWebhookSecret)
+		}
 	}
+	return ""
 }
 
 // shortTokens counts API tokens shorter than MinTokenLength.
 func (c Config) shortTokens() int {
 	n := 0
 	for tok := range c.APITokens {
-		if len(tok) < MinTokenLength && tok != DefaultAPIToken { // the dev token is reported as such
+		if len(tok) < MinTokenLength {
 			n++
 		}
 	}
