@@ -158,7 +158,7 @@ func (e *env) startGateway(ctx context.Context, l net.Listener, vars map[string]
 	vars["CALENDAR_URL"], vars["PAYMENTS_URL"], vars["TWILIO_API_URL"] = proxied[upstreamCalendar], proxied[upstreamPayments], proxied[upstreamTwilio]
 	var gwReg *prometheus.Registry
 	calendarMetrics, paymentsMetrics := e.scrapers[upstreamCalendar], e.scrapers[upstreamPayments]
-	tenants, err := stack.LoadTenants(ctx, e.pool, e.opts.Log)
+	tenants, err := stack.LoadTenants(ctx, e.cfg, e.pool, e.opts.Log)
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,7 @@ func serve() {
 
 	step("APIs and gateway")
 	g, gctx := errgroup.WithContext(ctx)
-	tenants, err := stack.LoadTenants(ctx, pool, log)
+	tenants, err := stack.LoadTenants(ctx, cfg, pool, log)
 	if err != nil {
 		stack.Fatal(log, "tenants", err)
 	}

@@ -26,7 +26,7 @@ func main() {
 		for _, u := range p.Config.OpsScrapeURLs {
 			others = append(others, telemetry.Remote{URL: u})
 		}
-		tenants, err := stack.LoadTenants(ctx, p.Pool, p.Log)
+		tenants, err := stack.LoadTenants(ctx, p.Config, p.Pool, p.Log)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/url"
@@ -124,6 +126,26 @@ func (c Config) devProblem(s Secret) string {
 		}
 	}
 	return ""
+}
+
+// CheckTenantDigests refuses, like CheckSecrets, a tenants registry that
+// accepts the development token (the demo tenant's api_token_sha256 lists
+// its digest) when the configuration is Exposed; accepts says whether a
+// tenant lists a hex SHA-256 digest. With BOOKONCE_ALLOW_DEV_SECRETS=1 it
+// returns the warning to log instead.
+func (c *Config) CheckTenantDigests(accepts func(digest string) bool) (warning string, err error) {
+	sum := sha256.Sum256([]byte(DefaultAPIToken))
+	if len(c.Exposed()) == 0 || !accepts(hex.EncodeToString(sum[:])) {
+		return "", nil
+	}
+	problem := fmt.Sprintf("a tenant's api_token_sha256 lists the digest of the development token %q (deploy/tenants.demo.yaml): "+
+		"replace it with your own token's digest and apply the file (starter tenants apply)", DefaultAPIToken)
+	if c.allowDevSecrets {
+		c.DevSecretsAllowed = append(c.DevSecretsAllowed, problem)
+		return c.DevSecretsWarning(), nil
+	}
+	return "", fmt.Errorf("refusing to serve while reachable from other hosts (%s): %s; to run a closed lab like this anyway set %s=1",
+		strings.Join(c.Exposed(), ", "), problem, AllowDevSecretsVar)
 }
 
 // shortTokens counts API tokens shorter than MinTokenLength.

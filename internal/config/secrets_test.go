@@ -75,3 +75,35 @@ func TestCheckSecrets(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckTenantDigests: a registry that accepts the development token is
+// refused when reachable, allowed with a warning under the override, and
+// fine on loopback or without that digest.
+func TestCheckTenantDigests(t *testing.T) {
+	devDigest := "c91cbbedf8c712e8e2b7517ddeca8fe4fde839ebd8339e0b2001363002b37712" // printf %s dev-token | sha256sum
+	acceptsDev := func(d string) bool { return d == devDigest }
+	cases := []struct {
+		name    string
+		env     map[string]string
+		accepts func(string) bool
+		wantErr bool
+		warned  bool
+	}{
+		{"loopback", nil, acceptsDev, false, false},
+		{"reachable", map[string]string{"PAYMENTS_LISTEN": "0.0.0.0:8082"}, acceptsDev, true, false},
+		{"reachable, own tokens only", map[string]string{"PAYMENTS_LISTEN": "0.0.0.0:8082"}, func(string) bool { return false }, false, false},
+		{"override", map[string]string{"PAYMENTS_LISTEN": "0.0.0.0:8082", "BOOKONCE_ALLOW_DEV_SECRETS": "1"}, acceptsDev, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Load(env(tc.env))
+			require.NoError(t, err)
+			warning, err := c.CheckTenantDigests(tc.accepts)
+			require.Equal(t, tc.wantErr, err != nil, err)
+			if tc.wantErr {
+				require.ErrorContains(t, err, "api_token_sha256")
+			}
+			require.Equal(t, tc.warned, warning != "", warning)
+		})
+	}
+}
