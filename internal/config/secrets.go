@@ -49,9 +49,9 @@ var (
 	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook}
 )
 
-// Exposed reports whether the configuration makes a process reachable from
-// other hosts: a listen address or PUBLIC_BASE_URL that is not loopback.
-// Only then do the development secrets matter.
+// Exposed lists the settings (NAME=value) that make a process reachable
+// from other hosts: listen addresses and a PUBLIC_BASE_URL that are not
+// loopback; none, only loopback, where the development secrets are fine.
 func (c Config) Exposed() []string {
 	var out []string
 	for _, l := range []struct{ name, addr string }{
