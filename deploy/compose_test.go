@@ -12,6 +12,8 @@ import (
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/config"
 )
 
 // repoRoot is where Dockerfile, docker-compose.yml and README.md live;
@@ -34,20 +36,57 @@ var knownEnv = []string{
 	"STRIPE_WEBHOOK_URL", "STRIPE_WEBHOOK_SECRET", "STRIPE_WEBHOOK_DELIVER_TWICE",
 }
 
+// requiredSecrets are the variables compose demands (${VAR:?}), with
+// values of the kind an operator sets; later entries of env override them.
+var requiredSecrets = []string{
+	"POSTGRES_PASSWORD=pgsecret",
+	"BOOKONCE_API_TOKENS=demo:0123456789abcdef0123456789abcdef",
+	"TWILIO_AUTH_TOKEN=twiliosecret",
+	"STRIPE_WEBHOOK_SECRET=whsec_0123456789abcdef",
+	"TENANTS_FILE=./deploy/tenants.demo.yaml",
+}
+
 // loadProject parses docker-compose.yml the way `docker compose` would, but
-// with exactly env as the interpolation environment (no OS env, no .env file),
-// so the ${VAR:-default} fallbacks are what gets tested.
+// with exactly the required secrets and env as the interpolation
+// environment (no OS env, no .env file), so the ${VAR:-default} fallbacks
+// are what gets tested.
 func loadProject(t *testing.T, env ...string) *types.Project {
 	t.Helper()
+	p, err := loadProjectWith(append(slices.Clone(requiredSecrets), env...))
+	require.NoError(t, err, "docker-compose.yml does not load")
+	return p
+}
+
+// loadProjectWith loads docker-compose.yml with exactly env.
+func loadProjectWith(env []string) (*types.Project, error) {
 	opts, err := cli.NewProjectOptions(
 		[]string{filepath.Join(repoRoot, "docker-compose.yml")},
 		cli.WithWorkingDirectory(repoRoot),
 		cli.WithEnv(env),
 	)
+	if err != nil {
+		return nil, err
+	}
+	return opts.LoadProject(context.Background())
+}
+
+// TestComposeRequiresSecrets: without a secret, compose refuses to start
+// and its message names the variable (there are no dev secret fallbacks).
+func TestComposeRequiresSecrets(t *testing.T) {
+	for i, kv := range requiredSecrets {
+		name, _, _ := strings.Cut(kv, "=")
+		t.Run(name, func(t *testing.T) {
+			env := slices.Delete(slices.Clone(requiredSecrets), i, i+1)
+			_, err := loadProjectWith(env)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), name)
+		})
+	}
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "docker-compose.yml"))
 	require.NoError(t, err)
-	p, err := opts.LoadProject(context.Background())
-	require.NoError(t, err, "docker-compose.yml does not load")
-	return p
+	for _, dev := range []string{"dev-token", "dev-twilio-auth-token", "whsec_compose_local_only", "POSTGRES_PASSWORD:-"} {
+		require.NotContains(t, string(raw), dev, "docker-compose.yml must not fall back on a development secret")
+	}
 }
 
 func TestCompose(t *testing.T) {
@@ -97,8 +136,8 @@ func TestChecksCanFail(t *testing.T) {
 	}
 }
 
-// TestInterpolation: secrets and tunables come from the environment, with the
-// dev defaults from the configuration table when it is empty.
+// TestInterpolation: secrets and tunables come from the environment;
+// tunables fall back on the configuration table's defaults.
 func TestInterpolation(t *testing.T) {
 	cases := []struct {
 		name string
@@ -106,9 +145,9 @@ func TestInterpolation(t *testing.T) {
 		want map[string]string // on gateway
 	}{
 		{"defaults", nil, map[string]string{
-			"TWILIO_AUTH_TOKEN":   "dev-twilio-auth-token",
+			"TWILIO_AUTH_TOKEN":   "twiliosecret",
 			"TWILIO_ACCOUNT_SID":  "ACdev00000000000000000000000000000",
-			"BOOKONCE_API_TOKENS": "demo:dev-token",
+			"BOOKONCE_API_TOKENS": "demo:0123456789abcdef0123456789abcdef",
 			"BOOKONCE_TIMEZONE":   "Europe/Berlin",
 			"PUBLIC_BASE_URL":     "http://127.0.0.1:8080",
 			"IDEMPOTENCY_TTL":     "72h",
@@ -196,5 +235,45 @@ func TestDockerfile(t *testing.T) {
 	}
 	for _, r := range required {
 		require.Regexp(t, r.pattern, df, r.what)
+	}
+}
+
+// TestComposeServicesPassSecretsCheck: our services listen on 0.0.0.0, so
+// each checks the secrets it uses (stack.*Secrets) for development values;
+// with the secrets an operator sets they all start, and a development
+// value stops exactly the services that use it.
+func TestComposeServicesPassSecretsCheck(t *testing.T) {
+	uses := map[string][]config.Secret{"worker": config.WorkerSecrets, "gateway": config.GatewaySecrets,
+		"calendar": config.CalendarSecrets, "payments": config.PaymentsSecrets}
+	cases := []struct {
+		name string
+		env  []string
+		bad  config.Secret // "": every service starts
+	}{
+		{"operator secrets", nil, ""},
+		{"short token", []string{"BOOKONCE_API_TOKENS=demo:short"}, config.SecretAPITokens},
+		{"dev twilio token", []string{"TWILIO_AUTH_TOKEN=" + config.DevTwilioAuthToken}, config.SecretTwilio},
+		{"compose's old webhook secret", []string{"STRIPE_WEBHOOK_SECRET=" + config.DevStripeWebhookSecret}, config.SecretStripeWebhook},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := loadProject(t, tc.env...)
+			for _, name := range ourServices {
+				env := p.Services[name].Environment
+				cfg, err := config.Load(func(k string) (string, bool) {
+					if v := env[k]; v != nil {
+						return *v, true
+					}
+					return "", false
+				})
+				require.NoError(t, err, name)
+				err = cfg.CheckSecrets(uses[name]...)
+				if tc.bad != "" && slices.Contains(uses[name], tc.bad) {
+					require.ErrorContains(t, err, string(tc.bad), name)
+				} else {
+					require.NoError(t, err, name)
+				}
+			}
+		})
 	}
 }

@@ -158,7 +158,7 @@ func (e *env) startGateway(ctx context.Context, l net.Listener, vars map[string]
 	vars["CALENDAR_URL"], vars["PAYMENTS_URL"], vars["TWILIO_API_URL"] = proxied[upstreamCalendar], proxied[upstreamPayments], proxied[upstreamTwilio]
 	var gwReg *prometheus.Registry
 	calendarMetrics, paymentsMetrics := e.scrapers[upstreamCalendar], e.scrapers[upstreamPayments]
-	tenants, err := stack.LoadTenants(ctx, e.pool, e.opts.Log)
+	tenants, err := stack.LoadTenants(ctx, e.cfg, e.pool, e.opts.Log)
 	if err != nil {
 		return err
 	}
@@ -341,7 +341,7 @@ func (e *env) serveHandler(ctx context.Context, h http.Handler) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := web.NewServer(h)
 	e.wg.Add(2)
 	go func() { defer e.wg.Done(); _ = srv.Serve(l) }()
 	go func() { defer e.wg.Done(); <-ctx.Done(); _ = srv.Close() }()

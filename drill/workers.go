@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 )
@@ -44,11 +45,11 @@ func RunWorkerIfAsked() {
 	case "":
 		return
 	case roleWorker:
-		stack.Command("worker", stack.RunWorker)
+		stack.Command("worker", config.WorkerSecrets, stack.RunWorker)
 	case roleCalendar:
-		stack.Command("calendar API", stack.RunCalendar)
+		stack.Command("calendar API", config.CalendarSecrets, stack.RunCalendar)
 	case rolePayments:
-		stack.Command("payment API", stack.RunPayments)
+		stack.Command("payment API", config.PaymentsSecrets, stack.RunPayments)
 	case roleTemporal:
 		runTemporal()
 	default:

@@ -64,12 +64,49 @@ func digestOf(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (p *Page) lookup(got string) (tenant, digest string, ok bool) {
+// lookup authenticates a token r presented; a wrong one spends r's
+// address's failure budget (throttle).
+func (p *Page) lookup(r *http.Request, got string) (tenant, digest string, ok bool) {
 	if got == "" || p.Tokens == nil {
 		return "", "", false
 	}
 	tenant, ok = p.Tokens.Authenticate(got)
-	return tenant, digestOf(got), ok && tenant != ""
+	if !ok || tenant == "" {
+		p.limiter().Failed(r)
+		return "", "", false
+	}
+	return tenant, digestOf(got), true
+}
+
+// limiter is the page's failure budget per client address: Limiter, else
+// the default one.
+func (p *Page) limiter() *web.AuthLimiter {
+	p.limiterOnce.Do(func() {
+		if p.Limiter == nil {
+			p.Limiter = web.NewAuthLimiter(web.AuthFailuresPerMinute, web.AuthFailureBurst)
+		}
+	})
+	return p.Limiter
+}
+
+// throttle answers 429 with Retry-After, before any token is looked at,
+// to a request that presents a token (sign-in form, ?token=, bearer
+// header) from an address that has spent its failure budget. Sessions
+// are not throttled: a signed-in user behind the same proxy keeps working.
+func (p *Page) throttle(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		presents := r.Header.Get("Authorization") != "" || r.URL.Query().Has("token") ||
+			(r.Method == http.MethodPost && r.URL.Path == RouteLogin)
+		if presents {
+			if wait, blocked := p.limiter().Blocked(r); blocked {
+				web.RetryAfter(w, wait)
+				p.errorPage(w, http.StatusTooManyRequests, "Too many failed sign-ins",
+					"Too many wrong tokens came from your address. Wait a minute, then try again.")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // sessionKey keys the session and CSRF MACs: the configured SessionKey,
@@ -94,7 +131,7 @@ func (p *Page) newSession(digest string) string {
 
 func (p *Page) authenticate(r *http.Request) (auth, bool) {
 	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		tenant, digest, ok := p.lookup(strings.TrimSpace(tok))
+		tenant, digest, ok := p.lookup(r, strings.TrimSpace(tok))
 		return auth{tenant: tenant, digest: digest}, ok
 	}
 	c, err := r.Cookie(CookieName)
@@ -143,7 +180,7 @@ func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, http.StatusBadRequest, "Bad request", "The form could not be read.")
 		return
 	}
-	_, digest, ok := p.lookup(r.PostForm.Get("token"))
+	_, digest, ok := p.lookup(r, r.PostForm.Get("token"))
 	if !ok {
 		p.unauthenticated(w, "That token is not valid.")
 		return

@@ -42,6 +42,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/review"
 )
 
@@ -85,13 +86,18 @@ type Page struct {
 	// needs the same key for a session to work on all of them. Empty: a
 	// random key per process (sessions end with a restart).
 	SessionKey []byte
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// Limiter limits wrong tokens per client address; nil: the default
+	// budget (web.AuthFailuresPerMinute).
+	Limiter *web.AuthLimiter
+	Now     func() time.Time
+	Logger  *slog.Logger
 
 	once    sync.Once
 	history *history
 	keyOnce sync.Once
 	key     string
+
+	limiterOnce sync.Once
 }
 
 func (p *Page) now() time.Time {
@@ -132,7 +138,7 @@ func (p *Page) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, http.StatusNotFound, "Not found", "There is no page "+r.Method+" "+r.URL.Path+".")
 	})
-	return securityHeaders(mux)
+	return securityHeaders(p.throttle(mux))
 }
 
 // Run samples the counters every minute until ctx ends, so the history

@@ -17,7 +17,7 @@ import (
 
 func (p *Page) page(w http.ResponseWriter, r *http.Request) {
 	if tok := r.URL.Query().Get("token"); tok != "" {
-		if _, digest, ok := p.lookup(tok); ok {
+		if _, digest, ok := p.lookup(r, tok); ok {
 			p.setSession(w, r, digest)
 			q := r.URL.Query()
 			q.Del("token")

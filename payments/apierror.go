@@ -119,7 +119,8 @@ func (s *Server) failed(r *http.Request, what string, err error) *apiError {
 	return &apiError{status: http.StatusInternalServerError, Type: typeAPI, Message: what + " failed; retry with the same idempotency key"}
 }
 
-// stripeAuthErrors rewrites web.BearerAuth's RFC 9457 401 into Stripe's
+// stripeAuthErrors rewrites web.BearerAuth's RFC 9457 401, and its 429
+// for an address with too many failed authentications, into Stripe's
 // shape, because stripe-go only understands {"error": {...}} and would
 // otherwise surface a bare string without status.
 func stripeAuthErrors(next http.Handler) http.Handler {
@@ -135,14 +136,24 @@ type authErrorWriter struct {
 
 var authErrorBody = []byte(`{"error":{"type":"invalid_request_error","message":"Invalid API Key provided. Send the secret key as Authorization: Bearer <key>."}}`)
 
+var authLimitBody = []byte(`{"error":{"type":"invalid_request_error","code":"rate_limit","message":"Too many failed authentications from this address; retry after Retry-After seconds."}}`)
+
 func (a *authErrorWriter) WriteHeader(code int) {
-	if code == http.StatusUnauthorized && !a.swallow {
+	body := authErrorBody
+	// Our own 429s (the idempotency key cap) are Stripe-shaped already;
+	// BearerAuth's is the problem document.
+	fromAuth := code == http.StatusUnauthorized ||
+		(code == http.StatusTooManyRequests && a.Header().Get("Content-Type") == "application/problem+json")
+	if code == http.StatusTooManyRequests {
+		body = authLimitBody
+	}
+	if fromAuth && !a.swallow {
 		a.swallow = true
 		h := a.Header()
 		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(authErrorBody)))
+		h.Set("Content-Length", strconv.Itoa(len(body)))
 		a.ResponseWriter.WriteHeader(code)
-		_, _ = a.ResponseWriter.Write(authErrorBody)
+		_, _ = a.ResponseWriter.Write(body)
 		return
 	}
 	a.ResponseWriter.WriteHeader(code)

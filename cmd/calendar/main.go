@@ -2,8 +2,11 @@
 // with the Idempotency-Key contract on PostgreSQL.
 package main
 
-import "github.com/bookonce/bookonce/internal/stack"
+import (
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+)
 
 func main() {
-	stack.Command("calendar API", stack.RunCalendar)
+	stack.Command("calendar API", config.CalendarSecrets, stack.RunCalendar)
 }

@@ -71,7 +71,7 @@ func checkArgs(args []string, stdout, stderr io.Writer) int {
 // serve runs the stack until Ctrl-C; a part that cannot start ends the
 // process (stack.Fatal).
 func serve() {
-	ctx, stop, cfg, log := stack.Begin()
+	ctx, stop, cfg, log := stack.Begin(config.AllSecrets...)
 	defer stop()
 	cfg, err := wireWebhooks(cfg)
 	if err != nil {
@@ -95,7 +95,7 @@ func serve() {
 
 	step("APIs and gateway")
 	g, gctx := errgroup.WithContext(ctx)
-	tenants, err := stack.LoadTenants(ctx, pool, log)
+	tenants, err := stack.LoadTenants(ctx, cfg, pool, log)
 	if err != nil {
 		stack.Fatal(log, "tenants", err)
 	}

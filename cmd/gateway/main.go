@@ -7,13 +7,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
 func main() {
-	stack.Command("gateway", func(ctx context.Context, p stack.Process) error {
+	stack.Command("gateway", config.GatewaySecrets, func(ctx context.Context, p stack.Process) error {
 		reg := stack.Registry()
 		tc, err := stack.DialPatiently(ctx, p.Config, p.Log, stack.DialPatience, stack.WithMetrics(reg))
 		if err != nil {
@@ -25,7 +26,7 @@ func main() {
 		for _, u := range p.Config.OpsScrapeURLs {
 			others = append(others, telemetry.Remote{URL: u})
 		}
-		tenants, err := stack.LoadTenants(ctx, p.Pool, p.Log)
+		tenants, err := stack.LoadTenants(ctx, p.Config, p.Pool, p.Log)
 		if err != nil {
 			return err
 		}

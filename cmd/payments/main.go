@@ -2,8 +2,11 @@
 // with manual capture, refunds) with the Idempotency-Key contract.
 package main
 
-import "github.com/bookonce/bookonce/internal/stack"
+import (
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+)
 
 func main() {
-	stack.Command("payment API", stack.RunPayments)
+	stack.Command("payment API", config.PaymentsSecrets, stack.RunPayments)
 }

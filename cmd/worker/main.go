@@ -9,7 +9,8 @@ import (
 	// or without system tzdata.
 	_ "time/tzdata"
 
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 )
 
-func main() { stack.Command("worker", stack.RunWorker) }
+func main() { stack.Command("worker", config.WorkerSecrets, stack.RunWorker) }

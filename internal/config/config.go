@@ -1,6 +1,8 @@
 // Package config reads bookonce's settings from the environment. Every
-// variable has a safe development default so that `make run` needs none; the
-// README lists them all in one table.
+// variable has a development default so that `make run` needs none; the
+// README lists them all in one table. The secrets among those defaults are
+// published, so a process reachable from other hosts refuses them
+// (CheckSecrets).
 package config
 
 import (
@@ -110,6 +112,13 @@ type Config struct {
 	// LLMBaseURL, LLMAPIKey and LLMModel configure an OpenAI-compatible
 	// extractor; with LLMBaseURL empty the deterministic rules are used.
 	LLMBaseURL, LLMAPIKey, LLMModel string
+
+	// DevSecretsAllowed lists the development secrets (and short tokens)
+	// BOOKONCE_ALLOW_DEV_SECRETS=1 let a reachable process start with; the
+	// process warns about them at start (DevSecretsWarning).
+	DevSecretsAllowed []string
+	// allowDevSecrets is BOOKONCE_ALLOW_DEV_SECRETS=1.
+	allowDevSecrets bool
 
 	// LogFormat is "text" or "json"; LogLevel is debug, info, warn or error.
 	LogFormat string
@@ -235,6 +244,7 @@ func (r *reader) derived(c *Config) {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		r.fail(`LOG_FORMAT must be "text" or "json"`)
 	}
+	c.allowDevSecrets = r.get(AllowDevSecretsVar, "") == "1"
 }
 
 // ParseAPITokens parses "tenant:token,tenant2:token2" into token -> tenant.

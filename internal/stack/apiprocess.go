@@ -10,7 +10,7 @@ import (
 // its idempotency-key reaper, until ctx ends. cmd/calendar runs it, and the
 // chaos drill runs it in a child process it can SIGKILL.
 func RunCalendar(ctx context.Context, p Process) error {
-	reg, err := LoadTenants(ctx, p.Pool, p.Log)
+	reg, err := LoadTenants(ctx, p.Config, p.Pool, p.Log)
 	if err != nil {
 		return err
 	}
@@ -25,7 +25,7 @@ func RunCalendar(ctx context.Context, p Process) error {
 // until ctx ends.
 // cmd/payments runs it, and the chaos drill runs it in a child process.
 func RunPayments(ctx context.Context, p Process) error {
-	reg, err := LoadTenants(ctx, p.Pool, p.Log)
+	reg, err := LoadTenants(ctx, p.Config, p.Pool, p.Log)
 	if err != nil {
 		return err
 	}

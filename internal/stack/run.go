@@ -51,15 +51,23 @@ func Fatal(log *slog.Logger, what string, err error) {
 }
 
 // Begin is how every bookonce process starts: its configuration (exit 2
-// with the problem when it is invalid), the logger, and a context that
-// ends on Ctrl-C or SIGTERM (stop releases it).
-func Begin() (ctx context.Context, stop context.CancelFunc, cfg config.Config, log *slog.Logger) {
+// with the problem when it is invalid, or when it holds development values
+// of the secrets the process uses while reachable from other hosts), the
+// logger, and a context that ends on Ctrl-C or SIGTERM (stop releases it).
+func Begin(uses ...config.Secret) (ctx context.Context, stop context.CancelFunc, cfg config.Config, log *slog.Logger) {
 	cfg, err := config.FromEnv()
+	if err == nil {
+		err = cfg.CheckSecrets(uses...)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bookonce:", err)
 		os.Exit(2)
 	}
 	log = Logger(cfg, os.Stderr)
+	if w := cfg.DevSecretsWarning(); w != "" {
+		log.Warn(w) // names variables, never values
+		fmt.Fprintf(os.Stderr, "\n!!! bookonce: %s\n\n", w)
+	}
 	ctx, stop = SignalContext()
 	return ctx, stop, cfg, log
 }
@@ -72,10 +80,10 @@ type Process struct {
 }
 
 // Command is the frame of every bookonce process that uses PostgreSQL:
-// Begin, then PostgreSQL found or started and migrated, and a clear
-// message and exit 1 when body fails.
-func Command(name string, body func(ctx context.Context, p Process) error) {
-	ctx, stop, cfg, log := Begin()
+// Begin with the secrets it uses, then PostgreSQL found or started and
+// migrated, and a clear message and exit 1 when body fails.
+func Command(name string, uses []config.Secret, body func(ctx context.Context, p Process) error) {
+	ctx, stop, cfg, log := Begin(uses...)
 	defer stop()
 	pool, closeDB, err := Database(ctx, cfg, log)
 	if err != nil {

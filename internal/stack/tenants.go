@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/tenants"
 )
 
@@ -27,11 +28,20 @@ func SeedDemoTenants(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) 
 
 // LoadTenants loads the tenants registry a process serves from; run its
 // Reload loop (RunTenants) so an applied tenants.yaml is picked up
-// without a restart.
-func LoadTenants(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (*tenants.Registry, error) {
+// without a restart. A process reachable from other hosts refuses a
+// registry that accepts the development token (config.CheckTenantDigests;
+// checked at start, not on each reload).
+func LoadTenants(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*tenants.Registry, error) {
 	reg, err := tenants.LoadRegistry(ctx, pool, log.With("component", "tenants"))
 	if err != nil {
 		return nil, fmt.Errorf("load tenants: %w", err)
+	}
+	warning, err := cfg.CheckTenantDigests(func(d string) bool { _, ok := reg.TenantOfDigest(d); return ok })
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		log.Warn(warning)
 	}
 	if len(reg.All()) == 0 {
 		log.Warn("no tenant configured: every webhook is answered 'not configured' and every API token refused; apply a tenants.yaml (starter tenants apply)")

@@ -32,7 +32,7 @@ func RunWorker(ctx context.Context, p Process) error {
 		log.Warn("could not ensure search attributes", "err", err)
 	}
 	cancel()
-	tenants, err := LoadTenants(ctx, p.Pool, log)
+	tenants, err := LoadTenants(ctx, p.Config, p.Pool, log)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
 	"strings"
@@ -27,14 +28,27 @@ type TokenLookup func(token string) (tenant string, ok bool)
 
 // BearerAuth authenticates "Authorization: Bearer <token>" with lookup.
 // The tenant comes from the token, never from the body, so one tenant
-// cannot act in another's key space.
+// cannot act in another's key space. Failed attempts are limited per
+// client address with the default budget (BearerAuthLimited).
 func BearerAuth(lookup TokenLookup, next http.Handler) http.Handler {
+	return BearerAuthLimited(lookup, NewAuthLimiter(AuthFailuresPerMinute, AuthFailureBurst), next)
+}
+
+// BearerAuthLimited is BearerAuth with the failure budget of limiter: an
+// address that has spent it is answered 429 with Retry-After, before its
+// token is even looked at.
+func BearerAuthLimited(lookup TokenLookup, limiter *AuthLimiter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if wait, blocked := limiter.Blocked(r); blocked {
+			TooManyFailures(w, wait)
+			return
+		}
 		tenant, ok := "", false
 		if tok := bearer(r); tok != "" && lookup != nil {
 			tenant, ok = lookup(tok)
 		}
 		if !ok || tenant == "" {
+			limiter.Failed(r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="bookonce"`)
 			WriteProblem(w, NewProblem(http.StatusUnauthorized, "unauthenticated",
 				"send Authorization: Bearer <token> with a token whose SHA-256 is in the tenant's api_token_sha256"))
@@ -57,17 +71,23 @@ func bearer(r *http.Request) string {
 }
 
 // StaticTokens is a TokenLookup over a fixed map (token -> tenant), for
-// tests and tools that serve the APIs without a tenants registry. Every
-// token is compared in constant time.
+// tests and tools that serve the APIs without a tenants registry. Tokens
+// are compared as SHA-256 digests in constant time, as the registry does:
+// equal lengths, so not even a token's length leaks.
 func StaticTokens(tokens map[string]string) TokenLookup {
+	digests := make(map[[sha256.Size]byte]string, len(tokens))
+	for tok, tenant := range tokens {
+		digests[sha256.Sum256([]byte(tok))] = tenant
+	}
 	return func(got string) (string, bool) {
 		if got == "" {
 			return "", false
 		}
+		sum := sha256.Sum256([]byte(got))
 		var tenant string
 		found := 0
-		for tok, t := range tokens {
-			if subtle.ConstantTimeCompare([]byte(tok), []byte(got)) == 1 {
+		for d, t := range digests {
+			if subtle.ConstantTimeCompare(d[:], sum[:]) == 1 {
 				tenant = t
 				found = 1
 			}

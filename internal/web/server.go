@@ -60,14 +60,37 @@ func Listen(addr string) (net.Listener, error) {
 	return l, nil
 }
 
+// Limits of every bookonce HTTP server (NewServer), so a slow or
+// malicious client cannot hold a connection or memory for ever. Requests
+// are small JSON documents, forms and webhooks, so reading is quick; the
+// write timeout is generous because the longest answers (the ops page,
+// which scrapes the other processes' /metrics, and /metrics itself) take
+// seconds, never minutes.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	WriteTimeout      = 2 * time.Minute
+	IdleTimeout       = 2 * time.Minute
+	MaxHeaderBytes    = 64 << 10
+)
+
+// NewServer is the http.Server every bookonce process serves h with: the
+// timeouts and header limit above.
+func NewServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}
+}
+
 // Serve runs the service on l until ctx ends, then drains requests for up
 // to ten seconds.
 func (s Service) Serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.Mux(),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	srv := s.server(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	select {
@@ -81,4 +104,12 @@ func (s Service) Serve(ctx context.Context, l net.Listener) error {
 		return fmt.Errorf("%s shutdown: %w", s.Name, err)
 	}
 	return nil
+}
+
+// server is the service's http.Server; requests' contexts outlive ctx so
+// that Shutdown can drain them.
+func (s Service) server(ctx context.Context) *http.Server {
+	srv := NewServer(s.Mux())
+	srv.BaseContext = func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
+	return srv
 }

@@ -1,0 +1,170 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// MinTokenLength is the shortest API token accepted when a process is
+// reachable from other hosts: 32 characters of a random token are far
+// beyond guessing at any rate the APIs answer.
+const MinTokenLength = 32
+
+// AllowDevSecretsVar names the variable that lets a reachable process
+// start with development secrets anyway (a lab behind a firewall).
+const AllowDevSecretsVar = "BOOKONCE_ALLOW_DEV_SECRETS"
+
+// DevStripeWebhookSecret is the signing secret docker-compose.yml used to
+// fall back on; it is published in this repository, so it is a dev secret.
+const DevStripeWebhookSecret = "whsec_compose_local_only"
+
+// Secret names a secret variable that has a published development value.
+// A process checks the ones it uses (CheckSecrets): a calendar API, which
+// never talks to Twilio, is not refused for lacking a Twilio token.
+type Secret string
+
+// The secrets with development values. The ops page's session key is
+// derived from TWILIO_AUTH_TOKEN, so it is covered by SecretTwilio.
+const (
+	SecretAPITokens     Secret = "BOOKONCE_API_TOKENS"
+	SecretTwilio        Secret = "TWILIO_AUTH_TOKEN"
+	SecretStripeWebhook Secret = "STRIPE_WEBHOOK_SECRET"
+)
+
+// The secrets each kind of process uses (stack.Command, stack.Begin): the
+// worker calls the APIs with BOOKONCE_API_TOKENS and Twilio with its
+// token; the gateway verifies Twilio's and the payment provider's webhooks
+// (and keys the ops sessions with the Twilio token); the payment API signs
+// its webhooks; the calendar API authenticates by the tenants' digests
+// only; cmd/dev runs them all.
+var (
+	WorkerSecrets   = []Secret{SecretAPITokens, SecretTwilio}
+	GatewaySecrets  = []Secret{SecretTwilio, SecretStripeWebhook}
+	PaymentsSecrets = []Secret{SecretStripeWebhook}
+	CalendarSecrets = []Secret{}
+	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook}
+)
+
+// Exposed lists the settings (NAME=value) that make a process reachable
+// from other hosts: listen addresses and a PUBLIC_BASE_URL that are not
+// loopback; none, only loopback, where the development secrets are fine.
+func (c Config) Exposed() []string {
+	var out []string
+	for _, l := range []struct{ name, addr string }{
+		{"GATEWAY_LISTEN", c.GatewayListen}, {"CALENDAR_LISTEN", c.CalendarListen},
+		{"PAYMENTS_LISTEN", c.PaymentsListen}, {"WORKER_LISTEN", c.WorkerListen},
+	} {
+		host, _, err := net.SplitHostPort(l.addr)
+		if err != nil || !loopbackHost(host) {
+			out = append(out, l.name+"="+l.addr)
+		}
+	}
+	if u, err := url.Parse(c.PublicBaseURL); err != nil || !loopbackHost(u.Hostname()) {
+		out = append(out, "PUBLIC_BASE_URL="+c.PublicBaseURL)
+	}
+	return out
+}
+
+// loopbackHost reports whether host only ever means this machine; an
+// empty host (":8080") listens on every interface.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// CheckSecrets refuses the development values of the secrets a process
+// uses, and API tokens shorter than MinTokenLength, when the configuration
+// is Exposed. With BOOKONCE_ALLOW_DEV_SECRETS=1 it lets them through and
+// records them in DevSecretsAllowed, for the process to warn about loudly.
+func (c *Config) CheckSecrets(uses ...Secret) error {
+	exposed := c.Exposed()
+	if len(exposed) == 0 {
+		return nil
+	}
+	var problems []string
+	for _, s := range uses {
+		if p := c.devProblem(s); p != "" {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	if c.allowDevSecrets {
+		c.DevSecretsAllowed = problems
+		return nil
+	}
+	return fmt.Errorf("refusing to start with development secrets while reachable from other hosts (%s): %s; "+
+		"to run a closed lab like this anyway set %s=1", strings.Join(exposed, ", "), strings.Join(problems, "; "), AllowDevSecretsVar)
+}
+
+// devProblem says what is wrong with secret s and what to do; "" if
+// nothing is.
+func (c Config) devProblem(s Secret) string {
+	switch s {
+	case SecretAPITokens:
+		if _, dev := c.APITokens[DefaultAPIToken]; dev {
+			return fmt.Sprintf("%s contains the development token %q: use a random token (openssl rand -hex 32) and list its SHA-256 in the tenant's api_token_sha256", s, DefaultAPIToken)
+		}
+		if n := c.shortTokens(); n > 0 {
+			return fmt.Sprintf("%s has %d token(s) shorter than %d characters: use random tokens (openssl rand -hex 32)", s, n, MinTokenLength)
+		}
+	case SecretTwilio:
+		if c.TwilioAuthToken == DevTwilioAuthToken {
+			return fmt.Sprintf("%s is the development token (also the key of the ops page's sessions): set the auth token of your Twilio account", s)
+		}
+	case SecretStripeWebhook:
+		if c.StripeWebhookSecret == DevStripeWebhookSecret {
+			return fmt.Sprintf("%s is the published %s: set your endpoint's signing secret, or whsec_ and a random one (openssl rand -hex 32)", s, DevStripeWebhookSecret)
+		}
+	}
+	return ""
+}
+
+// CheckTenantDigests refuses, like CheckSecrets, a tenants registry that
+// accepts the development token (the demo tenant's api_token_sha256 lists
+// its digest) when the configuration is Exposed; accepts says whether a
+// tenant lists a hex SHA-256 digest. With BOOKONCE_ALLOW_DEV_SECRETS=1 it
+// returns the warning to log instead.
+func (c *Config) CheckTenantDigests(accepts func(digest string) bool) (warning string, err error) {
+	sum := sha256.Sum256([]byte(DefaultAPIToken))
+	if len(c.Exposed()) == 0 || !accepts(hex.EncodeToString(sum[:])) {
+		return "", nil
+	}
+	problem := fmt.Sprintf("a tenant's api_token_sha256 lists the digest of the development token %q (deploy/tenants.demo.yaml): "+
+		"replace it with your own token's digest and apply the file (starter tenants apply)", DefaultAPIToken)
+	if c.allowDevSecrets {
+		c.DevSecretsAllowed = append(c.DevSecretsAllowed, problem)
+		return c.DevSecretsWarning(), nil
+	}
+	return "", fmt.Errorf("refusing to serve while reachable from other hosts (%s): %s; to run a closed lab like this anyway set %s=1",
+		strings.Join(c.Exposed(), ", "), problem, AllowDevSecretsVar)
+}
+
+// shortTokens counts API tokens shorter than MinTokenLength.
+func (c Config) shortTokens() int {
+	n := 0
+	for tok := range c.APITokens {
+		if len(tok) < MinTokenLength {
+			n++
+		}
+	}
+	return n
+}
+
+// DevSecretsWarning is the warning a process logs at start when
+// BOOKONCE_ALLOW_DEV_SECRETS=1 let development secrets through; "" when
+// none were.
+func (c Config) DevSecretsWarning() string {
+	if len(c.DevSecretsAllowed) == 0 {
+		return ""
+	}
+	return "DEVELOPMENT SECRETS IN USE while reachable from other hosts, allowed by " + AllowDevSecretsVar + "=1: " + strings.Join(c.DevSecretsAllowed, "; ")
+}

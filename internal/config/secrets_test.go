@@ -1,0 +1,109 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/config"
+)
+
+// longToken is an API token of the accepted length.
+const longToken = "0123456789abcdef0123456789abcdef"
+
+// TestCheckSecrets: development secrets and short tokens are refused only
+// when a listen address or PUBLIC_BASE_URL is not loopback, and only for
+// the secrets the process uses; BOOKONCE_ALLOW_DEV_SECRETS=1 lets them
+// through with a warning.
+func TestCheckSecrets(t *testing.T) {
+	good := map[string]string{"BOOKONCE_API_TOKENS": "demo:" + longToken, "TWILIO_AUTH_TOKEN": "real-twilio-token"}
+	with := func(base map[string]string, kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	cases := []struct {
+		name    string
+		env     map[string]string
+		uses    []config.Secret
+		wantErr []string // substrings; none: starts
+		warned  bool
+	}{
+		{"dev defaults on loopback (make run)", nil, config.AllSecrets, nil, false},
+		{"localhost and ::1 are loopback", map[string]string{"GATEWAY_LISTEN": "localhost:8080", "CALENDAR_LISTEN": "[::1]:8081", "PUBLIC_BASE_URL": "http://localhost:8080"}, config.AllSecrets, nil, false},
+		{"dev defaults on 0.0.0.0", map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080"}, config.AllSecrets,
+			[]string{"GATEWAY_LISTEN=0.0.0.0:8080", "BOOKONCE_API_TOKENS", "dev-token", "TWILIO_AUTH_TOKEN", "BOOKONCE_ALLOW_DEV_SECRETS=1"}, false},
+		{"empty host listens everywhere", map[string]string{"WORKER_LISTEN": ":8083"}, config.WorkerSecrets, []string{"WORKER_LISTEN=:8083", "TWILIO_AUTH_TOKEN"}, false},
+		{"public PUBLIC_BASE_URL", map[string]string{"PUBLIC_BASE_URL": "https://book.example.com"}, config.GatewaySecrets,
+			[]string{"PUBLIC_BASE_URL=https://book.example.com", "TWILIO_AUTH_TOKEN"}, false},
+		{"only the secrets a process uses", map[string]string{"CALENDAR_LISTEN": "0.0.0.0:8081"}, config.CalendarSecrets, nil, false},
+		{"real secrets on 0.0.0.0", with(good, "GATEWAY_LISTEN", "0.0.0.0:8080"), config.AllSecrets, nil, false},
+		{"short token on 0.0.0.0", with(good, "GATEWAY_LISTEN", "0.0.0.0:8080", "BOOKONCE_API_TOKENS", "demo:"+longToken+",b:"+longToken[:31]),
+			config.WorkerSecrets, []string{"BOOKONCE_API_TOKENS has 1 token(s) shorter than 32"}, false},
+		{"short token on loopback", with(good, "BOOKONCE_API_TOKENS", "demo:short"), config.AllSecrets, nil, false},
+		{"compose's old webhook secret", with(good, "PAYMENTS_LISTEN", "0.0.0.0:8082", "STRIPE_WEBHOOK_SECRET", config.DevStripeWebhookSecret),
+			config.PaymentsSecrets, []string{"STRIPE_WEBHOOK_SECRET"}, false},
+		{"override", map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080", "BOOKONCE_ALLOW_DEV_SECRETS": "1"}, config.AllSecrets, nil, true},
+		{"override must be 1", map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080", "BOOKONCE_ALLOW_DEV_SECRETS": "yes"}, config.AllSecrets, []string{"TWILIO_AUTH_TOKEN"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Load(env(tc.env))
+			require.NoError(t, err)
+			err = c.CheckSecrets(tc.uses...)
+			if len(tc.wantErr) == 0 {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err)
+				for _, want := range tc.wantErr {
+					require.Contains(t, err.Error(), want)
+				}
+				require.NotContains(t, err.Error(), "real-twilio-token", "secrets are never in messages")
+			}
+			w := c.DevSecretsWarning()
+			require.Equal(t, tc.warned, w != "", w)
+			if tc.warned {
+				require.True(t, strings.Contains(w, "TWILIO_AUTH_TOKEN") && strings.Contains(w, "BOOKONCE_API_TOKENS"), w)
+				require.NotContains(t, w, config.DevTwilioAuthToken, "the warning names variables, not values")
+			}
+		})
+	}
+}
+
+// TestCheckTenantDigests: a registry that accepts the development token is
+// refused when reachable, allowed with a warning under the override, and
+// fine on loopback or without that digest.
+func TestCheckTenantDigests(t *testing.T) {
+	devDigest := "c91cbbedf8c712e8e2b7517ddeca8fe4fde839ebd8339e0b2001363002b37712" // printf %s dev-token | sha256sum
+	acceptsDev := func(d string) bool { return d == devDigest }
+	cases := []struct {
+		name    string
+		env     map[string]string
+		accepts func(string) bool
+		wantErr bool
+		warned  bool
+	}{
+		{"loopback", nil, acceptsDev, false, false},
+		{"reachable", map[string]string{"PAYMENTS_LISTEN": "0.0.0.0:8082"}, acceptsDev, true, false},
+		{"reachable, own tokens only", map[string]string{"PAYMENTS_LISTEN": "0.0.0.0:8082"}, func(string) bool { return false }, false, false},
+		{"override", map[string]string{"PAYMENTS_LISTEN": "0.0.0.0:8082", "BOOKONCE_ALLOW_DEV_SECRETS": "1"}, acceptsDev, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Load(env(tc.env))
+			require.NoError(t, err)
+			warning, err := c.CheckTenantDigests(tc.accepts)
+			require.Equal(t, tc.wantErr, err != nil, err)
+			if tc.wantErr {
+				require.ErrorContains(t, err, "api_token_sha256")
+			}
+			require.Equal(t, tc.warned, warning != "", warning)
+		})
+	}
+}

@@ -1,0 +1,59 @@
+package ops_test
+
+import (
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/ops"
+)
+
+// TestSignInRateLimitPerClientIP: wrong tokens spend the address's
+// budget; then every way of presenting a token (form, ?token=, bearer) is
+// answered 429 with Retry-After, the right token included, while a
+// session signed in before keeps working and another address signs in.
+func TestSignInRateLimitPerClientIP(t *testing.T) {
+	const burst = 3
+	f := newFixture(t)
+	f.page.Limiter = web.NewAuthLimiter(1, burst)
+	guesser, other := testsupport.ClientFrom(t, "127.0.0.1"), testsupport.ClientFrom(t, "127.0.0.2")
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	guesser.Jar = jar
+
+	res, _ := post(t, guesser, f.srv.URL+ops.RouteLogin, "", url.Values{"token": {token}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, "signed in before the guessing")
+	anon := testsupport.ClientFrom(t, "127.0.0.1")
+	for i := range burst {
+		res, body := post(t, anon, f.srv.URL+ops.RouteLogin, "", url.Values{"token": {"wrong-" + strconv.Itoa(i)}})
+		require.Equal(t, http.StatusUnauthorized, res.StatusCode, "failure %d", i+1)
+		require.Contains(t, body, "not valid")
+	}
+
+	attempts := map[string]func() *http.Response{
+		"form": func() *http.Response {
+			res, _ := post(t, anon, f.srv.URL+ops.RouteLogin, "", url.Values{"token": {token}})
+			return res
+		},
+		"query":  func() *http.Response { res, _ := get(t, anon, f.srv.URL+ops.RoutePage+"?token="+token, ""); return res },
+		"bearer": func() *http.Response { res, _ := get(t, anon, f.srv.URL+ops.RoutePage, token); return res },
+	}
+	for name, try := range attempts {
+		res := try()
+		require.Equal(t, http.StatusTooManyRequests, res.StatusCode, name)
+		require.NotEmpty(t, res.Header.Get("Retry-After"), name)
+		require.Empty(t, res.Header.Get("Set-Cookie"), name)
+	}
+
+	res, _ = get(t, guesser, f.srv.URL+ops.RoutePage, "")
+	require.Equal(t, http.StatusOK, res.StatusCode, "a session is not a sign-in")
+	res, _ = post(t, other, f.srv.URL+ops.RouteLogin, "", url.Values{"token": {token}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, "another address signs in")
+	require.Contains(t, res.Header.Get("Set-Cookie"), ops.CookieName+"=")
+}
