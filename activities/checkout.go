@@ -17,6 +17,9 @@ const (
 	// MessageKindPaymentLateRefund tells the customer a payment that
 	// arrived after the booking was given up was released or refunded.
 	MessageKindPaymentLateRefund = "payment_late_refund"
+	// MessageKindPaymentUnavailable tells the customer no payment link
+	// could be made (the provider was down too long): nothing booked.
+	MessageKindPaymentUnavailable = "payment_unavailable"
 )
 
 // defaultReturnURL is where the page sends a payer when the worker has no

@@ -201,11 +201,46 @@ func (e *env) stringSet(ctx context.Context, sql string) (map[string]bool, error
 	return out, err
 }
 
+// askPerRound bounds the appointments asked of Temporal in one settle
+// round: most end confirmed, which the database shows without a query,
+// and a query of a closed run replays its history on a worker.
+const askPerRound = 60
+
+// endedAppointments remembers how closed appointments ended (a closed run
+// does not change), so each is asked of Temporal once.
+type endedAppointments map[string]wishState
+
+// ask fills in the open wishes' outcomes from Temporal: those known, and
+// up to askPerRound new ones (an appointment that ended without a trace
+// in the database, say a failed payment, is found even when many did).
+func (a endedAppointments) ask(ctx context.Context, e *env, states []wishState, open []int) {
+	asked := 0
+	for _, i := range open {
+		id := states[i].workflowID
+		if id == "" {
+			continue
+		}
+		if st, ok := a[id]; ok {
+			states[i].outcome, states[i].reason = st.outcome, st.reason
+			continue
+		}
+		if asked == askPerRound {
+			continue
+		}
+		asked++
+		states[i].outcome, states[i].reason = e.closedOutcome(ctx, id)
+		if states[i].outcome != Pending {
+			a[id] = states[i]
+		}
+	}
+}
+
 // settle waits until every wish has ended and nothing waits in the inbox
 // or the outbox, or until the deadline.
 func (e *env) settle(ctx context.Context, all []Scenario, timeout time.Duration, progress func(string, ...any)) ([]wishState, error) {
 	deadline := time.Now().Add(timeout)
 	lastNote := time.Now()
+	ended := endedAppointments{}
 	for {
 		states, err := e.outcomes(ctx, all, false)
 		if err != nil {
@@ -217,15 +252,7 @@ func (e *env) settle(ctx context.Context, all []Scenario, timeout time.Duration,
 				open = append(open, i)
 			}
 		}
-		// Temporal is asked only about the last few: most end confirmed,
-		// which the database shows without a query per booking.
-		if len(open) > 0 && len(open) <= 60 {
-			for _, i := range open {
-				if states[i].workflowID != "" {
-					states[i].outcome, states[i].reason = e.closedOutcome(ctx, states[i].workflowID)
-				}
-			}
-		}
+		ended.ask(ctx, e, states, open)
 		waiting := 0
 		for _, st := range states {
 			if st.outcome == Pending {

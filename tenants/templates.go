@@ -48,6 +48,7 @@ const (
 	TemplatePaymentLink         TemplateName = "payment_link"
 	TemplatePaymentExpired      TemplateName = "payment_expired"
 	TemplatePaymentRefundedLate TemplateName = "payment_refunded_late"
+	TemplatePaymentUnavailable  TemplateName = "payment_unavailable"
 	// Spoken on calls (channels/webhooks.go).
 	TemplateVoiceGreeting      TemplateName = "voice_greeting"
 	TemplateVoiceGatherNext    TemplateName = "voice_gather_next"
@@ -108,6 +109,7 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplatePaymentLink:         "Bitte zahlen Sie die Anzahlung von {{.Amount}} hier: {{.Link}} (gültig bis {{.Until}}).",
 		TemplatePaymentExpired:      "Ihr Zahlungslink ist abgelaufen, deshalb haben wir den Termin ({{.Service}}, {{.When}}) wieder freigegeben. Schreiben Sie uns gern noch einmal, dann senden wir Ihnen einen neuen Link.",
 		TemplatePaymentRefundedLate: "Ihre Zahlung von {{.Amount}} kam an, nachdem Ihre Buchung bereits beendet war. Wir haben nichts eingezogen: Der Betrag wird freigegeben bzw. erstattet.",
+		TemplatePaymentUnavailable:  "Die Anzahlung für Ihren Termin ({{.Service}}, {{.When}}) konnte gerade nicht eingerichtet werden, deshalb ist der Termin nicht gebucht und nichts berechnet. Bitte schreiben Sie uns in einigen Minuten noch einmal.",
 
 		TemplateVoiceGreeting:      "Willkommen! Welchen Termin möchten Sie buchen?",
 		TemplateVoiceGatherNext:    "Danke, wir prüfen Ihren Wunsch und schicken Ihnen eine SMS. Möchten Sie noch etwas sagen?",
@@ -146,6 +148,7 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplatePaymentLink:         "Please pay the deposit of {{.Amount}} here: {{.Link}} (valid until {{.Until}}).",
 		TemplatePaymentExpired:      "Your payment link has expired, so we released the appointment ({{.Service}}, {{.When}}). Just write to us again and we will send you a new link.",
 		TemplatePaymentRefundedLate: "Your payment of {{.Amount}} arrived after your booking had already ended. We charged nothing: the amount is released or refunded.",
+		TemplatePaymentUnavailable:  "We could not set up the deposit for your appointment ({{.Service}}, {{.When}}) just now, so it is not booked and nothing was charged. Please write to us again in a few minutes.",
 
 		TemplateVoiceGreeting:      "Welcome! Which appointment would you like to book?",
 		TemplateVoiceGatherNext:    "Thank you, we are checking your request and will send you a text message. Would you like to add anything?",
@@ -163,7 +166,7 @@ func TemplateNames() []TemplateName {
 		TemplateCancelLookupFailed, TemplateCancelNone, TemplateCancelSeveral, TemplateCancelConfirmed, TemplateCancelUnknown,
 		TemplateCancelEndedMeanwhile, TemplateCancelInFlight, TemplateCancelNotRecorded,
 		TemplateConfirmation, TemplateAlreadyBooked, TemplateAlreadyHeld, TemplateAlternatives,
-		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate,
+		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate, TemplatePaymentUnavailable,
 		TemplateVoiceGreeting, TemplateVoiceGatherNext, TemplateVoiceUnknownNumber, TemplateVoiceUnassigned,
 	}
 }

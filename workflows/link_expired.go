@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -46,17 +47,29 @@ func (a *appointment) holdTTL() time.Duration {
 }
 
 // tellLinkExpired tells a customer whose payment link lapsed that the
-// slot is released and a new message gets a new link. Only link-mode runs
+// slot is released and a new message gets a new link, and one whose link
+// could not be made that nothing was booked. Only link-mode runs
 // (versionPaymentLink) get here.
 func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
-	if !a.link || o.reason != reasonLinkExpired {
+	if !a.link {
+		return
+	}
+	id, kind, name, summary := "send-payment-expired", activities.MessageKindPaymentExpired, tenants.TemplatePaymentExpired,
+		"Tell the customer the payment link expired"
+	switch {
+	case o.reason == reasonLinkExpired:
+	case strings.HasPrefix(o.reason, reasonLinkUnavailable) &&
+		workflow.GetVersion(ctx, versionTellLinkUnavailable, workflow.DefaultVersion, 1) >= 1:
+		id, kind, name, summary = "send-payment-unavailable", activities.MessageKindPaymentUnavailable, tenants.TemplatePaymentUnavailable,
+			"Tell the customer no payment link could be made"
+	default:
 		return
 	}
 	var step activities.Step
-	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, "send-payment-expired", "Tell the customer the payment link expired"),
+	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, id, summary),
 		act.SendConfirmation, activities.ConfirmationInput{
 			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: linkChannel(a.req.Channel), Customer: a.req.Customer,
-			Kind: activities.MessageKindPaymentExpired, Text: render(a.req.Terms, tenants.TemplatePaymentExpired, a.slot(a.req.SlotStart)),
+			Kind: kind, Text: render(a.req.Terms, name, a.slot(a.req.SlotStart)),
 		}).Get(ctx, &step)
-	a.record("send payment expired", "send-payment-expired", step, err)
+	a.record("send "+kind, id, step, err)
 }

@@ -5,6 +5,7 @@ package workflows_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/mock"
@@ -20,6 +21,9 @@ type unitLink struct {
 	session payments.Session
 	intent  string
 	created int
+	// down, when set and true, is the payment API being unreachable: a
+	// create fails as an unknown outcome would.
+	down func() bool
 }
 
 // pay makes the customer pay on the page (authorised, manual capture).
@@ -61,6 +65,9 @@ func (f *unitFake) mockLinks(env *testsuite.TestWorkflowEnvironment) {
 			f.note(ctx, in)
 			f.mu.Lock()
 			defer f.mu.Unlock()
+			if f.link.down != nil && f.link.down() {
+				return activities.PaymentLinkResult{}, errors.New("payments create checkout: unknown outcome: connection refused")
+			}
 			f.link.created++
 			f.link.session = payments.Session{ID: "cs_1", URL: "https://pay.example/pay/cs_1", Status: payments.SessionOpen,
 				PaymentStatus: "unpaid", ExpiresAt: in.ExpiresAt}

@@ -25,8 +25,25 @@ const DefaultLinkTTL = 30 * time.Minute
 // lies within Stripe's 30-minute minimum.
 const linkSlack = 2 * time.Minute
 
+// versionLinkCreateRounds: creating the link outlasts a provider outage
+// in rounds (createLink); runs recorded before it made one bounded try.
+const versionLinkCreateRounds = "payment-link-create-rounds"
+
+// linkCreateWindow bounds when a new create round may start: every link
+// it makes still expires before the hold it pays for (which lives
+// linkSlack + linkHoldMargin past a link made at once).
+const linkCreateWindow = linkHoldMargin - linkSlack
+
 // reasonLinkExpired is the reason of a booking whose payment link lapsed.
 const reasonLinkExpired = "payment_link_expired"
+
+// reasonLinkUnavailable starts the reason of a booking whose payment link
+// could not be made; the provider's error follows.
+const reasonLinkUnavailable = "payment_link_unavailable"
+
+// versionTellLinkUnavailable: the customer is told when no payment link
+// could be made; runs recorded before it ended silently.
+const versionTellLinkUnavailable = "tell-payment-link-unavailable"
 
 // linkTTL is the lifetime of the payment link of a request.
 func linkTTL(d Duration) Duration {
@@ -68,7 +85,7 @@ func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
 		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
 			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
 		}
-		return p.finish(ctx, PaymentFailed, "payment link: "+err.Error())
+		return p.finish(ctx, PaymentFailed, reasonLinkUnavailable+": "+err.Error())
 	}
 	p.state.SessionID, p.state.PaymentURL, p.state.PaymentExpiresAt = link.Session.ID, link.Session.URL, link.Session.ExpiresAt
 	p.last = link

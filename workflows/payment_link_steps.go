@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
@@ -11,19 +12,62 @@ import (
 	"github.com/bookonce/bookonce/tenants"
 )
 
-// createLink creates the payment link with a deadline fixed here, so that
-// the activity's retries send the same parameters under the same key.
+// createLink creates the payment link. Each round fixes the link's expiry
+// when it starts, so that its retries send the same parameters under the
+// same key; rounds go on through an outage while a link still fits in the
+// hold (linkCreateWindow), and only then does the booking fail.
 func (p *payment) createLink(ctx workflow.Context) (activities.PaymentLinkResult, error) {
+	if workflow.GetVersion(ctx, versionLinkCreateRounds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return p.createLinkRound(ctx, "create-payment-link", activityCtx)
+	}
+	first := workflow.Now(ctx)
+	for round := 1; ; round++ {
+		id := "create-payment-link"
+		if round > 1 {
+			id = fmt.Sprintf("create-payment-link-%d", round)
+		}
+		res, err := p.createLinkRound(ctx, id, linkRoundCtx)
+		if err == nil || isFinal(err) || workflow.Now(ctx).Sub(first) >= linkCreateWindow {
+			return res, err
+		}
+		// The round's key is spent (its expiry would now fall short of
+		// Stripe's minimum). A session it may have created was never sent:
+		// nobody holds its URL, so a new key cannot charge twice.
+		workflow.GetLogger(ctx).Warn("payment link not created; next round with a new key", "round", round, "error", err)
+	}
+}
+
+// createLinkRound creates the link under one activity key, with an expiry
+// fixed when the round starts.
+func (p *payment) createLinkRound(ctx workflow.Context, id string, opts func(workflow.Context, Tuning, string, string) workflow.Context) (activities.PaymentLinkResult, error) {
 	in := activities.PaymentLinkInput{
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Amount: p.req.Amount, Currency: p.req.Currency,
 		Product: p.req.Description, Merchant: p.merchant(), Locale: string(language(p.req.Terms)),
 		ExpiresAt: workflow.Now(ctx).Add(linkTTL(p.req.LinkTTL) + linkSlack).UTC().Truncate(time.Second),
 	}
 	var res activities.PaymentLinkResult
-	err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, "create-payment-link", fmt.Sprintf("Payment link %d %s", p.req.Amount, p.req.Currency)),
+	err := workflow.ExecuteActivity(opts(ctx, p.tuning, id, fmt.Sprintf("Payment link %d %s", p.req.Amount, p.req.Currency)),
 		act.CreatePaymentLink, in).Get(ctx, &res)
-	p.record("create payment link", "create-payment-link", res.Step, err)
+	p.record("create payment link", id, res.Step, err)
 	return res, err
+}
+
+// linkRoundCtx retries one create key for as long as its expiry stays
+// within Stripe's 30-minute minimum (linkSlack), however often: a payment
+// provider's outage of a minute delays the link instead of failing it.
+func linkRoundCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:             id,
+		Summary:                summary,
+		StartToCloseTimeout:    t.ActivityTimeout,
+		ScheduleToCloseTimeout: linkSlack,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    200 * time.Millisecond,
+			BackoffCoefficient: 2,
+			MaximumInterval:    t.MaxRetryInterval,
+			MaximumAttempts:    0, // the schedule-to-close bound ends the round
+		},
+	})
 }
 
 // merchant is the name the payment page shows.

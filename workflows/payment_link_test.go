@@ -173,3 +173,49 @@ func TestUnitLinkCancelledWhileOpen(t *testing.T) {
 		})
 	}
 }
+
+func TestUnitLinkCreateOutlastsAPaymentOutage(t *testing.T) {
+	cases := []struct {
+		name      string
+		outage    time.Duration
+		confirmed bool
+		rounds    int // create keys used (the test environment caps a round at 10 attempts, ~43 s)
+	}{
+		{"a 20 s outage: one key retried", 20 * time.Second, true, 1},
+		{"a 2 min outage: further rounds with new keys", 2 * time.Minute, true, 3},
+		{"an hour's outage: nothing booked, the customer told", time.Hour, false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, f := newUnitLinkEnv(t)
+			start := env.Now()
+			f.link.down = func() bool { return env.Now().Before(start.Add(tc.outage)) }
+			env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, workflows.EventCheckoutCompleted) }, 10*time.Minute)
+			env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+			st := unitResult(t, env)
+
+			creates := f.started("CreatePaymentLink")
+			require.Greater(t, len(creates), 1, "retried through the outage")
+			for _, c := range creates {
+				require.Less(t, c.At.Sub(start), 5*time.Minute, "no round starts once its link would outlive the hold")
+			}
+			if !tc.confirmed {
+				require.Equal(t, workflows.StatusPaymentFailed, st.Status)
+				require.Contains(t, st.Reason, "payment_link_unavailable")
+				require.Equal(t, 0, f.link.created)
+				require.Contains(t, f.sequence("appointment"), "ReleaseHold release-hold")
+				msg := f.messages()["appointment/send-payment-unavailable"]
+				require.Equal(t, activities.MessageKindPaymentUnavailable, msg.Kind)
+				require.Contains(t, msg.Text, "nicht gebucht und nichts berechnet")
+				return
+			}
+			require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+			require.Equal(t, 1, f.link.created)
+			var ids []string
+			for _, c := range creates {
+				ids = append(ids, c.ID)
+			}
+			require.Len(t, slices.Compact(ids), tc.rounds, "%v", slices.Compact(ids))
+		})
+	}
+}

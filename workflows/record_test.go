@@ -238,6 +238,25 @@ func TestRecordHistories(t *testing.T) {
 		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "payment-link.payment.json")
 	})
 
+	t.Run("payment-link-rounds", func(t *testing.T) {
+		// The same as payment-link, recorded once the link's creation went
+		// in rounds (versioned: payment-link-create-rounds).
+		s := newRecordStack(t, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		req := recordRequest(t, "+4915112340009", time.Thursday, 15)
+		req.PaymentMethod = ""
+		run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+		require.NoError(t, err)
+		require.False(t, existing)
+		payByLink(t, ctx, s.tc, s.pool, run.GetID())
+		var st workflows.BookingState
+		require.NoError(t, run.Get(ctx, &st))
+		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+		s.save(t, ctx, run.GetID(), "payment-link-rounds.appointment.json")
+		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "payment-link-rounds.payment.json")
+	})
+
 	t.Run("already-booked", func(t *testing.T) {
 		// The front desk booked the customer by hand under its own
 		// reference; the agent's saga is refused, links that booking and

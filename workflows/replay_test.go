@@ -41,6 +41,8 @@ var recordedHistories = []string{
 	"already-booked.appointment.json",
 	"payment-link.appointment.json",
 	"payment-link.payment.json",
+	"payment-link-rounds.appointment.json",
+	"payment-link-rounds.payment.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
