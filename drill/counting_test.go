@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/chaos"
 	"github.com/bookonce/bookonce/twilio"
 )
 
@@ -77,4 +78,36 @@ func TestContentionLoserMustBeOfferedAnotherTime(t *testing.T) {
 	require.Equal(t, 2, c.Lost)
 	require.Equal(t, 1, c.Offered, "only the loser told another time was offered one")
 	require.Len(t, c.NotOffered, 1)
+}
+
+func TestLostAnswersOfKeylessProtocolsEndWhenRedelivered(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	webhook := func(event string, status int, sec int) exchange {
+		return exchange{upstream: upstreamWebhooks, at: at.Add(time.Duration(sec) * time.Second), Exchange: chaos.Exchange{
+			Method: "POST", Path: "/webhooks/stripe", Body: []byte(`{"id":"` + event + `"}`), UpstreamStatus: status}}
+	}
+	page := func(session string, status int, sec int) exchange {
+		return exchange{upstream: upstreamPayments, at: at.Add(time.Duration(sec) * time.Second), Exchange: chaos.Exchange{
+			Method: "POST", Path: "/pay/" + session + "/confirm", UpstreamStatus: status}}
+	}
+	cases := []struct {
+		name  string
+		all   []exchange
+		ended string
+	}{
+		{"a webhook delivered again", []exchange{webhook("evt_1", 200, 0), webhook("evt_1", 200, 3)}, "redelivered"},
+		{"another event is no redelivery", []exchange{webhook("evt_1", 200, 0), webhook("evt_2", 200, 3)}, "unresolved"},
+		{"a redelivery nobody answered", []exchange{webhook("evt_1", 200, 0), webhook("evt_1", 0, 3)}, "unresolved"},
+		{"the page's form posted again, found paid", []exchange{page("cs_1", 200, 0), page("cs_1", 409, 1)}, "redelivered"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ended, took, timed := unknownEvidence{}.ending(tc.all, 0)
+			require.Equal(t, tc.ended, ended)
+			require.Equal(t, tc.ended == "redelivered", timed)
+			if timed {
+				require.Equal(t, tc.all[1].at.Sub(tc.all[0].at), took)
+			}
+		})
+	}
 }

@@ -66,6 +66,12 @@ func (x exchange) operation() string {
 		if id := x.outboxID(); id != "" {
 			return "send " + id
 		}
+	case x.upstream == upstreamWebhooks:
+		var event struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(x.Body, &event)
+		return "deliver " + event.ID
 	}
 	return x.upstream + " " + x.Path // confirm, capture, cancel, release: the ID is in the path
 }

@@ -84,6 +84,9 @@ func (ev unknownEvidence) ending(all []exchange, i int) (ended string, took time
 			return "unresolved", 0, false
 		}
 	}
+	if x.IdempotencyKey == "" {
+		return ev.redelivered(all, i)
+	}
 	for _, later := range all[i+1:] {
 		if later.upstream == x.upstream && later.IdempotencyKey == x.IdempotencyKey && later.Replayed {
 			return "replayed", later.at.Sub(x.at), true
@@ -99,6 +102,20 @@ func (ev unknownEvidence) ending(all []exchange, i int) (ended string, took time
 	}
 	if ev.reviewed[ref] {
 		return "review", 0, false
+	}
+	return "unresolved", 0, false
+}
+
+// redelivered ends a lost answer of a protocol without Idempotency-Key (a
+// webhook delivery, a post of the payment page's form): the sender tries
+// the same thing again and the receiver's own dedup answers it (the
+// gateway's inbox by event ID, the session's state on the page).
+func (ev unknownEvidence) redelivered(all []exchange, i int) (ended string, took time.Duration, timed bool) {
+	x := all[i]
+	for _, later := range all[i+1:] {
+		if later.upstream == x.upstream && later.operation() == x.operation() && later.UpstreamStatus != 0 {
+			return "redelivered", later.at.Sub(x.at), true
+		}
 	}
 	return "unresolved", 0, false
 }
