@@ -100,6 +100,11 @@ func TestLostAnswersOfKeylessProtocolsEndWhenRedelivered(t *testing.T) {
 		{"a redelivery nobody answered", []exchange{webhook("evt_1", 200, 0), webhook("evt_1", 0, 3)}, "unresolved"},
 		{"the page's form posted again, found paid", []exchange{page("cs_1", 200, 0), page("cs_1", 409, 1)}, "redelivered"},
 	}
+	answered := webhook("evt_1", 200, 0)
+	lost := webhook("evt_1", 200, 1)
+	lost.Fault = chaos.DropAfterCommit
+	ended, _, _ := unknownEvidence{}.ending([]exchange{answered, lost}, 1)
+	require.Equal(t, "duplicate", ended, "the deliberate second delivery of an answered event")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ended, took, timed := unknownEvidence{}.ending(tc.all, 0)

@@ -34,6 +34,9 @@ func (e *env) unknowns(ctx context.Context, all []exchange) (Unknowns, error) {
 			took = append(took, d)
 		}
 		u.Ended[ended]++
+		if ended == "unresolved" && len(u.Unresolved) < 10 {
+			u.Unresolved = append(u.Unresolved, fmt.Sprintf("%s %s %s %s (%d)", x.upstream, x.Method, x.Path, x.operation(), x.UpstreamStatus))
+		}
 	}
 	u.SecondsToEnd = spread(took)
 	return u, nil
@@ -112,12 +115,26 @@ func (ev unknownEvidence) ending(all []exchange, i int) (ended string, took time
 // gateway's inbox by event ID, the session's state on the page).
 func (ev unknownEvidence) redelivered(all []exchange, i int) (ended string, took time.Duration, timed bool) {
 	x := all[i]
+	for _, earlier := range all[:i] {
+		// The payment API's deliberate second delivery
+		// (STRIPE_WEBHOOK_DELIVER_TWICE) follows one already answered:
+		// losing its answer leaves the sender nothing unknown.
+		if earlier.upstream == x.upstream && earlier.operation() == x.operation() && earlier.Committed() && !answerLost(earlier.Fault) {
+			return "duplicate", 0, false
+		}
+	}
 	for _, later := range all[i+1:] {
 		if later.upstream == x.upstream && later.operation() == x.operation() && later.UpstreamStatus != 0 {
 			return "redelivered", later.at.Sub(x.at), true
 		}
 	}
 	return "unresolved", 0, false
+}
+
+// answerLost reports whether a fault kept the upstream's answer from the
+// caller.
+func answerLost(f chaos.Fault) bool {
+	return f == chaos.DropAfterCommit || f == chaos.ErrorAfterCommit || f == chaos.Reset
 }
 
 func (e *env) pairs(ctx context.Context, sql string) (map[string]string, error) {

@@ -69,6 +69,9 @@ type Unknowns struct {
 	// SecondsToEnd is how long the replayed and reconciled ones stayed
 	// unknown (from the lost answer to the answer that settled them).
 	SecondsToEnd Spread `json:"seconds_to_end"`
+	// Unresolved lists a few unresolved ones ("upstream METHOD path
+	// operation"), for the investigation.
+	Unresolved []string `json:"unresolved,omitempty"`
 }
 
 // Spread is the median and maximum of some durations, in seconds.
