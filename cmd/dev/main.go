@@ -187,6 +187,7 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	gw, gwReg := stack.GatewayOn(c.gatewayReg, cfg, pool, c.gateway, tenants, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
 	if err := stack.ServeAll(ctx, g, log, map[string]web.Service{
 		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
+		cfg.AgentListen:    stack.AgentService(stack.Agent(cfg, pool, c.gateway, gwReg, gw, tenants, log), gw, gwReg, log),
 		cfg.CalendarListen: calendarSvc,
 		cfg.PaymentsListen: paymentsSvc,
 		cfg.WorkerListen:   workerSvc,
@@ -237,6 +238,7 @@ func printReady(w io.Writer, cfg config.Config, uiURL, twilioNote, try string) {
 	fmt.Fprintf(w, "  Ops page         http://%s/ops?token=<token from BOOKONCE_API_TOKENS>\n", cfg.GatewayListen)
 	fmt.Fprintf(w, "  Calendar API     http://%s   (Authorization: Bearer <token from BOOKONCE_API_TOKENS>)\n", cfg.CalendarListen)
 	fmt.Fprintf(w, "  Payment API      http://%s\n", cfg.PaymentsListen)
+	fmt.Fprintf(w, "  Agent tools      MCP http://%s/mcp, HTTP http://%s/v1/agent/tools   (Authorization: Bearer <token>)\n", cfg.AgentListen, cfg.AgentListen)
 	fmt.Fprintf(w, "  Messages         outbox -> %s\n", twilioNote)
 	fmt.Fprintf(w, "  Deposits         %s\n", depositNote(cfg))
 	fmt.Fprintf(w, "\nTry: %s\n\n", try)
