@@ -36,11 +36,11 @@ func (s *Service) Book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	if err != nil {
 		return BookingAnswer{}, err
 	}
-	opKey, err := s.operationKey(ctx, c, in.OperationID, w)
+	intentID := workflows.IntentID(c.Tenant, w.customer, w.service, "", w.start)
+	opKey, repeated, err := s.operationKey(ctx, c, in.OperationID, intentID, w)
 	if err != nil {
 		return BookingAnswer{}, err
 	}
-	intentID := workflows.IntentID(c.Tenant, w.customer, w.service, "", w.start)
 	d, err := s.Dedup.Decide(ctx, dedupKey(c.Tenant, opKey, intentID, w.second), dedup.Intent{
 		Tenant: c.Tenant, IntentID: intentID, Customer: w.customer, Service: w.service, SlotStart: w.start.UTC(),
 		Channel: string(workflows.ChannelAgent), EventID: "agent:" + opKey, WorkflowID: workflows.AppointmentWorkflowID(c.Tenant, intentID),
@@ -54,8 +54,11 @@ func (s *Service) Book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	case dedup.Ask, dedup.Review:
 		return s.needsConfirmation(ctx, p, a, d), nil
 	case dedup.Merge:
-		s.Metrics.duplicate(c.Tenant)
+		s.Metrics.duplicate(c.Tenant) // another operation's booking, asked for again
 	default:
+		if repeated {
+			s.Metrics.duplicate(c.Tenant) // the same operation again: a retry or a parallel call
+		}
 		if err := s.start(ctx, p, d, intentID, w); err != nil {
 			s.Logger.Warn("agent booking start unknown", "workflow_id", d.WorkflowID, "error", err)
 			a.WorkflowID, a.Status = d.WorkflowID, StatusPending
@@ -110,27 +113,34 @@ func (s *Service) start1(ctx context.Context, p *tenants.Profile, raw string, no
 // operationKey verifies and claims a server-issued operation ID, or,
 // without one, names the implicit operation of the intent itself (so
 // parallel and repeated calls without an ID still share one answer).
-func (s *Service) operationKey(ctx context.Context, c Caller, id string, w wish) (string, error) {
-	if id == "" {
-		return "intent", nil
+// repeated: the operation was claimed before (a retry or parallel call).
+func (s *Service) operationKey(ctx context.Context, c Caller, id, intentID string, w wish) (key string, repeated bool, err error) {
+	key = "intent"
+	if id != "" {
+		if err := s.Signer.Verify(id, c.Tenant, c.Scope, CapabilitiesVersion(), s.now()); err != nil {
+			return "", false, err
+		}
+		sum := sha256.Sum256([]byte(id))
+		key = "op:" + hex.EncodeToString(sum[:12])
 	}
-	if err := s.Signer.Verify(id, c.Tenant, c.Scope, CapabilitiesVersion(), s.now()); err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(id))
-	key := "op:" + hex.EncodeToString(sum[:12])
 	args := sha256.Sum256([]byte(strings.Join([]string{string(ToolBookAppointment), w.customer, w.service, w.start.UTC().Format(time.RFC3339), fmt.Sprint(w.second)}, "\x00")))
+	want := hex.EncodeToString(args[:])
+	claim := key
+	if id == "" {
+		claim = "intent:" + intentID + ":" + fmt.Sprint(w.second)
+	}
+	// xmax is set on a row this statement updated, i.e. one that existed.
 	var stored string
-	err := s.Pool.QueryRow(ctx, `INSERT INTO agent_operations (tenant_id, operation_id, args_hash) VALUES ($1, $2, $3)
-		ON CONFLICT (tenant_id, operation_id) DO UPDATE SET operation_id = EXCLUDED.operation_id RETURNING args_hash`,
-		c.Tenant, key, hex.EncodeToString(args[:])).Scan(&stored)
+	err = s.Pool.QueryRow(ctx, `INSERT INTO agent_operations (tenant_id, operation_id, args_hash) VALUES ($1, $2, $3)
+		ON CONFLICT (tenant_id, operation_id) DO UPDATE SET operation_id = EXCLUDED.operation_id RETURNING args_hash, xmax <> 0`,
+		c.Tenant, claim, want).Scan(&stored, &repeated)
 	if err != nil {
-		return "", fmt.Errorf("claim operation (nothing was booked; the same call may be repeated): %w", err)
+		return "", false, fmt.Errorf("claim operation (nothing was booked; the same call may be repeated): %w", err)
 	}
-	if stored != hex.EncodeToString(args[:]) {
-		return "", ErrOperationReused
+	if stored != want {
+		return "", false, ErrOperationReused
 	}
-	return key, nil
+	return key, repeated, nil
 }
 
 // dedupKey is the key of the dedup decision for an operation and intent:
