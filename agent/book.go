@@ -28,6 +28,25 @@ type wish struct {
 // to the same workflow; a different wish of the same customer close in
 // time answers needs_confirmation instead of booking a second.
 func (s *Service) Book(ctx context.Context, c Caller, in BookInput) (BookingAnswer, error) {
+	// Decide and start detached from the caller: an agent that gives up
+	// mid-call must not leave a decision whose saga never started (a timeout
+	// is an unknown; its retry then finds the booking under way).
+	run, cancel := context.WithTimeout(context.WithoutCancel(ctx), decideTimeout)
+	defer cancel()
+	a, err := s.book(run, c, in)
+	if err != nil || a.Status != "" {
+		return a, err
+	}
+	st, found := s.await(ctx, a.WorkflowID)
+	return answer(a, st, found, a.merged), nil
+}
+
+// decideTimeout bounds the decision and the start of a booking.
+const decideTimeout = 30 * time.Second
+
+// book validates, claims the operation, decides and starts; an answer
+// with a Status is final already (needs_confirmation, start unknown).
+func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnswer, error) {
 	p, err := s.profile(c)
 	if err != nil {
 		return BookingAnswer{}, err
@@ -66,9 +85,8 @@ func (s *Service) Book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 			return a, nil
 		}
 	}
-	a.WorkflowID = d.WorkflowID
-	st, found := s.await(ctx, d.WorkflowID)
-	return answer(a, st, found, d.Kind == dedup.Merge), nil
+	a.WorkflowID, a.merged = d.WorkflowID, d.Kind == dedup.Merge
+	return a, nil
 }
 
 // wish validates the input against the catalogue and opening hours, as

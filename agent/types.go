@@ -112,6 +112,8 @@ type BookingAnswer struct {
 	ExistingStart   string `json:"existing_start,omitempty"`
 	OperationID     string `json:"operation_id,omitempty"`
 	Message         string `json:"message" jsonschema:"what to tell the customer, and what to do next"`
+	// merged: the intent was booked under another operation or channel.
+	merged bool
 }
 
 // GetBookingInput names a booking.
