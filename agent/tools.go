@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bookonce/bookonce/internal/mask"
 )
 
 // tool is one tool's contract, served over MCP and HTTP alike.
@@ -99,7 +101,7 @@ func observe[Out any](ctx context.Context, s *Service, name ToolName, c Caller, 
 		attrs = append(attrs, "workflow_id", a.WorkflowID, "operation", a.OperationID != "")
 	}
 	if err != nil {
-		attrs = append(attrs, "error", err.Error())
+		attrs = append(attrs, "error", mask.Phones(err.Error())) // the model's input may carry a number
 	}
 	s.Logger.InfoContext(ctx, "agent tool call", attrs...)
 	return out, err
