@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -22,7 +21,6 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/internal/web"
 )
 
 // devToken is the demo tenant's API token in a testsupport database.
@@ -55,9 +53,14 @@ func newEnv(t *testing.T, calendarVia ...func(string) string) env {
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
 		stack.Register(r, stack.NewActivities(wcfg, pool, testsupport.Tenants(t, pool)))
 	})
-	svc := stack.Agent(cfg, pool, tc, prometheus.NewRegistry(), nil, testsupport.Tenants(t, pool), stack.Logger(cfg, testsupport.LogWriter(t)))
+	// Assembled as the gateway process does: the gateway's registry and
+	// duplicates counter, its health, the agent listener's own mux.
+	log := stack.Logger(cfg, testsupport.LogWriter(t))
+	tenants := testsupport.Tenants(t, pool)
+	gw, reg := stack.Gateway(cfg, pool, tc, tenants, log)
+	svc := stack.Agent(cfg, pool, tc, reg, gw, tenants, log)
 	svc.Wait = 45 * time.Second // the tests wait for the saga's end, not a bound
-	srv := httptest.NewServer(svc.Handler(web.NewAuthLimiter(web.AuthFailuresPerMinute, web.AuthFailureBurst)))
+	srv := httptest.NewServer(stack.AgentService(svc, gw, reg, log).Mux())
 	t.Cleanup(srv.Close)
 	return env{pool: pool, tc: tc, cfg: cfg, svc: svc, url: srv.URL}
 }

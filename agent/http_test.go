@@ -134,3 +134,39 @@ func TestFindSlotsByPhrase(t *testing.T) {
 	msg := call(t, s, agent.ToolFindSlots, map[string]any{"service": "massage"}, nil)
 	require.Contains(t, msg, "tire-change", "an unknown service names the real ones")
 }
+
+// TestAgentListenerServesHealthAndMetrics: the agent listener is one of
+// the gateway's: /healthz without a token, /metrics with the tool calls
+// and the agent layer of duplicates_blocked on the gateway's registry.
+func TestAgentListenerServesHealthAndMetrics(t *testing.T) {
+	e := newEnv(t)
+	s := e.connect(t, devToken)
+	args := map[string]any{"customer": newCustomer(), "service": "tire-change", "start": testsupport.NextWeekday(t, time.Monday, 15).Format(time.RFC3339)}
+	for range 2 {
+		var a agent.BookingAnswer
+		require.Empty(t, call(t, s, agent.ToolBookAppointment, args, &a))
+		require.Equal(t, agent.StatusConfirmed, a.Status, a.Message)
+	}
+	health, err := http.Get(e.url + "/healthz")
+	require.NoError(t, err)
+	health.Body.Close()
+	require.Equal(t, http.StatusOK, health.StatusCode)
+	resp, err := http.Get(e.url + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `bookonce_agent_tool_calls_total{outcome="confirmed",tool="book_appointment"} 2`)
+	require.Contains(t, string(body), `bookonce_duplicates_blocked_total{layer="agent",route="book_appointment",tenant="demo"} 1`)
+}
+
+// TestAnotherTenantsBookingIsNotFound: get_booking reads only the
+// caller's tenant; another tenant's workflow ID looks like none at all.
+func TestAnotherTenantsBookingIsNotFound(t *testing.T) {
+	e := newEnv(t)
+	s := e.connect(t, devToken)
+	for _, id := range []string{"appointment:nord:5be1c0ffee", "bk_doesnotexist", ""} {
+		msg := call(t, s, agent.ToolGetBooking, map[string]any{"id": id}, nil)
+		require.Contains(t, msg, "no booking with this id", id)
+	}
+}
