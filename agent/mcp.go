@@ -32,8 +32,15 @@ func (s *Service) MCPServer() *mcp.Server {
 // are scoped to the tenant.
 func (s *Service) Handler(limiter *web.AuthLimiter) http.Handler {
 	srv := s.MCPServer()
-	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.Logger})
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true, Logger: s.Logger,
+		// The SDK refuses a loopback connection whose Host is not
+		// localhost (DNS rebinding against unauthenticated local servers).
+		// Every request here needs a tenant's token first, which a rebound
+		// page does not have, and a reverse proxy on the same host forwards
+		// over loopback with the public Host: it must pass.
+		DisableLocalhostProtection: true,
+	})
 	mux := http.NewServeMux()
 	mux.Handle(RouteMCP, streamable)
 	s.routes(mux)

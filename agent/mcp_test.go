@@ -76,3 +76,27 @@ func TestWrongTokenRefused(t *testing.T) {
 	}, nil)
 	require.Error(t, err)
 }
+
+// TestBehindAReverseProxyOnTheSameHost: a proxy forwards over loopback
+// with the public Host header; the MCP endpoint answers it.
+func TestBehindAReverseProxyOnTheSameHost(t *testing.T) {
+	e := newEnv(t)
+	c := mcp.NewClient(&mcp.Implementation{Name: "proxied", Version: "1"}, nil)
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: e.url + agent.RouteMCP, HTTPClient: &http.Client{Transport: publicHost{bearer{devToken, http.DefaultTransport}}},
+	}, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	var out agent.ListServicesOutput
+	require.Empty(t, call(t, s, agent.ToolListServices, nil, &out))
+	require.Len(t, out.Services, 3)
+}
+
+// publicHost sends the Host a reverse proxy keeps.
+type publicHost struct{ next http.RoundTripper }
+
+func (p publicHost) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Host = "book.example.com"
+	return p.next.RoundTrip(r)
+}
