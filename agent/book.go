@@ -68,7 +68,7 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	if err != nil {
 		return BookingAnswer{}, fmt.Errorf("dedup decision (nothing was booked; the same call may be repeated): %w", err)
 	}
-	a := BookingAnswer{Service: w.service, Start: w.start.Format(time.RFC3339), OperationID: in.OperationID}
+	a := BookingAnswer{Service: w.service, Start: w.start.Format(time.RFC3339), OperationID: in.OperationID, operation: opKey, intentID: intentID}
 	switch d.Kind {
 	case dedup.Ask, dedup.Review:
 		return s.needsConfirmation(ctx, p, a, d), nil

@@ -97,8 +97,8 @@ func observe[Out any](ctx context.Context, s *Service, name ToolName, c Caller, 
 	if c.ClientKey != "" {
 		attrs = append(attrs, "client_key", c.ClientKey) // recorded, never trusted alone
 	}
-	if a, ok := any(out).(BookingAnswer); ok && a.WorkflowID != "" {
-		attrs = append(attrs, "workflow_id", a.WorkflowID, "operation", a.OperationID != "")
+	if a, ok := any(out).(BookingAnswer); ok {
+		attrs = append(attrs, "operation", a.operation, "intent_id", a.intentID, "workflow_id", a.WorkflowID)
 	}
 	if err != nil {
 		attrs = append(attrs, "error", mask.Phones(err.Error())) // the model's input may carry a number

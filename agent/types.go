@@ -114,6 +114,9 @@ type BookingAnswer struct {
 	Message         string `json:"message" jsonschema:"what to tell the customer, and what to do next"`
 	// merged: the intent was booked under another operation or channel.
 	merged bool
+	// operation and intentID are what the tool-call record names (a digest
+	// of the operation ID, "intent" without one; the intent's hash).
+	operation, intentID string
 }
 
 // GetBookingInput names a booking.
