@@ -33,12 +33,28 @@ func (s *Service) Book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	// is an unknown; its retry then finds the booking under way).
 	run, cancel := context.WithTimeout(context.WithoutCancel(ctx), decideTimeout)
 	defer cancel()
-	a, err := s.book(run, c, in)
+	a, pl, err := s.book(run, c, in)
 	if err != nil || a.Status != "" {
 		return a, err
 	}
 	st, found := s.await(ctx, a.WorkflowID)
+	if !found && a.merged {
+		// The decision names a saga no one could be seen running: its
+		// decider may have died between decision and start. Starting it is
+		// safe either way: a start that meets the saga attaches to it.
+		if err := s.start(run, pl.profile, pl.decision, pl.intentID, pl.wish); err != nil {
+			s.Logger.Warn("agent booking start unknown", "workflow_id", a.WorkflowID, "error", err)
+		}
+	}
 	return answer(a, st, found, a.merged), nil
+}
+
+// plan is what a booking decided, for starting its saga.
+type plan struct {
+	profile  *tenants.Profile
+	decision dedup.Decision
+	intentID string
+	wish     wish
 }
 
 // decideTimeout bounds the decision and the start of a booking.
@@ -46,19 +62,19 @@ const decideTimeout = 30 * time.Second
 
 // book validates, claims the operation, decides and starts; an answer
 // with a Status is final already (needs_confirmation, start unknown).
-func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnswer, error) {
+func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnswer, plan, error) {
 	p, err := s.profile(c)
 	if err != nil {
-		return BookingAnswer{}, err
+		return BookingAnswer{}, plan{}, err
 	}
 	w, err := s.wish(ctx, p, in)
 	if err != nil {
-		return BookingAnswer{}, err
+		return BookingAnswer{}, plan{}, err
 	}
 	intentID := workflows.IntentID(c.Tenant, w.customer, w.service, "", w.start)
 	opKey, repeated, err := s.operationKey(ctx, c, in.OperationID, intentID, w)
 	if err != nil {
-		return BookingAnswer{}, err
+		return BookingAnswer{}, plan{}, err
 	}
 	d, err := s.Dedup.Decide(ctx, dedupKey(c.Tenant, opKey, intentID, w.second), dedup.Intent{
 		Tenant: c.Tenant, IntentID: intentID, Customer: w.customer, Service: w.service, SlotStart: w.start.UTC(),
@@ -66,12 +82,12 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 		Separate: w.second, Ask: true,
 	})
 	if err != nil {
-		return BookingAnswer{}, fmt.Errorf("dedup decision (nothing was booked; the same call may be repeated): %w", err)
+		return BookingAnswer{}, plan{}, fmt.Errorf("dedup decision (nothing was booked; the same call may be repeated): %w", err)
 	}
 	a := BookingAnswer{Service: w.service, Start: w.start.Format(time.RFC3339), OperationID: in.OperationID, operation: opKey, intentID: intentID}
 	switch d.Kind {
 	case dedup.Ask, dedup.Review:
-		return s.needsConfirmation(ctx, p, a, d), nil
+		return s.needsConfirmation(ctx, p, a, d), plan{}, nil
 	case dedup.Merge:
 		s.Metrics.duplicate(c.Tenant) // another operation's booking, asked for again
 	default:
@@ -82,11 +98,11 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 			s.Logger.Warn("agent booking start unknown", "workflow_id", d.WorkflowID, "error", err)
 			a.WorkflowID, a.Status = d.WorkflowID, StatusPending
 			a.Message = "The booking could not be confirmed as started (outcome unknown). Call book_appointment again with the same arguments and operation_id: it will not book twice."
-			return a, nil
+			return a, plan{}, nil
 		}
 	}
 	a.WorkflowID, a.merged = d.WorkflowID, d.Kind == dedup.Merge
-	return a, nil
+	return a, plan{profile: p, decision: d, intentID: intentID, wish: w}, nil
 }
 
 // wish validates the input against the catalogue and opening hours, as

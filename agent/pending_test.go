@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/bookonce/bookonce/agent"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // TestUnknownCalendarOutcomeAnswersPending: the calendar commits the hold
@@ -72,4 +74,31 @@ func TestPaymentLinkInTheAnswer(t *testing.T) {
 	var again agent.BookingAnswer
 	require.Empty(t, call(t, s, agent.ToolGetBooking, map[string]any{"id": a.WorkflowID}, &again))
 	require.Equal(t, a.PaymentURL, again.PaymentURL, "get_booking repeats the link")
+}
+
+// TestADecisionWhoseSagaNeverStartedIsStarted: a process decided "new"
+// for an intent and died before starting its saga (the intent row is all
+// that is left). The next ask for that booking merges into it, sees no
+// saga, starts it, and answers pending; the booking then completes once.
+func TestADecisionWhoseSagaNeverStartedIsStarted(t *testing.T) {
+	e := newEnv(t)
+	e.svc.Wait = time.Second
+	customer, start := newCustomer(), testsupport.NextWeekday(t, time.Friday, 14)
+	intentID := workflows.IntentID("demo", customer, "tire-change", "", start)
+	workflowID := workflows.AppointmentWorkflowID("demo", intentID)
+	_, err := e.pool.Exec(context.Background(), `INSERT INTO booking_intents (tenant_id, intent_id, customer, service, slot_start, channel, workflow_id, events)
+		VALUES ('demo', $1, $2, 'tire-change', $3, 'whatsapp', $4, ARRAY['SMcrashed'])`, intentID, customer, start.UTC(), workflowID)
+	require.NoError(t, err)
+
+	s := e.connect(t, devToken)
+	var a agent.BookingAnswer
+	require.Empty(t, call(t, s, agent.ToolBookAppointment, map[string]any{"customer": customer, "service": "tire-change", "start": start.Format(time.RFC3339)}, &a))
+	require.Equal(t, agent.StatusPending, a.Status, a.Message)
+	require.Equal(t, workflowID, a.WorkflowID)
+	var after agent.BookingAnswer
+	testsupport.Eventually(t, 60*time.Second, "the started saga books", func() bool {
+		require.Empty(t, call(t, s, agent.ToolGetBooking, map[string]any{"id": workflowID}, &after))
+		return after.Status == agent.StatusConfirmed
+	})
+	e.requireReservations(t, customer, 1)
 }
