@@ -166,8 +166,14 @@ func defineTools() []tool {
 func versionOf(ts []tool) string {
 	h := sha256.New()
 	for _, t := range ts {
-		in, _ := json.Marshal(t.in)   // a schema jsonschema.For built always marshals
-		out, _ := json.Marshal(t.out) // (ditto)
+		in, err := json.Marshal(t.in)
+		if err != nil {
+			panic("agent: input schema of " + string(t.name) + ": " + err.Error())
+		}
+		out, err := json.Marshal(t.out)
+		if err != nil {
+			panic("agent: output schema of " + string(t.name) + ": " + err.Error())
+		}
 		h.Write([]byte(string(t.name) + "\x00"))
 		h.Write(in)
 		h.Write(out)
