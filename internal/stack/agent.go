@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,10 +41,16 @@ func Agent(cfg config.Config, pool *pgxpool.Pool, tc client.Client, reg *prometh
 		PaymentMethod: ConversationPaymentMethod(cfg),
 		// No Registerer: the gateway's duplicates counter has its own help
 		// text, which the idempotency metrics would clash with on reg.
-		Idempotency: idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Logger: log}),
+		// The lease outlives a tool call's decision and bounded wait, so a
+		// call still running is never taken over by its own redelivery.
+		Idempotency: idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute,
+			Lease: AgentLease, Logger: log}),
 		Metrics:     agent.NewMetrics(reg, duplicates), Logger: log,
 	}
 }
+
+// AgentLease is how long an HTTP tool call holds its Idempotency-Key.
+const AgentLease = time.Minute
 
 // AgentService serves the agent tools (MCP at /mcp, HTTP function calls)
 // with the gateway's health and metrics.
