@@ -45,7 +45,7 @@ func Agent(cfg config.Config, pool *pgxpool.Pool, tc client.Client, reg *prometh
 		// call still running is never taken over by its own redelivery.
 		Idempotency: idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute,
 			Lease: AgentLease, Logger: log}),
-		Metrics:     agent.NewMetrics(reg, duplicates), Logger: log,
+		Metrics: agent.NewMetrics(reg, duplicates), Logger: log,
 	}
 }
 
