@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -169,4 +170,17 @@ func TestAnotherTenantsBookingIsNotFound(t *testing.T) {
 		msg := call(t, s, agent.ToolGetBooking, map[string]any{"id": id}, nil)
 		require.Contains(t, msg, "no booking with this id", id)
 	}
+}
+
+// TestExpiredOperationClaimsAreReaped: a claim older than the operation
+// IDs' lifetime is deleted, a younger one kept.
+func TestExpiredOperationClaimsAreReaped(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.pool.Exec(context.Background(), `INSERT INTO agent_operations (tenant_id, operation_id, args_hash, created_at)
+		VALUES ('demo', 'op:old', 'x', now() - $1::interval), ('demo', 'op:young', 'y', now())`, (e.svc.Signer.TTL + time.Hour).String())
+	require.NoError(t, err)
+	n, err := e.svc.ReapOperations(context.Background())
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM agent_operations WHERE operation_id = 'op:young'`))
 }

@@ -185,9 +185,10 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	paymentsSvc, payStore := stack.PaymentsService(cfg, pool, tenants, log)
 	workerSvc := stack.WorkerServiceOn(c.workerReg, pool, c.worker, log)
 	gw, gwReg := stack.GatewayOn(c.gatewayReg, cfg, pool, c.gateway, tenants, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
+	tools := stack.Agent(cfg, pool, c.gateway, gwReg, gw, tenants, log)
 	if err := stack.ServeAll(ctx, g, log, map[string]web.Service{
 		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
-		cfg.AgentListen:    stack.AgentService(stack.Agent(cfg, pool, c.gateway, gwReg, gw, tenants, log), gw, gwReg, log),
+		cfg.AgentListen:    stack.AgentService(tools, gw, gwReg, log),
 		cfg.CalendarListen: calendarSvc,
 		cfg.PaymentsListen: paymentsSvc,
 		cfg.WorkerListen:   workerSvc,
@@ -198,6 +199,7 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	g.Go(func() error { payStore.RunReaper(ctx, stack.ReapEvery); return nil })
 	g.Go(func() error { stack.PaymentsWebhooks(cfg, pool, log).Run(ctx, stack.DeliverEvery); return nil })
 	g.Go(func() error { gw.RunRelay(ctx, stack.RelayEvery); return nil })
+	g.Go(func() error { tools.RunReaper(ctx, stack.ReapEvery); return nil })
 	twilioClient, note, stopFake := stack.Twilio(cfg), "Twilio", func() {}
 	if cfg.TwilioAPIURL == "" && cfg.TwilioAuthToken == config.DevTwilioAuthToken {
 		client, fake := stack.DevTwilio(cfg)

@@ -37,6 +37,7 @@ func main() {
 			p.Config.GatewayListen: stack.GatewayService(gw, reg, p.Log),
 			p.Config.AgentListen:   stack.AgentService(tools, gw, reg, p.Log),
 		},
-			func(ctx context.Context) { gw.RunRelay(ctx, stack.RelayEvery) }, stack.RunTenants(tenants))
+			func(ctx context.Context) { gw.RunRelay(ctx, stack.RelayEvery) }, stack.RunTenants(tenants),
+			func(ctx context.Context) { tools.RunReaper(ctx, stack.ReapEvery) })
 	})
 }
