@@ -109,18 +109,15 @@ func TestRephrasedSlotIsTheSameBooking(t *testing.T) {
 	if time.Now().In(day.Location()).Weekday() == time.Tuesday {
 		spoken = day.Format("2.1.") + " um 14 Uhr" // "Dienstag" today would mean today
 	}
-	var first, second, other agent.BookingAnswer
-	require.Empty(t, call(t, s, agent.ToolBookAppointment, map[string]any{"customer": customer, "service": "tire-change", "start": spoken}, &first))
-	require.Equal(t, agent.StatusConfirmed, first.Status, first.Message)
-	require.Empty(t, call(t, s, agent.ToolBookAppointment, map[string]any{"customer": customer, "service": "tire-change", "start": day.Format(time.RFC3339)}, &second))
+	first := book(t, s, map[string]any{"customer": customer, "service": "tire-change", "start": spoken}, agent.StatusConfirmed)
+	second := book(t, s, map[string]any{"customer": customer, "service": "tire-change", "start": day.Format(time.RFC3339)}, agent.StatusConfirmed)
 	require.Equal(t, first, second, "the same answer")
 
 	var op agent.OperationOutput
 	require.Empty(t, call(t, s, agent.ToolBeginOperation, nil, &op))
-	require.Empty(t, call(t, s, agent.ToolBookAppointment, map[string]any{
+	other := book(t, s, map[string]any{
 		"customer": customer, "service": "tire-change", "start": day.UTC().Format(time.RFC3339), "operation_id": op.OperationID,
-	}, &other))
-	require.Equal(t, agent.StatusAlreadyBooked, other.Status, other.Message)
+	}, agent.StatusAlreadyBooked)
 	require.Equal(t, first.BookingID, other.BookingID)
 	require.Equal(t, first.WorkflowID, other.WorkflowID)
 	e.requireReservations(t, customer, 1)
@@ -135,13 +132,10 @@ func TestDifferentSlotInWindowNeedsConfirmation(t *testing.T) {
 	s := e.connect(t, devToken)
 	customer := newCustomer()
 	first := testsupport.NextWeekday(t, time.Friday, 10)
-	var a, b, c agent.BookingAnswer
-	require.Empty(t, call(t, s, agent.ToolBookAppointment, map[string]any{"customer": customer, "service": "tire-change", "start": first.Format(time.RFC3339)}, &a))
-	require.Equal(t, agent.StatusConfirmed, a.Status, a.Message)
+	a := book(t, s, map[string]any{"customer": customer, "service": "tire-change", "start": first.Format(time.RFC3339)}, agent.StatusConfirmed)
 
 	later := map[string]any{"customer": customer, "service": "tire-change", "start": first.Add(3 * time.Hour).Format(time.RFC3339)}
-	require.Empty(t, call(t, s, agent.ToolBookAppointment, later, &b))
-	require.Equal(t, agent.StatusNeedsConfirmation, b.Status)
+	b := book(t, s, later, agent.StatusNeedsConfirmation)
 	require.Equal(t, a.BookingID, b.ExistingBooking)
 	require.Equal(t, first.Format(time.RFC3339), b.ExistingStart)
 	require.Contains(t, b.Message, "confirm_second")
@@ -149,8 +143,7 @@ func TestDifferentSlotInWindowNeedsConfirmation(t *testing.T) {
 	require.Zero(t, e.count(t, `SELECT count(*) FROM review_cases`), "the agent asks its human; no review case")
 
 	later["confirm_second"] = true
-	require.Empty(t, call(t, s, agent.ToolBookAppointment, later, &c))
-	require.Equal(t, agent.StatusConfirmed, c.Status, c.Message)
+	c := book(t, s, later, agent.StatusConfirmed)
 	require.NotEqual(t, a.WorkflowID, c.WorkflowID)
 	e.requireReservations(t, customer, 2)
 }

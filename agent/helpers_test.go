@@ -117,3 +117,12 @@ func (e env) count(t *testing.T, sql string, args ...any) int {
 // newCustomer is a fresh number: the Temporal server is shared by the
 // package and by reruns, and workflow IDs derive from the customer.
 func newCustomer() string { return fmt.Sprintf("+49151%08d", rand.IntN(100000000)) }
+
+// book runs book_appointment and requires the tool to answer want.
+func book(t *testing.T, s *mcp.ClientSession, args map[string]any, want agent.Status) agent.BookingAnswer {
+	t.Helper()
+	var a agent.BookingAnswer
+	require.Empty(t, call(t, s, agent.ToolBookAppointment, args, &a))
+	require.Equal(t, want, a.Status, a.Message)
+	return a
+}
