@@ -27,6 +27,10 @@ const (
 	New    Kind = "new"
 	Merge  Kind = "merge"
 	Review Kind = "review"
+	// Ask: a close intent exists and the caller asked to be told instead
+	// of a review case being opened (Intent.Ask); nothing was recorded, so
+	// the wish may come again confirmed (Separate) or not at all.
+	Ask Kind = "ask"
 )
 
 // Intent is a canonical booking intent from one channel event.
@@ -44,6 +48,11 @@ type Intent struct {
 	ConversationID string `json:"conversation_id"`
 	// Separate forces a new booking: a reviewer decided it is not a duplicate.
 	Separate bool `json:"separate,omitempty"`
+	// Ask answers a potential duplicate with the decision Ask instead of a
+	// review case: the caller (an AI agent's tool call) asks its human
+	// itself, and there is no conversation a reviewer's decision could
+	// resume.
+	Ask bool `json:"ask,omitempty"`
 }
 
 // Decision is what Decide found.
@@ -55,6 +64,11 @@ type Decision struct {
 	ChannelPair string `json:"channel_pair"`
 	// Conflicting is the close intent a review case compares against.
 	Conflicting string `json:"conflicting,omitempty"`
+	// ConflictingWorkflow, ConflictingService and ConflictingSlot describe
+	// that intent's appointment (set with Ask).
+	ConflictingWorkflow string    `json:"conflicting_workflow,omitempty"`
+	ConflictingService  string    `json:"conflicting_service,omitempty"`
+	ConflictingSlot     time.Time `json:"conflicting_slot,omitzero"`
 }
 
 // Store decides in PostgreSQL.
@@ -102,14 +116,17 @@ func (s *Store) Decide(ctx context.Context, key string, in Intent) (Decision, er
 
 func (s *Store) decide(ctx context.Context, tx pgx.Tx, key string, in Intent) (Decision, error) {
 	var d Decision
+	// Lock before looking the key up: two calls with one key at once (an
+	// agent's parallel tool calls) then see each other's decision instead
+	// of both deciding and one failing on the key's uniqueness.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1 || '/' || $2))`, in.Tenant, in.Customer); err != nil {
+		return d, err
+	}
 	err := tx.QueryRow(ctx, `SELECT decision, intent_id, workflow_id, coalesce(review_case, ''), channel_pair FROM dedup_decisions WHERE idempotency_key = $1`, key).
 		Scan(&d.Kind, &d.IntentID, &d.WorkflowID, &d.ReviewCase, &d.ChannelPair)
 	if err == nil {
 		return d, nil
 	} else if !errors.Is(err, pgx.ErrNoRows) {
-		return d, err
-	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1 || '/' || $2))`, in.Tenant, in.Customer); err != nil {
 		return d, err
 	}
 	now := s.now()
@@ -141,6 +158,9 @@ func (s *Store) decide(ctx context.Context, tx pgx.Tx, key string, in Intent) (D
 	default:
 		return d, err
 	}
+	if d.Kind == Ask {
+		return d, nil // nothing decided: the caller asks its human first
+	}
 	_, err = tx.Exec(ctx, `INSERT INTO dedup_decisions (idempotency_key, tenant_id, decision, intent_id, workflow_id, review_case, channel_pair)
 		VALUES ($1, $2, $3, $4, $5, nullif($6, ''), $7)`, key, in.Tenant, string(d.Kind), d.IntentID, d.WorkflowID, d.ReviewCase, d.ChannelPair)
 	return d, err
@@ -151,6 +171,10 @@ func (s *Store) newOrReview(ctx context.Context, tx pgx.Tx, key string, in Inten
 		close, err := s.closeIntent(ctx, tx, in, now)
 		if err != nil {
 			return Decision{}, err
+		}
+		if close != nil && in.Ask {
+			return Decision{Kind: Ask, IntentID: in.IntentID, WorkflowID: in.WorkflowID, ChannelPair: close.channel + "+" + in.Channel,
+				Conflicting: close.intentID, ConflictingWorkflow: close.workflowID, ConflictingService: close.service, ConflictingSlot: close.slot}, nil
 		}
 		if close != nil {
 			caseID, err := openCase(ctx, tx, key, in, close)

@@ -97,7 +97,7 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		"DATABASE_URL": e.dbURL, "TEMPORAL_ADDRESS": addrs[0], "TEMPORAL_NAMESPACE": "default",
 		"TWILIO_ACCOUNT_SID": e.twilio.AccountSID, "TWILIO_AUTH_TOKEN": e.twilio.AuthToken,
 		"CALENDAR_LISTEN": addrs[1], "PAYMENTS_LISTEN": addrs[2],
-		"WORKER_LISTEN": "127.0.0.1:0", "OUTBOX_SEND_TIMEOUT": "15s", "LOG_FORMAT": "json", "LOG_LEVEL": "warn",
+		"WORKER_LISTEN": "127.0.0.1:0", "AGENT_LISTEN": "127.0.0.1:0", "OUTBOX_SEND_TIMEOUT": "15s", "LOG_FORMAT": "json", "LOG_LEVEL": "warn",
 		// The reconciler sweeps within the drill's orphan wait.
 		"RECONCILE_INTERVAL": "10s", "RECONCILE_GRACE": "15s",
 	}

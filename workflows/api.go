@@ -23,7 +23,13 @@ func StartAppointment(ctx context.Context, c client.Client, taskQueue string, re
 	if req.IntentID == "" {
 		req.IntentID = IntentID(req.Tenant, req.Customer, req.Service, req.ResourceID, req.SlotStart)
 	}
-	id := AppointmentWorkflowID(req.Tenant, req.IntentID)
+	return StartAppointmentAs(ctx, c, taskQueue, AppointmentWorkflowID(req.Tenant, req.IntentID), req)
+}
+
+// StartAppointmentAs is StartAppointment under the workflow ID a dedup
+// decision named (a new attempt after a failed one has its own ID); req
+// must carry its IntentID.
+func StartAppointmentAs(ctx context.Context, c client.Client, taskQueue, id string, req BookingRequest) (run client.WorkflowRun, existing bool, err error) {
 	opts := client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: taskQueue,

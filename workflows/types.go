@@ -51,6 +51,8 @@ const (
 	ChannelVoice    Channel = "voice"
 	ChannelWhatsApp Channel = "whatsapp"
 	ChannelAPI      Channel = "api"
+	// ChannelAgent: an AI agent's tool call (package agent, MCP or HTTP).
+	ChannelAgent Channel = "agent"
 )
 
 // BookingRequest is the input of AppointmentWorkflow.

@@ -185,8 +185,10 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	paymentsSvc, payStore := stack.PaymentsService(cfg, pool, tenants, log)
 	workerSvc := stack.WorkerServiceOn(c.workerReg, pool, c.worker, log)
 	gw, gwReg := stack.GatewayOn(c.gatewayReg, cfg, pool, c.gateway, tenants, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
+	tools := stack.Agent(cfg, pool, c.gateway, gwReg, gw, tenants, log)
 	if err := stack.ServeAll(ctx, g, log, map[string]web.Service{
 		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
+		cfg.AgentListen:    stack.AgentService(tools, gw, gwReg, log),
 		cfg.CalendarListen: calendarSvc,
 		cfg.PaymentsListen: paymentsSvc,
 		cfg.WorkerListen:   workerSvc,
@@ -197,6 +199,7 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	g.Go(func() error { payStore.RunReaper(ctx, stack.ReapEvery); return nil })
 	g.Go(func() error { stack.PaymentsWebhooks(cfg, pool, log).Run(ctx, stack.DeliverEvery); return nil })
 	g.Go(func() error { gw.RunRelay(ctx, stack.RelayEvery); return nil })
+	g.Go(func() error { tools.RunReaper(ctx, stack.ReapEvery); return nil })
 	twilioClient, note, stopFake := stack.Twilio(cfg), "Twilio", func() {}
 	if cfg.TwilioAPIURL == "" && cfg.TwilioAuthToken == config.DevTwilioAuthToken {
 		client, fake := stack.DevTwilio(cfg)
@@ -237,6 +240,7 @@ func printReady(w io.Writer, cfg config.Config, uiURL, twilioNote, try string) {
 	fmt.Fprintf(w, "  Ops page         http://%s/ops?token=<token from BOOKONCE_API_TOKENS>\n", cfg.GatewayListen)
 	fmt.Fprintf(w, "  Calendar API     http://%s   (Authorization: Bearer <token from BOOKONCE_API_TOKENS>)\n", cfg.CalendarListen)
 	fmt.Fprintf(w, "  Payment API      http://%s\n", cfg.PaymentsListen)
+	fmt.Fprintf(w, "  Agent tools      MCP http://%s/mcp, HTTP http://%s/v1/agent/tools   (Authorization: Bearer <token>)\n", cfg.AgentListen, cfg.AgentListen)
 	fmt.Fprintf(w, "  Messages         outbox -> %s\n", twilioNote)
 	fmt.Fprintf(w, "  Deposits         %s\n", depositNote(cfg))
 	fmt.Fprintf(w, "\nTry: %s\n\n", try)

@@ -31,8 +31,13 @@ func main() {
 			return err
 		}
 		gw, reg := stack.GatewayOn(reg, p.Config, p.Pool, tc, tenants, p.Log, others...)
-		p.Log.Info("gateway listening", "addr", p.Config.GatewayListen)
-		return stack.Serve(ctx, p.Log, map[string]web.Service{p.Config.GatewayListen: stack.GatewayService(gw, reg, p.Log)},
-			func(ctx context.Context) { gw.RunRelay(ctx, stack.RelayEvery) }, stack.RunTenants(tenants))
+		tools := stack.Agent(p.Config, p.Pool, tc, reg, gw, tenants, p.Log)
+		p.Log.Info("gateway listening", "addr", p.Config.GatewayListen, "agent_addr", p.Config.AgentListen)
+		return stack.Serve(ctx, p.Log, map[string]web.Service{
+			p.Config.GatewayListen: stack.GatewayService(gw, reg, p.Log),
+			p.Config.AgentListen:   stack.AgentService(tools, gw, reg, p.Log),
+		},
+			func(ctx context.Context) { gw.RunRelay(ctx, stack.RelayEvery) }, stack.RunTenants(tenants),
+			func(ctx context.Context) { tools.RunReaper(ctx, stack.ReapEvery) })
 	})
 }

@@ -41,6 +41,9 @@ type Config struct {
 	GatewayListen  string
 	CalendarListen string
 	PaymentsListen string
+	// AgentListen serves the AI agent tools (MCP at /mcp and the HTTP
+	// variant under /v1/agent/tools); the gateway process runs it.
+	AgentListen string
 	// CalendarURL and PaymentsURL are where the worker reaches the APIs.
 	CalendarURL string
 	PaymentsURL string
@@ -200,6 +203,7 @@ func (r *reader) settings() Config {
 		GatewayListen:     r.get("GATEWAY_LISTEN", "127.0.0.1:8080"),
 		CalendarListen:    r.get("CALENDAR_LISTEN", "127.0.0.1:8081"),
 		PaymentsListen:    r.get("PAYMENTS_LISTEN", "127.0.0.1:8082"),
+		AgentListen:       r.get("AGENT_LISTEN", "127.0.0.1:8084"),
 		CalendarURL:       r.url("CALENDAR_URL", "http://127.0.0.1:8081"),
 		PaymentsURL:       r.url("PAYMENTS_URL", "http://127.0.0.1:8082"),
 		PublicBaseURL:     r.url("PUBLIC_BASE_URL", "http://127.0.0.1:8080"),

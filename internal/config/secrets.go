@@ -57,6 +57,7 @@ func (c Config) Exposed() []string {
 	for _, l := range []struct{ name, addr string }{
 		{"GATEWAY_LISTEN", c.GatewayListen}, {"CALENDAR_LISTEN", c.CalendarListen},
 		{"PAYMENTS_LISTEN", c.PaymentsListen}, {"WORKER_LISTEN", c.WorkerListen},
+		{"AGENT_LISTEN", c.AgentListen},
 	} {
 		host, _, err := net.SplitHostPort(l.addr)
 		if err != nil || !loopbackHost(host) {

@@ -40,6 +40,8 @@ func TestCheckSecrets(t *testing.T) {
 		{"dev defaults on 0.0.0.0", map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080"}, config.AllSecrets,
 			[]string{"GATEWAY_LISTEN=0.0.0.0:8080", "BOOKONCE_API_TOKENS", "dev-token", "TWILIO_AUTH_TOKEN", "BOOKONCE_ALLOW_DEV_SECRETS=1"}, false},
 		{"empty host listens everywhere", map[string]string{"WORKER_LISTEN": ":8083"}, config.WorkerSecrets, []string{"WORKER_LISTEN=:8083", "TWILIO_AUTH_TOKEN"}, false},
+		{"agent tools reachable (operation IDs are signed with a key from the Twilio token)", map[string]string{"AGENT_LISTEN": "0.0.0.0:8084"}, config.GatewaySecrets,
+			[]string{"AGENT_LISTEN=0.0.0.0:8084", "TWILIO_AUTH_TOKEN"}, false},
 		{"public PUBLIC_BASE_URL", map[string]string{"PUBLIC_BASE_URL": "https://book.example.com"}, config.GatewaySecrets,
 			[]string{"PUBLIC_BASE_URL=https://book.example.com", "TWILIO_AUTH_TOKEN"}, false},
 		{"only the secrets a process uses", map[string]string{"CALENDAR_LISTEN": "0.0.0.0:8081"}, config.CalendarSecrets, nil, false},
