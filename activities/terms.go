@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"time"
+
 	"github.com/bookonce/bookonce/tenants"
 )
 
@@ -22,6 +24,10 @@ type TenantTerms struct {
 	Wording map[string]string `json:"wording,omitempty"`
 	// Services by ID.
 	Services map[string]ServiceTerms `json:"services,omitempty"`
+	// CancellationWindow is the tenant's policies.cancellation_window: a
+	// booking cancelled at least this long before its slot gets its
+	// deposit back. Zero: the booking lifecycle's default (24 h).
+	CancellationWindow time.Duration `json:"cancellation_window,omitempty"`
 }
 
 // ServiceTerms are a service's label in the tenant's language and its
@@ -34,7 +40,8 @@ type ServiceTerms struct {
 
 // TermsOf resolves a tenant's terms from its profile.
 func TermsOf(p *tenants.Profile) *TenantTerms {
-	t := &TenantTerms{Name: p.Name, Language: string(p.Language), Timezone: p.Timezone, Services: map[string]ServiceTerms{}}
+	t := &TenantTerms{Name: p.Name, Language: string(p.Language), Timezone: p.Timezone, Services: map[string]ServiceTerms{},
+		CancellationWindow: p.Policies.CancellationWindow}
 	if own := p.Templates[p.Language]; len(own) > 0 {
 		t.Wording = make(map[string]string, len(own))
 		for name, text := range own {

@@ -44,6 +44,10 @@ const (
 	TemplateAlreadyBooked TemplateName = "already_booked"
 	TemplateAlreadyHeld   TemplateName = "already_held"
 	TemplateAlternatives  TemplateName = "alternatives"
+	// Booking lifecycle messages (workflows/booking_cancel.go).
+	TemplateBookingCancelled         TemplateName = "booking_cancelled"
+	TemplateBookingCancelledRefunded TemplateName = "booking_cancelled_refunded"
+	TemplateBookingCancelledKept     TemplateName = "booking_cancelled_kept"
 	// Payment-link messages (workflows/payment_link.go, link_expired.go).
 	TemplatePaymentLink         TemplateName = "payment_link"
 	TemplatePaymentExpired      TemplateName = "payment_expired"
@@ -106,6 +110,10 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateAlreadyHeld:   "Für diese Zeit ist bereits ein Termin für Sie in Bearbeitung: {{.Service}} am {{.When}} (Reservierung {{.Hold}}). Wir haben keinen zweiten gebucht und nichts berechnet.",
 		TemplateAlternatives:  "Ihr Wunschtermin ({{.Service}}, {{.When}}) ist leider schon vergeben.{{if .Alternatives}} Frei wären: {{join .Alternatives \", \"}}. Welcher passt Ihnen?{{else}} Welcher andere Termin passt Ihnen?{{end}}",
 
+		TemplateBookingCancelled:         "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert.",
+		TemplateBookingCancelledRefunded: "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert. Ihre Anzahlung von {{.Amount}} erstatten wir vollständig.",
+		TemplateBookingCancelledKept:     "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert. Da die Stornierung kurzfristig kam, behalten wir die Anzahlung von {{.Amount}} ein.",
+
 		TemplatePaymentLink:         "Bitte zahlen Sie die Anzahlung von {{.Amount}} hier: {{.Link}} (gültig bis {{.Until}}).",
 		TemplatePaymentExpired:      "Ihr Zahlungslink ist abgelaufen, deshalb haben wir den Termin ({{.Service}}, {{.When}}) wieder freigegeben. Schreiben Sie uns gern noch einmal, dann senden wir Ihnen einen neuen Link.",
 		TemplatePaymentRefundedLate: "Ihre Zahlung von {{.Amount}} kam an, nachdem Ihre Buchung bereits beendet war. Wir haben nichts eingezogen: Der Betrag wird freigegeben bzw. erstattet.",
@@ -145,6 +153,10 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateAlreadyHeld:   "An appointment for you at this time is already being booked: {{.Service}} on {{.When}} (reservation {{.Hold}}). We did not book a second one and charged nothing.",
 		TemplateAlternatives:  "Unfortunately your preferred time ({{.Service}}, {{.When}}) is already taken.{{if .Alternatives}} Free would be: {{join .Alternatives \", \"}}. Which one suits you?{{else}} Which other time suits you?{{end}}",
 
+		TemplateBookingCancelled:         "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled.",
+		TemplateBookingCancelledRefunded: "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled. We are refunding your deposit of {{.Amount}} in full.",
+		TemplateBookingCancelledKept:     "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled. As the cancellation came at short notice, we keep the deposit of {{.Amount}}.",
+
 		TemplatePaymentLink:         "Please pay the deposit of {{.Amount}} here: {{.Link}} (valid until {{.Until}}).",
 		TemplatePaymentExpired:      "Your payment link has expired, so we released the appointment ({{.Service}}, {{.When}}). Just write to us again and we will send you a new link.",
 		TemplatePaymentRefundedLate: "Your payment of {{.Amount}} arrived after your booking had already ended. We charged nothing: the amount is released or refunded.",
@@ -166,6 +178,7 @@ func TemplateNames() []TemplateName {
 		TemplateCancelLookupFailed, TemplateCancelNone, TemplateCancelSeveral, TemplateCancelConfirmed, TemplateCancelUnknown,
 		TemplateCancelEndedMeanwhile, TemplateCancelInFlight, TemplateCancelNotRecorded,
 		TemplateConfirmation, TemplateAlreadyBooked, TemplateAlreadyHeld, TemplateAlternatives,
+		TemplateBookingCancelled, TemplateBookingCancelledRefunded, TemplateBookingCancelledKept,
 		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate, TemplatePaymentUnavailable,
 		TemplateVoiceGreeting, TemplateVoiceGatherNext, TemplateVoiceUnknownNumber, TemplateVoiceUnassigned,
 	}

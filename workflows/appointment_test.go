@@ -30,6 +30,8 @@ func TestUnitHappyPath(t *testing.T) {
 	require.Equal(t, "pi_1", st.IntentID)
 	require.Equal(t, "msg_1", st.MessageID)
 	require.Empty(t, st.Reason)
+	// The confirmed booking is handed to its lifecycle workflow.
+	require.Equal(t, workflows.BookingWorkflowID(unitWorkflowID), st.Lifecycle)
 
 	require.Equal(t, []string{
 		"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",

@@ -190,6 +190,7 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(workflows.AppointmentWorkflow)
 	env.RegisterWorkflow(workflows.PaymentWorkflow)
+	env.RegisterWorkflow(workflows.BookingWorkflow)
 	env.RegisterActivity(&activities.Activities{})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: unitWorkflowID, TaskQueue: workflows.TaskQueue})
 
