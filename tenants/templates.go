@@ -48,6 +48,10 @@ const (
 	TemplateBookingCancelled         TemplateName = "booking_cancelled"
 	TemplateBookingCancelledRefunded TemplateName = "booking_cancelled_refunded"
 	TemplateBookingCancelledKept     TemplateName = "booking_cancelled_kept"
+	// TemplateReminderEarly is a reminder a day or more ahead: it says how
+	// to cancel or move; TemplateReminder is a later one.
+	TemplateReminderEarly TemplateName = "reminder_early"
+	TemplateReminder      TemplateName = "reminder"
 	// Payment-link messages (workflows/payment_link.go, link_expired.go).
 	TemplatePaymentLink         TemplateName = "payment_link"
 	TemplatePaymentExpired      TemplateName = "payment_expired"
@@ -113,6 +117,8 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateBookingCancelled:         "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert.",
 		TemplateBookingCancelledRefunded: "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert. Ihre Anzahlung von {{.Amount}} erstatten wir vollständig.",
 		TemplateBookingCancelledKept:     "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert. Da die Stornierung kurzfristig kam, behalten wir die Anzahlung von {{.Amount}} ein.",
+		TemplateReminderEarly:            "Erinnerung an Ihren Termin: {{.Service}} am {{.When}} (Buchung {{.Booking}}). Wenn Sie absagen oder verschieben möchten, antworten Sie einfach auf diese Nachricht.",
+		TemplateReminder:                 "Erinnerung: Ihr Termin {{.Service}} ist am {{.When}} (Buchung {{.Booking}}). Wir freuen uns auf Sie.",
 
 		TemplatePaymentLink:         "Bitte zahlen Sie die Anzahlung von {{.Amount}} hier: {{.Link}} (gültig bis {{.Until}}).",
 		TemplatePaymentExpired:      "Ihr Zahlungslink ist abgelaufen, deshalb haben wir den Termin ({{.Service}}, {{.When}}) wieder freigegeben. Schreiben Sie uns gern noch einmal, dann senden wir Ihnen einen neuen Link.",
@@ -156,6 +162,8 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateBookingCancelled:         "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled.",
 		TemplateBookingCancelledRefunded: "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled. We are refunding your deposit of {{.Amount}} in full.",
 		TemplateBookingCancelledKept:     "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled. As the cancellation came at short notice, we keep the deposit of {{.Amount}}.",
+		TemplateReminderEarly:            "A reminder of your appointment: {{.Service}} on {{.When}} (booking {{.Booking}}). If you need to cancel or move it, just reply to this message.",
+		TemplateReminder:                 "Reminder: your appointment {{.Service}} is on {{.When}} (booking {{.Booking}}). We look forward to seeing you.",
 
 		TemplatePaymentLink:         "Please pay the deposit of {{.Amount}} here: {{.Link}} (valid until {{.Until}}).",
 		TemplatePaymentExpired:      "Your payment link has expired, so we released the appointment ({{.Service}}, {{.When}}). Just write to us again and we will send you a new link.",
@@ -179,6 +187,7 @@ func TemplateNames() []TemplateName {
 		TemplateCancelEndedMeanwhile, TemplateCancelInFlight, TemplateCancelNotRecorded,
 		TemplateConfirmation, TemplateAlreadyBooked, TemplateAlreadyHeld, TemplateAlternatives,
 		TemplateBookingCancelled, TemplateBookingCancelledRefunded, TemplateBookingCancelledKept,
+		TemplateReminderEarly, TemplateReminder,
 		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate, TemplatePaymentUnavailable,
 		TemplateVoiceGreeting, TemplateVoiceGatherNext, TemplateVoiceUnknownNumber, TemplateVoiceUnassigned,
 	}

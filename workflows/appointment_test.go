@@ -32,6 +32,11 @@ func TestUnitHappyPath(t *testing.T) {
 	require.Empty(t, st.Reason)
 	// The confirmed booking is handed to its lifecycle workflow.
 	require.Equal(t, workflows.BookingWorkflowID(unitWorkflowID), st.Lifecycle)
+	require.NotNil(t, f.lifecycle)
+	require.Equal(t, unitWorkflowID, f.lifecycle.Reference)
+	require.Equal(t, "booking-hold-1", f.lifecycle.BookingID)
+	require.Equal(t, int64(2000), f.lifecycle.Deposit, "the captured deposit")
+	require.Equal(t, "pi_1", f.lifecycle.IntentID)
 
 	require.Equal(t, []string{
 		"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",

@@ -70,6 +70,9 @@ type BookingLifecycle struct {
 	// slot refunds the deposit in full, a later one keeps it. Zero:
 	// DefaultCancellationWindow.
 	CancellationWindow Duration `json:"cancellation_window,omitempty"`
+	// Reminders are offsets before the slot at which a reminder is sent;
+	// empty: 24 h and 2 h (booking_remind.go).
+	Reminders []Duration `json:"reminders,omitempty"`
 	// Linger: how long after the slot's end the booking stays addressable
 	// as Completed. Zero: DefaultLinger.
 	Linger Duration `json:"linger,omitempty"`
@@ -107,6 +110,8 @@ type LifecycleState struct {
 	RefundID     string         `json:"refund_id,omitempty"`
 	CancelReason string         `json:"cancel_reason,omitempty"`
 	CancelledAt  time.Time      `json:"cancelled_at,omitzero"`
+	// Reminders are the offsets whose reminder was sent ("24h0m0s").
+	Reminders []string `json:"reminders,omitempty"`
 	// MessageID is the cancellation message's outbox row.
 	MessageID  string `json:"message_id,omitempty"`
 	ReviewCase string `json:"review_case,omitempty"`
@@ -141,6 +146,8 @@ type booking struct {
 	// cancelling is set while a cancel Update carries out its steps; a
 	// second one waits for it and answers the same state.
 	cancelling bool
+	// reminding is set while a reminder is sent; a cancel waits for it.
+	reminding bool
 }
 
 func (b *booking) setup(ctx workflow.Context) error {
@@ -156,9 +163,16 @@ func (b *booking) setup(ctx workflow.Context) error {
 	return b.upsert(ctx, StatusConfirmed, "booked "+b.in.BookingID)
 }
 
-// run waits for the slot's end (a durable timer; Updates are handled
-// meanwhile), then stays addressable for the linger time and ends.
+// run sends the reminders and waits for the slot's end (durable timers;
+// Updates are handled meanwhile), then stays addressable for the linger
+// time and ends.
 func (b *booking) run(ctx workflow.Context) (LifecycleState, error) {
+	for _, r := range b.plan(workflow.Now(ctx)) {
+		if err := b.sleepUntil(ctx, r.at); err != nil {
+			return b.state, err
+		}
+		b.remind(ctx, r)
+	}
 	if err := b.sleepUntil(ctx, b.slotEnd()); err != nil {
 		return b.state, err
 	}

@@ -55,6 +55,10 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 	}
 	b.cancelling = true
 	defer func() { b.cancelling = false }()
+	// A reminder being sent goes first: none follows the cancellation.
+	if err := workflow.Await(ctx, func() bool { return !b.reminding }); err != nil {
+		return b.state, err
+	}
 	now := workflow.Now(ctx)
 	// The decision uses workflow time: a replay, or a retried request that
 	// the server deduplicated, sees the same side of the boundary.

@@ -59,7 +59,7 @@ func (a *appointment) lifecycleInput() BookingLifecycle {
 		in.Deposit = a.req.DepositAmount
 	}
 	if a.req.Terms != nil {
-		in.CancellationWindow = a.req.Terms.CancellationWindow
+		in.CancellationWindow, in.Reminders = a.req.Terms.CancellationWindow, a.req.Terms.Reminders
 	}
 	return in
 }

@@ -30,6 +30,7 @@ type bookingFake struct {
 	refunds   int
 	voids     int
 	messages  []activities.ConfirmationInput
+	sentAt    []time.Time
 	cases     int
 	calendarE error // CancelBooking's answer when non-nil
 }
@@ -72,6 +73,7 @@ func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironm
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.messages = append(f.messages, in)
+			f.sentAt = append(f.sentAt, env.Now())
 			return activities.Step{Key: "k-msg", Attempt: 1, DownstreamID: "msg_c"}, nil
 		})
 	env.OnActivity(a.OpenReviewCase, mock.Anything, mock.Anything).Return(
@@ -132,18 +134,25 @@ func TestBookingCancelAndComplete(t *testing.T) {
 		refunds   int
 		template  string // a word of the message sent
 		rejected  bool
+		// offsets overrides the default reminders (24 h, 2 h); reminders
+		// are the kinds of the reminders expected to be sent.
+		offsets   []time.Duration
+		reminders []string
 	}{
 		{name: "free cancel refunds the deposit", at: time.Hour, want: workflows.StatusCancelled,
 			deposit: workflows.DepositRefunded, refunds: 1, template: "erstatten"},
 		{name: "cancel exactly 24 h before is free", at: 48 * time.Hour, want: workflows.StatusCancelled,
-			deposit: workflows.DepositRefunded, refunds: 1, template: "erstatten"},
-		{name: "late cancel keeps the deposit", at: 61 * time.Hour, want: workflows.StatusCancelled,
-			deposit: workflows.DepositKept, template: "behalten wir"},
+			deposit: workflows.DepositRefunded, refunds: 1, template: "erstatten", offsets: []time.Duration{2 * time.Hour}},
+		{name: "late cancel keeps the deposit, no reminder after it", at: 61 * time.Hour, want: workflows.StatusCancelled,
+			deposit: workflows.DepositKept, template: "behalten wir", reminders: []string{"reminder_24h0m0s"}},
 		{name: "cancel without deposit", at: time.Hour, noDeposit: true, want: workflows.StatusCancelled,
 			deposit: workflows.DepositNone, template: "ist storniert."},
-		{name: "cancel after completion is refused", at: 75 * time.Hour, want: workflows.StatusCompleted, rejected: true},
-		{name: "cancel after the slot began is refused", at: 72*time.Hour + time.Minute, want: workflows.StatusCompleted, rejected: true},
-		{name: "completed at the slot's end", want: workflows.StatusCompleted},
+		{name: "cancel after completion is refused", at: 75 * time.Hour, want: workflows.StatusCompleted, rejected: true,
+			reminders: []string{"reminder_24h0m0s", "reminder_2h0m0s"}},
+		{name: "cancel after the slot began is refused", at: 72*time.Hour + time.Minute, want: workflows.StatusCompleted, rejected: true,
+			reminders: []string{"reminder_24h0m0s", "reminder_2h0m0s"}},
+		{name: "completed at the slot's end, reminded twice", want: workflows.StatusCompleted,
+			reminders: []string{"reminder_24h0m0s", "reminder_2h0m0s"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,6 +162,7 @@ func TestBookingCancelAndComplete(t *testing.T) {
 			if tc.noDeposit {
 				in.Deposit, in.IntentID = 0, ""
 			}
+			in.Reminders = tc.offsets
 			var first, again answer
 			if tc.at > 0 {
 				cancelAt(env, tc.at, "cancel-1", &first)
@@ -177,9 +187,20 @@ func TestBookingCancelAndComplete(t *testing.T) {
 			require.Equal(t, tc.refunds, f.refunds, "refunds at the payment API")
 			require.Zero(t, f.voids)
 			require.Zero(t, f.cases)
+			var reminders []string
+			cancellations := 0
+			for _, m := range f.messages {
+				if m.Kind == workflows.MessageKindCancellation {
+					cancellations++
+					continue
+				}
+				require.Zero(t, cancellations, "a reminder after the cancellation: %s", m.Kind)
+				reminders = append(reminders, m.Kind)
+			}
+			require.Equal(t, tc.reminders, reminders, "reminders sent")
 			if tc.at == 0 {
 				require.Zero(t, f.cancels)
-				require.Empty(t, f.messages)
+				require.Zero(t, cancellations)
 				return
 			}
 			if tc.rejected {
@@ -188,7 +209,7 @@ func TestBookingCancelAndComplete(t *testing.T) {
 				require.ErrorAs(t, first.rejected, &appErr)
 				require.Equal(t, workflows.ErrTypeNotCancellable, appErr.Type())
 				require.Zero(t, f.cancels)
-				require.Empty(t, f.messages)
+				require.Zero(t, cancellations)
 				return
 			}
 			require.True(t, first.done && again.done, "both cancels answered")
@@ -198,10 +219,11 @@ func TestBookingCancelAndComplete(t *testing.T) {
 			require.Equal(t, tc.deposit, first.state.Deposit, first.state.Reason)
 			require.Equal(t, first.state, again.state, "a second cancel answers the same state")
 			require.Equal(t, 1, f.cancels, "the calendar booking cancelled once")
-			require.Len(t, f.messages, 1, "one cancellation message")
-			require.Equal(t, workflows.MessageKindCancellation, f.messages[0].Kind)
-			require.Equal(t, unitWorkflowID, f.messages[0].Reference)
-			require.Contains(t, f.messages[0].Text, tc.template)
+			require.Equal(t, 1, cancellations, "one cancellation message")
+			last := f.messages[len(f.messages)-1]
+			require.Equal(t, workflows.MessageKindCancellation, last.Kind)
+			require.Equal(t, unitWorkflowID, last.Reference)
+			require.Contains(t, last.Text, tc.template)
 			if tc.deposit == workflows.DepositRefunded {
 				require.Equal(t, "re_1", st.RefundID)
 			}
@@ -226,4 +248,58 @@ func TestBookingCancelCalendarFailureNeedsReview(t *testing.T) {
 	require.Equal(t, 1, f.cases)
 	require.Zero(t, f.refunds)
 	require.Empty(t, f.messages)
+}
+
+// TestBookingReminders: reminders at the offsets, moved out of the
+// tenant's quiet hours, and none that would come right after the
+// confirmation.
+func TestBookingReminders(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	quiet := &activities.TenantTerms{Language: "de", Timezone: "Europe/Berlin", QuietOpens: "21:00", QuietCloses: "08:00"}
+	local := func(now time.Time, days, hour, minute int) time.Time {
+		d := now.In(berlin)
+		return time.Date(d.Year(), d.Month(), d.Day()+days, hour, minute, 0, 0, berlin)
+	}
+	cases := []struct {
+		name  string
+		terms *activities.TenantTerms
+		slot  func(now time.Time) time.Time
+		// want are the send times, from the slot's start.
+		want func(slot time.Time) []time.Time
+	}{
+		{"at the offsets", nil, func(now time.Time) time.Time { return local(now, 3, 9, 0) },
+			func(s time.Time) []time.Time { return []time.Time{s.Add(-24 * time.Hour), s.Add(-2 * time.Hour)} }},
+		{"a reminder in quiet hours waits for their end", quiet, func(now time.Time) time.Time { return local(now, 3, 9, 0) },
+			func(s time.Time) []time.Time { return []time.Time{s.Add(-24 * time.Hour), s.Add(-time.Hour)} }},
+		{"before a slot earlier than their end: the evening before", quiet, func(now time.Time) time.Time { return local(now, 3, 7, 30) },
+			func(s time.Time) []time.Time {
+				return []time.Time{s.Add(-24 * time.Hour).Add(30 * time.Minute), local(s, -1, 20, 59)}
+			}},
+		{"slot too close: none", nil, func(now time.Time) time.Time { return now.Add(150 * time.Minute) },
+			func(time.Time) []time.Time { return nil }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &bookingFake{}
+			env := newBookingEnv(t, f)
+			in := lifecycleInput(env)
+			in.Terms, in.SlotStart = tc.terms, tc.slot(env.Now())
+			in.SlotEnd = in.SlotStart.Add(time.Hour)
+			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			require.NoError(t, env.GetWorkflowError())
+			var st workflows.LifecycleState
+			require.NoError(t, env.GetWorkflowResult(&st))
+			require.Equal(t, workflows.StatusCompleted, st.Status)
+			want := tc.want(in.SlotStart)
+			require.Len(t, f.sentAt, len(want), "reminders sent: %v", f.messages)
+			for i, at := range want {
+				require.WithinDuration(t, at, f.sentAt[i], time.Second, "reminder %d", i)
+				require.Contains(t, f.messages[i].Text, "Erinnerung")
+			}
+			if len(want) > 0 {
+				require.Contains(t, f.messages[0].Text, "absagen oder verschieben", "the first reminder says how to cancel or move")
+			}
+		})
+	}
 }
