@@ -53,16 +53,17 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 		err := workflow.Await(ctx, func() bool { return !b.cancelling })
 		return b.state, err
 	}
+	// The decision uses workflow time when the cancel arrived (not after
+	// a wait below): a replay, or a retried request that the server
+	// deduplicated, sees the same side of the boundary.
+	now := workflow.Now(ctx)
+	free := !now.After(b.in.SlotStart.Add(-b.window()))
 	b.cancelling = true
 	defer func() { b.cancelling = false }()
 	// A reminder being sent goes first: none follows the cancellation.
 	if err := workflow.Await(ctx, func() bool { return !b.reminding }); err != nil {
 		return b.state, err
 	}
-	now := workflow.Now(ctx)
-	// The decision uses workflow time: a replay, or a retried request that
-	// the server deduplicated, sees the same side of the boundary.
-	free := !now.After(b.in.SlotStart.Add(-b.window()))
 	b.state.CancelReason, b.state.CancelledAt = in.Reason, now
 	if err := b.upsert(ctx, StatusCancelling, "cancelling: "+in.Reason); err != nil {
 		return b.state, err

@@ -33,6 +33,8 @@ type bookingFake struct {
 	sentAt    []time.Time
 	cases     int
 	calendarE error // CancelBooking's answer when non-nil
+	// sendDelay is how long (workflow time) a message takes to send.
+	sendDelay time.Duration
 }
 
 func (f *bookingFake) count(n *int) {
@@ -68,7 +70,7 @@ func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironm
 			f.count(&f.voids)
 			return activities.IntentResult{Step: activities.Step{Key: "k-void", DownstreamID: "re_2"}}, nil
 		})
-	env.OnActivity(a.SendConfirmation, mock.Anything, mock.Anything).Return(
+	env.OnActivity(a.SendConfirmation, mock.Anything, mock.Anything).After(f.sendDelay).Return(
 		func(_ context.Context, in activities.ConfirmationInput) (activities.Step, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -302,4 +304,31 @@ func TestBookingReminders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBookingCancelWaitsForAReminder: a cancel that arrives while a
+// reminder is being sent waits for it (no reminder after the
+// cancellation), and its refund is decided by when it arrived, not by
+// when it could go on.
+func TestBookingCancelWaitsForAReminder(t *testing.T) {
+	f := &bookingFake{sendDelay: 10 * time.Minute}
+	env := newBookingEnv(t, f)
+	in := lifecycleInput(env)
+	// The reminder goes at 47h55m and takes until 48h05m; the cancel comes
+	// at 47h58m, 24h02m before the slot: free, though it goes on after the
+	// window has closed.
+	in.Reminders = []time.Duration{24*time.Hour + 5*time.Minute}
+	var first answer
+	cancelAt(env, 47*time.Hour+58*time.Minute, "cancel-1", &first)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, first.done)
+	require.NoError(t, first.err)
+	require.Equal(t, workflows.StatusCancelled, first.state.Status)
+	require.Equal(t, workflows.DepositRefunded, first.state.Deposit, first.state.Reason)
+	require.Equal(t, 1, f.refunds)
+	require.Len(t, f.messages, 2)
+	require.Equal(t, workflows.MessageKindReminder+"24h5m0s", f.messages[0].Kind)
+	require.Equal(t, workflows.MessageKindCancellation, f.messages[1].Kind)
+	require.False(t, f.sentAt[1].Before(f.sentAt[0].Add(10*time.Minute)), "the cancellation waited for the reminder")
 }
