@@ -14,6 +14,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 var startedID = regexp.MustCompile(`started (appointment:\S+)`)
@@ -48,6 +49,10 @@ func TestCancelCommand(t *testing.T) {
 	m := startedID.FindStringSubmatch(stdout.String())
 	require.NotNil(t, m, stdout.String())
 	id := m[1]
+
+	stdout.Reset()
+	require.Equal(t, exitOK, run([]string{"status", id}, &stdout, &stderr), "stderr: %s", stderr.String())
+	require.Contains(t, stdout.String(), "lifecycle "+workflows.BookingWorkflowID(id))
 
 	var outs []string
 	for range 2 {

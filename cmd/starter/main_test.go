@@ -124,4 +124,5 @@ func TestPrintStateShowsPaymentLink(t *testing.T) {
 	}))
 	require.Contains(t, b.String(), "pay at    http://127.0.0.1:8082/pay/cs_test_1\n")
 	require.Contains(t, b.String(), "pay until 2026-12-01T13:32:00Z\n")
+	require.NotContains(t, b.String(), "lifecycle", "no lifecycle before the booking is confirmed")
 }
