@@ -61,7 +61,7 @@ func (e cancelEnv) book(t *testing.T, customer string) string {
 	defer cancel()
 	run, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, workflows.BookingRequest{
 		IntentID: testsupport.TaskQueue(t), Tenant: "demo", Customer: customer, Service: "tire-change",
-		SlotStart: testsupport.NextWeekday(t, time.Wednesday, 11), Channel: workflows.ChannelWhatsApp,
+		SlotStart: testsupport.NextWeekdayAfter(t, time.Wednesday, 11, 48*time.Hour), Channel: workflows.ChannelWhatsApp,
 		DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin",
 		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 3 * time.Second},
 	})

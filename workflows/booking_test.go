@@ -52,6 +52,9 @@ func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironm
 	a := &activities.Activities{}
 	env.RegisterActivity(a)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(unitWorkflowID), TaskQueue: workflows.TaskQueue})
+	// A fixed clock far from a daylight-saving change: local times below
+	// are then whole hours apart, whatever day the test runs.
+	env.SetStartTime(time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
 	env.OnActivity(a.CancelBooking, mock.Anything, mock.Anything).Return(
 		func(context.Context, activities.CancelBookingInput) (activities.Step, error) {
 			f.count(&f.cancels)

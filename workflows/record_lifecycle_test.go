@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -23,7 +24,9 @@ func TestRecordHistoriesLifecycle(t *testing.T) {
 	s := newRecordStack(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, st := s.book(t, ctx, recordRequest(t, "+4915112340010", time.Tuesday, 11))
+	req := recordRequest(t, "+4915112340010", time.Tuesday, 11)
+	req.SlotStart = testsupport.NextWeekdayAfter(t, time.Tuesday, 11, 48*time.Hour) // a free cancellation
+	run, st := s.book(t, ctx, req)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, workflows.BookingWorkflowID(run.GetID()), st.Lifecycle)
 	answer, err := workflows.CancelAppointment(ctx, s.tc, run.GetID(), workflows.CancelUpdateID("demo", "record-1"), "recorded")
