@@ -350,3 +350,22 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 		require.False(t, f.live)
 	})
 }
+
+// TestUnitCancellationAfterCommitKeepsTheLifecycle: a Temporal
+// cancellation of the appointment while the confirmation is sent (booked
+// and paid) still hands the booking to its lifecycle, which the
+// cancellation does not reach.
+func TestUnitCancellationAfterCommitKeepsTheLifecycle(t *testing.T) {
+	env, f := newUnitEnv(t)
+	f.delays["SendConfirmation"] = 10 * time.Second
+	env.RegisterDelayedCallback(env.CancelWorkflow, 5*time.Second)
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	require.True(t, env.IsWorkflowCompleted())
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.NotNil(t, f.lifecycle, "the lifecycle was started")
+	require.Equal(t, "booking-hold-1", f.lifecycle.BookingID)
+	for _, c := range f.calls {
+		require.NotContains(t, []string{"CancelBooking", "VoidDeposit", "ReleaseHold"}, c.Activity, "a committed booking is not undone")
+	}
+}

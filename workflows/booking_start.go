@@ -25,6 +25,11 @@ const versionBookingLifecycle = "booking-lifecycle"
 func (a *appointment) startLifecycle(ctx workflow.Context) {
 	id := BookingWorkflowID(a.state.Reference)
 	in := a.lifecycleInput()
+	// The booking is committed: a cancellation of the appointment now must
+	// not keep its lifecycle from starting, nor reach the child. The
+	// context is never cancelled: cancelling the context a child was
+	// started with asks the server to cancel the child.
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            id,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
