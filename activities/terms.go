@@ -1,6 +1,9 @@
 package activities
 
 import (
+	"slices"
+	"time"
+
 	"github.com/bookonce/bookonce/tenants"
 )
 
@@ -22,6 +25,18 @@ type TenantTerms struct {
 	Wording map[string]string `json:"wording,omitempty"`
 	// Services by ID.
 	Services map[string]ServiceTerms `json:"services,omitempty"`
+	// CancellationWindow is the tenant's policies.cancellation_window: a
+	// booking cancelled at least this long before its slot gets its
+	// deposit back. Zero: the booking lifecycle's default (24 h).
+	CancellationWindow time.Duration `json:"cancellation_window,omitempty"`
+	// Reminders are policies.reminders: offsets before the slot at which
+	// a confirmed booking's reminder is sent, longest first. Empty: the
+	// booking lifecycle's defaults (24 h and 2 h).
+	Reminders []time.Duration `json:"reminders,omitempty"`
+	// QuietOpens and QuietCloses are policies.quiet_hours ("21:00",
+	// "08:00", local time, may wrap midnight); empty: no quiet hours.
+	QuietOpens  string `json:"quiet_opens,omitempty"`
+	QuietCloses string `json:"quiet_closes,omitempty"`
 }
 
 // ServiceTerms are a service's label in the tenant's language and its
@@ -34,7 +49,11 @@ type ServiceTerms struct {
 
 // TermsOf resolves a tenant's terms from its profile.
 func TermsOf(p *tenants.Profile) *TenantTerms {
-	t := &TenantTerms{Name: p.Name, Language: string(p.Language), Timezone: p.Timezone, Services: map[string]ServiceTerms{}}
+	t := &TenantTerms{Name: p.Name, Language: string(p.Language), Timezone: p.Timezone, Services: map[string]ServiceTerms{},
+		CancellationWindow: p.Policies.CancellationWindow, Reminders: slices.Clone(p.Policies.Reminders)}
+	if q := p.Policies.QuietHours; q != nil {
+		t.QuietOpens, t.QuietCloses = q.Opens, q.Closes
+	}
 	if own := p.Templates[p.Language]; len(own) > 0 {
 		t.Wording = make(map[string]string, len(own))
 		for name, text := range own {

@@ -24,7 +24,8 @@ import (
 	"github.com/bookonce/bookonce/tenants"
 )
 
-// Gateway serves the channel webhooks and the review API.
+// Gateway serves the channel webhooks, the review API and the booking
+// API (cancel).
 type Gateway struct {
 	Pool      *pgxpool.Pool
 	Temporal  client.Client
@@ -100,6 +101,7 @@ func (g *Gateway) Handler() http.Handler {
 	api := http.NewServeMux()
 	api.HandleFunc("GET /v1/review-cases", g.listCases)
 	api.HandleFunc("POST /v1/review-cases/{id}/resolve", g.resolveCase)
+	api.HandleFunc(RouteCancelAppointment, g.cancelAppointment)
 	mux.Handle("/v1/", web.BearerAuth(g.Tokens, api))
 	if g.Ops != nil {
 		mux.Handle("/ops", g.Ops)

@@ -44,6 +44,14 @@ const (
 	TemplateAlreadyBooked TemplateName = "already_booked"
 	TemplateAlreadyHeld   TemplateName = "already_held"
 	TemplateAlternatives  TemplateName = "alternatives"
+	// Booking lifecycle messages (workflows/booking_cancel.go).
+	TemplateBookingCancelled         TemplateName = "booking_cancelled"
+	TemplateBookingCancelledRefunded TemplateName = "booking_cancelled_refunded"
+	TemplateBookingCancelledKept     TemplateName = "booking_cancelled_kept"
+	// TemplateReminderEarly is a reminder a day or more ahead: it says how
+	// to cancel or move; TemplateReminder is a later one.
+	TemplateReminderEarly TemplateName = "reminder_early"
+	TemplateReminder      TemplateName = "reminder"
 	// Payment-link messages (workflows/payment_link.go, link_expired.go).
 	TemplatePaymentLink         TemplateName = "payment_link"
 	TemplatePaymentExpired      TemplateName = "payment_expired"
@@ -106,6 +114,12 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateAlreadyHeld:   "Für diese Zeit ist bereits ein Termin für Sie in Bearbeitung: {{.Service}} am {{.When}} (Reservierung {{.Hold}}). Wir haben keinen zweiten gebucht und nichts berechnet.",
 		TemplateAlternatives:  "Ihr Wunschtermin ({{.Service}}, {{.When}}) ist leider schon vergeben.{{if .Alternatives}} Frei wären: {{join .Alternatives \", \"}}. Welcher passt Ihnen?{{else}} Welcher andere Termin passt Ihnen?{{end}}",
 
+		TemplateBookingCancelled:         "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert.",
+		TemplateBookingCancelledRefunded: "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert. Ihre Anzahlung von {{.Amount}} erstatten wir vollständig.",
+		TemplateBookingCancelledKept:     "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert. Da die Stornierung kurzfristig kam, behalten wir die Anzahlung von {{.Amount}} ein.",
+		TemplateReminderEarly:            "Erinnerung an Ihren Termin: {{.Service}} am {{.When}} (Buchung {{.Booking}}). Wenn Sie absagen oder verschieben möchten, antworten Sie einfach auf diese Nachricht.",
+		TemplateReminder:                 "Erinnerung: Ihr Termin {{.Service}} ist am {{.When}} (Buchung {{.Booking}}). Wir freuen uns auf Sie.",
+
 		TemplatePaymentLink:         "Bitte zahlen Sie die Anzahlung von {{.Amount}} hier: {{.Link}} (gültig bis {{.Until}}).",
 		TemplatePaymentExpired:      "Ihr Zahlungslink ist abgelaufen, deshalb haben wir den Termin ({{.Service}}, {{.When}}) wieder freigegeben. Schreiben Sie uns gern noch einmal, dann senden wir Ihnen einen neuen Link.",
 		TemplatePaymentRefundedLate: "Ihre Zahlung von {{.Amount}} kam an, nachdem Ihre Buchung bereits beendet war. Wir haben nichts eingezogen: Der Betrag wird freigegeben bzw. erstattet.",
@@ -145,6 +159,12 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateAlreadyHeld:   "An appointment for you at this time is already being booked: {{.Service}} on {{.When}} (reservation {{.Hold}}). We did not book a second one and charged nothing.",
 		TemplateAlternatives:  "Unfortunately your preferred time ({{.Service}}, {{.When}}) is already taken.{{if .Alternatives}} Free would be: {{join .Alternatives \", \"}}. Which one suits you?{{else}} Which other time suits you?{{end}}",
 
+		TemplateBookingCancelled:         "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled.",
+		TemplateBookingCancelledRefunded: "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled. We are refunding your deposit of {{.Amount}} in full.",
+		TemplateBookingCancelledKept:     "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled. As the cancellation came at short notice, we keep the deposit of {{.Amount}}.",
+		TemplateReminderEarly:            "A reminder of your appointment: {{.Service}} on {{.When}} (booking {{.Booking}}). If you need to cancel or move it, just reply to this message.",
+		TemplateReminder:                 "Reminder: your appointment {{.Service}} is on {{.When}} (booking {{.Booking}}). We look forward to seeing you.",
+
 		TemplatePaymentLink:         "Please pay the deposit of {{.Amount}} here: {{.Link}} (valid until {{.Until}}).",
 		TemplatePaymentExpired:      "Your payment link has expired, so we released the appointment ({{.Service}}, {{.When}}). Just write to us again and we will send you a new link.",
 		TemplatePaymentRefundedLate: "Your payment of {{.Amount}} arrived after your booking had already ended. We charged nothing: the amount is released or refunded.",
@@ -166,6 +186,8 @@ func TemplateNames() []TemplateName {
 		TemplateCancelLookupFailed, TemplateCancelNone, TemplateCancelSeveral, TemplateCancelConfirmed, TemplateCancelUnknown,
 		TemplateCancelEndedMeanwhile, TemplateCancelInFlight, TemplateCancelNotRecorded,
 		TemplateConfirmation, TemplateAlreadyBooked, TemplateAlreadyHeld, TemplateAlternatives,
+		TemplateBookingCancelled, TemplateBookingCancelledRefunded, TemplateBookingCancelledKept,
+		TemplateReminderEarly, TemplateReminder,
 		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate, TemplatePaymentUnavailable,
 		TemplateVoiceGreeting, TemplateVoiceGatherNext, TemplateVoiceUnknownNumber, TemplateVoiceUnassigned,
 	}

@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -45,6 +46,8 @@ type appointment struct {
 	honourCancel bool
 	// link: the deposit is paid through a payment link (versionPaymentLink).
 	link bool
+	// slotEnd is the booked slot's end as the calendar reported it.
+	slotEnd time.Time
 }
 
 func (a *appointment) setup(ctx workflow.Context) error {
@@ -78,6 +81,9 @@ func (a *appointment) run(ctx workflow.Context) (BookingState, error) {
 	a.confirmation(ctx)
 	if a.honourCancel {
 		a.cancelAfterCommit(ctx)
+	}
+	if workflow.GetVersion(ctx, versionBookingLifecycle, workflow.DefaultVersion, 1) >= 1 {
+		a.startLifecycle(ctx)
 	}
 	return a.state, a.upsert(ctx, StatusConfirmed, "booked "+a.state.BookingID)
 }

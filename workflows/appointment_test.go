@@ -30,6 +30,13 @@ func TestUnitHappyPath(t *testing.T) {
 	require.Equal(t, "pi_1", st.IntentID)
 	require.Equal(t, "msg_1", st.MessageID)
 	require.Empty(t, st.Reason)
+	// The confirmed booking is handed to its lifecycle workflow.
+	require.Equal(t, workflows.BookingWorkflowID(unitWorkflowID), st.Lifecycle)
+	require.NotNil(t, f.lifecycle)
+	require.Equal(t, unitWorkflowID, f.lifecycle.Reference)
+	require.Equal(t, "booking-hold-1", f.lifecycle.BookingID)
+	require.Equal(t, int64(2000), f.lifecycle.Deposit, "the captured deposit")
+	require.Equal(t, "pi_1", f.lifecycle.IntentID)
 
 	require.Equal(t, []string{
 		"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",
@@ -342,4 +349,23 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 			"VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"}, f.sequence("appointment"), "one re-hold only")
 		require.False(t, f.live)
 	})
+}
+
+// TestUnitCancellationAfterCommitKeepsTheLifecycle: a Temporal
+// cancellation of the appointment while the confirmation is sent (booked
+// and paid) still hands the booking to its lifecycle, which the
+// cancellation does not reach.
+func TestUnitCancellationAfterCommitKeepsTheLifecycle(t *testing.T) {
+	env, f := newUnitEnv(t)
+	f.delays["SendConfirmation"] = 10 * time.Second
+	env.RegisterDelayedCallback(env.CancelWorkflow, 5*time.Second)
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	require.True(t, env.IsWorkflowCompleted())
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.NotNil(t, f.lifecycle, "the lifecycle was started")
+	require.Equal(t, "booking-hold-1", f.lifecycle.BookingID)
+	for _, c := range f.calls {
+		require.NotContains(t, []string{"CancelBooking", "VoidDeposit", "ReleaseHold"}, c.Activity, "a committed booking is not undone")
+	}
 }

@@ -90,23 +90,7 @@ func (s recordStack) save(t *testing.T, ctx context.Context, workflowID, name st
 		d, err := s.tc.DescribeWorkflowExecution(ctx, workflowID, "")
 		return err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	})
-	h := &historypb.History{}
-	it := s.tc.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		require.NoError(t, err)
-		h.Events = append(h.Events, ev)
-	}
-	require.NotEmpty(t, h.Events)
-	raw, err := protojson.Marshal(h)
-	require.NoError(t, err)
-	var out bytes.Buffer
-	require.NoError(t, json.Indent(&out, raw, "", "  "), "stable formatting for reviewable diffs")
-	out.WriteByte('\n')
-	require.NoError(t, os.MkdirAll(historiesDir, 0o755))
-	path := filepath.Join(historiesDir, name)
-	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
-	t.Logf("recorded %s: %d events", path, len(h.Events))
+	writeHistory(t, fetchHistory(t, ctx, s.tc, workflowID, ""), name)
 }
 
 // closedLoopbackURL is an http URL on a loopback port nothing listens on.
@@ -281,6 +265,15 @@ func TestRecordHistories(t *testing.T) {
 // new, whose workflow ID names a newer run) as protojson.
 func saveRun(t *testing.T, ctx context.Context, tc client.Client, workflowID, runID, name string) {
 	t.Helper()
+	h := fetchHistory(t, ctx, tc, workflowID, runID)
+	last := h.Events[len(h.Events)-1].GetEventType()
+	require.NotEqual(t, enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, last, "the run has not closed")
+	writeHistory(t, h, name)
+}
+
+// fetchHistory reads the history of one run ("": the latest).
+func fetchHistory(t *testing.T, ctx context.Context, tc client.Client, workflowID, runID string) *historypb.History {
+	t.Helper()
 	h := &historypb.History{}
 	it := tc.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
@@ -289,13 +282,18 @@ func saveRun(t *testing.T, ctx context.Context, tc client.Client, workflowID, ru
 		h.Events = append(h.Events, ev)
 	}
 	require.NotEmpty(t, h.Events)
-	last := h.Events[len(h.Events)-1].GetEventType()
-	require.NotEqual(t, enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, last, "the run has not closed")
+	return h
+}
+
+// writeHistory writes h as indented protojson into the histories.
+func writeHistory(t *testing.T, h *historypb.History, name string) {
+	t.Helper()
 	raw, err := protojson.Marshal(h)
 	require.NoError(t, err)
 	var out bytes.Buffer
 	require.NoError(t, json.Indent(&out, raw, "", "  "), "stable formatting for reviewable diffs")
 	out.WriteByte('\n')
+	require.NoError(t, os.MkdirAll(historiesDir, 0o755))
 	path := filepath.Join(historiesDir, name)
 	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
 	t.Logf("recorded %s: %d events", path, len(h.Events))

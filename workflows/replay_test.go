@@ -43,6 +43,8 @@ var recordedHistories = []string{
 	"payment-link.payment.json",
 	"payment-link-rounds.appointment.json",
 	"payment-link-rounds.payment.json",
+	"lifecycle.appointment.json",
+	"lifecycle-cancel.booking.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
@@ -64,6 +66,7 @@ func newReplayer() worker.WorkflowReplayer {
 	r.RegisterWorkflow(workflows.AppointmentWorkflow)
 	r.RegisterWorkflow(workflows.PaymentWorkflow)
 	r.RegisterWorkflow(workflows.ConversationWorkflow)
+	r.RegisterWorkflow(workflows.BookingWorkflow)
 	return r
 }
 

@@ -73,6 +73,8 @@ type unitFake struct {
 	// child is the payment saga's result when it ran as a child.
 	child    *workflows.PaymentState
 	childErr error
+	// lifecycle is the input the BookingWorkflow child was started with.
+	lifecycle *workflows.BookingLifecycle
 
 	holdSlot     func(context.Context, activities.HoldSlotInput) (activities.HoldSlotResult, error)
 	findHold     func(context.Context, activities.FindHoldInput) (activities.FindHoldResult, error)
@@ -190,10 +192,20 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(workflows.AppointmentWorkflow)
 	env.RegisterWorkflow(workflows.PaymentWorkflow)
+	env.RegisterWorkflow(workflows.BookingWorkflow)
 	env.RegisterActivity(&activities.Activities{})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: unitWorkflowID, TaskQueue: workflows.TaskQueue})
 
 	f := &unitFake{keys: map[string]string{}, inputs: map[string]any{}, delays: map[string]time.Duration{}}
+	// The booking's lifecycle outlives the appointment; its own tests are
+	// booking_test.go. Here it only records what it was handed.
+	env.OnWorkflow(workflows.BookingWorkflow, mock.Anything, mock.Anything).Return(
+		func(_ workflow.Context, in workflows.BookingLifecycle) (workflows.LifecycleState, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.lifecycle = &in
+			return workflows.LifecycleState{Status: workflows.StatusCompleted}, nil
+		})
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -201,7 +213,10 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	})
 
 	// (GetWorkflowResultByID returns the root's result in SDK v1.50.0.)
-	env.SetOnChildWorkflowCompletedListener(func(_ *workflow.Info, result converter.EncodedValue, err error) {
+	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, result converter.EncodedValue, err error) {
+		if info.WorkflowType.Name != "PaymentWorkflow" {
+			return // the booking's lifecycle: recorded by its mock
+		}
 		var ps workflows.PaymentState
 		if err == nil && result != nil {
 			err = result.Get(&ps)

@@ -83,7 +83,7 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 			act.ConfirmHold, activities.ConfirmHoldInput{Tenant: a.req.Tenant, HoldID: a.state.HoldID}).Get(ctx, &res)
 		a.record("confirm hold", id, res.Step, err)
 		if err == nil {
-			a.state.BookingID = res.Booking.ID
+			a.state.BookingID, a.slotEnd = res.Booking.ID, res.Booking.End
 			return nil
 		}
 		if !isFinal(err) {
@@ -92,7 +92,7 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 			ferr := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "find-"+id, "Reconcile confirmation by reference"),
 				act.FindHold, activities.FindHoldInput{Tenant: a.req.Tenant, Reference: a.state.Reference}).Get(ctx, &found)
 			if ferr == nil && found.Found && found.Hold.BookingID != "" {
-				a.state.BookingID = found.Hold.BookingID
+				a.state.BookingID, a.slotEnd = found.Hold.BookingID, found.Hold.End
 				return nil
 			}
 			return &outcome{StatusRejected, "confirmation outcome unknown: " + err.Error()}
@@ -163,16 +163,20 @@ func (a *appointment) cancelBooking(ctx workflow.Context) error {
 }
 
 func (a *appointment) record(name, activityID string, s activities.Step, err error) {
+	a.state.Steps = append(a.state.Steps, keyedStep(a.info, name, activityID, s, err))
+}
+
+// keyedStep is a row of a status table; a failed step shows the key it
+// sent, derived as the activity did.
+func keyedStep(info *workflow.Info, name, activityID string, s activities.Step, err error) Step {
 	step := stepFrom(name, activityID, s)
 	if step.Key == "" {
-		// A failed step shows the key it sent, derived as the activity did.
-		info := a.info
 		step.Key = activities.Key(info.Namespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, activityID)
 	}
 	if err != nil {
 		step.Result, step.Error = "failed", err.Error()
 	}
-	a.state.Steps = append(a.state.Steps, step)
+	return step
 }
 
 func (a *appointment) recordCompensation(name, activityID string, s activities.Step, err error) {

@@ -131,6 +131,10 @@ type BookingState struct {
 	MessageID string `json:"message_id,omitempty"`
 	// ReviewCase is the open review case, if any.
 	ReviewCase string `json:"review_case,omitempty"`
+	// Lifecycle is the BookingWorkflow that owns the confirmed booking
+	// from here on (cancel, completion); empty in runs before it existed
+	// or when it could not be started (the failed step says why).
+	Lifecycle string `json:"lifecycle,omitempty"`
 	// ExistingBooking is the customer's appointment made under another
 	// reference (its booking ID, or its hold ID while only held) that this
 	// saga linked instead of booking again (StatusAlreadyBooked).

@@ -45,6 +45,9 @@ func TestUsage(t *testing.T) {
 		{"book: argument", []string{"book", "--customer", "+4915112345678", "--service", "tire-change", "--start", "next", "now"},
 			exitUsage, "", `unexpected argument "now"`},
 		{"status: no workflow ID", []string{"status"}, exitUsage, "", "want exactly one workflow ID"},
+		{"cancel -h", []string{"cancel", "-h"}, exitOK, "usage: starter cancel [--reason TEXT]", ""},
+		{"cancel: no workflow ID", []string{"cancel"}, exitUsage, "", "want exactly one workflow ID"},
+		{"cancel: not an appointment", []string{"cancel", "booking:x"}, exitUsage, "", `"booking:x" is not an appointment's workflow ID`},
 		{"simulate: missing text", []string{"simulate", "--from", "+4915112345678"}, exitUsage, "", "missing --from or --text"},
 		{"simulate: unknown channel", []string{"simulate", "--from", "+49151", "--text", "x", "--channel", "sms"}, exitUsage, "", `--channel "sms"`},
 		{"review: unknown action", []string{"review", "close", "rc_1"}, exitUsage, "", `want "list" or "resolve <case-id> <action>"`},
@@ -121,4 +124,5 @@ func TestPrintStateShowsPaymentLink(t *testing.T) {
 	}))
 	require.Contains(t, b.String(), "pay at    http://127.0.0.1:8082/pay/cs_test_1\n")
 	require.Contains(t, b.String(), "pay until 2026-12-01T13:32:00Z\n")
+	require.NotContains(t, b.String(), "lifecycle", "no lifecycle before the booking is confirmed")
 }

@@ -26,15 +26,10 @@ func reviewCmd(args []string, stdout, _ io.Writer) error {
 	}); err != nil {
 		return err
 	}
-	cfg, err := config.FromEnv()
+	g, err := dialGateway()
 	if err != nil {
 		return err
 	}
-	token, ok := cfg.TokenFor(config.DefaultTenant)
-	if !ok {
-		return fmt.Errorf("no API token for tenant %s in BOOKONCE_API_TOKENS", config.DefaultTenant)
-	}
-	g := gateway{base: "http://" + cfg.GatewayListen, token: token, hc: &http.Client{Timeout: 10 * time.Second}}
 	if fs.Arg(0) == "list" {
 		return g.listCases(stdout)
 	}
@@ -46,13 +41,33 @@ func reviewCmd(args []string, stdout, _ io.Writer) error {
 	return nil
 }
 
-// gateway is the review API of the webhook gateway.
+// dialGateway is the gateway's API as the default tenant, from the
+// environment's configuration.
+func dialGateway() (gateway, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return gateway{}, err
+	}
+	token, ok := cfg.TokenFor(config.DefaultTenant)
+	if !ok {
+		return gateway{}, fmt.Errorf("no API token for tenant %s in BOOKONCE_API_TOKENS", config.DefaultTenant)
+	}
+	// A cancellation may wait for a refund: longer than the gateway's own bound.
+	return gateway{base: "http://" + cfg.GatewayListen, token: token, hc: &http.Client{Timeout: 40 * time.Second}}, nil
+}
+
+// gateway is the bearer-token API of the webhook gateway.
 type gateway struct {
 	base, token string
 	hc          *http.Client
 }
 
 func (g gateway) do(method, path string, body any) ([]byte, error) {
+	return g.doWith(method, path, body, nil)
+}
+
+// doWith is do with extra request headers (an Idempotency-Key).
+func (g gateway) doWith(method, path string, body any, header http.Header) ([]byte, error) {
 	var rdr io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -64,6 +79,9 @@ func (g gateway) do(method, path string, body any) ([]byte, error) {
 	req, err := http.NewRequest(method, g.base+path, rdr)
 	if err != nil {
 		return nil, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	req.Header.Set("Authorization", "Bearer "+g.token)
 	req.Header.Set("Content-Type", "application/json")

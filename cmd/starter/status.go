@@ -67,6 +67,9 @@ func printState(w io.Writer, id string, st workflows.BookingState) error {
 	if st.ReviewCase != "" {
 		fmt.Fprintf(w, "review    %s (open)\n", st.ReviewCase)
 	}
+	if st.Lifecycle != "" {
+		fmt.Fprintf(w, "lifecycle %s (cancel: starter cancel %s)\n", st.Lifecycle, id)
+	}
 	if st.Reason != "" {
 		fmt.Fprintf(w, "reason    %s\n", st.Reason)
 	}

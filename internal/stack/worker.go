@@ -114,6 +114,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.AppointmentWorkflow)
 	r.RegisterWorkflow(workflows.PaymentWorkflow)
 	r.RegisterWorkflow(workflows.ConversationWorkflow)
+	r.RegisterWorkflow(workflows.BookingWorkflow)
 	r.RegisterActivity(acts)
 }
 

@@ -21,3 +21,15 @@ func NextWeekday(t testing.TB, wd time.Weekday, hour int) time.Time {
 	}
 	return time.Date(d.Year(), d.Month(), d.Day(), hour, 0, 0, 0, berlin)
 }
+
+// NextWeekdayAfter is NextWeekday at least lead from now (a week later if
+// the next one is closer), for tests whose outcome depends on how far
+// ahead the slot is, e.g. a free cancellation until 24 h before it.
+func NextWeekdayAfter(t testing.TB, wd time.Weekday, hour int, lead time.Duration) time.Time {
+	t.Helper()
+	slot := NextWeekday(t, wd, hour)
+	for time.Until(slot) < lead {
+		slot = slot.AddDate(0, 0, 7)
+	}
+	return slot
+}

@@ -1,0 +1,168 @@
+package channels_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// cancelEnv is the whole stack with card deposits: the APIs, a worker,
+// the gateway and the outbox sender to a fake Twilio.
+type cancelEnv struct {
+	env
+	queue  string
+	twilio *twilio.FakeServer
+}
+
+func newCancelEnv(t *testing.T) cancelEnv {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	pool := testsupport.Database(t)
+	cfg := testsupport.Config(t)
+	cfg.TaskQueue = testsupport.TaskQueue(t)
+	cfg.CalendarURL, cfg.PaymentsURL = stacktest.CalendarAPI(t, cfg, pool).URL, stacktest.PaymentsAPI(t, cfg, pool).URL
+	tc := testsupport.Temporal(t)
+	registry := testsupport.Tenants(t, pool)
+	log := stack.Logger(cfg, testLog{t})
+	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
+	gw, reg := stack.Gateway(cfg, pool, tc, registry, log)
+	srv := httptest.NewServer(gw.Handler())
+	t.Cleanup(srv.Close)
+
+	fake := twilio.NewFakeServer()
+	t.Cleanup(fake.Close)
+	sender := stack.OutboxSender(cfg, pool, twilio.New(fake.AccountSID, fake.AuthToken, "+4930123456", twilio.WithBaseURL(fake.URL())), log)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = sender.Run(ctx, 100*time.Millisecond) }()
+	t.Cleanup(func() { stop(); <-done })
+	return cancelEnv{env: env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL}, queue: cfg.TaskQueue, twilio: fake}
+}
+
+// book books customer's tire change with a card deposit and waits until
+// it is confirmed and handed to its lifecycle.
+func (e cancelEnv) book(t *testing.T, customer string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	run, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, workflows.BookingRequest{
+		IntentID: testsupport.TaskQueue(t), Tenant: "demo", Customer: customer, Service: "tire-change",
+		SlotStart: testsupport.NextWeekdayAfter(t, time.Wednesday, 11, 48*time.Hour), Channel: workflows.ChannelWhatsApp,
+		DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin",
+		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 3 * time.Second},
+	})
+	require.NoError(t, err)
+	var st workflows.BookingState
+	require.NoError(t, run.Get(ctx, &st))
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, workflows.BookingWorkflowID(run.GetID()), st.Lifecycle)
+	return run.GetID()
+}
+
+// cancel posts the cancellation and returns the status and the body.
+func (e cancelEnv) cancel(t *testing.T, id, key, body string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.url+"/v1/appointments/"+id+"/cancel", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(data), resp.Header
+}
+
+// TestCancelThroughTheAPIRefundsOnce: a booking cancelled through the API
+// twice with the same Idempotency-Key and once with another: one
+// cancelled booking in the calendar, one refund at the payment API, one
+// cancellation message at Twilio, and the same answer every time.
+func TestCancelThroughTheAPIRefundsOnce(t *testing.T) {
+	e := newCancelEnv(t)
+	customer := newCustomer()
+	id := e.book(t, customer)
+
+	var answers []workflows.LifecycleState
+	for _, key := range []string{"key-1", "key-1", "key-2"} {
+		code, body, _ := e.cancel(t, id, key, `{"reason": "customer called"}`)
+		require.Equal(t, http.StatusOK, code, body)
+		var st workflows.LifecycleState
+		require.NoError(t, json.Unmarshal([]byte(body), &st))
+		answers = append(answers, st)
+	}
+	require.Equal(t, workflows.StatusCancelled, answers[0].Status, answers[0].Reason)
+	require.Equal(t, workflows.DepositRefunded, answers[0].Deposit)
+	require.NotEmpty(t, answers[0].RefundID)
+	require.Equal(t, answers[0], answers[1], "the same key: the first answer")
+	require.Equal(t, answers[0], answers[2], "another key: the same state, nothing done again")
+
+	ctx := context.Background()
+	var bookings, cancelled int
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'cancelled')
+		FROM calendar_reservations WHERE reference = $1 AND booking_id IS NOT NULL`, id).Scan(&bookings, &cancelled))
+	require.Equal(t, 1, bookings, "one booking in the calendar")
+	require.Equal(t, 1, cancelled, "and it is cancelled")
+	var refunds int
+	var refunded int64
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(r.amount), 0) FROM refunds r
+		JOIN payment_intents p ON p.id = r.payment_intent_id WHERE p.booking_reference = $1`, id).Scan(&refunds, &refunded))
+	require.Equal(t, 1, refunds, "one refund at the payment API")
+	require.Equal(t, int64(2000), refunded, "the deposit in full")
+
+	testsupport.Eventually(t, 60*time.Second, "the confirmation and the cancellation delivered", func() bool {
+		var n, sent int
+		err := e.pool.QueryRow(ctx, `SELECT count(*), count(provider_id) FROM outbox_messages WHERE reference = $1`, id).Scan(&n, &sent)
+		return err == nil && n == 2 && sent == 2
+	})
+	stornos := 0
+	for _, m := range e.twilio.Messages() {
+		if strings.Contains(m.To, customer) && strings.Contains(m.Body, "ist storniert") {
+			stornos++
+			require.Contains(t, m.Body, "20,00 €")
+		}
+	}
+	require.Equal(t, 1, stornos, "one cancellation message at Twilio")
+}
+
+// TestCancelAPIRefusesBadInput: what the API answers before any
+// workflow is asked, and for an appointment it does not know.
+func TestCancelAPIRefusesBadInput(t *testing.T) {
+	e := newCancelEnv(t)
+	cases := []struct {
+		name, id, key, body string
+		code                int
+		problem             string
+	}{
+		{"no Idempotency-Key", "appointment:demo:x", "", "", http.StatusBadRequest, "idempotency_key_required"},
+		{"key too long", "appointment:demo:x", strings.Repeat("k", 256), "", http.StatusBadRequest, "idempotency_key_required"},
+		{"malformed body", "appointment:demo:x", "k", `{"reason": 1}`, http.StatusBadRequest, "invalid_request"},
+		{"unknown field", "appointment:demo:x", "k", `{"why": "x"}`, http.StatusBadRequest, "invalid_request"},
+		{"another tenant's appointment", "appointment:other:x", "k", "", http.StatusNotFound, "not_found"},
+		{"no such appointment", "appointment:demo:nonexistent", "k", "", http.StatusNotFound, "not_found"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body, header := e.cancel(t, tc.id, tc.key, tc.body)
+			require.Equal(t, tc.code, code, body)
+			require.Equal(t, "application/problem+json", header.Get("Content-Type"))
+			require.Contains(t, body, `"code":"`+tc.problem+`"`)
+		})
+	}
+}

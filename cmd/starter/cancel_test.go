@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+var startedID = regexp.MustCompile(`started (appointment:\S+)`)
+
+// TestCancelCommand books with "starter book", then cancels twice with
+// "starter cancel" through the gateway's API on the real stack: the
+// second run answers the first's state (the same derived key), and the
+// payment API holds one refund.
+func TestCancelCommand(t *testing.T) {
+	cfg := testsupport.Config(t)
+	pool := testsupport.Database(t)
+	tc := testsupport.Temporal(t)
+	queue := testsupport.TaskQueue(t)
+	cfg.TaskQueue = queue
+	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
+	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
+	registry := testsupport.Tenants(t, pool)
+	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
+	gw, _ := stack.Gateway(cfg, pool, tc, registry, stack.Logger(cfg, &bytes.Buffer{}))
+	srv := httptest.NewServer(gw.Handler())
+	t.Cleanup(srv.Close)
+	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
+	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
+	t.Setenv("CALENDAR_URL", cfg.CalendarURL)
+	t.Setenv("GATEWAY_LISTEN", net.JoinHostPort(host, port))
+
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"book", "--customer", "+4915112340003", "--service", "tire-change", "--start", "next"}, &stdout, &stderr),
+		"stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	m := startedID.FindStringSubmatch(stdout.String())
+	require.NotNil(t, m, stdout.String())
+	id := m[1]
+
+	stdout.Reset()
+	require.Equal(t, exitOK, run([]string{"status", id}, &stdout, &stderr), "stderr: %s", stderr.String())
+	require.Contains(t, stdout.String(), "lifecycle "+workflows.BookingWorkflowID(id))
+
+	var outs []string
+	for range 2 {
+		stdout.Reset()
+		stderr.Reset()
+		require.Equal(t, exitOK, run([]string{"cancel", "--reason", "test", id}, &stdout, &stderr), "stderr: %s", stderr.String())
+		outs = append(outs, stdout.String())
+	}
+	require.Contains(t, outs[0], "status    Cancelled")
+	require.Equal(t, outs[0], outs[1], "the second run answers the first's state")
+	var refunds int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM refunds r JOIN payment_intents p ON p.id = r.payment_intent_id
+		WHERE p.booking_reference = $1`, id).Scan(&refunds))
+	// "next" is the next free slot: within 24 h of it the deposit is kept.
+	want := 0
+	if strings.Contains(outs[0], "deposit   refunded") {
+		want = 1
+	} else {
+		require.Contains(t, outs[0], "deposit   kept")
+	}
+	require.Equal(t, want, refunds, "one refund for a refunded deposit, none for a kept one")
+}

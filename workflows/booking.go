@@ -1,0 +1,238 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+)
+
+// The life of a booking after its confirmation (docs/lifecycle.md). The
+// AppointmentWorkflow ends at Confirmed as it always did; it then starts
+// one BookingWorkflow per booking, which stays addressable until the slot
+// has passed and takes the changes a customer or a member of staff asks
+// for as Temporal Updates.
+
+// Booking lifecycle states, besides StatusConfirmed (booked, waiting for
+// the slot) and StatusCancelled (final). StatusNeedsReview: a change could
+// not be completed and a person works from the review case.
+const (
+	// StatusCancelling: a cancellation is being carried out.
+	StatusCancelling BookingStatus = "Cancelling"
+	// StatusCompleted: the slot has passed; the deposit stays captured.
+	StatusCompleted BookingStatus = "Completed"
+)
+
+// UpdateCancel is the Update that cancels a confirmed booking; its input
+// is a CancelRequest, its answer the booking's LifecycleState.
+const UpdateCancel = "cancel"
+
+// QueryLifecycle returns the booking's LifecycleState.
+const QueryLifecycle = "lifecycle"
+
+// Defaults of a booking's policies when neither the tenant nor the input
+// sets them.
+const (
+	// DefaultCancellationWindow: free cancellation until 24 h before the slot.
+	DefaultCancellationWindow = 24 * time.Hour
+	// DefaultLinger: how long a booking stays addressable after its slot,
+	// so a late request gets a definite answer (Completed) instead of "no
+	// such workflow".
+	DefaultLinger = 24 * time.Hour
+	// defaultSlotLength stands in for a slot end the calendar did not report.
+	defaultSlotLength = time.Hour
+)
+
+// BookingLifecycle is the input of BookingWorkflow: the confirmed booking
+// as its appointment left it, and the tenant's policies at that moment.
+type BookingLifecycle struct {
+	Tenant string `json:"tenant"`
+	// Reference is the appointment's workflow ID, the business reference
+	// the calendar, the payment API and the outbox know the booking by.
+	Reference  string    `json:"reference"`
+	Customer   string    `json:"customer"`
+	Service    string    `json:"service"`
+	Channel    Channel   `json:"channel"`
+	BookingID  string    `json:"booking_id"`
+	ResourceID string    `json:"resource_id,omitempty"`
+	SlotStart  time.Time `json:"slot_start"`
+	SlotEnd    time.Time `json:"slot_end,omitzero"`
+	// Deposit is the captured deposit (minor units); 0: nothing to refund.
+	Deposit  int64  `json:"deposit,omitempty"`
+	Currency string `json:"currency,omitempty"`
+	// IntentID is the deposit's payment intent; empty: found by reference.
+	IntentID string                  `json:"intent_id,omitempty"`
+	Timezone string                  `json:"timezone,omitempty"`
+	Terms    *activities.TenantTerms `json:"terms,omitempty"`
+	// CancellationWindow: a cancellation at least this long before the
+	// slot refunds the deposit in full, a later one keeps it. Zero:
+	// DefaultCancellationWindow.
+	CancellationWindow Duration `json:"cancellation_window,omitempty"`
+	// Reminders are offsets before the slot at which a reminder is sent;
+	// empty: 24 h and 2 h (booking_remind.go).
+	Reminders []Duration `json:"reminders,omitempty"`
+	// Linger: how long after the slot's end the booking stays addressable
+	// as Completed. Zero: DefaultLinger.
+	Linger Duration `json:"linger,omitempty"`
+	Tuning Tuning   `json:"tuning,omitempty"`
+}
+
+// DepositOutcome says what a cancellation did with the deposit.
+type DepositOutcome string
+
+// Deposit outcomes of a cancellation.
+const (
+	DepositRefunded DepositOutcome = "refunded"
+	DepositKept     DepositOutcome = "kept"
+	DepositNone     DepositOutcome = "none"
+)
+
+// CancelRequest is the input of the cancel Update.
+type CancelRequest struct {
+	Reason string `json:"reason"`
+}
+
+// maxCancelReason bounds the reason stored in the history.
+const maxCancelReason = 500
+
+// LifecycleState is the booking's state: the lifecycle query's answer,
+// every Update's answer and the workflow's result.
+type LifecycleState struct {
+	Status    BookingStatus `json:"status"`
+	Reference string        `json:"reference"`
+	BookingID string        `json:"booking_id"`
+	SlotStart time.Time     `json:"slot_start"`
+	// Deposit, RefundID, CancelReason and CancelledAt describe the
+	// cancellation, once there was one.
+	Deposit      DepositOutcome `json:"deposit,omitempty"`
+	RefundID     string         `json:"refund_id,omitempty"`
+	CancelReason string         `json:"cancel_reason,omitempty"`
+	CancelledAt  time.Time      `json:"cancelled_at,omitzero"`
+	// Reminders are the offsets whose reminder was sent ("24h0m0s").
+	Reminders []string `json:"reminders,omitempty"`
+	// MessageID is the cancellation message's outbox row.
+	MessageID  string `json:"message_id,omitempty"`
+	ReviewCase string `json:"review_case,omitempty"`
+	// Reason says in words what the last change did (e.g. why the
+	// deposit was kept).
+	Reason string `json:"reason,omitempty"`
+	Steps  []Step `json:"steps"`
+}
+
+// BookingWorkflowID is the lifecycle workflow's ID of the appointment
+// appointmentID: derived, so any caller who knows the booking finds it.
+func BookingWorkflowID(appointmentID string) string {
+	return "booking:" + appointmentID
+}
+
+// BookingWorkflow keeps a confirmed booking addressable until its slot has
+// passed: it takes cancellations as Updates (each carried out once), ends
+// Completed at the slot's end or Cancelled, and publishes BookingStatus
+// and SlotStart on every change.
+func BookingWorkflow(ctx workflow.Context, in BookingLifecycle) (LifecycleState, error) {
+	b := &booking{in: in, tuning: in.Tuning.withDefaults()}
+	if err := b.setup(ctx); err != nil {
+		return b.state, err
+	}
+	return b.run(ctx)
+}
+
+type booking struct {
+	in     BookingLifecycle
+	tuning Tuning
+	state  LifecycleState
+	// cancelling is set while a cancel Update carries out its steps; a
+	// second one waits for it and answers the same state.
+	cancelling bool
+	// reminding is set while a reminder is sent; a cancel waits for it.
+	reminding bool
+}
+
+func (b *booking) setup(ctx workflow.Context) error {
+	b.state = LifecycleState{Status: StatusConfirmed, Reference: b.in.Reference, BookingID: b.in.BookingID, SlotStart: b.in.SlotStart, Steps: []Step{}}
+	if err := workflow.SetQueryHandler(ctx, QueryLifecycle, func() (LifecycleState, error) { return b.state, nil }); err != nil {
+		return fmt.Errorf("register lifecycle query: %w", err)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancel, b.cancel, workflow.UpdateHandlerOptions{
+		Validator: b.validateCancel,
+	}); err != nil {
+		return fmt.Errorf("register cancel update: %w", err)
+	}
+	return b.upsert(ctx, StatusConfirmed, "booked "+b.in.BookingID)
+}
+
+// run sends the reminders and waits for the slot's end (durable timers;
+// Updates are handled meanwhile), then stays addressable for the linger
+// time and ends.
+func (b *booking) run(ctx workflow.Context) (LifecycleState, error) {
+	for _, r := range b.plan(workflow.Now(ctx)) {
+		if err := b.sleepUntil(ctx, r.at); err != nil {
+			return b.state, err
+		}
+		b.remind(ctx, r)
+	}
+	if err := b.sleepUntil(ctx, b.slotEnd()); err != nil {
+		return b.state, err
+	}
+	// A cancel accepted before the end finishes first.
+	if err := workflow.Await(ctx, func() bool { return !b.cancelling }); err != nil {
+		return b.state, err
+	}
+	if b.state.Status == StatusConfirmed {
+		if err := b.upsert(ctx, StatusCompleted, "the slot has passed"); err != nil {
+			return b.state, err
+		}
+	}
+	if err := b.sleepUntil(ctx, b.slotEnd().Add(b.linger())); err != nil {
+		return b.state, err
+	}
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return b.state, err
+	}
+	return b.state, nil
+}
+
+// sleepUntil waits on a durable timer until t in workflow time.
+func (b *booking) sleepUntil(ctx workflow.Context, t time.Time) error {
+	if d := t.Sub(workflow.Now(ctx)); d > 0 {
+		if err := workflow.Sleep(ctx, d); err != nil {
+			return fmt.Errorf("wait until %s: %w", t.UTC().Format(time.RFC3339), err)
+		}
+	}
+	return nil
+}
+
+func (b *booking) slotEnd() time.Time {
+	if b.in.SlotEnd.After(b.in.SlotStart) {
+		return b.in.SlotEnd
+	}
+	return b.in.SlotStart.Add(defaultSlotLength)
+}
+
+func (b *booking) linger() time.Duration {
+	if b.in.Linger > 0 {
+		return b.in.Linger
+	}
+	return DefaultLinger
+}
+
+// upsert moves the status and publishes it (and the slot) to the Web UI.
+func (b *booking) upsert(ctx workflow.Context, status BookingStatus, details string) error {
+	b.state.Status = status
+	workflow.SetCurrentDetails(ctx, details)
+	err := workflow.UpsertTypedSearchAttributes(ctx,
+		BookingStatusKey.ValueSet(string(status)),
+		SlotStartKey.ValueSet(b.in.SlotStart.UTC()),
+	)
+	if err != nil {
+		return fmt.Errorf("upsert search attributes: %w", err)
+	}
+	return nil
+}
+
+// record adds a step to the booking's table, with the key it sent.
+func (b *booking) record(ctx workflow.Context, name, activityID string, s activities.Step, err error) {
+	b.state.Steps = append(b.state.Steps, keyedStep(workflow.GetInfo(ctx), name, activityID, s, err))
+}

@@ -1,0 +1,41 @@
+package workflows
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+)
+
+// CancelUpdateID derives the cancel Update's ID from the inbound event
+// that asked for it: the tenant and its Idempotency-Key (or the inbox
+// event ID, or an agent's operation ID). The server deduplicates Update
+// IDs, so a retried or redelivered request gets the first answer and
+// never acts twice. Hashed for a fixed, printable length; the tenant is
+// part of it so two tenants' keys never meet.
+func CancelUpdateID(tenant, key string) string {
+	sum := sha256.Sum256([]byte(tenant + "\x00" + key))
+	return "cancel-" + hex.EncodeToString(sum[:])[:32]
+}
+
+// CancelAppointment sends the cancel Update with updateID to the
+// BookingWorkflow of the appointment appointmentID and waits for the
+// booking's new state. A refusal of the validator comes back as an
+// application error of type ErrTypeNotCancellable or ErrTypeInvalidCancel;
+// a booking without a running lifecycle as a serviceerror.NotFound.
+func CancelAppointment(ctx context.Context, c client.Client, appointmentID, updateID, reason string) (LifecycleState, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: BookingWorkflowID(appointmentID), UpdateID: updateID, UpdateName: UpdateCancel,
+		Args: []any{CancelRequest{Reason: reason}}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return LifecycleState{}, fmt.Errorf("cancel %s: %w", appointmentID, err)
+	}
+	var st LifecycleState
+	if err := h.Get(ctx, &st); err != nil {
+		return LifecycleState{}, fmt.Errorf("cancel %s: %w", appointmentID, err)
+	}
+	return st, nil
+}

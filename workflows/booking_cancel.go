@@ -1,0 +1,181 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/tenants"
+)
+
+// ErrTypeNotCancellable is the error type of a cancel the validator
+// refuses: the booking is over (or its slot has begun). Nothing was done.
+const ErrTypeNotCancellable = "NotCancellable"
+
+// ErrTypeInvalidCancel is the error type of a malformed cancel request.
+const ErrTypeInvalidCancel = "InvalidCancel"
+
+// MessageKindCancellation is the outbox kind of the cancellation message
+// (one per booking).
+const MessageKindCancellation = "cancellation"
+
+// validateCancel refuses, before anything is recorded, a cancel of a
+// booking that is over or whose slot has begun. A cancelled booking is
+// accepted: the handler answers its state again without acting.
+func (b *booking) validateCancel(ctx workflow.Context, in CancelRequest) error {
+	if len(in.Reason) > maxCancelReason {
+		return temporal.NewApplicationError(fmt.Sprintf("reason longer than %d bytes", maxCancelReason), ErrTypeInvalidCancel)
+	}
+	switch b.state.Status {
+	case StatusCancelled, StatusCancelling:
+		return nil
+	case StatusCompleted:
+		return temporal.NewApplicationError("the appointment is over (Completed): it cannot be cancelled", ErrTypeNotCancellable)
+	case StatusNeedsReview:
+		return temporal.NewApplicationError("a change of this booking waits for a person (review case "+b.state.ReviewCase+")", ErrTypeNotCancellable)
+	}
+	if !workflow.Now(ctx).Before(b.in.SlotStart) {
+		return temporal.NewApplicationError("the appointment has begun: it cannot be cancelled", ErrTypeNotCancellable)
+	}
+	return nil
+}
+
+// cancel carries out a cancellation once: the calendar booking cancelled
+// (the slot is free at once), the deposit refunded or kept by the
+// tenant's window, one message. A second cancel waits for the first and
+// answers the same state.
+func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState, error) {
+	if b.cancelling || b.state.Status == StatusCancelled {
+		err := workflow.Await(ctx, func() bool { return !b.cancelling })
+		return b.state, err
+	}
+	// The decision uses workflow time when the cancel arrived (not after
+	// a wait below): a replay, or a retried request that the server
+	// deduplicated, sees the same side of the boundary.
+	now := workflow.Now(ctx)
+	free := !now.After(b.in.SlotStart.Add(-b.window()))
+	b.cancelling = true
+	defer func() { b.cancelling = false }()
+	// A reminder being sent goes first: none follows the cancellation.
+	if err := workflow.Await(ctx, func() bool { return !b.reminding }); err != nil {
+		return b.state, err
+	}
+	b.state.CancelReason, b.state.CancelledAt = in.Reason, now
+	if err := b.upsert(ctx, StatusCancelling, "cancelling: "+in.Reason); err != nil {
+		return b.state, err
+	}
+	if !b.cancelInCalendar(ctx) {
+		return b.state, nil
+	}
+	b.state.Deposit = DepositNone
+	switch {
+	case b.in.Deposit > 0 && free:
+		if !b.refund(ctx) {
+			return b.state, nil
+		}
+		b.state.Deposit = DepositRefunded
+		b.state.Reason = fmt.Sprintf("cancelled at least %s before the slot: deposit refunded in full", b.window())
+	case b.in.Deposit > 0:
+		b.state.Deposit = DepositKept
+		b.state.Reason = fmt.Sprintf("cancelled less than %s before the slot: deposit kept", b.window())
+	default:
+		b.state.Reason = "cancelled; there was no deposit"
+	}
+	b.tell(ctx)
+	return b.state, b.upsert(ctx, StatusCancelled, b.state.Reason)
+}
+
+func (b *booking) window() time.Duration {
+	if b.in.CancellationWindow > 0 {
+		return b.in.CancellationWindow
+	}
+	return DefaultCancellationWindow
+}
+
+// cancelInCalendar cancels the booking (keyed; a cancelled one is
+// success) and retries an outage until done. A final failure hands the
+// booking to a person and leaves the deposit alone.
+func (b *booking) cancelInCalendar(ctx workflow.Context) bool {
+	const id = "cancel-booking"
+	var step activities.Step
+	err := workflow.ExecuteActivity(compensationCtx(ctx, b.tuning, id, "Cancel booking "+b.in.BookingID),
+		act.CancelBooking, activities.CancelBookingInput{Tenant: b.in.Tenant, BookingID: b.in.BookingID, Reference: b.in.Reference}).Get(ctx, &step)
+	b.record(ctx, "cancel booking", id, step, err)
+	if err != nil {
+		b.needsReview(ctx, id, "the calendar did not cancel the booking", err)
+		return false
+	}
+	return true
+}
+
+// refund gives the captured deposit back with one keyed refund; an
+// intent the appointment did not name is found by the reference (and a
+// captured one refunded by VoidDeposit).
+func (b *booking) refund(ctx workflow.Context) bool {
+	const id = "refund-deposit"
+	rctx := compensationCtx(ctx, b.tuning, id, "Refund deposit of "+b.in.Reference)
+	var step activities.Step
+	var err error
+	if b.in.IntentID != "" {
+		err = workflow.ExecuteActivity(rctx, act.RefundDeposit,
+			activities.IntentInput{Tenant: b.in.Tenant, Reference: b.in.Reference, IntentID: b.in.IntentID}).Get(ctx, &step)
+	} else {
+		var res activities.IntentResult
+		err = workflow.ExecuteActivity(rctx, act.VoidDeposit,
+			activities.IntentInput{Tenant: b.in.Tenant, Reference: b.in.Reference}).Get(ctx, &res)
+		step = res.Step
+	}
+	b.record(ctx, "refund deposit", id, step, err)
+	if err != nil {
+		b.needsReview(ctx, id, "the booking is cancelled but the refund failed", err)
+		return false
+	}
+	b.state.RefundID = step.DownstreamID
+	return true
+}
+
+// tell sends the one cancellation message; its failure does not undo the
+// cancellation, it is visible in the step table.
+func (b *booking) tell(ctx workflow.Context) {
+	const id = "send-cancellation"
+	lang := language(b.in.Terms)
+	data := tenants.MessageData{
+		Service: label(b.in.Terms, b.in.Service), When: when(b.in.SlotStart, b.in.Timezone, lang),
+		Booking: b.in.BookingID, Amount: money(b.in.Deposit, b.in.Currency, lang),
+	}
+	name := tenants.TemplateBookingCancelled
+	switch b.state.Deposit {
+	case DepositRefunded:
+		name = tenants.TemplateBookingCancelledRefunded
+	case DepositKept:
+		name = tenants.TemplateBookingCancelledKept
+	}
+	var step activities.Step
+	err := workflow.ExecuteActivity(activityCtx(ctx, b.tuning, id, "Send cancellation"), act.SendConfirmation, activities.ConfirmationInput{
+		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
+		Text: render(b.in.Terms, name, data), Kind: MessageKindCancellation,
+	}).Get(ctx, &step)
+	b.record(ctx, "send cancellation", id, step, err)
+	b.state.MessageID = step.DownstreamID
+}
+
+// needsReview opens a compensation_failed case for a step that could not
+// be completed and publishes NeedsReview: never a final status that hides
+// a live booking or a deposit not refunded.
+func (b *booking) needsReview(ctx workflow.Context, step, what string, cause error) {
+	b.state.Reason = what + ": " + cause.Error()
+	caseID, err := openCase(ctx, b.tuning, b.in.Tenant, step, review.ReasonCompensationFailed, cause)
+	if err != nil {
+		workflow.GetLogger(ctx).Error("open review case", "step", step, "error", err)
+	} else {
+		b.state.ReviewCase = caseID
+		b.state.Reason += "; review case " + caseID
+	}
+	if err := b.upsert(ctx, StatusNeedsReview, b.state.Reason); err != nil {
+		workflow.GetLogger(ctx).Error("publish NeedsReview", "error", err)
+	}
+}

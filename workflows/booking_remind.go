@@ -1,0 +1,143 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/tenants"
+)
+
+// Reminders: one message per booking and offset before the slot, through
+// the outbox (kind MessageKindReminder + offset, so a retried send is the
+// same row), never after a cancellation, never in the tenant's quiet
+// hours, and only when the slot is far enough ahead: a reminder due less
+// than minReminderLead after the confirmation is not sent at all (the
+// confirmation has just said the same), which also keeps short runs such
+// as the chaos drill free of reminders.
+
+// MessageKindReminder prefixes the outbox kind of a reminder, e.g.
+// "reminder_24h0m0s".
+const MessageKindReminder = "reminder_"
+
+// minReminderLead: a reminder is planned only if it is due at least this
+// long after the booking's lifecycle started.
+const minReminderLead = time.Hour
+
+// earlyReminder: a reminder at least this long before the slot says how
+// to cancel or move (TemplateReminderEarly).
+const earlyReminder = 24 * time.Hour
+
+// defaultReminders are the offsets of a tenant that sets none.
+func defaultReminders() []time.Duration { return []time.Duration{24 * time.Hour, 2 * time.Hour} }
+
+// reminder is one planned reminder: its offset and when it is sent.
+type reminder struct {
+	offset time.Duration
+	at     time.Time
+}
+
+// plan lists the reminders due after start+minReminderLead and before
+// the slot, moved out of quiet hours, in the order they are sent.
+func (b *booking) plan(start time.Time) []reminder {
+	offsets := b.in.Reminders
+	if len(offsets) == 0 {
+		offsets = defaultReminders()
+	}
+	var out []reminder
+	for _, off := range offsets {
+		if off <= 0 {
+			continue
+		}
+		at := b.outOfQuietHours(b.in.SlotStart.Add(-off))
+		if at.Before(start.Add(minReminderLead)) || !at.Before(b.in.SlotStart) {
+			continue
+		}
+		out = append(out, reminder{offset: off, at: at})
+	}
+	slices.SortStableFunc(out, func(x, y reminder) int { return x.at.Compare(y.at) })
+	return out
+}
+
+// remind sends one reminder, unless the booking is no longer Confirmed
+// or a cancellation is under way. While it sends, a cancel waits, so a
+// reminder never follows the cancellation message.
+func (b *booking) remind(ctx workflow.Context, r reminder) {
+	if b.state.Status != StatusConfirmed || b.cancelling {
+		return
+	}
+	b.reminding = true
+	defer func() { b.reminding = false }()
+	id := "send-reminder-" + r.offset.String()
+	name := tenants.TemplateReminder
+	if r.offset >= earlyReminder {
+		name = tenants.TemplateReminderEarly
+	}
+	data := tenants.MessageData{
+		Service: label(b.in.Terms, b.in.Service), When: when(b.in.SlotStart, b.in.Timezone, language(b.in.Terms)), Booking: b.in.BookingID,
+	}
+	var step activities.Step
+	err := workflow.ExecuteActivity(activityCtx(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset)), act.SendConfirmation,
+		activities.ConfirmationInput{
+			Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
+			Text: render(b.in.Terms, name, data), Kind: MessageKindReminder + r.offset.String(),
+		}).Get(ctx, &step)
+	b.record(ctx, "send reminder "+r.offset.String()+" before", id, step, err)
+	if err == nil {
+		b.state.Reminders = append(b.state.Reminders, r.offset.String())
+	}
+}
+
+// outOfQuietHours moves t out of the tenant's quiet hours (local time):
+// to their end if that is still before the slot, else to just before
+// their start, the evening before.
+func (b *booking) outOfQuietHours(t time.Time) time.Time {
+	if b.in.Terms == nil {
+		return t
+	}
+	opens, ok1 := minuteOfDay(b.in.Terms.QuietOpens)
+	closes, ok2 := minuteOfDay(b.in.Terms.QuietCloses)
+	if !ok1 || !ok2 || opens == closes {
+		return t
+	}
+	loc, err := time.LoadLocation(b.in.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	lt := t.In(loc)
+	m := lt.Hour()*60 + lt.Minute()
+	quiet := m >= opens && m < closes
+	if opens > closes { // wraps midnight
+		quiet = m >= opens || m < closes
+	}
+	if !quiet {
+		return t
+	}
+	at := func(minute, days int) time.Time {
+		return time.Date(lt.Year(), lt.Month(), lt.Day()+days, minute/60, minute%60, 0, 0, loc)
+	}
+	end := at(closes, 0)
+	if !end.After(lt) {
+		end = at(closes, 1)
+	}
+	if end.Before(b.in.SlotStart) {
+		return end
+	}
+	begin := at(opens, 0)
+	if begin.After(lt) {
+		begin = at(opens, -1)
+	}
+	return begin.Add(-time.Minute)
+}
+
+// minuteOfDay reads "HH:MM".
+func minuteOfDay(s string) (int, bool) {
+	t, err := time.Parse("15:04", s)
+	if err != nil {
+		return 0, false
+	}
+	return t.Hour()*60 + t.Minute(), true
+}

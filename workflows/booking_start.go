@@ -1,0 +1,70 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/internal/mask"
+)
+
+// versionBookingLifecycle: a confirmed appointment starts its
+// BookingWorkflow before it ends. Runs recorded before it end as before.
+const versionBookingLifecycle = "booking-lifecycle"
+
+// startLifecycle hands the confirmed booking to its BookingWorkflow, a
+// child that outlives the appointment (ParentClosePolicy ABANDON). The
+// appointment waits until the child has started, so its end cannot lose
+// the start. A child already running under the derived ID (a reset of
+// this appointment) is the same booking's and is kept. A start that
+// failed otherwise is recorded in the step table: the booking stands, but
+// a change of it then needs a person.
+func (a *appointment) startLifecycle(ctx workflow.Context) {
+	id := BookingWorkflowID(a.state.Reference)
+	in := a.lifecycleInput()
+	// The booking is committed: a cancellation of the appointment now must
+	// not keep its lifecycle from starting, nor reach the child. The
+	// context is never cancelled: cancelling the context a child was
+	// started with asks the server to cancel the child.
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            id,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			CustomerPhoneKey.ValueSet(a.req.Customer), ChannelKey.ValueSet(string(a.req.Channel)),
+			BookingStatusKey.ValueSet(string(StatusConfirmed)), ServiceKey.ValueSet(a.req.Service),
+			SlotStartKey.ValueSet(a.req.SlotStart.UTC()),
+		),
+		StaticSummary: fmt.Sprintf("Booking %s: %s for %s at %s", a.state.BookingID, a.req.Service,
+			mask.Phones(a.req.Customer), a.req.SlotStart.UTC().Format(time.RFC3339)),
+	})
+	child := workflow.ExecuteChildWorkflow(cctx, BookingWorkflow, in)
+	err := child.GetChildWorkflowExecution().Get(ctx, nil)
+	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		a.state.Steps = append(a.state.Steps, Step{Name: "start booking lifecycle", ActivityID: id, Result: "failed", Error: err.Error()})
+		workflow.GetLogger(ctx).Error("start booking lifecycle", "workflow_id", id, "error", err)
+		return
+	}
+	a.state.Lifecycle = id
+}
+
+// lifecycleInput is the confirmed booking as the appointment leaves it.
+func (a *appointment) lifecycleInput() BookingLifecycle {
+	in := BookingLifecycle{
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Service: a.req.Service,
+		Channel: a.req.Channel, BookingID: a.state.BookingID, ResourceID: a.req.ResourceID,
+		SlotStart: a.req.SlotStart, SlotEnd: a.slotEnd, Timezone: a.req.Timezone, Terms: a.req.Terms,
+		IntentID: a.state.IntentID, Currency: a.req.Currency, Tuning: a.req.Tuning,
+	}
+	if a.state.Payment == PaymentCaptured {
+		in.Deposit = a.req.DepositAmount
+	}
+	if a.req.Terms != nil {
+		in.CancellationWindow, in.Reminders = a.req.Terms.CancellationWindow, a.req.Terms.Reminders
+	}
+	return in
+}

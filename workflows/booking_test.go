@@ -1,0 +1,337 @@
+package workflows_test
+
+// Unit tests of BookingWorkflow on the SDK's time-skipping test
+// environment: every activity is mocked by a small fake that counts what
+// reached the calendar, the payment API and the outbox; the cancel Update
+// is sent at chosen workflow times.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// bookingFake counts the lifecycle's effects downstream.
+type bookingFake struct {
+	mu        sync.Mutex
+	cancels   int
+	refunds   int
+	voids     int
+	messages  []activities.ConfirmationInput
+	sentAt    []time.Time
+	cases     int
+	calendarE error // CancelBooking's answer when non-nil
+	// sendDelay is how long (workflow time) a message takes to send.
+	sendDelay time.Duration
+}
+
+func (f *bookingFake) count(n *int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	*n++
+}
+
+func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(&unitLog{})
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.BookingWorkflow)
+	a := &activities.Activities{}
+	env.RegisterActivity(a)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(unitWorkflowID), TaskQueue: workflows.TaskQueue})
+	// A fixed clock far from a daylight-saving change: local times below
+	// are then whole hours apart, whatever day the test runs.
+	env.SetStartTime(time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
+	env.OnActivity(a.CancelBooking, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.CancelBookingInput) (activities.Step, error) {
+			f.count(&f.cancels)
+			return activities.Step{Key: "k-cancel", Attempt: 1, DownstreamID: "bk_1"}, f.calendarE
+		})
+	env.OnActivity(a.RefundDeposit, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.IntentInput) (activities.Step, error) {
+			f.count(&f.refunds)
+			if in.IntentID != "pi_1" {
+				return activities.Step{}, errors.New("unexpected intent " + in.IntentID)
+			}
+			return activities.Step{Key: "k-refund", Attempt: 1, DownstreamID: "re_1"}, nil
+		})
+	env.OnActivity(a.VoidDeposit, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.IntentInput) (activities.IntentResult, error) {
+			f.count(&f.voids)
+			return activities.IntentResult{Step: activities.Step{Key: "k-void", DownstreamID: "re_2"}}, nil
+		})
+	env.OnActivity(a.SendConfirmation, mock.Anything, mock.Anything).After(f.sendDelay).Return(
+		func(_ context.Context, in activities.ConfirmationInput) (activities.Step, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.messages = append(f.messages, in)
+			f.sentAt = append(f.sentAt, env.Now())
+			return activities.Step{Key: "k-msg", Attempt: 1, DownstreamID: "msg_c"}, nil
+		})
+	env.OnActivity(a.OpenReviewCase, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.ReviewInput) (activities.Step, error) {
+			f.count(&f.cases)
+			return activities.Step{Key: "k-case", DownstreamID: "case_1"}, nil
+		})
+	return env
+}
+
+// lifecycleInput is a booking whose slot starts in three days (test
+// environment time) and lasts an hour, with a captured 20 € deposit.
+func lifecycleInput(env *testsuite.TestWorkflowEnvironment) workflows.BookingLifecycle {
+	start := env.Now().Add(72 * time.Hour)
+	return workflows.BookingLifecycle{
+		Tenant: "demo", Reference: unitWorkflowID, Customer: "+4915112345678", Service: "tire-change",
+		Channel: workflows.ChannelWhatsApp, BookingID: "bk_1", SlotStart: start, SlotEnd: start.Add(time.Hour),
+		Deposit: 2000, Currency: "eur", IntentID: "pi_1", Timezone: "Europe/Berlin",
+		Tuning: workflows.Tuning{MaxRetryInterval: time.Second, CompensationMaxInterval: time.Second},
+	}
+}
+
+// answer is one Update's outcome as the caller saw it.
+type answer struct {
+	rejected error
+	state    workflows.LifecycleState
+	err      error
+	done     bool
+}
+
+// cancelAt sends the cancel Update with id at offset after the start.
+func cancelAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id string, into *answer) {
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(workflows.UpdateCancel, id, &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { into.rejected, into.done = err, true },
+			OnComplete: func(v any, err error) {
+				into.err, into.done = err, true
+				switch s := v.(type) {
+				case workflows.LifecycleState:
+					into.state = s
+				case converter.EncodedValue:
+					into.err = errors.Join(err, s.Get(&into.state))
+				}
+			},
+		}, workflows.CancelRequest{Reason: "customer asked"})
+	}, offset)
+}
+
+func TestBookingCancelAndComplete(t *testing.T) {
+	cases := []struct {
+		name string
+		// at is when the cancel arrives (after the start); 0: no cancel.
+		at        time.Duration
+		noDeposit bool
+		want      workflows.BookingStatus
+		deposit   workflows.DepositOutcome
+		refunds   int
+		template  string // a word of the message sent
+		rejected  bool
+		// offsets overrides the default reminders (24 h, 2 h); reminders
+		// are the kinds of the reminders expected to be sent.
+		offsets   []time.Duration
+		reminders []string
+	}{
+		{name: "free cancel refunds the deposit", at: time.Hour, want: workflows.StatusCancelled,
+			deposit: workflows.DepositRefunded, refunds: 1, template: "erstatten"},
+		{name: "cancel exactly 24 h before is free", at: 48 * time.Hour, want: workflows.StatusCancelled,
+			deposit: workflows.DepositRefunded, refunds: 1, template: "erstatten", offsets: []time.Duration{2 * time.Hour}},
+		{name: "late cancel keeps the deposit, no reminder after it", at: 61 * time.Hour, want: workflows.StatusCancelled,
+			deposit: workflows.DepositKept, template: "behalten wir", reminders: []string{"reminder_24h0m0s"}},
+		{name: "cancel without deposit", at: time.Hour, noDeposit: true, want: workflows.StatusCancelled,
+			deposit: workflows.DepositNone, template: "ist storniert."},
+		{name: "cancel after completion is refused", at: 75 * time.Hour, want: workflows.StatusCompleted, rejected: true,
+			reminders: []string{"reminder_24h0m0s", "reminder_2h0m0s"}},
+		{name: "cancel after the slot began is refused", at: 72*time.Hour + time.Minute, want: workflows.StatusCompleted, rejected: true,
+			reminders: []string{"reminder_24h0m0s", "reminder_2h0m0s"}},
+		{name: "completed at the slot's end, reminded twice", want: workflows.StatusCompleted,
+			reminders: []string{"reminder_24h0m0s", "reminder_2h0m0s"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &bookingFake{}
+			env := newBookingEnv(t, f)
+			in := lifecycleInput(env)
+			if tc.noDeposit {
+				in.Deposit, in.IntentID = 0, ""
+			}
+			in.Reminders = tc.offsets
+			var first, again answer
+			if tc.at > 0 {
+				cancelAt(env, tc.at, "cancel-1", &first)
+				// A second cancel with another ID, and a retry of the first.
+				cancelAt(env, tc.at+time.Minute, "cancel-2", &again)
+				cancelAt(env, tc.at+2*time.Minute, "cancel-1", &answer{})
+			}
+			var atEnd workflows.LifecycleState
+			env.RegisterDelayedCallback(func() {
+				v, err := env.QueryWorkflow(workflows.QueryLifecycle)
+				require.NoError(t, err)
+				require.NoError(t, v.Get(&atEnd))
+			}, 73*time.Hour+time.Minute)
+			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			var st workflows.LifecycleState
+			require.NoError(t, env.GetWorkflowResult(&st))
+
+			require.Equal(t, tc.want, st.Status, st.Reason)
+			require.Equal(t, tc.want, atEnd.Status, "the state just after the slot's end")
+			require.Equal(t, tc.refunds, f.refunds, "refunds at the payment API")
+			require.Zero(t, f.voids)
+			require.Zero(t, f.cases)
+			var reminders []string
+			cancellations := 0
+			for _, m := range f.messages {
+				if m.Kind == workflows.MessageKindCancellation {
+					cancellations++
+					continue
+				}
+				require.Zero(t, cancellations, "a reminder after the cancellation: %s", m.Kind)
+				reminders = append(reminders, m.Kind)
+			}
+			require.Equal(t, tc.reminders, reminders, "reminders sent")
+			if tc.at == 0 {
+				require.Zero(t, f.cancels)
+				require.Zero(t, cancellations)
+				return
+			}
+			if tc.rejected {
+				require.Error(t, first.rejected)
+				var appErr *temporal.ApplicationError
+				require.ErrorAs(t, first.rejected, &appErr)
+				require.Equal(t, workflows.ErrTypeNotCancellable, appErr.Type())
+				require.Zero(t, f.cancels)
+				require.Zero(t, cancellations)
+				return
+			}
+			require.True(t, first.done && again.done, "both cancels answered")
+			require.NoError(t, first.rejected)
+			require.NoError(t, first.err)
+			require.Equal(t, workflows.StatusCancelled, first.state.Status)
+			require.Equal(t, tc.deposit, first.state.Deposit, first.state.Reason)
+			require.Equal(t, first.state, again.state, "a second cancel answers the same state")
+			require.Equal(t, 1, f.cancels, "the calendar booking cancelled once")
+			require.Equal(t, 1, cancellations, "one cancellation message")
+			last := f.messages[len(f.messages)-1]
+			require.Equal(t, workflows.MessageKindCancellation, last.Kind)
+			require.Equal(t, unitWorkflowID, last.Reference)
+			require.Contains(t, last.Text, tc.template)
+			if tc.deposit == workflows.DepositRefunded {
+				require.Equal(t, "re_1", st.RefundID)
+			}
+		})
+	}
+}
+
+// TestBookingCancelCalendarFailureNeedsReview: a calendar that finally
+// refuses to cancel hands the booking to a person; the deposit is left
+// alone and no message claims a cancellation.
+func TestBookingCancelCalendarFailureNeedsReview(t *testing.T) {
+	f := &bookingFake{calendarE: temporal.NewNonRetryableApplicationError("invalid state", activities.ErrTypeCalendarFinal, nil)}
+	env := newBookingEnv(t, f)
+	var first answer
+	cancelAt(env, time.Hour, "cancel-1", &first)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, lifecycleInput(env))
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, first.done)
+	require.NoError(t, first.err)
+	require.Equal(t, workflows.StatusNeedsReview, first.state.Status)
+	require.Equal(t, "case_1", first.state.ReviewCase)
+	require.Equal(t, 1, f.cases)
+	require.Zero(t, f.refunds)
+	require.Empty(t, f.messages)
+}
+
+// TestBookingReminders: reminders at the offsets, moved out of the
+// tenant's quiet hours, and none that would come right after the
+// confirmation.
+func TestBookingReminders(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	quiet := &activities.TenantTerms{Language: "de", Timezone: "Europe/Berlin", QuietOpens: "21:00", QuietCloses: "08:00"}
+	local := func(now time.Time, days, hour, minute int) time.Time {
+		d := now.In(berlin)
+		return time.Date(d.Year(), d.Month(), d.Day()+days, hour, minute, 0, 0, berlin)
+	}
+	cases := []struct {
+		name  string
+		terms *activities.TenantTerms
+		slot  func(now time.Time) time.Time
+		// want are the send times, from the slot's start.
+		want func(slot time.Time) []time.Time
+	}{
+		{"at the offsets", nil, func(now time.Time) time.Time { return local(now, 3, 9, 0) },
+			func(s time.Time) []time.Time { return []time.Time{s.Add(-24 * time.Hour), s.Add(-2 * time.Hour)} }},
+		{"a reminder in quiet hours waits for their end", quiet, func(now time.Time) time.Time { return local(now, 3, 9, 0) },
+			func(s time.Time) []time.Time { return []time.Time{s.Add(-24 * time.Hour), s.Add(-time.Hour)} }},
+		{"before a slot earlier than their end: the evening before", quiet, func(now time.Time) time.Time { return local(now, 3, 7, 30) },
+			func(s time.Time) []time.Time {
+				return []time.Time{s.Add(-24 * time.Hour).Add(30 * time.Minute), local(s, -1, 20, 59)}
+			}},
+		{"slot too close: none", nil, func(now time.Time) time.Time { return now.Add(150 * time.Minute) },
+			func(time.Time) []time.Time { return nil }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &bookingFake{}
+			env := newBookingEnv(t, f)
+			in := lifecycleInput(env)
+			in.Terms, in.SlotStart = tc.terms, tc.slot(env.Now())
+			in.SlotEnd = in.SlotStart.Add(time.Hour)
+			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			require.NoError(t, env.GetWorkflowError())
+			var st workflows.LifecycleState
+			require.NoError(t, env.GetWorkflowResult(&st))
+			require.Equal(t, workflows.StatusCompleted, st.Status)
+			want := tc.want(in.SlotStart)
+			require.Len(t, f.sentAt, len(want), "reminders sent: %v", f.messages)
+			for i, at := range want {
+				require.WithinDuration(t, at, f.sentAt[i], time.Second, "reminder %d", i)
+				require.Contains(t, f.messages[i].Text, "Erinnerung")
+			}
+			if len(want) > 0 {
+				require.Contains(t, f.messages[0].Text, "absagen oder verschieben", "the first reminder says how to cancel or move")
+			}
+		})
+	}
+}
+
+// TestBookingCancelWaitsForAReminder: a cancel that arrives while a
+// reminder is being sent waits for it (no reminder after the
+// cancellation), and its refund is decided by when it arrived, not by
+// when it could go on.
+func TestBookingCancelWaitsForAReminder(t *testing.T) {
+	f := &bookingFake{sendDelay: 10 * time.Minute}
+	env := newBookingEnv(t, f)
+	in := lifecycleInput(env)
+	// The reminder goes at 47h55m and takes until 48h05m; the cancel comes
+	// at 47h58m, 24h02m before the slot: free, though it goes on after the
+	// window has closed.
+	in.Reminders = []time.Duration{24*time.Hour + 5*time.Minute}
+	var first answer
+	cancelAt(env, 47*time.Hour+58*time.Minute, "cancel-1", &first)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, first.done)
+	require.NoError(t, first.err)
+	require.Equal(t, workflows.StatusCancelled, first.state.Status)
+	require.Equal(t, workflows.DepositRefunded, first.state.Deposit, first.state.Reason)
+	require.Equal(t, 1, f.refunds)
+	require.Len(t, f.messages, 2)
+	require.Equal(t, workflows.MessageKindReminder+"24h5m0s", f.messages[0].Kind)
+	require.Equal(t, workflows.MessageKindCancellation, f.messages[1].Kind)
+	require.False(t, f.sentAt[1].Before(f.sentAt[0].Add(10*time.Minute)), "the cancellation waited for the reminder")
+}
