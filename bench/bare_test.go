@@ -18,7 +18,8 @@ import (
 // (extract, validate, dedup), start the appointment as an abandoned child,
 // 1 activity (reply). Appointment: 1 activity (hold), child payment, wait
 // for its report, 1 activity (confirm), signal it to capture, wait for it,
-// 1 activity (send confirmation). Payment: 1 activity (authorise), report
+// 1 activity (send confirmation), start the booking's lifecycle as an
+// abandoned child. Payment: 1 activity (authorise), report
 // to the parent, wait for the decision, 1 activity (capture), report
 // again. No search attributes, no timers, no work in the activities: what
 // remains is the engine. bareShape is checked against the real histories.
@@ -95,8 +96,19 @@ func BareAppointment(ctx workflow.Context) (string, error) {
 		return "", err
 	}
 	reports.ReceiveAsync(nil) // the final report, as the saga drains it
+	// The booking's lifecycle: an abandoned child, started before the end.
+	lctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: "booking:" + workflow.GetInfo(ctx).WorkflowExecution.ID, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+	})
+	if err := workflow.ExecuteChildWorkflow(lctx, BareBooking).GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		return "", err
+	}
 	return "Confirmed", nil
 }
+
+// BareBooking stands for the booking's lifecycle, which waits for the
+// slot: here it ends at once.
+func BareBooking(workflow.Context) error { return nil }
 
 // BarePayment is the payment saga's happy path without work.
 func BarePayment(ctx workflow.Context) error {
@@ -118,6 +130,7 @@ func registerBare(r worker.Registry) {
 	r.RegisterWorkflow(BareConversation)
 	r.RegisterWorkflow(BareAppointment)
 	r.RegisterWorkflow(BarePayment)
+	r.RegisterWorkflow(BareBooking)
 	r.RegisterActivity(BareNoop)
 }
 
