@@ -28,24 +28,31 @@ func (s *Service) GetBooking(ctx context.Context, c Caller, in GetBookingInput) 
 	if err != nil {
 		return BookingAnswer{}, err
 	}
-	id := strings.TrimSpace(in.ID)
-	a := BookingAnswer{}
-	switch {
-	case strings.HasPrefix(id, workflows.AppointmentWorkflowID(c.Tenant, "")):
-		a.WorkflowID = id
-	case strings.HasPrefix(id, "appointment:") || id == "":
-		return BookingAnswer{}, errNoBooking
-	default:
-		b, err := calendar.NewClient(s.CalendarURL, c.Token).GetBooking(ctx, id)
-		if err != nil {
-			if calendar.OutcomeOf(err) == calendar.Final {
-				return BookingAnswer{}, errNoBooking
-			}
-			return BookingAnswer{}, fmt.Errorf("ask the calendar for booking %s (try again): %w", id, err)
-		}
-		a.WorkflowID, a.Service, a.Start = b.Reference, b.Service, b.Start.In(p.Location).Format(time.RFC3339)
+	a, err := s.resolve(ctx, c, p, in.ID)
+	if err != nil {
+		return BookingAnswer{}, err
 	}
 	return s.describe(ctx, c.Tenant, p, a)
+}
+
+// resolve finds the caller's appointment by workflow or booking ID;
+// another tenant's is not told apart from none.
+func (s *Service) resolve(ctx context.Context, c Caller, p *tenants.Profile, raw string) (BookingAnswer, error) {
+	id := strings.TrimSpace(raw)
+	switch {
+	case strings.HasPrefix(id, workflows.AppointmentWorkflowID(c.Tenant, "")):
+		return BookingAnswer{WorkflowID: id}, nil
+	case strings.HasPrefix(id, "appointment:") || id == "":
+		return BookingAnswer{}, errNoBooking
+	}
+	b, err := calendar.NewClient(s.CalendarURL, c.Token).GetBooking(ctx, id)
+	if err != nil {
+		if calendar.OutcomeOf(err) == calendar.Final {
+			return BookingAnswer{}, errNoBooking
+		}
+		return BookingAnswer{}, fmt.Errorf("ask the calendar for booking %s (try again): %w", id, err)
+	}
+	return BookingAnswer{WorkflowID: b.Reference, Service: b.Service, Start: b.Start.In(p.Location).Format(time.RFC3339)}, nil
 }
 
 // describe fills a's state from the saga (and service and slot from the
@@ -103,15 +110,10 @@ func (s *Service) ListBookings(ctx context.Context, c Caller, in ListBookingsInp
 	return out, nil
 }
 
-// errLifecycle: cancelling and moving bookings is a later step.
-var errLifecycle = errors.New("not available yet: cancelling or moving a booking through the tools comes with the booking lifecycle. Nothing was changed; tell the customer the business will handle it (they can also write \"stornieren\" on WhatsApp)")
-
-// CancelBooking answers that it is not available yet.
-func (s *Service) CancelBooking(context.Context, Caller, ChangeInput) (ChangeOutput, error) {
-	return ChangeOutput{}, errLifecycle
-}
+// errReschedule: moving bookings is a later step of the lifecycle.
+var errReschedule = errors.New("not available yet: moving a booking through the tools comes later. Nothing was changed; to move it, cancel_booking and book_appointment the new time, or tell the customer the business will handle it")
 
 // RescheduleBooking answers that it is not available yet.
 func (s *Service) RescheduleBooking(context.Context, Caller, ChangeInput) (ChangeOutput, error) {
-	return ChangeOutput{}, errLifecycle
+	return ChangeOutput{}, errReschedule
 }

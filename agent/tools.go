@@ -156,9 +156,9 @@ func defineTools() []tool {
 			&mcp.ToolAnnotations{Title: "Get a booking", ReadOnlyHint: true, OpenWorldHint: hint(false)}, (*Service).GetBooking),
 		define(ToolListBookings, "List a customer's upcoming appointments (booked or under way) with their state.",
 			&mcp.ToolAnnotations{Title: "List a customer's bookings", ReadOnlyHint: true, OpenWorldHint: hint(false)}, (*Service).ListBookings),
-		define(ToolCancelBooking, "Cancel a booking. Not available yet: answers so and changes nothing.",
-			&mcp.ToolAnnotations{Title: "Cancel a booking (not available yet)", DestructiveHint: hint(true), IdempotentHint: true, OpenWorldHint: hint(true)}, (*Service).CancelBooking),
-		define(ToolRescheduleBooking, "Move a booking to another start. Not available yet: answers so and changes nothing.",
+		define(ToolCancelBooking, "Cancel a confirmed booking by workflow_id or booking_id. Safe to retry: the booking is cancelled once, its deposit refunded in full when cancelled in time (else kept, as the answer says), and the customer told once. status: cancelled, pending (call cancel_booking again with the same id), not_changed (message says why).",
+			&mcp.ToolAnnotations{Title: "Cancel a booking", DestructiveHint: hint(true), IdempotentHint: true, OpenWorldHint: hint(true)}, (*Service).CancelBooking),
+		define(ToolRescheduleBooking, "Move a booking to another start. Not available yet: answers so and changes nothing (cancel_booking and book_appointment instead).",
 			&mcp.ToolAnnotations{Title: "Reschedule a booking (not available yet)", DestructiveHint: hint(true), IdempotentHint: true, OpenWorldHint: hint(true)}, (*Service).RescheduleBooking),
 	}
 }

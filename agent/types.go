@@ -34,6 +34,12 @@ const (
 	// StatusAlreadyBooked: this booking existed before this operation
 	// (another call, channel or the front desk made it); not booked twice.
 	StatusAlreadyBooked Status = "already_booked"
+	// StatusCancelled: the booking is cancelled (cancel_booking); the
+	// message says whether the deposit was refunded or kept.
+	StatusCancelled Status = "cancelled"
+	// StatusNotChanged: the booking was not changed (not cancellable, or
+	// the tool is not available); the message says why.
+	StatusNotChanged Status = "not_changed"
 )
 
 // ListServicesInput takes nothing: the tenant comes from the token.
@@ -136,12 +142,17 @@ type ListBookingsOutput struct {
 
 // ChangeInput names a booking to cancel or move.
 type ChangeInput struct {
-	ID    string `json:"id" jsonschema:"workflow_id or booking_id"`
-	Start string `json:"start,omitempty" jsonschema:"reschedule_booking: the new start"`
+	ID     string `json:"id" jsonschema:"workflow_id or booking_id"`
+	Reason string `json:"reason,omitempty" jsonschema:"cancel_booking: why, in a few words (optional)"`
+	Start  string `json:"start,omitempty" jsonschema:"reschedule_booking: the new start"`
 }
 
-// ChangeOutput is never returned yet: the booking lifecycle is not there.
+// ChangeOutput is a change's answer: cancelled, pending (outcome not yet
+// known: call cancel_booking again with the same id, it acts once) or
+// not_changed.
 type ChangeOutput struct {
-	Status  Status `json:"status"`
-	Message string `json:"message"`
+	WorkflowID string `json:"workflow_id,omitempty"`
+	Deposit    string `json:"deposit,omitempty"`
+	Status     Status `json:"status"`
+	Message    string `json:"message"`
 }

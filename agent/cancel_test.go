@@ -1,0 +1,83 @@
+package agent_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/agent"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// TestCancelBookingActsOnce: an agent cancels a confirmed booking three
+// times at once and once more later (by booking ID): one cancelled booking
+// in the calendar, one refund at the payment API, one cancellation message
+// in the outbox, and four identical answers.
+func TestCancelBookingActsOnce(t *testing.T) {
+	e := newEnv(t)
+	s := e.connect(t, devToken)
+	customer := newCustomer()
+	var booked agent.BookingAnswer
+	require.Empty(t, call(t, s, agent.ToolBookAppointment, map[string]any{
+		"customer": customer, "service": "tire-change", "start": testsupport.NextWeekday(t, time.Friday, 9).Format(time.RFC3339),
+	}, &booked))
+	require.Equal(t, agent.StatusConfirmed, booked.Status, booked.Message)
+	testsupport.Eventually(t, 30*time.Second, "the booking's lifecycle started", func() bool {
+		return e.count(t, `SELECT count(*) FROM outbox_messages WHERE reference = $1 AND kind = 'confirmation'`, booked.WorkflowID) == 1
+	})
+
+	answers := make([]agent.ChangeOutput, 4)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if msg := call(t, s, agent.ToolCancelBooking, map[string]any{"id": booked.WorkflowID, "reason": "verhindert"}, &answers[i]); msg != "" {
+				t.Errorf("cancel %d: tool error %s", i, msg)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Empty(t, call(t, s, agent.ToolCancelBooking, map[string]any{"id": booked.BookingID}, &answers[3]))
+	require.Equal(t, agent.StatusCancelled, answers[0].Status, answers[0].Message)
+	require.Equal(t, string(workflows.DepositRefunded), answers[0].Deposit)
+	for i := 1; i < len(answers); i++ {
+		require.Equal(t, answers[0], answers[i], "answer %d", i)
+	}
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM calendar_reservations WHERE reference = $1 AND status = 'cancelled'`, booked.WorkflowID))
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM refunds r JOIN payment_intents p ON p.id = r.payment_intent_id
+		WHERE p.booking_reference = $1`, booked.WorkflowID), "one refund")
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM outbox_messages WHERE reference = $1 AND kind = $2`,
+		booked.WorkflowID, workflows.MessageKindCancellation), "one cancellation message")
+}
+
+// TestCancelBookingRefusesWhatCannotBeCancelled: an unknown booking is a
+// tool error; moving is not offered yet and changes nothing.
+func TestCancelBookingRefusesWhatCannotBeCancelled(t *testing.T) {
+	e := newEnv(t)
+	s := e.connect(t, devToken)
+	cases := []struct {
+		name string
+		tool agent.ToolName
+		args map[string]any
+		want string
+	}{
+		{"unknown booking", agent.ToolCancelBooking, map[string]any{"id": "appointment:demo:nosuchbooking"}, "not confirmed yet"},
+		{"another tenant's prefix", agent.ToolCancelBooking, map[string]any{"id": "appointment:other:x"}, "no booking with this id"},
+		{"reschedule", agent.ToolRescheduleBooking, map[string]any{"id": "appointment:demo:x", "start": "2030-01-01T10:00:00Z"}, "not available yet"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out agent.ChangeOutput
+			msg := call(t, s, tc.tool, tc.args, &out)
+			if msg == "" {
+				msg = out.Message
+				require.Equal(t, agent.StatusNotChanged, out.Status)
+			}
+			require.Contains(t, msg, tc.want)
+		})
+	}
+}
