@@ -1,20 +1,15 @@
 package drill
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"regexp"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/bookonce/bookonce/agent"
-	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/twilio"
 )
 
@@ -59,8 +54,9 @@ func planOf(s Scenario) agentPlan {
 
 // AgentTraffic counts what the drill's AI agents sent to the tools.
 type AgentTraffic struct {
-	// Calls are tool calls (distinct Idempotency-Keys); Posts all HTTP
-	// requests, the retries of a call under its key included.
+	// Calls are book_appointment calls (distinct Idempotency-Keys); Posts
+	// all HTTP requests to the tools (begin_operation and get_booking
+	// included), the retries of a call under its key included.
 	Calls int `json:"calls"`
 	Posts int `json:"posts"`
 	// KeyRetries are posts repeated under the same key because the answer
@@ -90,11 +86,18 @@ type AgentTraffic struct {
 	// the drill: the link message goes out through the outbox).
 	PaymentURLs int `json:"payment_urls"`
 	AtTwilio    int `json:"payment_urls_at_twilio"`
+	// Polls are get_booking calls of agents whose booking answer was
+	// pending; Learnt counts the agents by the last status they were told
+	// (pending: still open when the agent stopped asking, agentPollFor).
+	Polls  int            `json:"get_booking_polls"`
+	Learnt map[string]int `json:"learnt_by_status"`
 }
 
 func (a AgentTraffic) String() string {
-	return fmt.Sprintf("%d calls, %d posts (%d retried under their key, %d replayed), follow-ups %s; answers %s; payment links answered %d, sent to the customer %d",
-		a.Calls, a.Posts, a.KeyRetries, a.Replayed, intLine(a.Follows), intLine(a.AnswersByStatus), a.PaymentURLs, a.AtTwilio)
+	return fmt.Sprintf("%d booking calls, %d posts (%d retried under their key, %d replayed), follow-ups %s; answers %s; "+
+		"%d get_booking polls, agents learnt %s; payment links answered %d, sent to the customer %d",
+		a.Calls, a.Posts, a.KeyRetries, a.Replayed, intLine(a.Follows), intLine(a.AnswersByStatus),
+		a.Polls, intLine(a.Learnt), a.PaymentURLs, a.AtTwilio)
 }
 
 // agentCustomer plays AI agents calling the tools' HTTP door through the
@@ -110,7 +113,7 @@ type agentCustomer struct {
 
 func newAgentCustomer(url, token string, tr http.RoundTripper) *agentCustomer {
 	return &agentCustomer{url: url, token: token, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}, links: map[string]bool{},
-		traffic: AgentTraffic{Follows: map[string]int{}, PostsByStatus: map[string]int{}, AnswersByStatus: map[string]int{}}}
+		traffic: AgentTraffic{Follows: map[string]int{}, PostsByStatus: map[string]int{}, AnswersByStatus: map[string]int{}, Learnt: map[string]int{}}}
 }
 
 // book plays one agent scenario: the first book_appointment call and the
@@ -152,7 +155,53 @@ func (c *agentCustomer) book(ctx context.Context, s Scenario, rng *rand.Rand) {
 		second.Start = slotText(w.Start, !p.phraseFirst, s.Phrasing)
 		answers = append(answers, c.call(ctx, newCallID(rng), second))
 	}
+	answers = append(answers, c.follow(ctx, latest(answers), rng))
 	c.compare(s, answers)
+}
+
+// agentPollFor and agentPollEvery bound how long an agent asks get_booking
+// about a pending booking: long enough for a link to be paid on a busy
+// drill, short enough not to hold a customer's slot in the driver long.
+const (
+	agentPollFor   = 45 * time.Second
+	agentPollEvery = 2 * time.Second
+)
+
+// follow asks get_booking, as the pending answer tells the agent to, until
+// the booking is no longer pending or agentPollFor has passed, and returns
+// the last answer (last itself if there was nothing to ask).
+func (c *agentCustomer) follow(ctx context.Context, last agent.BookingAnswer, rng *rand.Rand) agent.BookingAnswer {
+	deadline := time.Now().Add(agentPollFor)
+	for last.Status == agent.StatusPending && last.WorkflowID != "" && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return last
+		case <-time.After(agentPollEvery):
+		}
+		var got agent.BookingAnswer
+		_, ok := c.post(ctx, string(agent.ToolGetBooking), newCallID(rng), agent.GetBookingInput{ID: last.WorkflowID}, &got)
+		c.count(func(t *AgentTraffic) { t.Polls++ })
+		if ok && got.Status != "" {
+			last = got
+		}
+	}
+	learnt := string(last.Status)
+	if learnt == "" {
+		learnt = "unanswered"
+	}
+	c.count(func(t *AgentTraffic) { t.Learnt[learnt]++ })
+	return last
+}
+
+// latest is the last answer with a booking status (the zero answer if
+// none came).
+func latest(answers []agent.BookingAnswer) agent.BookingAnswer {
+	for i := len(answers) - 1; i >= 0; i-- {
+		if answers[i].Status != "" {
+			return answers[i]
+		}
+	}
+	return agent.BookingAnswer{}
 }
 
 // slotText names a start as RFC 3339 or in words.
@@ -233,82 +282,6 @@ func (c *agentCustomer) call(ctx context.Context, key string, in agent.BookInput
 	return a
 }
 
-// agentAttempts and agentMaxBackoff bound the posts of one tool call:
-// backing off from 200 ms, doubling up to 5 s, they span about 100 s,
-// beyond the lease a call
-// holds its key for (stack.AgentLease, a minute): a call whose answer
-// could not be stored while PostgreSQL restarted keeps its key in flight
-// (409) until the lease ends, and the platform keeps retrying meanwhile.
-const (
-	agentAttempts   = 24
-	agentMaxBackoff = 5 * time.Second
-)
-
-// post sends one tool call under key, retried with backoff on a lost
-// answer, a 5xx, a key still in flight (409) or a tool error that says
-// the same call may be repeated (422 tool_error). It decodes a 200 into
-// out. The returned status is the last one seen.
-func (c *agentCustomer) post(ctx context.Context, tool, key string, args, out any) (string, bool) {
-	body, err := json.Marshal(args)
-	if err != nil {
-		return "marshal", false
-	}
-	backoff := 200 * time.Millisecond
-	status := ""
-	for attempt := range agentAttempts {
-		if attempt > 0 {
-			c.count(func(t *AgentTraffic) { t.KeyRetries++ })
-			select {
-			case <-ctx.Done():
-				return status, false
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, agentMaxBackoff)
-		}
-		code, replayed, resp := c.postOnce(ctx, tool, key, body)
-		status = code
-		c.count(func(t *AgentTraffic) {
-			t.Posts++
-			t.PostsByStatus[code]++
-			if replayed {
-				t.Replayed++
-			}
-		})
-		switch code {
-		case "200":
-			return status, json.Unmarshal(resp, out) == nil
-		case "400", "404":
-			return status, false // the drill's own mistake: retrying will not help
-		}
-		if code == "422" && bytes.Contains(resp, []byte("operation_refused")) {
-			return status, true // final under this key; the answer has no booking status
-		}
-	}
-	return status, false
-}
-
-// postOnce posts once and returns the status ("transport" without an
-// answer), whether the answer was replayed, and the body.
-func (c *agentCustomer) postOnce(ctx context.Context, tool, key string, body []byte) (string, bool, []byte) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+agent.RouteTools+"/"+tool, bytes.NewReader(body))
-	if err != nil {
-		return "transport", false, nil
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(idempotency.HeaderKey, key)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "transport", false, nil
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "transport", false, nil
-	}
-	return strconv.Itoa(resp.StatusCode), resp.Header.Get(idempotency.HeaderReplayed) == "true", b
-}
-
 // snapshot returns the counts, with the answered payment links checked
 // against the messages at the fake Twilio.
 func (c *agentCustomer) snapshot(tw *twilio.FakeServer) AgentTraffic {
@@ -322,6 +295,7 @@ func (c *agentCustomer) snapshot(tw *twilio.FakeServer) AgentTraffic {
 	defer c.mu.Unlock()
 	t := c.traffic
 	t.Follows, t.PostsByStatus, t.AnswersByStatus = copyCounts(t.Follows), copyCounts(t.PostsByStatus), copyCounts(t.AnswersByStatus)
+	t.Learnt = copyCounts(t.Learnt)
 	t.Errors = append([]string(nil), t.Errors...)
 	t.AtTwilio = 0
 	for l := range c.links {

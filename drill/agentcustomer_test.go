@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/agent"
 )
 
 // TestAgentScenariosMixEveryRetry: the agents are 5 to 8 % of the
@@ -66,6 +68,27 @@ func TestAgentFindingsFailTheDrill(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Len(t, tc.traffic.failures(), tc.failing)
+		})
+	}
+}
+
+// TestLatestAnswerIsTheLastWithAStatus: an agent follows up on the last
+// answer it got, not on a call that got none.
+func TestLatestAnswerIsTheLastWithAStatus(t *testing.T) {
+	pending := agent.BookingAnswer{Status: agent.StatusPending, WorkflowID: "appointment:demo:x"}
+	booked := agent.BookingAnswer{Status: agent.StatusAlreadyBooked, WorkflowID: "appointment:demo:x"}
+	for _, tc := range []struct {
+		name    string
+		answers []agent.BookingAnswer
+		want    agent.BookingAnswer
+	}{
+		{"none", nil, agent.BookingAnswer{}},
+		{"all unanswered", []agent.BookingAnswer{{}, {}}, agent.BookingAnswer{}},
+		{"last unanswered", []agent.BookingAnswer{pending, {}}, pending},
+		{"last answered", []agent.BookingAnswer{pending, booked}, booked},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, latest(tc.answers))
 		})
 	}
 }

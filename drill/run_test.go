@@ -81,6 +81,11 @@ func TestDrill100(t *testing.T) {
 	require.Equal(t, r.Scenarios[Agent], r.Outcomes.ByKind[Agent][Confirmed], "every agent's wish booked")
 	require.Zero(t, r.Agent.Unanswered)
 	require.Zero(t, r.Agent.Diverging)
+	learnt := 0
+	for _, n := range r.Agent.Learnt {
+		learnt += n
+	}
+	require.Equal(t, r.Scenarios[Agent], learnt, "every agent ended with an answer")
 	require.Equal(t, r.Agent.PaymentURLs, r.Agent.AtTwilio, "every payment link answered to an agent reached the customer")
 }
 
