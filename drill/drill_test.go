@@ -33,6 +33,13 @@ func TestPhrasingsAreUnderstood(t *testing.T) {
 					require.True(t, w.Start.Equal(r.Start), "%q: want %v, got %v", text, w.Start, r.Start)
 				}
 			}
+			// An agent passes the slot on in words (book_appointment's start).
+			for i := range agentSlotTexts {
+				text := slotText(w.Start, true, i)
+				r, err := intent.Rules{}.Extract(context.Background(), text, now, loc, intent.DemoCatalogue())
+				require.NoError(t, err, text)
+				require.True(t, r.HasDate && r.HasTime && w.Start.Equal(r.Start), "%q: want %v, got %v", text, w.Start, r.Start)
+			}
 		}
 	}
 	for _, k := range Kinds {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/channels"
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/twilio"
 )
 
@@ -37,13 +38,15 @@ type Traffic struct {
 type driver struct {
 	sim     twilio.Simulator
 	traffic Traffic
+	agent   *agentCustomer
 }
 
 func newDriver(e *env, concurrency int) *driver {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = concurrency * 2
+	token, _ := e.cfg.TokenFor(config.DefaultTenant) // the demo tenant's: its absence fails every agent call, visibly
 	return &driver{sim: twilio.Simulator{GatewayURL: e.gwURL, PublicBaseURL: e.gwURL, AuthToken: e.twilio.AuthToken,
-		HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}}
+		HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, agent: newAgentCustomer(e.agentURL, token, tr)}
 }
 
 // run plays every scenario, concurrency customers at a time.
@@ -123,6 +126,8 @@ func (d *driver) play(ctx context.Context, s Scenario, rng *rand.Rand) {
 			again = first // a double tap: the same words, a new message
 		}
 		d.whatsapp(ctx, s, again, rng)
+	case Agent:
+		d.agent.book(ctx, s, rng)
 	case Second, Ambiguous:
 		d.whatsapp(ctx, s, pick(firstTexts, s.Phrasing, w), rng)
 		pause(ctx, rng, 3*time.Second)

@@ -53,6 +53,7 @@ type env struct {
 	exchanges *exchangeLog
 	gateway   *channels.Gateway
 	gwURL     string
+	agentURL  string // the agent tools, through their fault proxy
 	gatherers []prometheus.Gatherer
 	workerEnv []string
 
@@ -168,7 +169,7 @@ func (e *env) startGateway(ctx context.Context, l net.Listener, vars map[string]
 	e.wg.Add(2)
 	go func() { defer e.wg.Done(); _ = svc.Serve(ctx, l) }()
 	go func() { defer e.wg.Done(); e.gateway.RunRelay(ctx, 2*time.Second) }()
-	return nil
+	return e.startAgent(ctx, gwReg, tenants, proxied[upstreamCalendar])
 }
 
 // startServices starts the Temporal server and the two APIs as child

@@ -31,6 +31,9 @@ type Options struct {
 	// Webhooks are the faults between the payment API and the gateway's
 	// payment webhook (nil: the defaults; empty non-nil: no faults).
 	Webhooks []chaos.Rule
+	// Agent are the faults between the drill's AI agents and the agent
+	// tools (nil: the defaults; empty non-nil: no faults).
+	Agent []chaos.Rule
 	// CardDeposits pays deposits with the lab's test card at once instead
 	// of sending payment links that the drill's customers pay on the
 	// hosted page (the default).
@@ -117,6 +120,20 @@ func DefaultWebhookFaults() []chaos.Rule {
 	}
 }
 
+// DefaultAgentFaults are the faults of the AI agents' tool calls: a call
+// lost before the tools (the platform retries it), one the tools answered
+// whose answer was lost or replaced by an error (the platform retries it
+// under its key), a call sent twice, and slow answers.
+func DefaultAgentFaults() []chaos.Rule {
+	return []chaos.Rule{
+		{Method: "POST", PathPrefix: "/v1/agent/tools/", Fault: chaos.Reset, Probability: 0.03},
+		{Method: "POST", PathPrefix: "/v1/agent/tools/", Fault: chaos.DropAfterCommit, Probability: 0.05},
+		{Method: "POST", PathPrefix: "/v1/agent/tools/", Fault: chaos.ErrorAfterCommit, Status: 502, Probability: 0.03},
+		{Method: "POST", PathPrefix: "/v1/agent/tools/", Fault: chaos.Duplicate, Probability: 0.03},
+		{PathPrefix: "/v1/agent/tools/", Fault: chaos.Delay, Delay: 300 * time.Millisecond, Probability: 0.03},
+	}
+}
+
 // withDefaults fills zero values.
 func (o Options) withDefaults() Options {
 	if o.Bookings <= 0 {
@@ -145,6 +162,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Webhooks == nil {
 		o.Webhooks = DefaultWebhookFaults()
+	}
+	if o.Agent == nil {
+		o.Agent = DefaultAgentFaults()
 	}
 	if o.Crashes == nil {
 		o.Crashes = DefaultCrashes()

@@ -48,6 +48,9 @@ type Report struct {
 	// Payments is what the customers did with their payment links (empty
 	// with CardDeposits).
 	Payments Payments `json:"payments"`
+	// Agent is what the AI agents sent to the agent tools and what they
+	// were answered.
+	Agent AgentTraffic `json:"agent"`
 	// Crashes are the crashes beyond workers, each with its time.
 	Crashes  []Crash  `json:"crashes"`
 	Failures []string `json:"failures"`
@@ -173,6 +176,8 @@ func (r *Report) check() {
 func (r *Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "bookings %d in %.0fs (seed %d); %s\n", r.Bookings, r.Seconds, r.Seed, r.Traffic)
+	fmt.Fprintf(&b, "scenarios: %s\n", kindLine(r.Scenarios))
+	fmt.Fprintf(&b, "agent tools: %s\n", r.Agent)
 	fmt.Fprintf(&b, "faults injected: %s; worker processes SIGKILLed: %d\n", faultLine(r.Faults), r.WorkerKills)
 	if len(r.Crashes) > 0 {
 		fmt.Fprintf(&b, "crashes beyond workers: %s\n", crashLine(r.Crashes))
@@ -221,7 +226,7 @@ func (r *Report) Summary() string {
 
 func faultLine(m map[string]map[chaos.Fault]int) string {
 	var parts []string
-	for _, up := range []string{upstreamCalendar, upstreamPayments, upstreamTwilio, upstreamWebhooks} {
+	for _, up := range []string{upstreamCalendar, upstreamPayments, upstreamTwilio, upstreamWebhooks, upstreamAgent} {
 		total := 0
 		for _, n := range m[up] {
 			total += n
@@ -229,6 +234,35 @@ func faultLine(m map[string]map[chaos.Fault]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", up, total))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// kindLine is the scenario count by kind, in Kinds order.
+func kindLine(m map[Kind]int) string {
+	parts := make([]string, 0, len(Kinds))
+	for _, k := range Kinds {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// failures are the agent traffic's findings: a call never answered,
+// answers of one agent naming different bookings, a payment link answered
+// but never sent to the customer.
+func (a AgentTraffic) failures() []string {
+	var out []string
+	if a.Unanswered > 0 {
+		out = append(out, fmt.Sprintf("%d agent tool calls never answered", a.Unanswered))
+	}
+	if a.Diverging > 0 {
+		out = append(out, fmt.Sprintf("%d agents answered with different bookings for one wish", a.Diverging))
+	}
+	if a.AtTwilio < a.PaymentURLs {
+		out = append(out, fmt.Sprintf("%d payment links answered to agents but never sent to the customer", a.PaymentURLs-a.AtTwilio))
+	}
+	if len(out) > 0 && len(a.Errors) > 0 {
+		out = append(out, fmt.Sprintf("agent errors: %v", a.Errors))
+	}
+	return out
 }
 
 func intLine(m map[string]int) string {

@@ -118,6 +118,8 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 		return nil, false, err
 	}
 	r.Payments = pay.snapshot()
+	r.Agent = d.agent.snapshot(e.twilio)
+	r.Failures = append(r.Failures, r.Agent.failures()...)
 	if r.Payments.Failed > 0 {
 		r.Failures = append(r.Failures, fmt.Sprintf("%d payment links could not be paid: %v", r.Payments.Failed, r.Payments.Errors))
 	}

@@ -12,7 +12,8 @@ import (
 
 // TestDrill100 is the small acceptance drill of `make test`: 100 bookings
 // through signed webhooks on both channels with redeliveries, rephrasings
-// and genuine second bookings, customers racing for one slot, faults in
+// and genuine second bookings, customers racing for one slot, AI agents
+// calling the booking tool again, in parallel and in other words, faults in
 // front of every downstream API (a bare 503 after Twilio accepted a
 // message among them), worker processes SIGKILLed mid-flight, API
 // processes SIGKILLed and restarted, PostgreSQL crashed (immediate
@@ -73,6 +74,19 @@ func TestDrill100(t *testing.T) {
 	require.Equal(t, 1, kinds["postgres_restart"])
 	require.Equal(t, 1, kinds["temporal_restart"])
 	require.Zero(t, r.Orphans.Total(), "orphaned effects: %v", r.Orphans.Examples)
+	// AI agents booked through the tools, retrying as agents do, and each
+	// wish ended in one booking (the duplicate checks above count theirs).
+	require.Positive(t, r.Scenarios[Agent], "AI agents booked through the tools")
+	require.Greater(t, r.Agent.Calls, r.Scenarios[Agent], "agents called again")
+	require.Equal(t, r.Scenarios[Agent], r.Outcomes.ByKind[Agent][Confirmed], "every agent's wish booked")
+	require.Zero(t, r.Agent.Unanswered)
+	require.Zero(t, r.Agent.Diverging)
+	learnt := 0
+	for _, n := range r.Agent.Learnt {
+		learnt += n
+	}
+	require.Equal(t, r.Scenarios[Agent], learnt, "every agent ended with an answer")
+	require.Equal(t, r.Agent.PaymentURLs, r.Agent.AtTwilio, "every payment link answered to an agent reached the customer")
 }
 
 type testWriter struct{ t *testing.T }

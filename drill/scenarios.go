@@ -34,14 +34,20 @@ const (
 	// resources that can do it: the winners book, every loser is rejected
 	// and offered free slots, and no resource is booked twice.
 	Contention Kind = "contention"
+	// Agent: an AI agent books for the customer through the agent tools
+	// (book_appointment over HTTP), retrying as agents do: the same call
+	// again under its key, a re-planned call under a new key, two calls in
+	// parallel, the slot in other words. One booking.
+	Agent Kind = "agent"
 )
 
 // Kinds lists the kinds in a stable order.
-var Kinds = []Kind{WhatsApp, Voice, CrossChannel, Rephrase, Second, Ambiguous, Contention}
+var Kinds = []Kind{WhatsApp, Voice, CrossChannel, Rephrase, Second, Ambiguous, Contention, Agent}
 
 // mix is the share of each kind, in percent of scenarios, in Kinds order
-// (a contention scenario stands for rivalSize customers).
-var mix = []int{30, 20, 15, 12, 12, 6, 5}
+// (a contention scenario stands for rivalSize customers). The agent's
+// share is taken from WhatsApp's, so the other figures stay comparable.
+var mix = []int{22, 20, 15, 12, 12, 6, 5, 8}
 
 // rivalSize is how many customers compete for one contended slot: more
 // than the demo tenant's resources (two bays and a technician), so at

@@ -34,8 +34,8 @@ func (f faultFlags) String() string { return "" }
 func (f faultFlags) Set(v string) error {
 	upstream, rule, ok := strings.Cut(v, ":")
 	upstream = strings.TrimSpace(upstream)
-	if !ok || (upstream != "calendar" && upstream != "payments" && upstream != "twilio" && upstream != "webhooks") {
-		return errors.New(`want "calendar|payments|twilio|webhooks: METHOD PATH FAULT [p=..] [limit=..] [status=..] [delay=..]"`)
+	if !ok || (upstream != "calendar" && upstream != "payments" && upstream != "twilio" && upstream != "webhooks" && upstream != "agent") {
+		return errors.New(`want "calendar|payments|twilio|webhooks|agent: METHOD PATH FAULT [p=..] [limit=..] [status=..] [delay=..]"`)
 	}
 	r, err := chaos.ParseRule(strings.TrimSpace(rule))
 	if err != nil {
@@ -124,10 +124,10 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	}
 	opts = drill.Options{Bookings: *n, Concurrency: *concurrency, Workers: *workers, KillEvery: *killEvery,
 		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr, Crashes: c,
-		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"], Webhooks: faults["webhooks"],
+		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"], Webhooks: faults["webhooks"], Agent: faults["agent"],
 		CardDeposits: *deposits == "card"}
 	if *noFaults {
-		opts.Calendar, opts.Payments, opts.Twilio, opts.Webhooks = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
+		opts.Calendar, opts.Payments, opts.Twilio, opts.Webhooks, opts.Agent = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
 	}
 	return opts, *report, -1
 }

@@ -41,3 +41,14 @@ func TestUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentFaultRule: -fault takes the agent tools as an upstream, and
+// replaces only their defaults.
+func TestAgentFaultRule(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	opts, _, code := parseArgs([]string{"-fault", "agent: POST /v1/agent/tools/ reset p=0.5"}, &stdout, &stderr)
+	require.Equal(t, -1, code, stderr.String())
+	require.Len(t, opts.Agent, 1)
+	require.EqualValues(t, "reset", opts.Agent[0].Fault)
+	require.Nil(t, opts.Calendar, "the calendar keeps its defaults")
+}

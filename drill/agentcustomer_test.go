@@ -1,0 +1,94 @@
+package drill
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/agent"
+)
+
+// TestAgentScenariosMixEveryRetry: the agents are 5 to 8 % of the
+// bookings, drawn by the seed alone, and between them they do every
+// follow-up (none, the same key again, a new key, two in parallel, the
+// slot rephrased), with and without an operation ID; the 100-booking
+// drill's seed has agents too.
+func TestAgentScenariosMixEveryRetry(t *testing.T) {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	now := time.Now()
+	all := scenarios(1000, rand.New(rand.NewPCG(2026, 1)), loc, now, 26)
+	again := scenarios(1000, rand.New(rand.NewPCG(2026, 1)), loc, now, 26)
+	follows, operations, agents := map[string]int{}, 0, 0
+	for i, s := range all {
+		require.Equal(t, s.Kind, again[i].Kind, "the mix is the seed's")
+		if s.Kind != Agent {
+			continue
+		}
+		agents++
+		require.Len(t, s.Wishes, 1)
+		p := planOf(s)
+		require.Equal(t, p, planOf(again[i]))
+		follows[p.follow]++
+		if p.useOperation {
+			operations++
+		}
+	}
+	require.InDelta(t, 65, agents, 15, "agents among 1000 bookings (5 to 8 percent)")
+	for _, f := range []string{followNone, followSameKey, followNewKey, followParallel, followRephrase} {
+		require.Positive(t, follows[f], f)
+	}
+	require.Positive(t, operations)
+	require.Less(t, operations, agents)
+
+	drill100 := scenarios(100, rand.New(rand.NewPCG(100, 1)), loc, now, 0)
+	n := 0
+	for _, s := range drill100 {
+		if s.Kind == Agent {
+			n++
+		}
+	}
+	require.Positive(t, n, "TestDrill100's seed has agent scenarios")
+}
+
+// TestAgentFindingsFailTheDrill: an unanswered call, diverging answers and
+// a payment link the customer never got are failures.
+func TestAgentFindingsFailTheDrill(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		traffic AgentTraffic
+		failing int
+	}{
+		{"clean", AgentTraffic{Calls: 9, PaymentURLs: 3, AtTwilio: 3}, 0},
+		{"unanswered", AgentTraffic{Calls: 9, Unanswered: 1, Errors: []string{"x"}}, 2},
+		{"diverging", AgentTraffic{Calls: 9, Diverging: 1}, 1},
+		{"link not sent", AgentTraffic{Calls: 9, PaymentURLs: 3, AtTwilio: 2}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Len(t, tc.traffic.failures(), tc.failing)
+		})
+	}
+}
+
+// TestLatestAnswerIsTheLastWithAStatus: an agent follows up on the last
+// answer it got, not on a call that got none.
+func TestLatestAnswerIsTheLastWithAStatus(t *testing.T) {
+	pending := agent.BookingAnswer{Status: agent.StatusPending, WorkflowID: "appointment:demo:x"}
+	booked := agent.BookingAnswer{Status: agent.StatusAlreadyBooked, WorkflowID: "appointment:demo:x"}
+	for _, tc := range []struct {
+		name    string
+		answers []agent.BookingAnswer
+		want    agent.BookingAnswer
+	}{
+		{"none", nil, agent.BookingAnswer{}},
+		{"all unanswered", []agent.BookingAnswer{{}, {}}, agent.BookingAnswer{}},
+		{"last unanswered", []agent.BookingAnswer{pending, {}}, pending},
+		{"last answered", []agent.BookingAnswer{pending, booked}, booked},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, latest(tc.answers))
+		})
+	}
+}
