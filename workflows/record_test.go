@@ -205,40 +205,15 @@ func TestRecordHistories(t *testing.T) {
 	t.Run("payment-link", func(t *testing.T) {
 		// Link mode: the customer pays the link from the outbox on the
 		// hosted page; the relayed webhook makes the saga read the session,
-		// then it books and captures (versioned: payment-link).
-		s := newRecordStack(t, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		req := recordRequest(t, "+4915112340008", time.Thursday, 15)
-		req.PaymentMethod = ""
-		run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
-		require.NoError(t, err)
-		require.False(t, existing)
-		payByLink(t, ctx, s.tc, s.pool, run.GetID())
-		var st workflows.BookingState
-		require.NoError(t, run.Get(ctx, &st))
-		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-		s.save(t, ctx, run.GetID(), "payment-link.appointment.json")
-		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "payment-link.payment.json")
+		// then it books and captures (versioned: payment-link). Recorded
+		// before the link's creation went in rounds.
+		recordPaidLink(t, "+4915112340008", "payment-link")
 	})
 
 	t.Run("payment-link-rounds", func(t *testing.T) {
-		// The same as payment-link, recorded once the link's creation went
-		// in rounds (versioned: payment-link-create-rounds).
-		s := newRecordStack(t, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		req := recordRequest(t, "+4915112340009", time.Thursday, 15)
-		req.PaymentMethod = ""
-		run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
-		require.NoError(t, err)
-		require.False(t, existing)
-		payByLink(t, ctx, s.tc, s.pool, run.GetID())
-		var st workflows.BookingState
-		require.NoError(t, run.Get(ctx, &st))
-		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-		s.save(t, ctx, run.GetID(), "payment-link-rounds.appointment.json")
-		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "payment-link-rounds.payment.json")
+		// The same, recorded once the link's creation went in rounds
+		// (versioned: payment-link-create-rounds).
+		recordPaidLink(t, "+4915112340009", "payment-link-rounds")
 	})
 
 	t.Run("already-booked", func(t *testing.T) {
@@ -297,4 +272,23 @@ func writeHistory(t *testing.T, h *historypb.History, name string) {
 	path := filepath.Join(historiesDir, name)
 	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
 	t.Logf("recorded %s: %d events", path, len(h.Events))
+}
+
+// recordPaidLink books in link mode, pays the link on the hosted page and
+// saves the appointment's and the payment saga's histories as name.*.json.
+func recordPaidLink(t *testing.T, customer, name string) {
+	s := newRecordStack(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req := recordRequest(t, customer, time.Thursday, 15)
+	req.PaymentMethod = ""
+	run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+	require.NoError(t, err)
+	require.False(t, existing)
+	payByLink(t, ctx, s.tc, s.pool, run.GetID())
+	var st workflows.BookingState
+	require.NoError(t, run.Get(ctx, &st))
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	s.save(t, ctx, run.GetID(), name+".appointment.json")
+	s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), name+".payment.json")
 }
