@@ -25,9 +25,43 @@ const (
 	StatusCompleted BookingStatus = "Completed"
 )
 
-// UpdateCancel is the Update that cancels a confirmed booking; its input
-// is a CancelRequest, its answer the booking's LifecycleState.
-const UpdateCancel = "cancel"
+// StatusNoShow: a member of staff marked that the customer did not come;
+// the deposit is kept. Final.
+const StatusNoShow BookingStatus = "NoShow"
+
+// Names of the Updates a booking takes; each answers the booking's
+// LifecycleState.
+const (
+	// UpdateCancel cancels a confirmed booking; input CancelRequest.
+	UpdateCancel = "cancel"
+	// UpdateReschedule moves a confirmed booking to another slot (hold
+	// the new slot, confirm it, cancel the old one); input
+	// RescheduleRequest. A taken slot fails the Update with an
+	// application error of type activities.ErrTypeSlotUnavailable whose
+	// details are a RescheduleRefused; the booking is untouched.
+	UpdateReschedule = "reschedule"
+	// UpdateNoShow marks a booking whose slot has begun as NoShow (staff
+	// only); input NoShowRequest.
+	UpdateNoShow = "no_show"
+)
+
+// RescheduleRequest is the input of the reschedule Update.
+type RescheduleRequest struct {
+	Start time.Time `json:"start"`
+	// ResourceID asks for a resource; empty: any that offers the service.
+	ResourceID string `json:"resource_id,omitempty"`
+}
+
+// RescheduleRefused is the detail of a reschedule refused because the new
+// slot is taken: free slots nearby to offer instead.
+type RescheduleRefused struct {
+	Alternatives []time.Time `json:"alternatives"`
+}
+
+// NoShowRequest is the input of the no_show Update.
+type NoShowRequest struct {
+	Note string `json:"note,omitempty"`
+}
 
 // QueryLifecycle returns the booking's LifecycleState.
 const QueryLifecycle = "lifecycle"

@@ -16,8 +16,24 @@ import (
 // never acts twice. Hashed for a fixed, printable length; the tenant is
 // part of it so two tenants' keys never meet.
 func CancelUpdateID(tenant, key string) string {
+	return changeUpdateID("cancel-", tenant, key)
+}
+
+// RescheduleUpdateID derives the reschedule Update's ID from the inbound
+// event that asked for it, as CancelUpdateID does for a cancel.
+func RescheduleUpdateID(tenant, key string) string {
+	return changeUpdateID("reschedule-", tenant, key)
+}
+
+// NoShowUpdateID derives the no_show Update's ID from the request that
+// asked for it, as CancelUpdateID does for a cancel.
+func NoShowUpdateID(tenant, key string) string {
+	return changeUpdateID("no-show-", tenant, key)
+}
+
+func changeUpdateID(prefix, tenant, key string) string {
 	sum := sha256.Sum256([]byte(tenant + "\x00" + key))
-	return "cancel-" + hex.EncodeToString(sum[:])[:32]
+	return prefix + hex.EncodeToString(sum[:])[:32]
 }
 
 // CancelAppointment sends the cancel Update with updateID to the
