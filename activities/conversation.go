@@ -9,6 +9,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/dedup"
@@ -172,11 +173,35 @@ type Appointment struct {
 	Running bool `json:"running"`
 	// Status is the appointment's BookingStatus search attribute.
 	Status string `json:"status,omitempty"`
+	// Lifecycle is the BookingStatus of the booking's lifecycle workflow
+	// (BookingWorkflowID), once the appointment confirmed it: Confirmed,
+	// Cancelled, Completed, ... Empty: no lifecycle found.
+	Lifecycle string `json:"lifecycle,omitempty"`
+	// Slot is the lifecycle's SlotStart: the booking's current slot,
+	// which a reschedule moves away from the intent's SlotStart.
+	Slot time.Time `json:"slot,omitzero"`
 }
 
-// bookingStatusKey is the appointment's BookingStatus search attribute
-// (package workflows owns it; activities cannot import workflows).
-var bookingStatusKey = temporal.NewSearchAttributeKeyKeyword("BookingStatus")
+// Current is the booking's slot now: the lifecycle's, else the intent's.
+func (ap Appointment) Current() time.Time {
+	if !ap.Slot.IsZero() {
+		return ap.Slot
+	}
+	return ap.SlotStart
+}
+
+// BookingWorkflowID is the lifecycle workflow's ID of the appointment
+// appointmentID: derived, so any caller who knows the booking finds it.
+func BookingWorkflowID(appointmentID string) string {
+	return "booking:" + appointmentID
+}
+
+// bookingStatusKey and slotStartKey are search attributes package
+// workflows owns (activities cannot import workflows).
+var (
+	bookingStatusKey = temporal.NewSearchAttributeKeyKeyword("BookingStatus")
+	slotStartKey     = temporal.NewSearchAttributeKeyTime("SlotStart")
+)
 
 // FindAppointments lists the customer's upcoming bookings from the dedup
 // intents (the conversation's own record of what it started, across every
@@ -208,7 +233,32 @@ func (a *Activities) FindAppointments(ctx context.Context, in FindAppointmentsIn
 				ap.Status = status
 			}
 		}
+		if ap.Found && !ap.Running {
+			if err := describeLifecycle(ctx, tc, &ap); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, ap)
 	}
 	return out, nil
+}
+
+// describeLifecycle adds the booking lifecycle's status and slot to a
+// closed appointment; none found leaves them empty.
+func describeLifecycle(ctx context.Context, tc client.Client, ap *Appointment) error {
+	d, err := tc.DescribeWorkflow(ctx, BookingWorkflowID(ap.WorkflowID), "")
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("describe booking %s: %w", ap.WorkflowID, err)
+	}
+	if status, ok := d.TypedSearchAttributes.GetKeyword(bookingStatusKey); ok {
+		ap.Lifecycle = status
+	}
+	if slot, ok := d.TypedSearchAttributes.GetTime(slotStartKey); ok {
+		ap.Slot = slot
+	}
+	return nil
 }

@@ -31,6 +31,7 @@ var (
 	conf  = intent.KindConfirm
 	canc  = intent.KindCancel
 	uncl  = intent.KindUnclear
+	resch = intent.KindReschedule
 )
 
 // extractCases are phrasings a workshop hears, at Monday 2026-11-30 10:00.
@@ -153,7 +154,14 @@ var extractCases = []extractCase{
 	{text: "Storniere bitte meinen Reifenwechsel", kind: canc, service: tire},
 	{text: "cancel my appointment", kind: canc, lang: "en"},
 	{text: "Ich brauche den Termin nicht mehr", kind: canc},
-	{text: "Kann ich den Termin auf Mittwoch verschieben?", kind: uncl, ask: true},
+	// Moves: the new slot, or a question for it.
+	{text: "Kann ich den Termin auf Mittwoch verschieben?", kind: resch, ask: true},
+	{text: "Ich möchte meinen Termin verschieben", kind: resch, ask: true},
+	{text: "Können wir auf Donnerstag 10 Uhr verschieben?", kind: resch, start: at(2026, 12, 3, 10, 0)},
+	{text: "Bitte verschieben auf Mittwoch 14 Uhr", kind: resch, start: at(2026, 12, 2, 14, 0)},
+	{text: "Ich muss den Reifenwechsel auf Freitag um 9 verlegen", kind: resch, service: tire, start: at(2026, 12, 4, 9, 0)},
+	{text: "Can we move it to thursday at 10? Please reschedule", kind: resch, start: at(2026, 12, 3, 10, 0), lang: "en"},
+	{text: "absagen, lieber Mittwoch um 10", kind: resch, start: at(2026, 12, 2, 10, 0)},
 	{text: "Nein", kind: uncl, ask: true},
 	{text: "no, tuesday doesn't work", kind: uncl, ask: true, lang: "en"},
 	{text: "Ja, aber nicht um 14 Uhr", kind: uncl, ask: true},

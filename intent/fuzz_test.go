@@ -24,7 +24,7 @@ func FuzzExtract(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		r, err := intent.Rules{}.Extract(context.Background(), text, now, berlin, cat)
 		require.NoError(t, err)
-		require.Contains(t, []intent.Kind{intent.KindBook, intent.KindConfirm, intent.KindCancel, intent.KindUnclear}, r.Kind)
+		require.Contains(t, []intent.Kind{intent.KindBook, intent.KindConfirm, intent.KindCancel, intent.KindReschedule, intent.KindUnclear}, r.Kind)
 		require.Contains(t, []string{"de", "en"}, r.Lang)
 		require.True(t, utf8.ValidString(r.Question))
 		if !r.Start.IsZero() {

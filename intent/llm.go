@@ -206,10 +206,10 @@ func llmSystemPrompt(now time.Time, loc *time.Location, cat Catalogue) string {
 	}
 	b.WriteString(`
 Answer format (all fields required, strings only):
-{"kind":"book|confirm|cancel|unclear","service":"<service id from the list above or empty>","date":"YYYY-MM-DD or empty","time":"HH:MM or empty","question":"clarifying question in the customer's language or empty","lang":"de|en"}
+{"kind":"book|confirm|cancel|reschedule|unclear","service":"<service id from the list above or empty>","date":"YYYY-MM-DD or empty","time":"HH:MM or empty","question":"clarifying question in the customer's language or empty","lang":"de|en"}
 
 Rules:
-- kind: "book" asks for a new appointment; "confirm" accepts an offered slot ("ja, passt", "okay, nehme ich"); "cancel" cancels an appointment; "unclear" is anything else, including rescheduling (which needs a question).
+- kind: "book" asks for a new appointment; "confirm" accepts an offered slot ("ja, passt", "okay, nehme ich"); "cancel" cancels an appointment; "reschedule" moves an existing appointment to the date and time named (the new slot); "unclear" is anything else.
 - service: only an id from the list above, never a synonym or anything else; empty if none or more than one service was named.
 - date: the calendar day the customer means, resolved against the reference time and calendar above; a bare weekday is the coming one. Empty if no day was named.
 - time: 24-hour wall clock in the time zone above. A bare hour from 1 to 7 without "morgens", "früh", "vormittags" or "am" means the afternoon (the workshop is open during the day). Empty if no time was named.
@@ -273,6 +273,9 @@ func (a llmAnswer) result(ctx context.Context, text string, now time.Time, loc *
 		question = q.invalidTime()
 	}
 
+	if res.Kind == KindReschedule && res.Start.IsZero() && question == "" {
+		question = q.rescheduleWhen() // a move needs its new slot
+	}
 	missing := res.Service == "" || !res.HasDate || !res.HasTime
 	if question == "" && (res.Kind == KindUnclear || res.Kind == KindBook && missing) {
 		question = fallbackQuestion(ctx, text, now, loc, res, day, q)
@@ -287,7 +290,7 @@ func (a llmAnswer) result(ctx context.Context, text string, now time.Time, loc *
 func (a llmAnswer) classify(text string, cat Catalogue) Result {
 	var res Result
 	switch k := Kind(strings.ToLower(str(a.Kind))); k {
-	case KindBook, KindConfirm, KindCancel, KindUnclear:
+	case KindBook, KindConfirm, KindCancel, KindReschedule, KindUnclear:
 		res.Kind = k
 	default:
 		res.Kind = KindUnclear

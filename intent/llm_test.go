@@ -131,8 +131,20 @@ func TestLLMExtract(t *testing.T) {
 		{
 			name: "unknown kind is unclear with the rules' question",
 			text: "Guten Tag, eine Frage",
-			body: modelAnswer("reschedule", "", "", "", "", "de"),
+			body: modelAnswer("move", "", "", "", "", "de"),
 			want: withRulesQuestion(intent.Result{Kind: intent.KindUnclear, Lang: "de"}),
+		},
+		{
+			name: "a move without its new slot asks for it",
+			text: "Guten Tag, eine Frage",
+			body: modelAnswer("reschedule", "", "", "", "", "de"),
+			want: fixed(intent.Result{Kind: intent.KindReschedule, Lang: "de", Question: "Auf welchen Tag und welche Uhrzeit sollen wir Ihren Termin verschieben?"}),
+		},
+		{
+			name: "a move with its new slot is a reschedule",
+			text: "Können wir auf Dienstag 14 Uhr verschieben?",
+			body: modelAnswer("reschedule", "", "2026-12-01", "14:00", "", "de"),
+			want: fixed(intent.Result{Kind: intent.KindReschedule, Start: tue14, HasDate: true, HasTime: true, Day: tue, Hour: 14, Lang: "de"}),
 		},
 		{
 			// Rules reads this as a confirmation without a question, so

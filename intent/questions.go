@@ -189,9 +189,9 @@ func (q questions) instead() string {
 	return q.pick("Which time would suit you instead?", "Welcher Termin passt Ihnen stattdessen?")
 }
 
-func (q questions) reschedule() string {
-	return q.pick("Shall I cancel your current appointment and book a new one?",
-		"Soll ich Ihren bisherigen Termin stornieren und einen neuen buchen?")
+func (q questions) rescheduleWhen() string {
+	return q.pick("To which day and time shall we move your appointment?",
+		"Auf welchen Tag und welche Uhrzeit sollen wir Ihren Termin verschieben?")
 }
 
 func (q questions) unclear() string {

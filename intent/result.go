@@ -17,8 +17,12 @@ const (
 	KindConfirm Kind = "confirm"
 	// KindCancel cancels an appointment ("stornieren", "absagen", "cancel").
 	KindCancel Kind = "cancel"
-	// KindUnclear is anything else, including rescheduling and plain
-	// refusals; Question says what to ask.
+	// KindReschedule moves an existing appointment to the slot in Start
+	// ("verschieben auf Donnerstag 10 Uhr"); without both date and time,
+	// Start is zero and Question asks for the new slot.
+	KindReschedule Kind = "reschedule"
+	// KindUnclear is anything else, including plain refusals; Question
+	// says what to ask.
 	KindUnclear Kind = "unclear"
 )
 

@@ -222,13 +222,17 @@ func (p *parser) fillSlots(res *Result, ms mentions, fq *firstQuestion) civil {
 }
 
 // classify sets res.Kind from the message's words and mentions; a
-// reschedule, or a message that is no kind at all, gets a question.
+// reschedule without its new slot, or a message that is no kind at all,
+// gets a question.
 func (p *parser) classify(res *Result, ms mentions, fq *firstQuestion, cancel, reschedule bool) {
 	mentioned := len(ms.services) > 0 || len(ms.times) > 0 || len(ms.dates) > 0
 	confirmable := !p.negation
 	switch {
 	case reschedule:
-		res.Kind, fq.text = KindUnclear, p.q.reschedule()
+		res.Kind = KindReschedule
+		if res.Start.IsZero() {
+			fq.ask(p.q.rescheduleWhen())
+		}
 	case cancel:
 		res.Kind = KindCancel
 	case confirmable && p.has(strongConfirm):

@@ -36,6 +36,10 @@ const (
 	// system cannot honour it at once (already confirmed, several or no
 	// candidate bookings, an unknown state); a person acts on it.
 	ReasonCancellationRequest Reason = "cancellation_request"
+	// ReasonChangeRequest: a customer wants to move a confirmed booking
+	// and the booking could not be asked (its lifecycle unreachable or
+	// gone); a person moves it or calls back.
+	ReasonChangeRequest Reason = "change_request"
 )
 
 // Action is a reviewer's decision.

@@ -38,6 +38,20 @@ const (
 	TemplateCancelEndedMeanwhile TemplateName = "cancel_ended_meanwhile"
 	TemplateCancelInFlight       TemplateName = "cancel_in_flight"
 	TemplateCancelNotRecorded    TemplateName = "cancel_not_recorded"
+	// Changes of a confirmed booking asked for in the conversation
+	// (workflows/conversation_change*.go).
+	TemplateCancelWhich           TemplateName = "cancel_which"
+	TemplateCancelAlready         TemplateName = "cancel_already"
+	TemplateCancelConfirmKept     TemplateName = "cancel_confirm_kept"
+	TemplateCancelNotPossible     TemplateName = "cancel_not_possible"
+	TemplateChangePending         TemplateName = "change_pending"
+	TemplateChangeReview          TemplateName = "change_review"
+	TemplateChangeNotRecorded     TemplateName = "change_not_recorded"
+	TemplateRescheduleWhich       TemplateName = "reschedule_which"
+	TemplateRescheduleInFlight    TemplateName = "reschedule_in_flight"
+	TemplateRescheduleNone        TemplateName = "reschedule_none"
+	TemplateRescheduleSame        TemplateName = "reschedule_same"
+	TemplateRescheduleNotPossible TemplateName = "reschedule_not_possible"
 	// Appointment messages (workflows/steps.go, already_booked.go,
 	// alternatives.go).
 	TemplateConfirmation  TemplateName = "confirmation"
@@ -100,14 +114,26 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateRequestsMerged:    "Wir haben Ihre Anfragen zusammengeführt; es bleibt bei einem Termin.",
 		TemplateSecondNotBooked:   "Wir haben Ihre zweite Anfrage nicht gebucht. Melden Sie sich gern, wenn Sie doch einen weiteren Termin möchten.",
 
-		TemplateCancelLookupFailed:   "Wir konnten Ihre Buchungen gerade nicht prüfen. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
-		TemplateCancelNone:           "Wir haben unter Ihrer Nummer keine offene Buchung gefunden. Ein Mitarbeiter prüft Ihren Stornierungswunsch und meldet sich bei Ihnen.",
-		TemplateCancelSeveral:        "Sie haben mehrere Buchungen bei uns. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und klärt mit Ihnen, welche storniert werden soll.",
-		TemplateCancelConfirmed:      "Ihr Termin ({{.Service}} am {{.When}}) ist bereits bestätigt. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
-		TemplateCancelUnknown:        "Wir können den Stand Ihrer Buchung gerade nicht sicher feststellen. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
-		TemplateCancelEndedMeanwhile: "Ihre Buchung ({{.Service}} am {{.When}}) war schon abgeschlossen, als Ihre Stornierung ankam. Ein Mitarbeiter hat Ihren Wunsch erhalten und meldet sich bei Ihnen.",
-		TemplateCancelInFlight:       "Verstanden: Wir stornieren Ihre noch nicht bestätigte Buchung ({{.Service}} am {{.When}}).",
-		TemplateCancelNotRecorded:    "Ihr Stornierungswunsch konnte gerade nicht erfasst werden. Bitte schreiben Sie uns in einigen Minuten noch einmal.",
+		TemplateCancelLookupFailed:    "Wir konnten Ihre Buchungen gerade nicht prüfen. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
+		TemplateCancelNone:            "Wir haben unter Ihrer Nummer keine offene Buchung gefunden. Ein Mitarbeiter prüft Ihren Stornierungswunsch und meldet sich bei Ihnen.",
+		TemplateCancelSeveral:         "Sie haben mehrere Buchungen bei uns. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und klärt mit Ihnen, welche storniert werden soll.",
+		TemplateCancelConfirmed:       "Ihr Termin ({{.Service}} am {{.When}}) ist bereits bestätigt. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
+		TemplateCancelUnknown:         "Wir können den Stand Ihrer Buchung gerade nicht sicher feststellen. Ein Mitarbeiter hat Ihren Stornierungswunsch erhalten und meldet sich bei Ihnen.",
+		TemplateCancelEndedMeanwhile:  "Ihre Buchung ({{.Service}} am {{.When}}) war schon abgeschlossen, als Ihre Stornierung ankam. Ein Mitarbeiter hat Ihren Wunsch erhalten und meldet sich bei Ihnen.",
+		TemplateCancelInFlight:        "Verstanden: Wir stornieren Ihre noch nicht bestätigte Buchung ({{.Service}} am {{.When}}).",
+		TemplateCancelNotRecorded:     "Ihr Stornierungswunsch konnte gerade nicht erfasst werden. Bitte schreiben Sie uns in einigen Minuten noch einmal.",
+		TemplateCancelWhich:           "Sie haben mehrere Termine bei uns: {{join .Alternatives \"; \"}}. Welchen möchten Sie absagen? Nennen Sie bitte den Tag, zum Beispiel „Dienstag absagen“.",
+		TemplateCancelAlready:         "Ihr Termin ({{.Service}} am {{.When}}) ist bereits storniert.",
+		TemplateCancelConfirmKept:     "Ihr Termin ({{.Service}} am {{.When}}) ist so bald, dass die Anzahlung von {{.Amount}} bei einer Absage nicht erstattet wird. Möchten Sie trotzdem absagen? Dann antworten Sie bitte mit „Ja“.",
+		TemplateCancelNotPossible:     "Ihr Termin ({{.Service}} am {{.When}}) hat bereits begonnen oder ist vorbei und kann nicht mehr storniert werden.",
+		TemplateChangePending:         "Ihre Änderung ({{.Service}} am {{.When}}) wird gerade ausgeführt. Sie erhalten eine Nachricht, sobald sie abgeschlossen ist.",
+		TemplateChangeReview:          "Ihr Termin ({{.Service}} am {{.When}}) konnte gerade nicht geändert werden. Ein Mitarbeiter hat Ihren Wunsch erhalten und meldet sich bei Ihnen.",
+		TemplateChangeNotRecorded:     "Ihr Änderungswunsch konnte gerade nicht erfasst werden. Bitte schreiben Sie uns in einigen Minuten noch einmal.",
+		TemplateRescheduleWhich:       "Sie haben mehrere Termine bei uns: {{join .Alternatives \"; \"}}. Welchen möchten Sie verschieben? Nennen Sie bitte die Leistung und den neuen Termin.",
+		TemplateRescheduleInFlight:    "Ihre Buchung ({{.Service}} am {{.When}}) ist noch nicht bestätigt. Bitte melden Sie sich nach der Bestätigung noch einmal, dann verschieben wir sie.",
+		TemplateRescheduleNone:        "Wir haben unter Ihrer Nummer keinen bestätigten Termin gefunden, den wir verschieben könnten. Möchten Sie einen neuen Termin buchen?",
+		TemplateRescheduleSame:        "Ihr Termin ({{.Service}}) ist bereits am {{.When}}.",
+		TemplateRescheduleNotPossible: "Ihr Termin ({{.Service}} am {{.When}}) kann nicht mehr verschoben werden.",
 
 		TemplateConfirmation:  "Ihr Termin ist bestätigt: {{.Service}} am {{.When}} (Buchung {{.Booking}}).",
 		TemplateAlreadyBooked: "Sie haben für diese Zeit bereits einen Termin: {{.Service}} am {{.When}} (Buchung {{or .Booking .Hold \"unbekannt\"}}). Wir haben keinen zweiten gebucht und nichts berechnet.",
@@ -145,14 +171,26 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateRequestsMerged:    "We merged your requests; it remains one appointment.",
 		TemplateSecondNotBooked:   "We did not book your second request. Just get in touch if you do want another appointment.",
 
-		TemplateCancelLookupFailed:   "We could not check your bookings just now. A member of staff has received your cancellation request and will get back to you.",
-		TemplateCancelNone:           "We found no open booking under your number. A member of staff is checking your cancellation request and will get back to you.",
-		TemplateCancelSeveral:        "You have several bookings with us. A member of staff has received your cancellation request and will clarify with you which one to cancel.",
-		TemplateCancelConfirmed:      "Your appointment ({{.Service}} on {{.When}}) is already confirmed. A member of staff has received your cancellation request and will get back to you.",
-		TemplateCancelUnknown:        "We cannot reliably determine the state of your booking just now. A member of staff has received your cancellation request and will get back to you.",
-		TemplateCancelEndedMeanwhile: "Your booking ({{.Service}} on {{.When}}) was already completed when your cancellation arrived. A member of staff has received your request and will get back to you.",
-		TemplateCancelInFlight:       "Understood: we are cancelling your booking that is not confirmed yet ({{.Service}} on {{.When}}).",
-		TemplateCancelNotRecorded:    "Your cancellation request could not be recorded just now. Please write to us again in a few minutes.",
+		TemplateCancelLookupFailed:    "We could not check your bookings just now. A member of staff has received your cancellation request and will get back to you.",
+		TemplateCancelNone:            "We found no open booking under your number. A member of staff is checking your cancellation request and will get back to you.",
+		TemplateCancelSeveral:         "You have several bookings with us. A member of staff has received your cancellation request and will clarify with you which one to cancel.",
+		TemplateCancelConfirmed:       "Your appointment ({{.Service}} on {{.When}}) is already confirmed. A member of staff has received your cancellation request and will get back to you.",
+		TemplateCancelUnknown:         "We cannot reliably determine the state of your booking just now. A member of staff has received your cancellation request and will get back to you.",
+		TemplateCancelEndedMeanwhile:  "Your booking ({{.Service}} on {{.When}}) was already completed when your cancellation arrived. A member of staff has received your request and will get back to you.",
+		TemplateCancelInFlight:        "Understood: we are cancelling your booking that is not confirmed yet ({{.Service}} on {{.When}}).",
+		TemplateCancelNotRecorded:     "Your cancellation request could not be recorded just now. Please write to us again in a few minutes.",
+		TemplateCancelWhich:           "You have several appointments with us: {{join .Alternatives \"; \"}}. Which one would you like to cancel? Please name the day, for example \"cancel Tuesday\".",
+		TemplateCancelAlready:         "Your appointment ({{.Service}} on {{.When}}) is already cancelled.",
+		TemplateCancelConfirmKept:     "Your appointment ({{.Service}} on {{.When}}) is so soon that the deposit of {{.Amount}} is not refunded if you cancel. Would you like to cancel anyway? Then please reply \"yes\".",
+		TemplateCancelNotPossible:     "Your appointment ({{.Service}} on {{.When}}) has begun or is over and can no longer be cancelled.",
+		TemplateChangePending:         "Your change ({{.Service}} on {{.When}}) is being carried out. You will get a message once it is done.",
+		TemplateChangeReview:          "Your appointment ({{.Service}} on {{.When}}) could not be changed just now. A member of staff has received your request and will get back to you.",
+		TemplateChangeNotRecorded:     "Your request to change your appointment could not be recorded just now. Please write to us again in a few minutes.",
+		TemplateRescheduleWhich:       "You have several appointments with us: {{join .Alternatives \"; \"}}. Which one would you like to move? Please name the service and the new time.",
+		TemplateRescheduleInFlight:    "Your booking ({{.Service}} on {{.When}}) is not confirmed yet. Please get back to us once it is, and we will move it.",
+		TemplateRescheduleNone:        "We found no confirmed appointment under your number that we could move. Would you like to book a new one?",
+		TemplateRescheduleSame:        "Your appointment ({{.Service}}) is already on {{.When}}.",
+		TemplateRescheduleNotPossible: "Your appointment ({{.Service}} on {{.When}}) can no longer be moved.",
 
 		TemplateConfirmation:  "Your appointment is confirmed: {{.Service}} on {{.When}} (booking {{.Booking}}).",
 		TemplateAlreadyBooked: "You already have an appointment at this time: {{.Service}} on {{.When}} (booking {{or .Booking .Hold \"unknown\"}}). We did not book a second one and charged nothing.",

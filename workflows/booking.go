@@ -158,7 +158,7 @@ type LifecycleState struct {
 // BookingWorkflowID is the lifecycle workflow's ID of the appointment
 // appointmentID: derived, so any caller who knows the booking finds it.
 func BookingWorkflowID(appointmentID string) string {
-	return "booking:" + appointmentID
+	return activities.BookingWorkflowID(appointmentID)
 }
 
 // BookingWorkflow keeps a confirmed booking addressable until its slot has

@@ -39,6 +39,10 @@ type ConversationInput struct {
 	Seen    []string          `json:"seen,omitempty"`
 	Offer   *Offer            `json:"offer,omitempty"`
 	Pending []PendingDecision `json:"pending,omitempty"`
+	// Awaiting is a question about a change of a booking waiting for its
+	// answer; Changed the changes made lately (conversation_change.go).
+	Awaiting *AwaitedChange `json:"awaiting,omitempty"`
+	Changed  []RecentChange `json:"changed,omitempty"`
 	// DepositAmount, Currency and PaymentMethod are used for bookings. An
 	// empty PaymentMethod with a deposit is link mode: the appointment's
 	// payment saga sends the customer a payment link (on the channel the
@@ -206,13 +210,27 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 		c.in.Terms = u.Terms // the tenant as configured now (a reload reaches running conversations)
 	}
 	r := u.Result
+	if c.in.Awaiting != nil && c.followUp(ctx, ev, &r) {
+		return
+	}
 	switch r.Kind {
 	case intent.KindCancel:
 		if workflow.GetVersion(ctx, versionCancelWish, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			c.reply(ctx, ev, c.text(tenants.TemplateCancelAskBooking, tenants.MessageData{}))
 			return
 		}
+		if c.changesOn(ctx) {
+			c.cancelBooking(ctx, ev, r)
+			return
+		}
 		c.cancelWish(ctx, ev)
+		return
+	case intent.KindReschedule:
+		if c.changesOn(ctx) {
+			c.rescheduleWish(ctx, ev, r)
+			return
+		}
+		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
 		return
 	case intent.KindUnclear:
 		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))

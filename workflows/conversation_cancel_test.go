@@ -22,44 +22,65 @@ import (
 // customer has booked.
 func TestConversationCancellationWish(t *testing.T) {
 	slot := time.Date(2026, 12, 8, 13, 0, 0, 0, time.UTC)
-	appt := func(id string, found, running bool, status workflows.BookingStatus) activities.Appointment {
+	farAhead := slot.Add(-7 * 24 * time.Hour)
+	appt := func(id string, found, running bool, status, lifecycle workflows.BookingStatus) activities.Appointment {
 		return activities.Appointment{Booked: dedup.Booked{IntentID: id, Service: "tire-change", SlotStart: slot,
-			WorkflowID: workflows.AppointmentWorkflowID("demo", id)}, Found: found, Running: running, Status: string(status)}
+			WorkflowID: workflows.AppointmentWorkflowID("demo", id)}, Found: found, Running: running, Status: string(status), Lifecycle: string(lifecycle)}
 	}
+	booked := appt("a", true, false, workflows.StatusConfirmed, workflows.StatusConfirmed)
 	cases := []struct {
 		name         string
+		now          time.Time
 		appointments []activities.Appointment
 		findErr      error
 		signalErr    error // the cancel signal finds no running appointment
+		changeErr    error // the booking's cancel Update fails
 		wantCancel   []string
-		wantReview   string // the case's situation; "" means no case
-		wantReply    string
+		wantChange   []string // appointments whose booking got the cancel Update
+		wantReview   string   // the case's situation; "" means no case
+		wantReply    string   // "" means no reply: the booking tells the customer
 	}{
-		{"holding: cancelled at once", []activities.Appointment{appt("a", true, true, workflows.StatusHeld)},
-			nil, nil, []string{workflows.AppointmentWorkflowID("demo", "a")}, "", "Wir stornieren Ihre noch nicht bestätigte Buchung"},
-		{"holding, but ended before the signal: review", []activities.Appointment{appt("a", true, true, workflows.StatusHeld)},
-			nil, errors.New("workflow not found"), nil, "ended_before_cancel_arrived", "schon abgeschlossen"},
-		{"confirmed: review", []activities.Appointment{appt("a", true, false, workflows.StatusConfirmed)},
-			nil, nil, nil, "confirmed", "bereits bestätigt"},
-		{"ended without a booking is no candidate", []activities.Appointment{appt("a", true, false, workflows.StatusRejected)},
-			nil, nil, nil, "no_booking_found", "keine offene Buchung"},
-		{"several: review", []activities.Appointment{appt("a", true, true, workflows.StatusHeld), appt("b", true, false, workflows.StatusConfirmed)},
-			nil, nil, nil, "several_candidates", "mehrere Buchungen"},
-		{"workflow missing: review", []activities.Appointment{appt("a", false, false, "")},
-			nil, nil, nil, "state_unknown", "nicht sicher feststellen"},
-		{"lookup failed: review", nil, temporal.NewNonRetryableApplicationError("db down", "Test", nil),
-			nil, nil, "lookup_failed", "nicht prüfen"},
+		{name: "holding: cancelled at once", now: farAhead, appointments: []activities.Appointment{appt("a", true, true, workflows.StatusHeld, "")},
+			wantCancel: []string{workflows.AppointmentWorkflowID("demo", "a")}, wantReply: "Wir stornieren Ihre noch nicht bestätigte Buchung"},
+		{name: "holding, but ended before the signal: review", now: farAhead, appointments: []activities.Appointment{appt("a", true, true, workflows.StatusHeld, "")},
+			signalErr: errors.New("workflow not found"), wantReview: "ended_before_cancel_arrived", wantReply: "schon abgeschlossen"},
+		{name: "confirmed, inside the free window: the booking cancels and tells", now: farAhead, appointments: []activities.Appointment{booked},
+			wantChange: []string{booked.WorkflowID}},
+		{name: "confirmed, deposit would be kept: asked first", now: slot.Add(-2 * time.Hour), appointments: []activities.Appointment{booked},
+			wantReply: "nicht erstattet"},
+		{name: "confirmed, but the slot has begun", now: farAhead, appointments: []activities.Appointment{booked},
+			changeErr: temporal.NewNonRetryableApplicationError("begun", workflows.ErrTypeNotCancellable, nil), wantReply: "nicht mehr storniert"},
+		{name: "confirmed, the booking unreachable: review", now: farAhead, appointments: []activities.Appointment{booked},
+			changeErr: temporal.NewNonRetryableApplicationError("gone", activities.ErrTypeBookingGone, nil), wantReview: "ended_before_cancel_arrived", wantReply: "schon abgeschlossen"},
+		{name: "cancelled before: said so", now: farAhead, appointments: []activities.Appointment{appt("a", true, false, workflows.StatusConfirmed, workflows.StatusCancelled)},
+			wantReply: "bereits storniert"},
+		{name: "ended without a booking is no candidate", now: farAhead, appointments: []activities.Appointment{appt("a", true, false, workflows.StatusRejected, "")},
+			wantReview: "no_booking_found", wantReply: "keine offene Buchung"},
+		{name: "several: asked which", now: farAhead, appointments: []activities.Appointment{appt("a", true, true, workflows.StatusHeld, ""), booked},
+			wantReply: "Welchen möchten Sie absagen"},
+		{name: "workflow missing: review", now: farAhead, appointments: []activities.Appointment{appt("a", false, false, "", "")},
+			wantReview: "state_unknown", wantReply: "nicht sicher feststellen"},
+		{name: "lookup failed: review", now: farAhead, findErr: temporal.NewNonRetryableApplicationError("db down", "Test", nil),
+			wantReview: "lookup_failed", wantReply: "nicht prüfen"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &convFake{appointments: tc.appointments, findErr: tc.findErr, signalErr: tc.signalErr,
+			f := &convFake{appointments: tc.appointments, findErr: tc.findErr, signalErr: tc.signalErr, changeErr: tc.changeErr,
 				understand: map[string]intent.Result{"Bitte stornieren": {Kind: intent.KindCancel, Lang: "de"}}}
 			env := newConversationEnv(t, f)
+			env.SetStartTime(tc.now)
 			env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalInbound, unitEvent("SMx", "Bitte stornieren")) }, time.Second)
 			env.ExecuteWorkflow(workflows.ConversationWorkflow, unitConversationInput(1))
 			nextRunInput(t, env)
 
 			require.Equal(t, tc.wantCancel, f.cancels)
+			var changed []string
+			for _, ch := range f.changes {
+				require.Equal(t, workflows.UpdateCancel, ch.Update)
+				require.Equal(t, workflows.CancelUpdateID("demo", "event:SMx"), ch.UpdateID, "derived from the inbound event")
+				changed = append(changed, ch.AppointmentID)
+			}
+			require.Equal(t, tc.wantChange, changed)
 			if tc.wantReview == "" {
 				require.Empty(t, f.reviews)
 			} else {
@@ -67,6 +88,10 @@ func TestConversationCancellationWish(t *testing.T) {
 				require.Equal(t, review.ReasonCancellationRequest, f.reviews[0].Reason)
 				require.Equal(t, unitConversationID, f.reviews[0].WorkflowID, "the case points at the conversation, which stays")
 				require.Equal(t, tc.wantReview, f.reviews[0].Details["situation"])
+			}
+			if tc.wantReply == "" {
+				require.Empty(t, f.replies, "the booking's cancellation message is the answer")
+				return
 			}
 			require.Len(t, f.replies, 1, "one reply")
 			require.Contains(t, f.replies[0].Text, tc.wantReply)

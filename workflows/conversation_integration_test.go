@@ -62,9 +62,15 @@ func conversationCustomer() string { return fmt.Sprintf("+49151%08d", rand.IntN(
 // gateway does (SignalWithStart), starting it if needed.
 func (s convStack) say(t *testing.T, in workflows.ConversationInput, eventID, text string) {
 	t.Helper()
+	s.sayOn(t, in, workflows.ChannelWhatsApp, eventID, text)
+}
+
+// sayOn is say on another channel.
+func (s convStack) sayOn(t *testing.T, in workflows.ConversationInput, channel workflows.Channel, eventID, text string) {
+	t.Helper()
 	id := workflows.ConversationWorkflowID(in.Tenant, in.Customer)
 	_, err := s.tc.SignalWithStartWorkflow(context.Background(), id, workflows.SignalInbound,
-		workflows.InboundEvent{EventID: eventID, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: time.Now()},
+		workflows.InboundEvent{EventID: eventID, Channel: channel, Text: text, ReceivedAt: time.Now()},
 		client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.ConversationWorkflow, in)
 	require.NoError(t, err)
 }
@@ -227,11 +233,12 @@ func messagesTo(fake *twilio.FakeServer, customer, part string) int {
 	return n
 }
 
-// TestCancellationWishAfterConfirmedBookingOpensReviewCase: "Bitte
-// stornieren" after a confirmed booking cannot be honoured at once; a
-// person gets exactly one cancellation_request case and the customer one
-// truthful reply.
-func TestCancellationWishAfterConfirmedBookingOpensReviewCase(t *testing.T) {
+// TestCancellationWishOnTwoChannelsCancelsTheBookingOnce: after a
+// confirmed booking the customer writes "Bitte stornieren" and, at the
+// same time, says "Ich muss absagen" on a call. The booking is cancelled
+// once in the calendar, the deposit refunded once, and the customer gets
+// one cancellation message, no further reply and no review case.
+func TestCancellationWishOnTwoChannelsCancelsTheBookingOnce(t *testing.T) {
 	s := newConvStack(t)
 	fake := fakeTwilio(t, s)
 	s.worker(t)
@@ -243,13 +250,17 @@ func TestCancellationWishAfterConfirmedBookingOpensReviewCase(t *testing.T) {
 			messagesTo(fake, customer, "") == 2 // the reply and the confirmation
 	})
 	s.say(t, in, "SMcancel", "Bitte stornieren")
-	testsupport.Eventually(t, 30*time.Second, "the reply at Twilio", func() bool { return messagesTo(fake, customer, "") == 3 })
-	require.Equal(t, 1, messagesTo(fake, customer, "bereits bestätigt"), "one truthful reply")
-	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM review_cases WHERE reason = $1`, string(review.ReasonCancellationRequest)))
-	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM review_cases WHERE reason = $1 AND status = 'open' AND workflow_id = $2`,
-		string(review.ReasonCancellationRequest), workflows.ConversationWorkflowID("demo", customer)))
-	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed'`, customer),
-		"a person decides; the booking stands until then")
+	s.sayOn(t, in, workflows.ChannelVoice, "CAcancel", "Ich muss absagen")
+	testsupport.Eventually(t, 60*time.Second, "the refund and the cancellation message", func() bool {
+		return s.count(t, `SELECT count(*) FROM refunds`) == 1 &&
+			messagesTo(fake, customer, "storniert") == 1
+	})
+	s.idle(t, workflows.ConversationWorkflowID("demo", customer), "")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'cancelled'`, customer))
+	require.Zero(t, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status IN ('held', 'confirmed')`, customer))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM refunds`), "one refund")
+	require.Equal(t, 3, messagesTo(fake, customer, ""), "reply, confirmation, one cancellation message")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM review_cases`))
 }
 
 // TestCancellationWishWhileHoldingReleasesTheSlot: "stornieren" while the

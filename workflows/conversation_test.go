@@ -8,6 +8,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -53,6 +54,13 @@ type convFake struct {
 	// appointments is what FindAppointments answers; findErr fails it.
 	appointments []activities.Appointment
 	findErr      error
+	// changes are the booking Updates asked for; changeErr fails them,
+	// else the answer is a LifecycleState in the asked state.
+	changes   []activities.ChangeBookingInput
+	changeErr error
+	// afterChange, when set, is what FindAppointments answers once a
+	// change was made (the lifecycle moved on).
+	afterChange []activities.Appointment
 }
 
 func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnvironment {
@@ -124,8 +132,14 @@ func (f *convFake) answerAndAct(env *testsuite.TestWorkflowEnvironment) {
 		})
 	env.OnActivity(a.FindAppointments, mock.Anything, mock.Anything).Return(
 		func(context.Context, activities.FindAppointmentsInput) ([]activities.Appointment, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if len(f.changes) > 0 && f.afterChange != nil {
+				return f.afterChange, f.findErr
+			}
 			return f.appointments, f.findErr
 		})
+	env.OnActivity(a.ChangeBooking, mock.Anything, mock.Anything).Return(f.changeBooking)
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", workflows.SignalCancel, mock.Anything).Return(
 		func(_, workflowID, _, _ string, _ any) error {
 			f.mu.Lock()
@@ -144,6 +158,25 @@ func (f *convFake) answerAndAct(env *testsuite.TestWorkflowEnvironment) {
 			f.childIDs = append(f.childIDs, workflow.GetInfo(ctx).WorkflowExecution.ID)
 			return workflows.BookingState{Status: workflows.StatusConfirmed}, nil
 		})
+}
+
+// changeBooking records the Update and answers the booking's new state.
+func (f *convFake) changeBooking(_ context.Context, in activities.ChangeBookingInput) (json.RawMessage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.changeErr != nil {
+		return nil, f.changeErr
+	}
+	f.changes = append(f.changes, in)
+	st := workflows.LifecycleState{Status: workflows.StatusCancelled, Reference: in.AppointmentID}
+	if in.Update == workflows.UpdateReschedule {
+		var req workflows.RescheduleRequest
+		if err := json.Unmarshal(in.Args, &req); err != nil {
+			return nil, err
+		}
+		st = workflows.LifecycleState{Status: workflows.StatusConfirmed, Reference: in.AppointmentID, SlotStart: req.Start}
+	}
+	return json.Marshal(st)
 }
 
 func unitEvent(id, text string) workflows.InboundEvent {

@@ -1,0 +1,147 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/intent"
+	"github.com/bookonce/bookonce/tenants"
+)
+
+// bookingGroups sorts the customer's bookings by what a change can do
+// with them.
+type bookingGroups struct {
+	// inFlight: the appointment has not ended; confirmed: its lifecycle
+	// is Confirmed; cancelled: its lifecycle is Cancelled or Cancelling;
+	// unknown: a state a change cannot read (no workflow, no lifecycle,
+	// NeedsReview).
+	inFlight, confirmed, cancelled, unknown []activities.Appointment
+}
+
+// groupBookings sorts found, keeping those that match what the message
+// names (the service; with matchDay, the day).
+func groupBookings(found []activities.Appointment, r intent.Result, matchDay bool) bookingGroups {
+	var g bookingGroups
+	for _, ap := range found {
+		if r.Service != "" && ap.Service != r.Service {
+			continue
+		}
+		if matchDay && r.HasDate && !sameDay(ap.Current(), r.Day) {
+			continue
+		}
+		switch {
+		case !ap.Found:
+			g.unknown = append(g.unknown, ap)
+		case ap.Running:
+			g.inFlight = append(g.inFlight, ap)
+		case ap.Status != string(StatusConfirmed):
+			if ap.Status != string(StatusRejected) && ap.Status != string(StatusCancelled) && ap.Status != string(StatusPaymentFailed) {
+				g.unknown = append(g.unknown, ap) // closed in another state (e.g. NeedsReview)
+			}
+		case ap.Lifecycle == string(StatusConfirmed):
+			g.confirmed = append(g.confirmed, ap)
+		case ap.Lifecycle == string(StatusCancelled), ap.Lifecycle == string(StatusCancelling):
+			g.cancelled = append(g.cancelled, ap)
+		case ap.Lifecycle == string(StatusCompleted), ap.Lifecycle == string(StatusNoShow):
+			// Over: nothing to change.
+		default:
+			g.unknown = append(g.unknown, ap)
+		}
+	}
+	return g
+}
+
+// sameDay reports whether t falls on the calendar day that starts at day
+// (in day's location).
+func sameDay(t, day time.Time) bool {
+	ty, tm, td := t.In(day.Location()).Date()
+	dy, dm, dd := day.Date()
+	return ty == dy && tm == dm && td == dd
+}
+
+// cancelBooking handles a cancellation wish: the one booking it means is
+// cancelled (in flight: by signal; confirmed: by the booking's cancel
+// Update, after asking when the deposit would be kept); several: the
+// customer is asked which; none: a person looks.
+func (c *conversation) cancelBooking(ctx workflow.Context, ev InboundEvent, r intent.Result) {
+	c.in.Offer = nil
+	var found []activities.Appointment
+	if !c.findBookings(ctx, ev, &found) {
+		return
+	}
+	g := groupBookings(found, r, true)
+	active := append(append([]activities.Appointment{}, g.inFlight...), g.confirmed...)
+	switch {
+	case len(active) > 1:
+		c.reply(ctx, ev, c.text(tenants.TemplateCancelWhich, tenants.MessageData{Alternatives: c.slotList(active)}))
+	case len(active) == 1 && len(g.unknown) > 0:
+		c.cancelReview(ctx, ev, cancelSeveral, append(active, g.unknown...), "", c.text(tenants.TemplateCancelSeveral, tenants.MessageData{}))
+	case len(g.inFlight) == 1:
+		c.cancelInFlight(ctx, ev, g.inFlight[0])
+	case len(g.confirmed) == 1:
+		c.cancelAsk(ctx, ev, g.confirmed[0])
+	case len(g.cancelled) > 0:
+		c.alreadyCancelled(ctx, ev, g.cancelled)
+	case len(g.unknown) > 0:
+		c.cancelReview(ctx, ev, cancelUnknown, g.unknown, "", c.text(tenants.TemplateCancelUnknown, tenants.MessageData{}))
+	default:
+		c.cancelReview(ctx, ev, cancelNone, nil, "", c.text(tenants.TemplateCancelNone, tenants.MessageData{}))
+	}
+}
+
+// alreadyCancelled answers a wish for bookings cancelled before: silence
+// when this conversation cancelled one moments ago (the same wish on
+// another channel: the customer has the cancellation message), else the
+// news that it is cancelled.
+func (c *conversation) alreadyCancelled(ctx workflow.Context, ev InboundEvent, cancelled []activities.Appointment) {
+	for _, ap := range cancelled {
+		if c.echo(ctx, ChangeCancel, ap.WorkflowID, time.Time{}) {
+			workflow.GetLogger(ctx).Info("cancel wish again for a booking just cancelled: not answered twice", "event", ev.EventID, "appointment", ap.WorkflowID)
+			return
+		}
+	}
+	ap := cancelled[0]
+	c.reply(ctx, ev, c.text(tenants.TemplateCancelAlready, c.slot(ap.Service, ap.Current())))
+}
+
+// cancelAsk cancels a confirmed booking, or first asks the customer to
+// confirm when the tenant's window has passed and the deposit would be
+// kept: they are told before, not after.
+func (c *conversation) cancelAsk(ctx workflow.Context, ev InboundEvent, ap activities.Appointment) {
+	amount, currency := c.deposit(ap.Service)
+	window := DefaultCancellationWindow
+	if c.in.Terms != nil && c.in.Terms.CancellationWindow > 0 {
+		window = c.in.Terms.CancellationWindow
+	}
+	now := workflow.Now(ctx)
+	if amount <= 0 || !now.After(ap.Current().Add(-window)) {
+		c.cancelConfirmed(ctx, ev, ap)
+		return
+	}
+	c.in.Awaiting = &AwaitedChange{Kind: ChangeCancel, AppointmentID: ap.WorkflowID, Service: ap.Service, AskedAt: now}
+	data := c.slot(ap.Service, ap.Current())
+	data.Amount = money(amount, currency, language(c.in.Terms))
+	c.reply(ctx, ev, c.text(tenants.TemplateCancelConfirmKept, data))
+}
+
+// cancelConfirmed sends the booking its cancel Update. The booking sends
+// the cancellation message; the conversation answers only a refusal or a
+// failure.
+func (c *conversation) cancelConfirmed(ctx workflow.Context, ev InboundEvent, ap activities.Appointment) {
+	slot := c.slot(ap.Service, ap.Current())
+	st, err := c.changeBooking(ctx, ev, ap, ChangeCancel, CancelRequest{Reason: "asked by the customer (" + string(ev.Channel) + ")"})
+	switch {
+	case err == nil && st.Status == StatusNeedsReview:
+		c.reply(ctx, ev, c.text(tenants.TemplateCancelConfirmed, slot))
+	case err == nil:
+	case errorType(err) == activities.ErrTypeChangePending:
+		// Under way (a refund retried through an outage): the booking
+		// sends its message when done.
+	case errorType(err) == ErrTypeNotCancellable:
+		c.reply(ctx, ev, c.text(tenants.TemplateCancelNotPossible, slot))
+	default:
+		c.cancelReview(ctx, ev, cancelEndedMeanwhile, []activities.Appointment{ap}, err.Error(), c.text(tenants.TemplateCancelEndedMeanwhile, slot))
+	}
+}
