@@ -121,6 +121,8 @@ func (p *Page) changedNotice(ctx context.Context, tenant, id string) string {
 	if p.Temporal == nil || !strings.HasPrefix(id, workflows.AppointmentWorkflowID(tenant, "")) {
 		return ""
 	}
+	ctx, cancel := context.WithTimeout(ctx, policyBudget)
+	defer cancel()
 	v, err := p.Temporal.QueryWorkflow(ctx, workflows.BookingWorkflowID(id), "", workflows.QueryLifecycle)
 	var st workflows.LifecycleState
 	if err == nil {
