@@ -1,5 +1,6 @@
 // Package ops is the operator's page of the gateway: the tenant's review
-// queue with resolve buttons, the duplicate counters per layer (rule 12)
+// queue with resolve buttons, its running bookings with Cancel and
+// No-show buttons, the duplicate counters per layer (rule 12)
 // with a short in-memory history, the unknown outcomes (open
 // unknown_outcome cases, outbox rows in review or pending too long, inbox
 // events not yet handed to their workflow), the payment webhooks that
@@ -40,6 +41,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/web"
@@ -82,6 +84,9 @@ type Page struct {
 	Namespace string
 	// Tokens authenticate: the tenants registry (api_token_sha256).
 	Tokens Tokens
+	// Temporal lists the tenant's bookings and sends their cancel and
+	// no_show Updates; nil: no bookings section.
+	Temporal client.Client
 	// SessionKey keys the session cookies' MACs; every gateway replica
 	// needs the same key for a session to work on all of them. Empty: a
 	// random key per process (sessions end with a restart).
@@ -125,8 +130,8 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"mask": mask.Phones,
 }).ParseFS(templateFS, "templates/*.html"))
 
-// Handler serves GET /ops, POST /ops/login, POST /ops/logout and
-// POST /ops/review-cases/{id}/resolve.
+// Handler serves GET /ops, POST /ops/login, POST /ops/logout,
+// POST /ops/review-cases/{id}/resolve and the booking buttons.
 func (p *Page) Handler() http.Handler {
 	p.init()
 	mux := http.NewServeMux()
@@ -135,6 +140,8 @@ func (p *Page) Handler() http.Handler {
 	mux.HandleFunc("POST "+RouteLogout, p.logout)
 	mux.HandleFunc("POST "+RouteResolve, p.resolve)
 	mux.HandleFunc("GET "+RouteCaseWorkflow, p.caseWorkflow)
+	mux.HandleFunc("POST "+RouteBookingCancel, p.cancelBooking)
+	mux.HandleFunc("POST "+RouteBookingNoShow, p.noShowBooking)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, http.StatusNotFound, "Not found", "There is no page "+r.Method+" "+r.URL.Path+".")
 	})

@@ -42,6 +42,9 @@ func (p *Page) page(w http.ResponseWriter, r *http.Request) {
 		p.errorPage(w, http.StatusInternalServerError, "Internal error", "The ops page could not be loaded; see the gateway log.")
 		return
 	}
+	if id := r.URL.Query().Get("booking"); id != "" {
+		data.Notice = p.changedNotice(r.Context(), a.tenant, id)
+	}
 	if id := r.URL.Query().Get("resolved"); id != "" {
 		data.Notice = fmt.Sprintf("Case %s resolved as %s; the workflow was signalled.", id, r.URL.Query().Get("action"))
 	}
@@ -92,6 +95,7 @@ type pageData struct {
 	Workflows  []workflowView
 	UIBaseURL  string
 	StaleAfter time.Duration
+	bookingsData
 }
 
 // linkFor links to a workflow: directly, or through RouteCaseWorkflow when
@@ -189,6 +193,11 @@ func (p *Page) load(ctx context.Context, a auth) (*pageData, error) {
 	}
 	if err := p.loadUnmatched(ctx, d, a.tenant, now); err != nil {
 		return nil, err
+	}
+	if err := p.loadBookings(ctx, d, a.tenant, now); err != nil {
+		// The rest of the page matters most when Temporal is down.
+		p.log().Error("load ops page: bookings", "tenant", a.tenant, "err", err)
+		d.BookingsError = "The bookings could not be listed (Temporal did not answer); see the gateway log."
 	}
 	for i := range d.Outbox {
 		d.Outbox[i].WorkflowID = mask.Phones(d.Outbox[i].WorkflowID)

@@ -194,6 +194,9 @@ func (b *booking) setup(ctx workflow.Context) error {
 	}); err != nil {
 		return fmt.Errorf("register cancel update: %w", err)
 	}
+	if err := b.setupStaff(ctx); err != nil {
+		return err
+	}
 	return b.upsert(ctx, StatusConfirmed, "booked "+b.in.BookingID)
 }
 

@@ -55,3 +55,37 @@ func CancelAppointment(ctx context.Context, c client.Client, appointmentID, upda
 	}
 	return st, nil
 }
+
+// MarkNoShow sends the no_show Update with updateID to the
+// BookingWorkflow of the appointment appointmentID and waits for the
+// booking's new state. A refusal of the validator comes back as an
+// application error of type ErrTypeNotNoShow or ErrTypeInvalidNoShow; a
+// booking without a running lifecycle as a serviceerror.NotFound.
+func MarkNoShow(ctx context.Context, c client.Client, appointmentID, updateID string, req NoShowRequest) (LifecycleState, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: BookingWorkflowID(appointmentID), UpdateID: updateID, UpdateName: UpdateNoShow,
+		Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return LifecycleState{}, fmt.Errorf("no-show %s: %w", appointmentID, err)
+	}
+	var st LifecycleState
+	if err := h.Get(ctx, &st); err != nil {
+		return LifecycleState{}, fmt.Errorf("no-show %s: %w", appointmentID, err)
+	}
+	return st, nil
+}
+
+// CancelPolicyOf asks the BookingWorkflow of the appointment appointmentID
+// for the refund policy it was confirmed under (QueryCancelPolicy).
+func CancelPolicyOf(ctx context.Context, c client.Client, appointmentID string) (CancelPolicy, error) {
+	v, err := c.QueryWorkflow(ctx, BookingWorkflowID(appointmentID), "", QueryCancelPolicy)
+	if err != nil {
+		return CancelPolicy{}, fmt.Errorf("cancel policy of %s: %w", appointmentID, err)
+	}
+	var p CancelPolicy
+	if err := v.Get(&p); err != nil {
+		return CancelPolicy{}, fmt.Errorf("cancel policy of %s: %w", appointmentID, err)
+	}
+	return p, nil
+}

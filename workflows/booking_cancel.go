@@ -35,6 +35,8 @@ func (b *booking) validateCancel(ctx workflow.Context, in CancelRequest) error {
 		return nil
 	case StatusCompleted:
 		return temporal.NewApplicationError("the appointment is over (Completed): it cannot be cancelled", ErrTypeNotCancellable)
+	case StatusNoShow:
+		return temporal.NewApplicationError("the appointment is over (marked as a no-show): it cannot be cancelled", ErrTypeNotCancellable)
 	case StatusNeedsReview:
 		return temporal.NewApplicationError("a change of this booking waits for a person (review case "+b.state.ReviewCase+")", ErrTypeNotCancellable)
 	}

@@ -28,6 +28,7 @@ commands:
   book     start an appointment booking and wait for its outcome
   status   print a booking's saga step table: starter status <workflow-id>
   cancel   cancel a confirmed booking (refund by the tenant's policy): starter cancel <workflow-id>
+  no-show  mark a booking whose slot has begun as a no-show (deposit kept): starter no-show <workflow-id>
   simulate post a signed Twilio webhook to the gateway (WhatsApp or voice)
   review   list open review cases, or resolve one: starter review list | resolve <case-id> <action>
   tenants  apply a tenants file or list the tenants: starter tenants apply -f FILE [--dry-run] | list
@@ -42,6 +43,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"book":     book,
 	"status":   status,
 	"cancel":   cancelCmd,
+	"no-show":  noShowCmd,
 	"simulate": simulate,
 	"review":   reviewCmd,
 	"tenants":  tenantsCmd,

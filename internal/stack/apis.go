@@ -145,7 +145,7 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 		Pool: pool, Reviews: reviews,
 		Gatherers: append([]prometheus.Gatherer{reg}, more...),
 		UIBaseURL: fmt.Sprintf("http://127.0.0.1:%d", cfg.TemporalUIPort), Namespace: cfg.TemporalNamespace,
-		Tokens: tenants, SessionKey: opsSessionKey(cfg), Logger: log.With("service", "ops"),
+		Tokens: tenants, SessionKey: opsSessionKey(cfg), Logger: log.With("service", "ops"), Temporal: tc,
 	}
 	gw.Ops = page.Handler()
 	return gw, reg
