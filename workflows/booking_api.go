@@ -55,3 +55,25 @@ func CancelAppointment(ctx context.Context, c client.Client, appointmentID, upda
 	}
 	return st, nil
 }
+
+// RescheduleAppointment sends the reschedule Update with updateID to the
+// BookingWorkflow of the appointment appointmentID and waits for the
+// booking's new state. A taken slot comes back as an application error of
+// type activities.ErrTypeSlotUnavailable whose details are a
+// RescheduleRefused; a refusal as ErrTypeNotReschedulable or
+// ErrTypeInvalidReschedule; a booking without a running lifecycle as a
+// serviceerror.NotFound.
+func RescheduleAppointment(ctx context.Context, c client.Client, appointmentID, updateID string, req RescheduleRequest) (LifecycleState, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: BookingWorkflowID(appointmentID), UpdateID: updateID, UpdateName: UpdateReschedule,
+		Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return LifecycleState{}, fmt.Errorf("reschedule %s: %w", appointmentID, err)
+	}
+	var st LifecycleState
+	if err := h.Get(ctx, &st); err != nil {
+		return LifecycleState{}, fmt.Errorf("reschedule %s: %w", appointmentID, err)
+	}
+	return st, nil
+}
