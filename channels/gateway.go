@@ -102,6 +102,7 @@ func (g *Gateway) Handler() http.Handler {
 	api.HandleFunc("GET /v1/review-cases", g.listCases)
 	api.HandleFunc("POST /v1/review-cases/{id}/resolve", g.resolveCase)
 	api.HandleFunc(RouteCancelAppointment, g.cancelAppointment)
+	api.HandleFunc(RouteRescheduleAppointment, g.rescheduleAppointment)
 	mux.Handle("/v1/", web.BearerAuth(g.Tokens, api))
 	if g.Ops != nil {
 		mux.Handle("/ops", g.Ops)

@@ -201,7 +201,7 @@ func moveRefused(err error) error {
 	case activities.ErrTypeCalendarFinal, activities.ErrTypeAlreadyBooked:
 		return temporal.NewApplicationError("the calendar refused the new slot: "+err.Error()+"; the booking is unchanged", ErrTypeInvalidReschedule)
 	}
-	return temporal.NewApplicationError("the calendar did not answer: "+err.Error()+"; the booking is unchanged, repeat the request", ErrTypeRescheduleFailed)
+	return temporal.NewApplicationError("the calendar did not answer: "+err.Error()+"; the booking is unchanged", ErrTypeRescheduleFailed)
 }
 
 // applyMove makes the new booking the booking: the slot, the calendar
