@@ -77,3 +77,17 @@ func RescheduleAppointment(ctx context.Context, c client.Client, appointmentID, 
 	}
 	return st, nil
 }
+
+// AppointmentLifecycle returns the LifecycleState of the appointment
+// appointmentID's BookingWorkflow (its lifecycle query).
+func AppointmentLifecycle(ctx context.Context, c client.Client, appointmentID string) (LifecycleState, error) {
+	resp, err := c.QueryWorkflow(ctx, BookingWorkflowID(appointmentID), "", QueryLifecycle)
+	if err != nil {
+		return LifecycleState{}, fmt.Errorf("query the lifecycle of %s: %w", appointmentID, err)
+	}
+	var st LifecycleState
+	if err := resp.Get(&st); err != nil {
+		return LifecycleState{}, fmt.Errorf("decode the lifecycle of %s: %w", appointmentID, err)
+	}
+	return st, nil
+}
