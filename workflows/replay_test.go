@@ -45,6 +45,7 @@ var recordedHistories = []string{
 	"payment-link-rounds.payment.json",
 	"lifecycle.appointment.json",
 	"lifecycle-cancel.booking.json",
+	"lifecycle-reschedule.booking.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
