@@ -29,6 +29,8 @@ import (
 type calendarFake struct {
 	taken    time.Time
 	confirmE error
+	// confirmDelay is how long (workflow time) a confirmation takes.
+	confirmDelay time.Duration
 	holds    map[string]activities.HoldSlotInput
 }
 
@@ -51,7 +53,7 @@ func newMoveEnv(t *testing.T, f *bookingFake, c *calendarFake) *testsuite.TestWo
 			c.holds[id] = in
 			return activities.HoldSlotResult{Step: activities.Step{Key: "k-hold", DownstreamID: id}, Hold: calendar.Hold{ID: id, Start: in.Start}}, nil
 		})
-	env.OnActivity(a.ConfirmHold, mock.Anything, mock.Anything).Return(
+	env.OnActivity(a.ConfirmHold, mock.Anything, mock.Anything).After(c.confirmDelay).Return(
 		func(_ context.Context, in activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
 			f.log("confirm " + in.HoldID)
 			if c.confirmE != nil {
@@ -317,4 +319,26 @@ func TestBookingRescheduleValidator(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBookingCancelWaitsForAMove: a cancel that arrives while a move is
+// under way waits for it and then cancels the new booking; the old one is
+// cancelled by the move, once.
+func TestBookingCancelWaitsForAMove(t *testing.T) {
+	f := &bookingFake{}
+	env := newMoveEnv(t, f, &calendarFake{confirmDelay: 10 * time.Minute})
+	in := lifecycleInput(env)
+	var moved, cancelled answer
+	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &moved)
+	cancelAt(env, time.Hour+2*time.Minute, "cancel-1", &cancelled)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, moved.err)
+	require.NoError(t, cancelled.err)
+	require.Equal(t, workflows.StatusCancelled, cancelled.state.Status)
+	require.Equal(t, workflows.DepositRefunded, cancelled.state.Deposit)
+	ref := workflows.MoveReference(unitWorkflowID, 1)
+	require.Equal(t, []string{"confirm hold_1", "cancel bk_1 " + unitWorkflowID, "cancel bk_hold_1 " + ref}, f.calls[1:])
+	require.Equal(t, 1, f.refunds)
+	require.Equal(t, []string{"rescheduled_1", workflows.MessageKindCancellation}, f.kinds())
 }
