@@ -143,14 +143,24 @@ func (b *booking) runReplannable(ctx workflow.Context) (LifecycleState, error) {
 }
 
 // waitUntil waits on a durable timer until t in workflow time, or until a
-// move replans.
+// move replans; then the timer is cancelled, so the Web UI shows no timer
+// of a slot the booking no longer has.
 func (b *booking) waitUntil(ctx workflow.Context, t time.Time) error {
 	d := t.Sub(workflow.Now(ctx))
 	if d <= 0 {
 		return nil
 	}
-	if _, err := workflow.AwaitWithTimeout(ctx, d, func() bool { return b.replanned }); err != nil {
-		return fmt.Errorf("wait until %s: %w", t.UTC().Format(time.RFC3339), err)
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	until := t.UTC().Format(time.RFC3339)
+	timer := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: "until " + until})
+	if err := workflow.Await(ctx, func() bool { return timer.IsReady() || b.replanned }); err != nil {
+		return fmt.Errorf("wait until %s: %w", until, err)
+	}
+	if timer.IsReady() {
+		if err := timer.Get(ctx, nil); err != nil {
+			return fmt.Errorf("wait until %s: %w", until, err)
+		}
 	}
 	return nil
 }
