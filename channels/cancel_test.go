@@ -27,6 +27,8 @@ type cancelEnv struct {
 	env
 	queue  string
 	twilio *twilio.FakeServer
+	// calendar is the calendar API's URL.
+	calendar string
 }
 
 func newCancelEnv(t *testing.T) cancelEnv {
@@ -50,7 +52,7 @@ func newCancelEnv(t *testing.T) cancelEnv {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = sender.Run(ctx, 100*time.Millisecond) }()
 	t.Cleanup(func() { stop(); <-done })
-	return cancelEnv{env: env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL}, queue: cfg.TaskQueue, twilio: fake}
+	return cancelEnv{env: env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL}, queue: cfg.TaskQueue, twilio: fake, calendar: cfg.CalendarURL}
 }
 
 // book books customer's tire change with a card deposit and waits until

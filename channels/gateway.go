@@ -103,6 +103,7 @@ func (g *Gateway) Handler() http.Handler {
 	api.HandleFunc("POST /v1/review-cases/{id}/resolve", g.resolveCase)
 	api.HandleFunc(RouteCancelAppointment, g.cancelAppointment)
 	api.HandleFunc(RouteNoShowAppointment, g.noShowAppointment)
+	api.HandleFunc(RouteRescheduleAppointment, g.rescheduleAppointment)
 	mux.Handle("/v1/", web.BearerAuth(g.Tokens, api))
 	if g.Ops != nil {
 		mux.Handle("/ops", g.Ops)

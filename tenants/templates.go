@@ -62,6 +62,10 @@ const (
 	TemplateBookingCancelled         TemplateName = "booking_cancelled"
 	TemplateBookingCancelledRefunded TemplateName = "booking_cancelled_refunded"
 	TemplateBookingCancelledKept     TemplateName = "booking_cancelled_kept"
+	// TemplateBookingRescheduled tells the customer the booking's new
+	// time after a reschedule (.When is the new slot, .Amount the deposit
+	// that carries over, empty without one).
+	TemplateBookingRescheduled TemplateName = "booking_rescheduled"
 	// TemplateReminderEarly is a reminder a day or more ahead: it says how
 	// to cancel or move; TemplateReminder is a later one.
 	TemplateReminderEarly TemplateName = "reminder_early"
@@ -143,6 +147,7 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateBookingCancelled:         "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert.",
 		TemplateBookingCancelledRefunded: "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert. Ihre Anzahlung von {{.Amount}} erstatten wir vollständig.",
 		TemplateBookingCancelledKept:     "Ihr Termin ({{.Service}} am {{.When}}, Buchung {{.Booking}}) ist storniert. Da die Stornierung kurzfristig kam, behalten wir die Anzahlung von {{.Amount}} ein.",
+		TemplateBookingRescheduled:       "Ihr Termin ist verschoben: {{.Service}} jetzt am {{.When}} (Buchung {{.Booking}}).{{if .Amount}} Ihre Anzahlung von {{.Amount}} gilt für den neuen Termin.{{end}}",
 		TemplateReminderEarly:            "Erinnerung an Ihren Termin: {{.Service}} am {{.When}} (Buchung {{.Booking}}). Wenn Sie absagen oder verschieben möchten, antworten Sie einfach auf diese Nachricht.",
 		TemplateReminder:                 "Erinnerung: Ihr Termin {{.Service}} ist am {{.When}} (Buchung {{.Booking}}). Wir freuen uns auf Sie.",
 
@@ -200,6 +205,7 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateBookingCancelled:         "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled.",
 		TemplateBookingCancelledRefunded: "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled. We are refunding your deposit of {{.Amount}} in full.",
 		TemplateBookingCancelledKept:     "Your appointment ({{.Service}} on {{.When}}, booking {{.Booking}}) is cancelled. As the cancellation came at short notice, we keep the deposit of {{.Amount}}.",
+		TemplateBookingRescheduled:       "Your appointment has been moved: {{.Service}} now on {{.When}} (booking {{.Booking}}).{{if .Amount}} Your deposit of {{.Amount}} carries over to the new time.{{end}}",
 		TemplateReminderEarly:            "A reminder of your appointment: {{.Service}} on {{.When}} (booking {{.Booking}}). If you need to cancel or move it, just reply to this message.",
 		TemplateReminder:                 "Reminder: your appointment {{.Service}} is on {{.When}} (booking {{.Booking}}). We look forward to seeing you.",
 
@@ -224,7 +230,7 @@ func TemplateNames() []TemplateName {
 		TemplateCancelLookupFailed, TemplateCancelNone, TemplateCancelSeveral, TemplateCancelConfirmed, TemplateCancelUnknown,
 		TemplateCancelEndedMeanwhile, TemplateCancelInFlight, TemplateCancelNotRecorded,
 		TemplateConfirmation, TemplateAlreadyBooked, TemplateAlreadyHeld, TemplateAlternatives,
-		TemplateBookingCancelled, TemplateBookingCancelledRefunded, TemplateBookingCancelledKept,
+		TemplateBookingCancelled, TemplateBookingCancelledRefunded, TemplateBookingCancelledKept, TemplateBookingRescheduled,
 		TemplateReminderEarly, TemplateReminder,
 		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate, TemplatePaymentUnavailable,
 		TemplateVoiceGreeting, TemplateVoiceGatherNext, TemplateVoiceUnknownNumber, TemplateVoiceUnassigned,

@@ -153,6 +153,15 @@ type LifecycleState struct {
 	// deposit was kept).
 	Reason string `json:"reason,omitempty"`
 	Steps  []Step `json:"steps"`
+	// ResourceID is the calendar resource of the current booking (set by
+	// a move; else the one the appointment asked for, if any).
+	ResourceID string `json:"resource_id,omitempty"`
+	// Service and Customer name what is booked for whom, so a caller that
+	// moves the booking can look for a free slot.
+	Service  string `json:"service,omitempty"`
+	Customer string `json:"customer,omitempty"`
+	// Moves are the reschedules carried out, oldest first.
+	Moves []Move `json:"moves,omitempty"`
 }
 
 // BookingWorkflowID is the lifecycle workflow's ID of the appointment
@@ -182,10 +191,24 @@ type booking struct {
 	cancelling bool
 	// reminding is set while a reminder is sent; a cancel waits for it.
 	reminding bool
+	// version is versionReschedule's: DefaultVersion runs keep fixed
+	// timers and refuse a move.
+	version workflow.Version
+	// moving is set while a reschedule carries out its steps; a cancel or
+	// another reschedule waits for it. attempts counts the reschedules
+	// that reached the calendar (it names their activities).
+	moving   bool
+	attempts int
+	// planned are the reminders still to send for the current slot;
+	// replanned tells the run loop a move replaced them and the slot.
+	planned   []reminder
+	replanned bool
 }
 
 func (b *booking) setup(ctx workflow.Context) error {
-	b.state = LifecycleState{Status: StatusConfirmed, Reference: b.in.Reference, BookingID: b.in.BookingID, SlotStart: b.in.SlotStart, Steps: []Step{}}
+	b.state = LifecycleState{Status: StatusConfirmed, Reference: b.in.Reference, BookingID: b.in.BookingID, SlotStart: b.in.SlotStart, Steps: []Step{},
+		ResourceID: b.in.ResourceID, Service: b.in.Service, Customer: b.in.Customer}
+	b.version = workflow.GetVersion(ctx, versionReschedule, workflow.DefaultVersion, 1)
 	if err := workflow.SetQueryHandler(ctx, QueryLifecycle, func() (LifecycleState, error) { return b.state, nil }); err != nil {
 		return fmt.Errorf("register lifecycle query: %w", err)
 	}
@@ -197,6 +220,11 @@ func (b *booking) setup(ctx workflow.Context) error {
 	if err := b.setupStaff(ctx); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateReschedule, b.reschedule, workflow.UpdateHandlerOptions{
+		Validator: b.validateReschedule,
+	}); err != nil {
+		return fmt.Errorf("register reschedule update: %w", err)
+	}
 	return b.upsert(ctx, StatusConfirmed, "booked "+b.in.BookingID)
 }
 
@@ -204,6 +232,9 @@ func (b *booking) setup(ctx workflow.Context) error {
 // Updates are handled meanwhile), then stays addressable for the linger
 // time and ends.
 func (b *booking) run(ctx workflow.Context) (LifecycleState, error) {
+	if b.version != workflow.DefaultVersion {
+		return b.runReplannable(ctx)
+	}
 	for _, r := range b.plan(workflow.Now(ctx)) {
 		if err := b.sleepUntil(ctx, r.at); err != nil {
 			return b.state, err
@@ -217,6 +248,12 @@ func (b *booking) run(ctx workflow.Context) (LifecycleState, error) {
 	if err := workflow.Await(ctx, func() bool { return !b.cancelling }); err != nil {
 		return b.state, err
 	}
+	return b.complete(ctx)
+}
+
+// complete marks a booking whose slot has passed Completed, stays
+// addressable for the linger time and ends.
+func (b *booking) complete(ctx workflow.Context) (LifecycleState, error) {
 	if b.state.Status == StatusConfirmed {
 		if err := b.upsert(ctx, StatusCompleted, "the slot has passed"); err != nil {
 			return b.state, err

@@ -76,6 +76,28 @@ func MarkNoShow(ctx context.Context, c client.Client, appointmentID, updateID st
 	return st, nil
 }
 
+// RescheduleAppointment sends the reschedule Update with updateID to the
+// BookingWorkflow of the appointment appointmentID and waits for the
+// booking's new state. A taken slot comes back as an application error of
+// type activities.ErrTypeSlotUnavailable whose details are a
+// RescheduleRefused; a refusal as ErrTypeNotReschedulable or
+// ErrTypeInvalidReschedule; a booking without a running lifecycle as a
+// serviceerror.NotFound.
+func RescheduleAppointment(ctx context.Context, c client.Client, appointmentID, updateID string, req RescheduleRequest) (LifecycleState, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: BookingWorkflowID(appointmentID), UpdateID: updateID, UpdateName: UpdateReschedule,
+		Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return LifecycleState{}, fmt.Errorf("reschedule %s: %w", appointmentID, err)
+	}
+	var st LifecycleState
+	if err := h.Get(ctx, &st); err != nil {
+		return LifecycleState{}, fmt.Errorf("reschedule %s: %w", appointmentID, err)
+	}
+	return st, nil
+}
+
 // CancelPolicyOf asks the BookingWorkflow of the appointment appointmentID
 // for the refund policy it was confirmed under (QueryCancelPolicy).
 func CancelPolicyOf(ctx context.Context, c client.Client, appointmentID string) (CancelPolicy, error) {
@@ -88,4 +110,18 @@ func CancelPolicyOf(ctx context.Context, c client.Client, appointmentID string) 
 		return CancelPolicy{}, fmt.Errorf("cancel policy of %s: %w", appointmentID, err)
 	}
 	return p, nil
+}
+
+// AppointmentLifecycle returns the LifecycleState of the appointment
+// appointmentID's BookingWorkflow (its lifecycle query).
+func AppointmentLifecycle(ctx context.Context, c client.Client, appointmentID string) (LifecycleState, error) {
+	resp, err := c.QueryWorkflow(ctx, BookingWorkflowID(appointmentID), "", QueryLifecycle)
+	if err != nil {
+		return LifecycleState{}, fmt.Errorf("query the lifecycle of %s: %w", appointmentID, err)
+	}
+	var st LifecycleState
+	if err := resp.Get(&st); err != nil {
+		return LifecycleState{}, fmt.Errorf("decode the lifecycle of %s: %w", appointmentID, err)
+	}
+	return st, nil
 }

@@ -59,13 +59,19 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 	// a wait below): a replay, or a retried request that the server
 	// deduplicated, sees the same side of the boundary.
 	now := workflow.Now(ctx)
-	free := !now.After(b.in.SlotStart.Add(-b.window()))
 	b.cancelling = true
 	defer func() { b.cancelling = false }()
-	// A reminder being sent goes first: none follows the cancellation.
-	if err := workflow.Await(ctx, func() bool { return !b.reminding }); err != nil {
+	// A reminder being sent goes first: none follows the cancellation. A
+	// move under way finishes too: the cancel then cancels the new slot,
+	// and the window is measured to it.
+	if err := workflow.Await(ctx, func() bool { return !b.reminding && !b.moving }); err != nil {
 		return b.state, err
 	}
+	if b.state.Status == StatusNeedsReview {
+		// The move it waited for left two bookings: a person settles both.
+		return b.state, nil
+	}
+	free := !now.After(b.in.SlotStart.Add(-b.window()))
 	b.state.CancelReason, b.state.CancelledAt = in.Reason, now
 	if err := b.upsert(ctx, StatusCancelling, "cancelling: "+in.Reason); err != nil {
 		return b.state, err
@@ -105,7 +111,7 @@ func (b *booking) cancelInCalendar(ctx workflow.Context) bool {
 	const id = "cancel-booking"
 	var step activities.Step
 	err := workflow.ExecuteActivity(compensationCtx(ctx, b.tuning, id, "Cancel booking "+b.in.BookingID),
-		act.CancelBooking, activities.CancelBookingInput{Tenant: b.in.Tenant, BookingID: b.in.BookingID, Reference: b.in.Reference}).Get(ctx, &step)
+		act.CancelBooking, activities.CancelBookingInput{Tenant: b.in.Tenant, BookingID: b.in.BookingID, Reference: b.calendarRef()}).Get(ctx, &step)
 	b.record(ctx, "cancel booking", id, step, err)
 	if err != nil {
 		b.needsReview(ctx, id, "the calendar did not cancel the booking", err)

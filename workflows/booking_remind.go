@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -38,6 +39,19 @@ func defaultReminders() []time.Duration { return []time.Duration{24 * time.Hour,
 type reminder struct {
 	offset time.Duration
 	at     time.Time
+	// move is the number of moves before it was planned: a reminder of a
+	// moved booking is another message (kind and key) than the same
+	// offset's reminder of the slot before.
+	move int
+}
+
+// kind is the reminder's outbox kind and the suffix of its activity ID.
+func (r reminder) kind() string {
+	k := r.offset.String()
+	if r.move > 0 {
+		k += "_move_" + strconv.Itoa(r.move)
+	}
+	return k
 }
 
 // plan lists the reminders due after start+minReminderLead and before
@@ -56,7 +70,7 @@ func (b *booking) plan(start time.Time) []reminder {
 		if at.Before(start.Add(minReminderLead)) || !at.Before(b.in.SlotStart) {
 			continue
 		}
-		out = append(out, reminder{offset: off, at: at})
+		out = append(out, reminder{offset: off, at: at, move: len(b.state.Moves)})
 	}
 	slices.SortStableFunc(out, func(x, y reminder) int { return x.at.Compare(y.at) })
 	return out
@@ -66,12 +80,12 @@ func (b *booking) plan(start time.Time) []reminder {
 // or a cancellation is under way. While it sends, a cancel waits, so a
 // reminder never follows the cancellation message.
 func (b *booking) remind(ctx workflow.Context, r reminder) {
-	if b.state.Status != StatusConfirmed || b.cancelling {
+	if b.state.Status != StatusConfirmed || b.cancelling || b.moving {
 		return
 	}
 	b.reminding = true
 	defer func() { b.reminding = false }()
-	id := "send-reminder-" + r.offset.String()
+	id := "send-reminder-" + r.kind()
 	name := tenants.TemplateReminder
 	if r.offset >= earlyReminder {
 		name = tenants.TemplateReminderEarly
@@ -83,12 +97,72 @@ func (b *booking) remind(ctx workflow.Context, r reminder) {
 	err := workflow.ExecuteActivity(activityCtx(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset)), act.SendConfirmation,
 		activities.ConfirmationInput{
 			Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
-			Text: render(b.in.Terms, name, data), Kind: MessageKindReminder + r.offset.String(),
+			Text: render(b.in.Terms, name, data), Kind: MessageKindReminder + r.kind(),
 		}).Get(ctx, &step)
 	b.record(ctx, "send reminder "+r.offset.String()+" before", id, step, err)
 	if err == nil {
-		b.state.Reminders = append(b.state.Reminders, r.offset.String())
+		b.state.Reminders = append(b.state.Reminders, r.kind())
 	}
+}
+
+// runReplannable is run for bookings that can move: it waits for the next
+// reminder or the slot's end on a timer that a move interrupts, and then
+// waits for the plan the move left (reminders for the new time, the new
+// slot's end). A reminder whose time for the new slot has passed, or
+// falls within minReminderLead of the move (whose message states the new
+// time), is not sent.
+func (b *booking) runReplannable(ctx workflow.Context) (LifecycleState, error) {
+	b.planned = b.plan(workflow.Now(ctx))
+	for {
+		b.replanned = false
+		at := b.slotEnd()
+		if len(b.planned) > 0 {
+			at = b.planned[0].at
+		}
+		if err := b.waitUntil(ctx, at); err != nil {
+			return b.state, err
+		}
+		if b.replanned {
+			continue
+		}
+		if len(b.planned) > 0 {
+			r := b.planned[0]
+			b.planned = b.planned[1:]
+			b.remind(ctx, r)
+			continue
+		}
+		// A cancel or a move accepted before the end finishes first; a
+		// move then waits for its new slot.
+		if err := workflow.Await(ctx, func() bool { return !b.cancelling && !b.moving }); err != nil {
+			return b.state, err
+		}
+		if !b.replanned {
+			return b.complete(ctx)
+		}
+	}
+}
+
+// waitUntil waits on a durable timer until t in workflow time, or until a
+// move replans; then the timer is cancelled, so the Web UI shows no timer
+// of a slot the booking no longer has.
+func (b *booking) waitUntil(ctx workflow.Context, t time.Time) error {
+	d := t.Sub(workflow.Now(ctx))
+	if d <= 0 {
+		return nil
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	until := t.UTC().Format(time.RFC3339)
+	timer := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: "until " + until})
+	if err := workflow.Await(ctx, func() bool { return timer.IsReady() || b.replanned }); err != nil {
+		return fmt.Errorf("wait until %s: %w", until, err)
+	}
+	if timer.IsReady() {
+		if err := timer.Get(ctx, nil); err != nil {
+			return fmt.Errorf("wait until %s: %w", until, err)
+		}
+	}
+	return nil
 }
 
 // outOfQuietHours moves t out of the tenant's quiet hours (local time):

@@ -33,6 +33,8 @@ type bookingFake struct {
 	sentAt    []time.Time
 	cases     int
 	calendarE error // CancelBooking's answer when non-nil
+	// calls logs the calendar calls in order ("cancel bk_1").
+	calls []string
 	// sendDelay is how long (workflow time) a message takes to send.
 	sendDelay time.Duration
 }
@@ -41,6 +43,12 @@ func (f *bookingFake) count(n *int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	*n++
+}
+
+func (f *bookingFake) log(call string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
 }
 
 func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironment {
@@ -56,8 +64,9 @@ func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironm
 	// are then whole hours apart, whatever day the test runs.
 	env.SetStartTime(time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
 	env.OnActivity(a.CancelBooking, mock.Anything, mock.Anything).Return(
-		func(context.Context, activities.CancelBookingInput) (activities.Step, error) {
+		func(_ context.Context, in activities.CancelBookingInput) (activities.Step, error) {
 			f.count(&f.cancels)
+			f.log("cancel " + in.BookingID + " " + in.Reference)
 			return activities.Step{Key: "k-cancel", Attempt: 1, DownstreamID: "bk_1"}, f.calendarE
 		})
 	env.OnActivity(a.RefundDeposit, mock.Anything, mock.Anything).Return(

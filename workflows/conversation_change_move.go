@@ -14,10 +14,6 @@ import (
 	"github.com/bookonce/bookonce/tenants"
 )
 
-// errTypeNotReschedulable is the booking's refusal of a move (over,
-// begun, waiting for a person).
-const errTypeNotReschedulable = "NotReschedulable"
-
 // rescheduleWish handles "verschieben auf Donnerstag 10 Uhr": the one
 // confirmed booking it means is moved by the booking's reschedule Update.
 // Without a new time, several candidates or a taken slot, the customer is
@@ -77,7 +73,7 @@ func (c *conversation) move(ctx workflow.Context, ev InboundEvent, ap activities
 		c.reply(ctx, ev, c.text(tenants.TemplateAlternatives, wanted))
 	case errorType(err) == activities.ErrTypeChangePending:
 		c.reply(ctx, ev, c.text(tenants.TemplateChangePending, c.slot(ap.Service, ap.Current())))
-	case errorType(err) == errTypeNotReschedulable:
+	case errorType(err) == ErrTypeNotReschedulable:
 		c.reply(ctx, ev, c.text(tenants.TemplateRescheduleNotPossible, c.slot(ap.Service, ap.Current())))
 	default:
 		c.changeReview(ctx, ev, ap, r.Start, err)

@@ -3,11 +3,14 @@ package workflows_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -35,4 +38,42 @@ func TestRecordHistoriesLifecycle(t *testing.T) {
 	require.Equal(t, workflows.DepositRefunded, answer.Deposit)
 	s.save(t, ctx, run.GetID(), "lifecycle.appointment.json")
 	writeHistory(t, fetchHistory(t, ctx, s.tc, st.Lifecycle, ""), "lifecycle-cancel.booking.json")
+}
+
+// TestRecordHistoriesReschedule records a lifecycle (versioned:
+// booking-reschedule) through a refused move (the slot taken), a move
+// (hold, confirm, cancel of the old booking, the message, the timers
+// re-planned) and a cancel of the moved booking, recorded open after the
+// cancel's answer. Runs with `make histories`.
+func TestRecordHistoriesReschedule(t *testing.T) {
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+	s := newRecordStack(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req := recordRequest(t, "+4915112340011", time.Tuesday, 11)
+	req.SlotStart = testsupport.NextWeekdayAfter(t, time.Tuesday, 11, 48*time.Hour)
+	run, st := s.book(t, ctx, req)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	// Another customer holds every resource at 14:00: the move there is refused.
+	taken := req.SlotStart.Add(3 * time.Hour)
+	desk := calendar.NewClient(s.calendarURL, config.DefaultAPIToken)
+	for i, res := range []string{"bay-1", "bay-2", "tech-anna"} {
+		_, err := desk.CreateHold(ctx, "record-block-"+res, calendar.HoldRequest{
+			ResourceID: res, Service: req.Service, Start: taken, Customer: "+49151123400" + strconv.Itoa(20+i), Reference: "desk-" + res + "-" + run.GetID(),
+		})
+		require.NoError(t, err)
+	}
+	_, err := workflows.RescheduleAppointment(ctx, s.tc, run.GetID(), workflows.RescheduleUpdateID("demo", "record-taken"),
+		workflows.RescheduleRequest{Start: taken})
+	require.ErrorContains(t, err, "taken")
+	moved, err := workflows.RescheduleAppointment(ctx, s.tc, run.GetID(), workflows.RescheduleUpdateID("demo", "record-1"),
+		workflows.RescheduleRequest{Start: req.SlotStart.AddDate(0, 0, 1)})
+	require.NoError(t, err)
+	require.Len(t, moved.Moves, 1)
+	answer, err := workflows.CancelAppointment(ctx, s.tc, run.GetID(), workflows.CancelUpdateID("demo", "record-1"), "recorded")
+	require.NoError(t, err)
+	require.Equal(t, workflows.StatusCancelled, answer.Status, answer.Reason)
+	writeHistory(t, fetchHistory(t, ctx, s.tc, st.Lifecycle, ""), "lifecycle-reschedule.booking.json")
 }

@@ -46,6 +46,7 @@ var recordedHistories = []string{
 	"lifecycle.appointment.json",
 	"lifecycle-cancel.booking.json",
 	"lifecycle-noshow.booking.json",
+	"lifecycle-reschedule.booking.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

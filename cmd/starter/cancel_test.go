@@ -7,7 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
@@ -74,4 +76,66 @@ func TestCancelCommand(t *testing.T) {
 		require.Contains(t, outs[0], "deposit   kept")
 	}
 	require.Equal(t, want, refunds, "one refund for a refunded deposit, none for a kept one")
+}
+
+// TestRescheduleCommand books with "starter book", then moves the booking
+// with "starter reschedule --start next" and runs the same move again
+// with the start it printed: one move (the same derived key), the booking
+// at the new slot.
+func TestRescheduleCommand(t *testing.T) {
+	pool := rescheduleStack(t)
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"book", "--customer", "+4915112340004", "--service", "tire-change", "--start", "next"}, &stdout, &stderr),
+		"stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	m := startedID.FindStringSubmatch(stdout.String())
+	require.NotNil(t, m, stdout.String())
+	id := m[1]
+
+	stdout.Reset()
+	require.Equal(t, exitOK, run([]string{"reschedule", "--start", "next", id}, &stdout, &stderr), "stderr: %s", stderr.String())
+	next := regexp.MustCompile(`next free slot: (\S+)`).FindStringSubmatch(stdout.String())
+	require.NotNil(t, next, stdout.String())
+	first := strings.TrimPrefix(stdout.String(), next[0]+"\n")
+	require.Contains(t, first, "status    Confirmed")
+	slot := regexp.MustCompile(`slot      (\S+)`).FindStringSubmatch(first)
+	require.NotNil(t, slot, first)
+	want, err := time.Parse(time.RFC3339, next[1])
+	require.NoError(t, err)
+	got, err := time.Parse(time.RFC3339, slot[1])
+	require.NoError(t, err)
+	require.True(t, want.Equal(got), "moved to %s, want %s", got, want)
+
+	stdout.Reset()
+	require.Equal(t, exitOK, run([]string{"reschedule", "--start", next[1], id}, &stdout, &stderr), "stderr: %s", stderr.String())
+	require.Equal(t, first, stdout.String(), "the same move: the first answer")
+	var moved, active int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE reference <> $1),
+		count(*) FILTER (WHERE status IN ('held', 'confirmed')) FROM calendar_reservations WHERE reference LIKE $1 || '%'`, id).Scan(&moved, &active))
+	require.Equal(t, 1, moved, "one reservation of a move")
+	require.Equal(t, 1, active, "one active reservation")
+}
+
+// rescheduleStack starts the stack TestCancelCommand starts and points
+// starter's environment at it.
+func rescheduleStack(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	cfg := testsupport.Config(t)
+	pool := testsupport.Database(t)
+	tc := testsupport.Temporal(t)
+	queue := testsupport.TaskQueue(t)
+	cfg.TaskQueue = queue
+	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
+	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
+	registry := testsupport.Tenants(t, pool)
+	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
+	gw, _ := stack.Gateway(cfg, pool, tc, registry, stack.Logger(cfg, &bytes.Buffer{}))
+	srv := httptest.NewServer(gw.Handler())
+	t.Cleanup(srv.Close)
+	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
+	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
+	t.Setenv("CALENDAR_URL", cfg.CalendarURL)
+	t.Setenv("GATEWAY_LISTEN", net.JoinHostPort(host, port))
+	return pool
 }

@@ -25,13 +25,14 @@ const (
 const usage = `usage: starter <command> [flags]
 
 commands:
-  book     start an appointment booking and wait for its outcome
-  status   print a booking's saga step table: starter status <workflow-id>
-  cancel   cancel a confirmed booking (refund by the tenant's policy): starter cancel <workflow-id>
-  no-show  mark a booking whose slot has begun as a no-show (deposit kept): starter no-show <workflow-id>
-  simulate post a signed Twilio webhook to the gateway (WhatsApp or voice)
-  review   list open review cases, or resolve one: starter review list | resolve <case-id> <action>
-  tenants  apply a tenants file or list the tenants: starter tenants apply -f FILE [--dry-run] | list
+  book        start an appointment booking and wait for its outcome
+  status      print a booking's saga step table: starter status <workflow-id>
+  cancel      cancel a confirmed booking (refund by the tenant's policy): starter cancel <workflow-id>
+  reschedule  move a confirmed booking: starter reschedule --start RFC3339|next <workflow-id>
+  no-show     mark a booking whose slot has begun as a no-show (deposit kept): starter no-show <workflow-id>
+  simulate    post a signed Twilio webhook to the gateway (WhatsApp or voice)
+  review      list open review cases, or resolve one: starter review list | resolve <case-id> <action>
+  tenants     apply a tenants file or list the tenants: starter tenants apply -f FILE [--dry-run] | list
 
 Run "starter <command> -h" for the flags of a command. Configuration comes
 from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...; see README).
@@ -40,13 +41,14 @@ Exit status: 0 done, 1 failed (or the booking did not end Confirmed), 2 usage er
 
 // commands are starter's subcommands; each parses its own flags.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
-	"book":     book,
-	"status":   status,
-	"cancel":   cancelCmd,
-	"no-show":  noShowCmd,
-	"simulate": simulate,
-	"review":   reviewCmd,
-	"tenants":  tenantsCmd,
+	"book":       book,
+	"status":     status,
+	"cancel":     cancelCmd,
+	"no-show":    noShowCmd,
+	"simulate":   simulate,
+	"review":     reviewCmd,
+	"tenants":    tenantsCmd,
+	"reschedule": rescheduleCmd,
 }
 
 func main() {

@@ -1,0 +1,344 @@
+package workflows_test
+
+// Unit tests of the reschedule Update on the time-skipping test
+// environment: the calendar is a fake that logs its calls in order, so the
+// tests see hold → confirm → cancel of the old booking, the undo of a move
+// that failed, and the messages the outbox got.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// calendarFake answers holds and confirmations of moves; taken slots are
+// refused with an alternative an hour later.
+type calendarFake struct {
+	taken    time.Time
+	confirmE error
+	// confirmDelay is how long (workflow time) a confirmation takes.
+	confirmDelay time.Duration
+	holds    map[string]activities.HoldSlotInput
+}
+
+// newMoveEnv is newBookingEnv with the calendar steps of a move.
+func newMoveEnv(t *testing.T, f *bookingFake, c *calendarFake) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	env := newBookingEnv(t, f)
+	c.holds = map[string]activities.HoldSlotInput{}
+	a := &activities.Activities{}
+	env.OnActivity(a.HoldSlot, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.HoldSlotInput) (activities.HoldSlotResult, error) {
+			f.log(fmt.Sprintf("hold %s %s second=%t", in.Reference, in.Start.Format(time.RFC3339), in.DeliberateSecond))
+			if c.taken.Equal(in.Start) {
+				return activities.HoldSlotResult{}, temporal.NewNonRetryableApplicationError("taken", activities.ErrTypeSlotUnavailable, nil,
+					[]calendar.Slot{{ResourceID: "bay-2", Start: in.Start.Add(time.Hour), End: in.Start.Add(2 * time.Hour)}})
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			id := fmt.Sprintf("hold_%d", len(c.holds)+1)
+			c.holds[id] = in
+			return activities.HoldSlotResult{Step: activities.Step{Key: "k-hold", DownstreamID: id}, Hold: calendar.Hold{ID: id, Start: in.Start}}, nil
+		})
+	env.OnActivity(a.ConfirmHold, mock.Anything, mock.Anything).After(c.confirmDelay).Return(
+		func(_ context.Context, in activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+			f.log("confirm " + in.HoldID)
+			if c.confirmE != nil {
+				return activities.ConfirmHoldResult{}, c.confirmE
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			h := c.holds[in.HoldID]
+			b := calendar.Booking{ID: "bk_" + in.HoldID, ResourceID: "bay-1", Reference: h.Reference, Start: h.Start, End: h.Start.Add(time.Hour)}
+			return activities.ConfirmHoldResult{Step: activities.Step{Key: "k-confirm", DownstreamID: b.ID}, Booking: b}, nil
+		})
+	env.OnActivity(a.ReleaseHold, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.ReleaseHoldInput) (activities.Step, error) {
+			f.log("release " + in.Reference)
+			return activities.Step{Key: "k-release"}, nil
+		})
+	return env
+}
+
+// rescheduleAt sends the reschedule Update with id at offset after the start.
+func rescheduleAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id string, req workflows.RescheduleRequest, into *answer) {
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(workflows.UpdateReschedule, id, &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { into.rejected, into.done = err, true },
+			OnComplete: func(v any, err error) {
+				into.err, into.done = err, true
+				switch s := v.(type) {
+				case workflows.LifecycleState:
+					into.state = s
+				case converter.EncodedValue:
+					if s != nil && s.HasValue() {
+						into.err = errors.Join(err, s.Get(&into.state))
+					}
+				}
+			},
+		}, req)
+	}, offset)
+}
+
+// kinds are the outbox kinds of the messages sent.
+func (f *bookingFake) kinds() []string {
+	var out []string
+	for _, m := range f.messages {
+		out = append(out, m.Kind)
+	}
+	return out
+}
+
+// TestBookingRescheduleMoves: a move holds the new slot (its own
+// reference, a deliberate second reservation), confirms it, then cancels
+// the old booking; the booking then lives at the new slot: one message with
+// the new time, reminders for it, Completed at its end. A retried Update
+// and a second one to the same slot act no more.
+func TestBookingRescheduleMoves(t *testing.T) {
+	f, c := &bookingFake{}, &calendarFake{}
+	env := newMoveEnv(t, f, c)
+	in := lifecycleInput(env)
+	newStart := in.SlotStart.Add(24 * time.Hour)
+	var first, retried, same answer
+	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: newStart}, &first)
+	rescheduleAt(env, time.Hour+time.Minute, "move-1", workflows.RescheduleRequest{Start: newStart}, &retried)
+	rescheduleAt(env, time.Hour+2*time.Minute, "move-2", workflows.RescheduleRequest{Start: newStart, ResourceID: "bay-1"}, &same)
+	var atOldEnd workflows.LifecycleState
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(workflows.QueryLifecycle)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&atOldEnd))
+	}, 73*time.Hour+time.Minute)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	var st workflows.LifecycleState
+	require.NoError(t, env.GetWorkflowResult(&st))
+
+	ref := workflows.MoveReference(unitWorkflowID, 1)
+	require.Equal(t, []string{
+		"hold " + ref + " " + newStart.Format(time.RFC3339) + " second=true",
+		"confirm hold_1",
+		"cancel bk_1 " + unitWorkflowID,
+	}, f.calls, "hold, confirm, then cancel the old booking; once")
+	for _, a := range []answer{first, retried, same} {
+		require.True(t, a.done)
+		require.NoError(t, a.rejected)
+		require.NoError(t, a.err)
+		require.Equal(t, "bk_hold_1", a.state.BookingID)
+		require.True(t, newStart.Equal(a.state.SlotStart))
+		require.Len(t, a.state.Moves, 1)
+	}
+	mv := first.state.Moves[0]
+	require.True(t, in.SlotStart.Equal(mv.From) && newStart.Equal(mv.To), "%v", mv)
+	require.Equal(t, []string{"bk_hold_1", "bk_1", ref}, []string{mv.BookingID, mv.OldBookingID, mv.Reference})
+	require.Equal(t, workflows.StatusConfirmed, atOldEnd.Status, "not completed at the old slot's end")
+	require.Equal(t, workflows.StatusCompleted, st.Status)
+	require.Zero(t, f.refunds+f.voids, "the deposit carries over")
+	require.Equal(t, []string{"rescheduled_1", "reminder_24h0m0s_move_1", "reminder_2h0m0s_move_1"}, f.kinds())
+	require.Contains(t, f.messages[0].Text, "verschoben")
+	require.Contains(t, f.messages[0].Text, "20,00")
+	for i, at := range []time.Time{newStart.Add(-24 * time.Hour), newStart.Add(-2 * time.Hour)} {
+		require.WithinDuration(t, at, f.sentAt[i+1], time.Second, "reminder %d for the new time", i)
+		require.Contains(t, f.messages[i+1].Text, "bk_hold_1")
+	}
+}
+
+// TestBookingRescheduleRefusedOrFailed: a move that does not get the new
+// slot leaves the old booking alone and undoes whatever it placed; a
+// move to the slot the booking has does nothing.
+func TestBookingRescheduleRefusedOrFailed(t *testing.T) {
+	cases := []struct {
+		name     string
+		calendar calendarFake
+		to       time.Duration // the new start, after the old one
+		errType  string
+		calls    func(ref string) []string
+	}{
+		{name: "taken slot: alternatives, old untouched", to: 24 * time.Hour, errType: activities.ErrTypeSlotUnavailable,
+			calls: func(ref string) []string { return []string{"hold " + ref, "release " + ref} }},
+		{name: "confirm fails: the new hold and booking are undone", to: 24 * time.Hour, errType: workflows.ErrTypeInvalidReschedule,
+			calendar: calendarFake{confirmE: temporal.NewNonRetryableApplicationError("bad", activities.ErrTypeCalendarFinal, nil)},
+			calls: func(ref string) []string {
+				return []string{"hold " + ref, "confirm hold_1", "cancel  " + ref, "release " + ref}
+			}},
+		{name: "same slot: nothing happens", to: 0, calls: func(string) []string { return nil }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, c := &bookingFake{}, &tc.calendar
+			env := newMoveEnv(t, f, c)
+			in := lifecycleInput(env)
+			to := in.SlotStart.Add(tc.to)
+			if tc.errType == activities.ErrTypeSlotUnavailable {
+				c.taken = to
+			}
+			var got answer
+			rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: to}, &got)
+			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			require.NoError(t, env.GetWorkflowError())
+			var st workflows.LifecycleState
+			require.NoError(t, env.GetWorkflowResult(&st))
+
+			require.True(t, got.done)
+			require.NoError(t, got.rejected)
+			var calls []string
+			for _, call := range f.calls {
+				calls = append(calls, strings.SplitN(call, " 20", 2)[0]) // without the time
+			}
+			require.Equal(t, tc.calls(workflows.MoveReference(unitWorkflowID, 1)), calls)
+			require.Equal(t, "bk_1", st.BookingID, "the old booking stands")
+			require.True(t, in.SlotStart.Equal(st.SlotStart))
+			require.Empty(t, st.Moves)
+			require.Equal(t, workflows.StatusCompleted, st.Status)
+			require.Equal(t, []string{"reminder_24h0m0s", "reminder_2h0m0s"}, f.kinds(), "reminders of the old slot, no move message")
+			if tc.errType == "" {
+				require.NoError(t, got.err)
+				return
+			}
+			var appErr *temporal.ApplicationError
+			require.ErrorAs(t, got.err, &appErr)
+			require.Equal(t, tc.errType, appErr.Type())
+			if tc.errType == activities.ErrTypeSlotUnavailable {
+				var refused workflows.RescheduleRefused
+				require.NoError(t, appErr.Details(&refused))
+				require.Len(t, refused.Alternatives, 1)
+				require.True(t, to.Add(time.Hour).Equal(refused.Alternatives[0]))
+			}
+		})
+	}
+}
+
+// TestBookingRescheduleOldCancelFails: the new booking is confirmed but
+// the old one cannot be cancelled: the booking is at the new slot and
+// waits for a person (two bookings in the calendar), no message claims
+// the move.
+func TestBookingRescheduleOldCancelFails(t *testing.T) {
+	f := &bookingFake{calendarE: temporal.NewNonRetryableApplicationError("invalid state", activities.ErrTypeCalendarFinal, nil)}
+	env := newMoveEnv(t, f, &calendarFake{})
+	in := lifecycleInput(env)
+	var got answer
+	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &got)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, got.done)
+	require.NoError(t, got.err)
+	require.Equal(t, workflows.StatusNeedsReview, got.state.Status)
+	require.Equal(t, "bk_hold_1", got.state.BookingID)
+	require.Equal(t, "case_1", got.state.ReviewCase)
+	require.Equal(t, 1, f.cases)
+	require.Empty(t, f.messages)
+}
+
+// TestBookingRescheduleReminders: a move after a reminder was sent
+// re-plans them for the new time; an offset whose time for the new slot
+// has passed is not sent.
+func TestBookingRescheduleReminders(t *testing.T) {
+	f := &bookingFake{}
+	env := newMoveEnv(t, f, &calendarFake{})
+	in := lifecycleInput(env)
+	// The 24 h reminder of the old slot goes at 48 h; the move at 50 h to
+	// 60 h: its 24 h reminder would be at 36 h, passed.
+	newStart := env.Now().Add(60 * time.Hour)
+	var got answer
+	rescheduleAt(env, 50*time.Hour, "move-1", workflows.RescheduleRequest{Start: newStart}, &got)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, got.err)
+	require.Equal(t, []string{"reminder_24h0m0s", "rescheduled_1", "reminder_2h0m0s_move_1"}, f.kinds())
+	require.WithinDuration(t, newStart.Add(-2*time.Hour), f.sentAt[2], time.Second)
+	require.Contains(t, f.messages[2].Text, "bk_hold_1")
+}
+
+// TestBookingRescheduleThenCancel: a cancel after a move cancels the new
+// booking, by the window measured to the new slot, and refunds once.
+func TestBookingRescheduleThenCancel(t *testing.T) {
+	f := &bookingFake{}
+	env := newMoveEnv(t, f, &calendarFake{})
+	in := lifecycleInput(env)
+	var moved, cancelled answer
+	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &moved)
+	// 80 h: the old slot has passed, the new one is 16 h away.
+	cancelAt(env, 80*time.Hour, "cancel-1", &cancelled)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, moved.err)
+	require.NoError(t, cancelled.rejected)
+	require.NoError(t, cancelled.err)
+	require.Equal(t, workflows.StatusCancelled, cancelled.state.Status)
+	require.Equal(t, workflows.DepositKept, cancelled.state.Deposit, "16 h before the new slot: inside the window")
+	require.Equal(t, "cancel bk_hold_1 "+workflows.MoveReference(unitWorkflowID, 1), f.calls[len(f.calls)-1])
+}
+
+// TestBookingRescheduleValidator: what the validator refuses before
+// anything is recorded.
+func TestBookingRescheduleValidator(t *testing.T) {
+	cases := []struct {
+		name    string
+		at      time.Duration
+		start   func(slot time.Time) time.Time
+		cancel  bool
+		errType string
+	}{
+		{"zero start", time.Hour, func(time.Time) time.Time { return time.Time{} }, false, workflows.ErrTypeInvalidReschedule},
+		{"past start", time.Hour, func(s time.Time) time.Time { return s.Add(-72 * time.Hour) }, false, workflows.ErrTypeInvalidReschedule},
+		{"slot has begun", 72*time.Hour + time.Minute, func(s time.Time) time.Time { return s.Add(24 * time.Hour) }, false, workflows.ErrTypeNotReschedulable},
+		{"cancelled", 2 * time.Hour, func(s time.Time) time.Time { return s.Add(24 * time.Hour) }, true, workflows.ErrTypeNotReschedulable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &bookingFake{}
+			env := newMoveEnv(t, f, &calendarFake{})
+			in := lifecycleInput(env)
+			if tc.cancel {
+				cancelAt(env, time.Hour, "cancel-1", &answer{})
+			}
+			var got answer
+			rescheduleAt(env, tc.at, "move-1", workflows.RescheduleRequest{Start: tc.start(in.SlotStart)}, &got)
+			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			require.NoError(t, env.GetWorkflowError())
+			require.True(t, got.done)
+			var appErr *temporal.ApplicationError
+			require.ErrorAs(t, got.rejected, &appErr)
+			require.Equal(t, tc.errType, appErr.Type())
+			for _, call := range f.calls {
+				require.False(t, strings.HasPrefix(call, "hold"), "nothing held: %v", f.calls)
+			}
+		})
+	}
+}
+
+// TestBookingCancelWaitsForAMove: a cancel that arrives while a move is
+// under way waits for it and then cancels the new booking; the old one is
+// cancelled by the move, once.
+func TestBookingCancelWaitsForAMove(t *testing.T) {
+	f := &bookingFake{}
+	env := newMoveEnv(t, f, &calendarFake{confirmDelay: 10 * time.Minute})
+	in := lifecycleInput(env)
+	var moved, cancelled answer
+	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &moved)
+	cancelAt(env, time.Hour+2*time.Minute, "cancel-1", &cancelled)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, moved.err)
+	require.NoError(t, cancelled.err)
+	require.Equal(t, workflows.StatusCancelled, cancelled.state.Status)
+	require.Equal(t, workflows.DepositRefunded, cancelled.state.Deposit)
+	ref := workflows.MoveReference(unitWorkflowID, 1)
+	require.Equal(t, []string{"confirm hold_1", "cancel bk_1 " + unitWorkflowID, "cancel bk_hold_1 " + ref}, f.calls[1:])
+	require.Equal(t, 1, f.refunds)
+	require.Equal(t, []string{"rescheduled_1", workflows.MessageKindCancellation}, f.kinds())
+}
