@@ -57,6 +57,7 @@ func (c *conversation) move(ctx workflow.Context, ev InboundEvent, ap activities
 		return
 	}
 	r.Service = ap.Service
+	r.Kind = intent.KindBook // checked as the booking of the new slot would be
 	var q string
 	if err := workflow.ExecuteActivity(c.opts(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours"), act.ValidateIntent,
 		activities.ValidateInput{Tenant: c.in.Tenant, Result: r, ReceivedAt: ev.ReceivedAt}).Get(ctx, &q); err != nil || q != "" {

@@ -47,6 +47,7 @@ var recordedHistories = []string{
 	"lifecycle-cancel.booking.json",
 	"lifecycle-noshow.booking.json",
 	"lifecycle-reschedule.booking.json",
+	"conversation-changes.conversation.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
