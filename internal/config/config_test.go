@@ -102,3 +102,31 @@ func TestReconcilerDefaultsAndTenants(t *testing.T) {
 	_, err = config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	require.ErrorContains(t, err, "RECONCILE_INTERVAL")
 }
+
+// TestReminderLead: unset leaves the lifecycle's default (zero), a
+// negative lead is allowed (the chaos drill's), a bad one is named.
+func TestReminderLead(t *testing.T) {
+	cases := []struct {
+		value string
+		want  time.Duration
+		err   string
+	}{
+		{"", 0, ""},
+		{"5m", 5 * time.Minute, ""},
+		{"-8760h", -8760 * time.Hour, ""},
+		{"soon", 0, "REMINDER_LEAD"},
+	}
+	for _, tc := range cases {
+		env := map[string]string{}
+		if tc.value != "" {
+			env["REMINDER_LEAD"] = tc.value
+		}
+		c, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err, tc.value)
+		require.Equal(t, tc.want, c.ReminderLead, tc.value)
+	}
+}
