@@ -20,14 +20,14 @@ import (
 //     are already due when a booking is confirmed; the workers' negative
 //     REMINDER_LEAD (drillReminderLead) sends reminders already due at
 //     once instead of dropping them, so every booking gets one of each;
-//   - a cancellation window of three days, so cancels of the first days'
+//   - a cancellation window of a week, so cancels of the first days'
 //     slots keep their deposit and later ones refund it: both sides of the
 //     window are exercised;
 //   - no quiet hours, which would move reminders due at night.
 var drillReminders = []time.Duration{2 * 365 * 24 * time.Hour, 365 * 24 * time.Hour}
 
 const (
-	drillCancellationWindow = 72 * time.Hour
+	drillCancellationWindow = 7 * 24 * time.Hour
 	// drillReminderLead is the workers' REMINDER_LEAD: reminders overdue
 	// by up to ten years are sent at once.
 	drillReminderLead = "-87600h"
