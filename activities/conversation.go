@@ -32,6 +32,9 @@ type Understanding struct {
 	Catalogue func(tenant string) (intent.Catalogue, error)
 	Location  *time.Location
 	Dedup     *dedup.Store
+	// ReminderLead is copied into every tenant's terms (REMINDER_LEAD;
+	// zero: the booking lifecycle's default).
+	ReminderLead time.Duration
 }
 
 // ErrUnknownTenant: a message for a tenant that is not configured (any
@@ -48,7 +51,9 @@ func (u Understanding) tenant(id string) (intent.Catalogue, *time.Location, *Ten
 	if !ok {
 		return intent.Catalogue{}, nil, nil, fmt.Errorf("tenant %q: %w", id, ErrUnknownTenant)
 	}
-	return p.Catalogue(), p.Location, TermsOf(p), nil
+	terms := TermsOf(p)
+	terms.ReminderLead = u.ReminderLead
+	return p.Catalogue(), p.Location, terms, nil
 }
 
 // ExtractInput is one inbound text to understand.

@@ -37,6 +37,11 @@ type TenantTerms struct {
 	// "08:00", local time, may wrap midnight); empty: no quiet hours.
 	QuietOpens  string `json:"quiet_opens,omitempty"`
 	QuietCloses string `json:"quiet_closes,omitempty"`
+	// ReminderLead is the worker's REMINDER_LEAD, not the tenant's: the
+	// booking lifecycle's workflows.Tuning.ReminderLead (zero: its 1 h).
+	// It travels with the terms because they are what reaches a booking
+	// from the worker's configuration.
+	ReminderLead time.Duration `json:"reminder_lead,omitempty"`
 }
 
 // ServiceTerms are a service's label in the tenant's language and its

@@ -17,7 +17,8 @@ func TestDuplicateMessagesCountsEveryMessageAtTwilio(t *testing.T) {
 	confirm := func(bk string) string {
 		return "Ihr Termin ist bestätigt: Inspektion am 02.12.2026 10:00 (Buchung " + bk + ")."
 	}
-	kinds := map[string]string{"msg_r1": "reply:SM1", "msg_r2": "reply:SM2", "msg_c1": "confirmation", "msg_c2": "confirmation"}
+	kinds := map[string]string{"msg_r1": "reply:SM1", "msg_r2": "reply:SM2", "msg_c1": "confirmation", "msg_c2": "confirmation",
+		"msg_m1": "reminder_17520h0m0s", "msg_m2": "reminder_8760h0m0s"}
 	cases := []struct {
 		name string
 		msgs []twilio.FakeMessage
@@ -31,6 +32,14 @@ func TestDuplicateMessagesCountsEveryMessageAtTwilio(t *testing.T) {
 			{To: "+49151", Body: "bereits in Bearbeitung", StatusCallback: cb("msg_r1")},
 			{To: "+49151", Body: "bereits in Bearbeitung", StatusCallback: cb("msg_r2")},
 		}, 0},
+		{"two reminders of two offsets in the same words", []twilio.FakeMessage{
+			{To: "+49151", Body: "Erinnerung: Inspektion", StatusCallback: cb("msg_m1")},
+			{To: "+49151", Body: "Erinnerung: Inspektion", StatusCallback: cb("msg_m2")},
+		}, 0},
+		{"one reminder sent twice", []twilio.FakeMessage{
+			{To: "+49151", Body: "Erinnerung: Inspektion", StatusCallback: cb("msg_m1")},
+			{To: "+49151", Body: "Erinnerung: Inspektion", StatusCallback: cb("msg_m1")},
+		}, 1},
 		{"one reply row sent twice (a resend after a bare 503)", []twilio.FakeMessage{
 			{To: "+49151", Body: "Danke!", StatusCallback: cb("msg_r1")},
 			{To: "+49151", Body: "Danke!", StatusCallback: cb("msg_r1")},

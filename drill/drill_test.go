@@ -50,11 +50,14 @@ func TestPhrasingsAreUnderstood(t *testing.T) {
 // TestSlotsNeverCompete: outside the contended slots no three bookings
 // overlap (two bays), a second booking is on another day, an ambiguous
 // pair on the same day; a contended slot has rivalSize rivals and nothing
-// else overlaps it.
+// else overlaps it. A moved booking's new slot counts beside its old one
+// (both are held while it moves).
 func TestSlotsNeverCompete(t *testing.T) {
 	loc, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
-	all := scenarios(1200, rand.New(rand.NewPCG(3, 4)), loc, time.Now(), 1)
+	all, sl := generate(1200, rand.New(rand.NewPCG(3, 4)), loc, time.Now(), 1)
+	planChanges(all, rand.New(rand.NewPCG(3, 5)), sl, 10, 30) // more moves than the drill's, to crowd the days
+	moves := 0
 	type span struct{ from, to time.Time }
 	var spans, contended []span
 	total := 0
@@ -72,6 +75,12 @@ func TestSlotsNeverCompete(t *testing.T) {
 			}
 			spans = append(spans, span{w.Start, w.Start.Add(90 * time.Minute)})
 		}
+		if s.Change != nil && s.Change.Kind == Reschedule {
+			moves++
+			require.NotEqual(t, time.Sunday, s.Change.To.Weekday())
+			require.False(t, s.Change.To.Equal(s.Wishes[0].Start))
+			spans = append(spans, span{s.Change.To, s.Change.To.Add(90 * time.Minute)})
+		}
 		switch s.Kind {
 		case Second:
 			require.NotEqual(t, s.Wishes[0].Start.Format(time.DateOnly), s.Wishes[1].Start.Format(time.DateOnly))
@@ -82,6 +91,7 @@ func TestSlotsNeverCompete(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1200, total)
+	require.Greater(t, moves, 200, "moves were planned")
 	// The most bookings running at once is reached at some start.
 	for _, a := range spans {
 		running := 0
@@ -103,4 +113,69 @@ func TestSlotsNeverCompete(t *testing.T) {
 	for g, n := range rivals {
 		require.Equal(t, rivalSize, n, "group %d", g)
 	}
+}
+
+// TestChangeTextsAreUnderstood: a cancel's words are read as a cancel, and
+// a move's name exactly its new slot (by weekday only within the coming
+// week), so the drill measures the lifecycle, not the extractor.
+func TestChangeTextsAreUnderstood(t *testing.T) {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	now := time.Now()
+	all, sl := generate(300, rand.New(rand.NewPCG(1, 2)), loc, now, 7)
+	planChanges(all, rand.New(rand.NewPCG(1, 5)), sl, 10, 10)
+	kinds := map[ChangeKind]int{}
+	weekday := 0
+	for _, s := range all {
+		if s.Change == nil {
+			continue
+		}
+		kinds[s.Change.Kind]++
+		require.Len(t, s.Wishes, 1, "a change names no booking: only one-wish customers change")
+		for p := range 6 {
+			c := *s.Change
+			c.Phrasing = p
+			text := changeText(c, now)
+			r, err := intent.Rules{}.Extract(context.Background(), text, now, loc, intent.DemoCatalogue())
+			require.NoError(t, err, text)
+			if c.Kind == Cancel {
+				require.Equal(t, intent.KindCancel, r.Kind, text)
+				continue
+			}
+			if withinWeek(c.To, now.In(loc)) && p%3 != 0 {
+				weekday++
+			}
+			require.True(t, r.HasDate && r.HasTime && c.To.Equal(r.Start), "%q: want %v, got %v", text, c.To, r.Start)
+		}
+	}
+	require.Positive(t, kinds[Cancel])
+	require.Positive(t, kinds[Reschedule])
+	require.Positive(t, weekday, "some moves name the day by its weekday")
+}
+
+// TestChangeShares: about the asked share of one-wish customers cancel or
+// move, every duplication is drawn, and a seed's scenarios are the same
+// with or without changes.
+func TestChangeShares(t *testing.T) {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	now := time.Now()
+	plain := scenarios(1000, rand.New(rand.NewPCG(9, 9)), loc, now, 3)
+	all, sl := generate(1000, rand.New(rand.NewPCG(9, 9)), loc, now, 3)
+	planChanges(all, rand.New(rand.NewPCG(9, 5)), sl, 10, 10)
+	single, kinds, dups := 0, map[ChangeKind]int{}, map[Duplication]int{}
+	for i, s := range all {
+		require.Equal(t, plain[i].Wishes, s.Wishes, "the changes draw from their own stream")
+		if len(s.Wishes) == 1 {
+			single++
+		}
+		if s.Change != nil {
+			kinds[s.Change.Kind]++
+			dups[s.Change.Dup]++
+		}
+	}
+	for _, k := range []ChangeKind{Cancel, Reschedule} {
+		require.InDelta(t, 0.10, float64(kinds[k])/float64(single), 0.03, "%s", k)
+	}
+	require.Len(t, dups, 3, "once, across channels and redelivered: %v", dups)
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/bookonce/bookonce/internal/postgres"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/web"
-	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -56,6 +55,8 @@ type env struct {
 	agentURL  string // the agent tools, through their fault proxy
 	gatherers []prometheus.Gatherer
 	workerEnv []string
+	// changes sends the customers' cancels and moves; nil until the drive.
+	changes *changer
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -101,6 +102,8 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		"WORKER_LISTEN": "127.0.0.1:0", "AGENT_LISTEN": "127.0.0.1:0", "OUTBOX_SEND_TIMEOUT": "15s", "LOG_FORMAT": "json", "LOG_LEVEL": "warn",
 		// The reconciler sweeps within the drill's orphan wait.
 		"RECONCILE_INTERVAL": "10s", "RECONCILE_GRACE": "15s",
+		// Reminders already due are sent at once (see policy.go).
+		"REMINDER_LEAD": drillReminderLead,
 	}
 	// The gateway's address comes first: the payment API's processes
 	// deliver their webhooks to it (through a fault proxy) from the start.
@@ -309,9 +312,9 @@ func (e *env) database(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open drill database: %w", err)
 	}
-	if _, err := tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{}); err != nil {
+	if err := applyDrillTenant(ctx, pool); err != nil {
 		pool.Close()
-		return fmt.Errorf("drill database: demo tenant: %w", err)
+		return fmt.Errorf("drill database: %w", err)
 	}
 	e.pool = pool
 	return nil

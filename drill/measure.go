@@ -295,8 +295,12 @@ func (e *env) sagaResultIDs(ctx context.Context, states []wishState, r *ResultID
 		if err != nil {
 			return fmt.Errorf("status of %s: %w", st.workflowID, err)
 		}
+		hold := holds[st.workflowID]
+		if e.changes.applied(st.workflowID) {
+			hold = "" // cancelled or moved: the calendar's row is no longer the saga's
+		}
 		for _, c := range []struct{ what, effect, stored string }{
-			{"hold", holds[st.workflowID], s.HoldID}, {"deposit", deposits[st.workflowID], s.IntentID}, {"confirmation", confirmations[st.workflowID], s.MessageID},
+			{"hold", hold, s.HoldID}, {"deposit", deposits[st.workflowID], s.IntentID}, {"confirmation", confirmations[st.workflowID], s.MessageID},
 		} {
 			if c.effect == "" {
 				continue

@@ -34,6 +34,14 @@ type Options struct {
 	// Agent are the faults between the drill's AI agents and the agent
 	// tools (nil: the defaults; empty non-nil: no faults).
 	Agent []chaos.Rule
+	// Changes is how customers cancel and move their confirmed bookings:
+	// ChangesAPI (the default until the conversation understands changes),
+	// ChangesChat or ChangesOff.
+	Changes ChangeMode
+	// CancelShare and RescheduleShare are the percent of one-wish
+	// scenarios whose customer cancels, or moves, the booking once it is
+	// confirmed (0: DefaultChangeShare; negative: none).
+	CancelShare, RescheduleShare int
 	// CardDeposits pays deposits with the lab's test card at once instead
 	// of sending payment links that the drill's customers pay on the
 	// hosted page (the default).
@@ -166,6 +174,13 @@ func (o Options) withDefaults() Options {
 	if o.Agent == nil {
 		o.Agent = DefaultAgentFaults()
 	}
+	if o.Changes == "" {
+		o.Changes = ChangesAPI
+	}
+	o.CancelShare, o.RescheduleShare = share(o.CancelShare), share(o.RescheduleShare)
+	if o.Changes == ChangesOff {
+		o.CancelShare, o.RescheduleShare = 0, 0
+	}
 	if o.Crashes == nil {
 		o.Crashes = DefaultCrashes()
 	}
@@ -185,6 +200,17 @@ func (o Options) withDefaults() Options {
 		o.Progress = io.Discard
 	}
 	return o
+}
+
+// share is a change share with its default (0) and "none" (negative).
+func share(pct int) int {
+	switch {
+	case pct == 0:
+		return DefaultChangeShare
+	case pct < 0:
+		return 0
+	}
+	return min(pct, 100)
 }
 
 func selfCommand() *exec.Cmd {

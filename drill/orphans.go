@@ -46,8 +46,12 @@ var orphanQueries = []struct {
 	{"authorisation", `SELECT coalesce(booking_reference, ''), id FROM payment_intents WHERE status = 'requires_capture'`},
 	{"capture", `SELECT coalesce(p.booking_reference, ''), p.id FROM payment_intents p
 		WHERE p.status = 'succeeded' AND p.amount_refunded < p.amount_captured
-		AND NOT EXISTS (SELECT 1 FROM calendar_reservations r WHERE r.reference = p.booking_reference AND r.status = 'confirmed')`},
-	{"unpaid booking", `SELECT r.reference, r.id FROM calendar_reservations r
+		AND NOT EXISTS (SELECT 1 FROM calendar_reservations r WHERE r.reference = p.booking_reference AND r.status = 'confirmed')
+		-- A booking cancelled through its lifecycle kept its deposit by policy; the change checks judge that.
+		AND NOT EXISTS (SELECT 1 FROM outbox_messages m WHERE m.reference = p.booking_reference AND m.kind = 'cancellation')`},
+	// The id is the wish's key: a moved booking's new reservation may
+	// carry a reference of its own, without a deposit under it.
+	{"unpaid booking", `SELECT r.reference, r.customer || '|' || r.service || '|' || to_char(lower(r.slot) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM calendar_reservations r
 		JOIN calendar_services s ON s.tenant_id = r.tenant_id AND s.id = r.service
 		WHERE r.status = 'confirmed' AND s.deposit_amount IS NOT NULL
 		AND NOT EXISTS (SELECT 1 FROM payment_intents p WHERE p.tenant_id = r.tenant_id AND p.booking_reference = r.reference
@@ -78,6 +82,12 @@ func (e *env) countOrphans(ctx context.Context) (Orphans, error) {
 	if err != nil {
 		return o, err
 	}
+	moved, movedTo := map[string]bool{}, map[string]bool{}
+	for _, a := range e.changes.list() {
+		if a.change.Kind == Reschedule {
+			moved[a.workflowID], movedTo[wishKey(a.scenario.Customer, a.wish.Service, a.change.To)] = true, true
+		}
+	}
 	for _, q := range orphanQueries {
 		live, err := e.livePairs(ctx, q.sql)
 		if err != nil {
@@ -85,6 +95,9 @@ func (e *env) countOrphans(ctx context.Context) (Orphans, error) {
 		}
 		for _, l := range live {
 			ref, id := l[0], l[1]
+			if q.kind == "capture" && moved[ref] || q.kind == "unpaid booking" && movedTo[id] {
+				continue // a moved booking's deposit stays under its first reference: the change checks judge it
+			}
 			if owned[ref] || owned["payment:"+ref] {
 				o.AwaitingReview++
 				continue

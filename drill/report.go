@@ -51,6 +51,9 @@ type Report struct {
 	// Agent is what the AI agents sent to the agent tools and what they
 	// were answered.
 	Agent AgentTraffic `json:"agent"`
+	// Changes are the cancels and moves of confirmed bookings and what
+	// they left (refunds, reservations, reminders, messages).
+	Changes ChangeReport `json:"changes"`
 	// Crashes are the crashes beyond workers, each with its time.
 	Crashes  []Crash  `json:"crashes"`
 	Failures []string `json:"failures"`
@@ -169,6 +172,7 @@ func (r *Report) check() {
 	for _, c := range r.Crashes {
 		add(c.Error != "", "%s of %s at %.1fs: %s", c.Kind, c.Target, c.At, c.Error)
 	}
+	r.Failures = append(r.Failures, r.Changes.failures()...)
 	r.Passed = len(r.Failures) == 0
 }
 
@@ -190,6 +194,7 @@ func (r *Report) Summary() string {
 		r.Contention.Rivals, r.Contention.Booked, r.Contention.Lost, r.Contention.Offered, len(r.Contention.Other))
 	fmt.Fprintf(&b, "orphans after settling (waited %.0fs for the reconciler): holds %d, authorisations %d, unrefunded captures %d, bookings without deposit %d (owned: %d of appointments still running, %d awaiting a review decision)\n",
 		r.Orphans.WaitedSeconds, r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.BookingsUnpaid, r.Orphans.OfRunning, r.Orphans.AwaitingReview)
+	r.Changes.summary(&b)
 	fmt.Fprintf(&b, "payment links: %d (%s), paid %d, expired %d, could not pay %d\n",
 		r.Payments.Links, intLine(r.Payments.ByBehaviour), r.Payments.Paid, r.Payments.Expired, r.Payments.Failed)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))
@@ -217,7 +222,7 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, "  in review: %s\n", line)
 	}
 	if r.Passed {
-		b.WriteString("PASSED: zero duplicate effects, zero lost requests, zero false merges, zero double bookings, zero orphans\n")
+		b.WriteString("PASSED: zero duplicate effects, zero lost requests, zero false merges, zero double bookings, zero orphans, zero double refunds\n")
 	} else {
 		fmt.Fprintf(&b, "FAILED: %s\n", strings.Join(r.Failures, "; "))
 	}

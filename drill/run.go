@@ -64,7 +64,9 @@ func (o *Options) prepareLogDir() error {
 // database is kept for the investigation.
 func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.Time) (_ *Report, keep bool, _ error) {
 	rng := rand.New(rand.NewPCG(opts.Seed, 1))
-	all := scenarios(opts.Bookings, rng, e.cfg.Timezone, time.Now(), int(opts.Seed%100))
+	all, sl := generate(opts.Bookings, rng, e.cfg.Timezone, time.Now(), int(opts.Seed%100))
+	// The changes draw from a stream of their own: a seed's scenarios stay.
+	planChanges(all, rand.New(rand.NewPCG(opts.Seed, 5)), sl, opts.CancelShare, opts.RescheduleShare)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var bg sync.WaitGroup
@@ -76,6 +78,11 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	go func() { defer bg.Done(); ws.restartCrashed(runCtx, &crashes) }()
 
 	d := newDriver(e, opts.Concurrency)
+	e.changes = newChanger(e, d, opts.Changes, opts.Seed)
+	changing, stopChanging := context.WithCancel(runCtx)
+	defer stopChanging()
+	bg.Add(1)
+	go func() { defer bg.Done(); e.changes.run(changing, runCtx, all) }()
 	// The customers pay the links they receive until every booking settled.
 	pay := newPayer(e.twilio, opts.Seed)
 	paying, stopPaying := context.WithCancel(runCtx)
@@ -108,6 +115,13 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	case <-runCtx.Done():
 	}
 	states, err := e.settle(runCtx, all, opts.SettleTimeout, opts.progress)
+	if err == nil {
+		// The last bookings' changes go out now; their effects settle
+		// while the kills go on.
+		stopChanging()
+		e.changes.finish(runCtx, all)
+		e.settleChanges(runCtx, max(time.Minute, opts.SettleTimeout/4), opts.progress)
+	}
 	settled()
 	stopPaying()
 	if err != nil {
@@ -271,6 +285,9 @@ func (e *env) report(ctx context.Context, opts Options, all []Scenario, states [
 	r.Crashes = crashes.snapshot()
 	if err := e.measureStrict(ctx, opts, r, all, states); err != nil {
 		return nil, err
+	}
+	if r.Changes, err = e.changeReport(ctx, opts, all, states); err != nil {
+		return nil, fmt.Errorf("changes: %w", err)
 	}
 	r.check()
 	return r, nil

@@ -34,6 +34,10 @@ func TestDrill100(t *testing.T) {
 		LogDir: dir, Progress: testWriter{t}, SettleTimeout: 6 * time.Minute, // generous: CI runs other packages beside it
 		OrphanWait: 45 * time.Second,
 		Crashes:    &Crashes{APIKillEvery: 7 * time.Second, RestartPostgres: true, RestartTemporal: true, After: 3 * time.Second, Gap: 4 * time.Second},
+		// Cancels through the gateway's API; moves wait for the reschedule
+		// API (then: drop RescheduleShare; once the conversation
+		// understands changes: Changes: ChangesChat).
+		Changes: ChangesAPI, CancelShare: 15, RescheduleShare: -1,
 	})
 	require.NoError(t, err)
 	out, err := json.MarshalIndent(r, "", "  ")
@@ -88,6 +92,18 @@ func TestDrill100(t *testing.T) {
 	}
 	require.Equal(t, r.Scenarios[Agent], learnt, "every agent ended with an answer")
 	require.Equal(t, r.Agent.PaymentURLs, r.Agent.AtTwilio, "every payment link answered to an agent reached the customer")
+	// Customers cancelled confirmed bookings, some twice at once or
+	// again; each cancel took effect once, with its deposit on the
+	// window's right side, and every booking was reminded once per offset.
+	ch := r.Changes
+	require.Positive(t, ch.Sent[Cancel], "customers cancelled")
+	require.Positive(t, ch.Duplicated[AcrossChannels]+ch.Duplicated[Redelivered], "some cancels came twice")
+	require.Equal(t, ch.Sent[Cancel], ch.Checks.Cancelled)
+	require.Equal(t, ch.Sent[Cancel], ch.Checks.CancellationMessages)
+	require.Empty(t, ch.failures())
+	for _, off := range drillReminders {
+		require.Positive(t, ch.Checks.RemindersByOffset[off.String()], "reminders %s were sent", off)
+	}
 }
 
 type testWriter struct{ t *testing.T }

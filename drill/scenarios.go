@@ -75,12 +75,22 @@ type Scenario struct {
 	// Group joins the rivals of one contended slot (0: none); the driver
 	// sends their messages at the same moment.
 	Group int `json:"group,omitempty"`
+	// Change is what the customer does once the booking is confirmed
+	// (nil: nothing); see changes.go.
+	Change *Change `json:"change,omitempty"`
 }
 
 var services = []string{"tire-change", "inspection", "oil-change"}
 
 // scenarios draws scenarios until they ask for n bookings.
 func scenarios(n int, rng *rand.Rand, loc *time.Location, from time.Time, run int) []Scenario {
+	all, _ := generate(n, rng, loc, from, run)
+	return all
+}
+
+// generate draws the scenarios and returns the slots they took, from
+// which the changes' new slots are drawn.
+func generate(n int, rng *rand.Rand, loc *time.Location, from time.Time, run int) ([]Scenario, *slots) {
 	slots := newSlots(loc, from)
 	var out []Scenario
 	for booked := 0; booked < n; {
@@ -111,7 +121,7 @@ func scenarios(n int, rng *rand.Rand, loc *time.Location, from time.Time, run in
 		booked += len(s.Wishes)
 		out = append(out, s)
 	}
-	return out
+	return out, slots
 }
 
 func pickKind(rng *rand.Rand) Kind {

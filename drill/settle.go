@@ -148,7 +148,9 @@ func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([
 				st.outcome, st.reason = InReview, "potential duplicate waiting for a person"
 			case len(wfs) == 0:
 				st.reason = "no booking intent recorded"
-			case confirmed[wfs[0]]:
+			case confirmed[wfs[0]] || e.changes.applied(wfs[0]):
+				// A booking the customer then cancelled or moved was
+				// confirmed first (its change is sent only then).
 				st.workflowID, st.outcome = wfs[0], Confirmed
 			case offered[wfs[0]]:
 				st.workflowID, st.outcome, st.reason = wfs[0], Rejected, "slot_unavailable (alternatives offered)"

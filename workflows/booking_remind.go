@@ -25,7 +25,8 @@ import (
 const MessageKindReminder = "reminder_"
 
 // minReminderLead: a reminder is planned only if it is due at least this
-// long after the booking's lifecycle started.
+// long after the booking's lifecycle started (Tuning.ReminderLead changes
+// it).
 const minReminderLead = time.Hour
 
 // earlyReminder: a reminder at least this long before the slot says how
@@ -54,7 +55,7 @@ func (r reminder) kind() string {
 	return k
 }
 
-// plan lists the reminders due after start+minReminderLead and before
+// plan lists the reminders due after start+ReminderLead and before
 // the slot, moved out of quiet hours, in the order they are sent.
 func (b *booking) plan(start time.Time) []reminder {
 	offsets := b.in.Reminders
@@ -67,7 +68,7 @@ func (b *booking) plan(start time.Time) []reminder {
 			continue
 		}
 		at := b.outOfQuietHours(b.in.SlotStart.Add(-off))
-		if at.Before(start.Add(minReminderLead)) || !at.Before(b.in.SlotStart) {
+		if at.Before(start.Add(b.tuning.ReminderLead)) || !at.Before(b.in.SlotStart) {
 			continue
 		}
 		out = append(out, reminder{offset: off, at: at, move: len(b.state.Moves)})

@@ -65,6 +65,9 @@ func (a *appointment) lifecycleInput() BookingLifecycle {
 	}
 	if a.req.Terms != nil {
 		in.CancellationWindow, in.Reminders = a.req.Terms.CancellationWindow, a.req.Terms.Reminders
+		if in.Tuning.ReminderLead == 0 {
+			in.Tuning.ReminderLead = a.req.Terms.ReminderLead
+		}
 	}
 	return in
 }

@@ -318,6 +318,42 @@ func TestBookingReminders(t *testing.T) {
 	}
 }
 
+// TestBookingReminderLead: Tuning.ReminderLead replaces the hour after the
+// confirmation in which no reminder is sent; negative, it sends reminders
+// already due at once (the chaos drill's setting). Zero keeps the hour
+// ("slot too close: none" above).
+func TestBookingReminderLead(t *testing.T) {
+	cases := []struct {
+		name string
+		lead time.Duration
+		// want are the send times, from the lifecycle's start.
+		want func(start, slot time.Time) []time.Time
+	}{
+		{"a short lead sends the reminder due in 30 minutes", time.Minute,
+			func(_, slot time.Time) []time.Time { return []time.Time{slot.Add(-2 * time.Hour)} }},
+		{"a negative lead sends the overdue reminder at once, then the due one", -365 * 24 * time.Hour,
+			func(start, slot time.Time) []time.Time { return []time.Time{start, slot.Add(-2 * time.Hour)} }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &bookingFake{}
+			env := newBookingEnv(t, f)
+			in := lifecycleInput(env)
+			start := env.Now()
+			in.SlotStart = start.Add(150 * time.Minute)
+			in.SlotEnd = in.SlotStart.Add(time.Hour)
+			in.Tuning.ReminderLead = tc.lead
+			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			require.NoError(t, env.GetWorkflowError())
+			want := tc.want(start, in.SlotStart)
+			require.Len(t, f.sentAt, len(want), "reminders sent: %v", f.messages)
+			for i, at := range want {
+				require.WithinDuration(t, at, f.sentAt[i], time.Second, "reminder %d", i)
+			}
+		})
+	}
+}
+
 // TestBookingCancelWaitsForAReminder: a cancel that arrives while a
 // reminder is being sent waits for it (no reminder after the
 // cancellation), and its refund is decided by when it arrived, not by

@@ -38,6 +38,12 @@ type Tuning struct {
 	// idempotency keys (Stripe: 24 h): within it the saga retries an
 	// unknown authorisation with the same key; past it a person decides.
 	KeyHorizon Duration `json:"key_horizon,omitempty"`
+	// ReminderLead: a booking's reminder due less than this after its
+	// lifecycle started is not sent (the confirmation has just said the
+	// same). Zero: 1 h. A negative lead plans reminders already overdue by
+	// up to its magnitude, sent at once: the chaos drill, whose slots are
+	// days ahead, exercises reminders so (REMINDER_LEAD).
+	ReminderLead Duration `json:"reminder_lead,omitempty"`
 }
 
 func (t Tuning) withDefaults() Tuning {
@@ -64,6 +70,9 @@ func (t Tuning) withDefaults() Tuning {
 	}
 	if t.KeyHorizon <= 0 {
 		t.KeyHorizon = 23 * time.Hour // inside Stripe's 24 h, with margin
+	}
+	if t.ReminderLead == 0 {
+		t.ReminderLead = minReminderLead
 	}
 	return t
 }

@@ -105,6 +105,9 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 		logDir      = fs.String("logs", "", "directory for the child processes' logs and the Temporal SQLite file (default: a temp dir)")
 		screenshot  = fs.String("screenshot", "", "save a PNG of the ops page here once settled (needs Chromium)")
 		deposits    = fs.String("deposits", "link", `"link": customers pay payment links on the hosted page; "card": the lab's test card pays at once`)
+		changes     = fs.String("changes", string(drill.ChangesAPI), `how customers cancel and move confirmed bookings: "api" (the gateway's /v1/appointments/{id}/cancel and /reschedule), "chat" (WhatsApp and voice messages), "off"`)
+		cancels     = fs.Int("cancel-share", drill.DefaultChangeShare, "percent of one-wish customers who cancel their confirmed booking (0: none)")
+		moves       = fs.Int("reschedule-share", drill.DefaultChangeShare, "percent of one-wish customers who move their confirmed booking (0: none)")
 	)
 	crashes := crashFlags(fs)
 	fs.Var(faults, "fault", `a fault rule "UPSTREAM: METHOD PATH FAULT [p=..] [limit=..]" replacing that upstream's defaults (repeatable),`+
@@ -114,6 +117,13 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	}
 	if *deposits != "link" && *deposits != "card" {
 		return opts, "", usageExit(fs, errors.New(`-deposits must be "link" or "card"`), stdout, stderr)
+	}
+	mode := drill.ChangeMode(*changes)
+	if mode != drill.ChangesAPI && mode != drill.ChangesChat && mode != drill.ChangesOff {
+		return opts, "", usageExit(fs, errors.New(`-changes must be "api", "chat" or "off"`), stdout, stderr)
+	}
+	if *cancels < 0 || *moves < 0 || *cancels+*moves > 100 {
+		return opts, "", usageExit(fs, errors.New("-cancel-share and -reschedule-share are percentages from 0 and add up to at most 100"), stdout, stderr)
 	}
 	if fs.NArg() > 0 || *n <= 0 || *concurrency <= 0 || *workers <= 0 || *killEvery <= 0 || *settle <= 0 || *orphanWait <= 0 {
 		return opts, "", usageExit(fs, errors.New("-n, -concurrency, -workers, -kill-every, -settle-timeout and -orphan-wait must be positive, and there are no arguments"), stdout, stderr)
@@ -125,11 +135,20 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	opts = drill.Options{Bookings: *n, Concurrency: *concurrency, Workers: *workers, KillEvery: *killEvery,
 		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr, Crashes: c,
 		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"], Webhooks: faults["webhooks"], Agent: faults["agent"],
-		CardDeposits: *deposits == "card"}
+		CardDeposits: *deposits == "card", Changes: mode, CancelShare: shareFlag(*cancels), RescheduleShare: shareFlag(*moves)}
 	if *noFaults {
 		opts.Calendar, opts.Payments, opts.Twilio, opts.Webhooks, opts.Agent = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
 	}
 	return opts, *report, -1
+}
+
+// shareFlag turns a share flag into drill.Options' share: 0 means none
+// on the command line, while the options read 0 as the default.
+func shareFlag(pct int) int {
+	if pct == 0 {
+		return -1
+	}
+	return pct
 }
 
 // crashFlags defines the crash flags on fs; the returned function reads

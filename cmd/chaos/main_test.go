@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/drill"
 )
 
 // TestUsage: the command lines that never start the drill. Help goes to
@@ -24,6 +26,8 @@ func TestUsage(t *testing.T) {
 		{"an argument", []string{"now"}, 2, "there are no arguments"},
 		{"an unknown outage target", []string{"-outage-of", "twilio"}, 2, "-outage-of is payments or calendar"},
 		{"a bad fault rule", []string{"-fault", "stripe: POST /v1/x drop"}, 2, "calendar|payments|twilio"},
+		{"an unknown change mode", []string{"-changes", "email"}, 2, `-changes must be "api", "chat" or "off"`},
+		{"changes above 100 percent", []string{"-cancel-share", "60", "-reschedule-share", "50"}, 2, "add up to at most 100"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,4 +55,26 @@ func TestAgentFaultRule(t *testing.T) {
 	require.Len(t, opts.Agent, 1)
 	require.EqualValues(t, "reset", opts.Agent[0].Fault)
 	require.Nil(t, opts.Calendar, "the calendar keeps its defaults")
+}
+
+// TestChangeFlags: -changes picks how customers change bookings, and a
+// share of 0 means none (not the options' default).
+func TestChangeFlags(t *testing.T) {
+	cases := []struct {
+		args          []string
+		mode          drill.ChangeMode
+		cancel, moves int
+	}{
+		{nil, drill.ChangesAPI, drill.DefaultChangeShare, drill.DefaultChangeShare},
+		{[]string{"-changes", "chat", "-reschedule-share", "0"}, drill.ChangesChat, drill.DefaultChangeShare, -1},
+		{[]string{"-changes", "off", "-cancel-share", "20"}, drill.ChangesOff, 20, drill.DefaultChangeShare},
+	}
+	for _, tc := range cases {
+		var stdout, stderr bytes.Buffer
+		opts, _, code := parseArgs(tc.args, &stdout, &stderr)
+		require.Equal(t, -1, code, stderr.String())
+		require.Equal(t, tc.mode, opts.Changes, "%v", tc.args)
+		require.Equal(t, tc.cancel, opts.CancelShare, "%v", tc.args)
+		require.Equal(t, tc.moves, opts.RescheduleShare, "%v", tc.args)
+	}
 }

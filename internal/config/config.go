@@ -111,6 +111,11 @@ type Config struct {
 	// them; ReconcileGrace leaves effects younger than that, or of a saga
 	// closed more recently, alone.
 	ReconcileInterval, ReconcileGrace time.Duration
+	// ReminderLead is REMINDER_LEAD: a booking's reminder due less than
+	// this after its confirmation is not sent (unset: the lifecycle's
+	// 1 h). Negative: reminders already due are sent at once, which the
+	// chaos drill uses to see reminders although its slots are days away.
+	ReminderLead time.Duration
 
 	// LLMBaseURL, LLMAPIKey and LLMModel configure an OpenAI-compatible
 	// extractor; with LLMBaseURL empty the deterministic rules are used.
@@ -235,6 +240,13 @@ func (r *reader) derived(c *Config) {
 	}
 	r.errs = append(r.errs, c.readDeposits(r.lookup, r.get)...)
 	c.OpsScrapeURLs = scrapeURLs(r.get("OPS_SCRAPE_URLS", ""), *c)
+	if v := r.get("REMINDER_LEAD", ""); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			r.fail(fmt.Sprintf("REMINDER_LEAD must be a duration such as \"1h\" (negative: send reminders already due at once), got %q", v))
+		}
+		c.ReminderLead = d
+	}
 	var err error
 	if c.PaymentsAuthoritativeLookup, err = authoritativeLookup(r.get("PAYMENTS_AUTHORITATIVE_LOOKUP", ""), c.PaymentsURL); err != nil {
 		r.fail(err.Error())

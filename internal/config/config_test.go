@@ -68,7 +68,7 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "README's configuration table lacks %s", k)
 	}
-	require.Len(t, looked, 41, "a new variable needs a README row and this count") // 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN
+	require.Len(t, looked, 42, "a new variable needs a README row and this count") // 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this
@@ -101,4 +101,32 @@ func TestReconcilerDefaultsAndTenants(t *testing.T) {
 	env["RECONCILE_INTERVAL"] = "0s"
 	_, err = config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	require.ErrorContains(t, err, "RECONCILE_INTERVAL")
+}
+
+// TestReminderLead: unset leaves the lifecycle's default (zero), a
+// negative lead is allowed (the chaos drill's), a bad one is named.
+func TestReminderLead(t *testing.T) {
+	cases := []struct {
+		value string
+		want  time.Duration
+		err   string
+	}{
+		{"", 0, ""},
+		{"5m", 5 * time.Minute, ""},
+		{"-8760h", -8760 * time.Hour, ""},
+		{"soon", 0, "REMINDER_LEAD"},
+	}
+	for _, tc := range cases {
+		env := map[string]string{}
+		if tc.value != "" {
+			env["REMINDER_LEAD"] = tc.value
+		}
+		c, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err, tc.value)
+		require.Equal(t, tc.want, c.ReminderLead, tc.value)
+	}
 }

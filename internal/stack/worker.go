@@ -105,6 +105,8 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 			Tenants:   tenants.Get,
 			Location:  cfg.Timezone,
 			Dedup:     &dedup.Store{Pool: pool, Window: cfg.DedupWindow, Retention: cfg.IdempotencyTTL, Location: cfg.Timezone},
+			// REMINDER_LEAD reaches the booking lifecycle in the terms.
+			ReminderLead: cfg.ReminderLead,
 		},
 	}
 }

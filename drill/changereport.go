@@ -1,0 +1,133 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ChangeReport is what the customers did after their bookings were
+// confirmed (cancels, moves, their duplicates) and what it left (Checks).
+type ChangeReport struct {
+	// Mode is how the changes were sent: api, chat or off.
+	Mode ChangeMode `json:"mode"`
+	// Planned are the scenarios with a change; Sent those whose booking
+	// was confirmed, so that the change went out.
+	Planned map[ChangeKind]int `json:"planned"`
+	Sent    map[ChangeKind]int `json:"sent"`
+	// Duplicated counts the changes sent more than once, by how.
+	Duplicated map[Duplication]int `json:"duplicated"`
+	// Posts are API requests (api) or change events sent as webhooks
+	// (chat; their posts are in the traffic); Answers the final answers
+	// (api: status and problem code; chat: "sent").
+	Posts      int            `json:"posts"`
+	Answers    map[string]int `json:"answers"`
+	Unanswered int            `json:"unanswered"`
+	Checks     ChangeChecks   `json:"checks"`
+}
+
+// failures are the findings of the changes: an unanswered change and
+// every check.
+func (c ChangeReport) failures() []string {
+	var out []string
+	if c.Unanswered > 0 {
+		out = append(out, fmt.Sprintf("%d changes without a final answer (%s)", c.Unanswered, intLine(c.Answers)))
+	}
+	return append(out, c.Checks.failures()...)
+}
+
+// changeReport measures the changes once everything settled.
+func (e *env) changeReport(ctx context.Context, opts Options, all []Scenario, states []wishState) (ChangeReport, error) {
+	r := ChangeReport{Mode: opts.Changes, Planned: map[ChangeKind]int{}, Sent: map[ChangeKind]int{},
+		Duplicated: map[Duplication]int{}, Answers: map[string]int{}}
+	for _, s := range all {
+		if s.Change != nil {
+			r.Planned[s.Change.Kind]++
+		}
+	}
+	sent := e.changes.list()
+	for _, a := range sent {
+		r.Sent[a.change.Kind]++
+		if a.change.Dup != Once {
+			r.Duplicated[a.change.Dup]++
+		}
+		if a.unanswered {
+			r.Unanswered++
+		}
+	}
+	if e.changes != nil {
+		e.changes.mu.Lock()
+		r.Posts = e.changes.posts
+		for k, v := range e.changes.answers {
+			r.Answers[k] = v
+		}
+		e.changes.mu.Unlock()
+	}
+	var confirmed []wishState
+	for _, st := range states {
+		if st.outcome == Confirmed {
+			confirmed = append(confirmed, st)
+		}
+	}
+	var err error
+	r.Checks, err = e.checkChanges(ctx, sent, confirmed, e.twilio.Messages(), drillPolicy())
+	return r, err
+}
+
+// settleChanges waits until every change sent has its effect in the rows
+// (a cancellation message, the booking at its new slot, a refusal) and the
+// outbox is empty, or until timeout: what is still missing then is counted
+// by the checks.
+func (e *env) settleChanges(ctx context.Context, timeout time.Duration, progress func(string, ...any)) {
+	deadline := time.Now().Add(timeout)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		rows, err := e.changeRows(ctx, nil)
+		busy, err2 := e.count(ctx, `SELECT count(*) FROM outbox_messages WHERE state = 'pending'`)
+		if err == nil && err2 == nil {
+			waiting := 0
+			for _, a := range e.changes.list() {
+				if !a.unanswered && !changeDone(a, rows) {
+					waiting++
+				}
+			}
+			if waiting == 0 && busy == 0 {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	progress("changes: some still without effect after %s; the checks count them", timeout)
+}
+
+// changeDone reports whether a change's effect is in the rows.
+func changeDone(a *appliedChange, rows changeRows) bool {
+	if a.change.Kind == Cancel {
+		m, ok := rows.byRef[a.workflowID+"|cancellation"]
+		return ok && m.state != "pending"
+	}
+	return a.refused || (rows.active[wishKey(a.scenario.Customer, a.wish.Service, a.change.To)] == 1 &&
+		rows.active[wishKey(a.scenario.Customer, a.wish.Service, a.wish.Start)] == 0)
+}
+
+// summary is the changes' lines of the report's summary.
+func (c ChangeReport) summary(b *strings.Builder) {
+	k := c.Checks
+	fmt.Fprintf(b, "changes (%s): cancels %d of %d planned, reschedules %d of %d; duplicated %s; %d posts, answers %s, unanswered %d\n",
+		c.Mode, c.Sent[Cancel], c.Planned[Cancel], c.Sent[Reschedule], c.Planned[Reschedule], dupLine(c.Duplicated), c.Posts, intLine(c.Answers), c.Unanswered)
+	fmt.Fprintf(b, "change effects: cancelled %d (deposit refunded %d, kept %d, either side of the window %d), moved %d, refused %d, without effect %d; double refunds %d, refunds on kept deposits %d, missing refunds %d, orphaned holds %d\n",
+		k.Cancelled, k.Refunded, k.Kept, k.EitherSide, k.Moved, k.Refused, k.WithoutEffect, k.DoubleRefunds, k.RefundsOnKept, k.MissingRefunds, k.OrphanedHolds)
+	fmt.Fprintf(b, "reminders sent per offset: %s; after a cancellation %d, due but missing %d, twice %d; cancellation messages %d (cancelled bookings without exactly one %d, for bookings nobody cancelled %d)\n",
+		intLine(k.RemindersByOffset), k.RemindersAfterCancel, k.RemindersMissing, k.RemindersExtra, k.CancellationMessages, k.CancellationsNotOne, k.UnexpectedCancels)
+}
+
+func dupLine(m map[Duplication]int) string {
+	s := map[string]int{}
+	for k, v := range m {
+		s[string(k)] = v
+	}
+	return intLine(s)
+}

@@ -1,0 +1,57 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bookonce/bookonce/deploy"
+	"github.com/bookonce/bookonce/tenants"
+)
+
+// The drill tenant is the demo tenant with policies that make the
+// lifecycle's effects happen within minutes although every drill slot is
+// days ahead:
+//
+//   - reminders at offsets longer than the time to any drill slot (two and
+//     one years; a 1000-booking drill spans about seven months), so both
+//     are already due when a booking is confirmed; the workers' negative
+//     REMINDER_LEAD (drillReminderLead) sends reminders already due at
+//     once instead of dropping them, so every booking gets one of each;
+//   - a cancellation window of a week, so cancels of the first days'
+//     slots keep their deposit and later ones refund it: both sides of the
+//     window are exercised;
+//   - no quiet hours, which would move reminders due at night.
+var drillReminders = []time.Duration{2 * 365 * 24 * time.Hour, 365 * 24 * time.Hour}
+
+const (
+	drillCancellationWindow = 7 * 24 * time.Hour
+	// drillReminderLead is the workers' REMINDER_LEAD: reminders overdue
+	// by up to ten years are sent at once.
+	drillReminderLead = "-87600h"
+)
+
+// drillPolicy is the policy the change checks judge by.
+func drillPolicy() changePolicy {
+	return changePolicy{window: drillCancellationWindow, reminders: drillReminders}
+}
+
+// applyDrillTenant applies the demo tenant with the drill's policies.
+func applyDrillTenant(ctx context.Context, pool *pgxpool.Pool) error {
+	f, err := tenants.Parse(tenants.DemoFileName, deploy.DemoTenants)
+	if err != nil {
+		return err
+	}
+	for i := range f.Tenants {
+		pol := &f.Tenants[i].Policies
+		pol.Reminders = append([]time.Duration(nil), drillReminders...)
+		pol.CancellationWindow = drillCancellationWindow
+		pol.QuietHours = nil
+	}
+	if _, err := tenants.Apply(ctx, pool, f, tenants.ApplyOptions{}); err != nil {
+		return fmt.Errorf("the drill tenant: %w", err)
+	}
+	return nil
+}
