@@ -35,8 +35,8 @@ type Options struct {
 	// tools (nil: the defaults; empty non-nil: no faults).
 	Agent []chaos.Rule
 	// Changes is how customers cancel and move their confirmed bookings:
-	// ChangesAPI (the default until the conversation understands changes),
-	// ChangesChat or ChangesOff.
+	// ChangesChat (the default: WhatsApp and voice messages), ChangesAPI
+	// (the gateway's API) or ChangesOff.
 	Changes ChangeMode
 	// CancelShare and RescheduleShare are the percent of one-wish
 	// scenarios whose customer cancels, or moves, the booking once it is
@@ -175,7 +175,7 @@ func (o Options) withDefaults() Options {
 		o.Agent = DefaultAgentFaults()
 	}
 	if o.Changes == "" {
-		o.Changes = ChangesAPI
+		o.Changes = ChangesChat
 	}
 	o.CancelShare, o.RescheduleShare = share(o.CancelShare), share(o.RescheduleShare)
 	if o.Changes == ChangesOff {

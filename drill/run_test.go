@@ -34,10 +34,8 @@ func TestDrill100(t *testing.T) {
 		LogDir: dir, Progress: testWriter{t}, SettleTimeout: 6 * time.Minute, // generous: CI runs other packages beside it
 		OrphanWait: 45 * time.Second,
 		Crashes:    &Crashes{APIKillEvery: 7 * time.Second, RestartPostgres: true, RestartTemporal: true, After: 3 * time.Second, Gap: 4 * time.Second},
-		// Cancels through the gateway's API; moves wait for the reschedule
-		// API (then: drop RescheduleShare; once the conversation
-		// understands changes: Changes: ChangesChat).
-		Changes: ChangesAPI, CancelShare: 15, RescheduleShare: -1,
+		// Cancels and moves by message, as customers send them.
+		Changes: ChangesChat, CancelShare: 15, RescheduleShare: 15,
 	})
 	require.NoError(t, err)
 	out, err := json.MarshalIndent(r, "", "  ")

@@ -98,6 +98,7 @@ var (
 	rescheduleWords = lex(
 		"verschieben", "verschiebe", "verlegen", "verlege", "umbuchen", "umbuche",
 		"umlegen", "umterminieren", "reschedule", "postpone",
+		"move it", "move my", "move the appointment", "move the booking",
 	)
 	// insteadWords turn a cancellation into a reschedule ("absagen, lieber
 	// Mittwoch").

@@ -105,7 +105,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 		logDir      = fs.String("logs", "", "directory for the child processes' logs and the Temporal SQLite file (default: a temp dir)")
 		screenshot  = fs.String("screenshot", "", "save a PNG of the ops page here once settled (needs Chromium)")
 		deposits    = fs.String("deposits", "link", `"link": customers pay payment links on the hosted page; "card": the lab's test card pays at once`)
-		changes     = fs.String("changes", string(drill.ChangesAPI), `how customers cancel and move confirmed bookings: "api" (the gateway's /v1/appointments/{id}/cancel and /reschedule), "chat" (WhatsApp and voice messages), "off"`)
+		changes     = fs.String("changes", string(drill.ChangesChat), `how customers cancel and move confirmed bookings: "chat" (WhatsApp and voice messages), "api" (the gateway's /v1/appointments/{id}/cancel and /reschedule), "off"`)
 		cancels     = fs.Int("cancel-share", drill.DefaultChangeShare, "percent of one-wish customers who cancel their confirmed booking (0: none)")
 		moves       = fs.Int("reschedule-share", drill.DefaultChangeShare, "percent of one-wish customers who move their confirmed booking (0: none)")
 	)

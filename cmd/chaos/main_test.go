@@ -65,7 +65,7 @@ func TestChangeFlags(t *testing.T) {
 		mode          drill.ChangeMode
 		cancel, moves int
 	}{
-		{nil, drill.ChangesAPI, drill.DefaultChangeShare, drill.DefaultChangeShare},
+		{nil, drill.ChangesChat, drill.DefaultChangeShare, drill.DefaultChangeShare},
 		{[]string{"-changes", "chat", "-reschedule-share", "0"}, drill.ChangesChat, drill.DefaultChangeShare, -1},
 		{[]string{"-changes", "off", "-cancel-share", "20"}, drill.ChangesOff, 20, drill.DefaultChangeShare},
 	}

@@ -53,7 +53,7 @@ func starterStack(t *testing.T) (*pgxpool.Pool, client.Client, string) {
 func TestNoShowCommand(t *testing.T) {
 	pool, tc, queue := starterStack(t)
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, exitOK, run([]string{"book", "--customer", "+4915112340004", "--service", "tire-change", "--start", "next"}, &stdout, &stderr),
+	require.Equal(t, exitOK, run([]string{"book", "--customer", "+4915112340014", "--service", "tire-change", "--start", "next"}, &stdout, &stderr),
 		"stdout: %s\nstderr: %s", stdout.String(), stderr.String())
 	m := startedID.FindStringSubmatch(stdout.String())
 	require.NotNil(t, m, stdout.String())
