@@ -3,6 +3,7 @@ package drill
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -245,14 +246,21 @@ func (c *ChangeChecks) checkReminders(st wishState, rows changeRows, pol changeP
 	cancelledAt, wasCancelled := cancelled[ref]
 	for _, off := range pol.reminders {
 		kind := workflows.MessageKindReminder + off.String()
-		n := rows.atTwilio[ref+"|"+kind]
-		c.RemindersByOffset[off.String()] += n
+		// A moved booking's reminders for its new time are kinds of their
+		// own (one per move): one each is right, none at all is missing.
+		total, extra := 0, false
+		for _, k := range reminderKinds(kind) {
+			n := rows.atTwilio[ref+"|"+k]
+			total += n
+			extra = extra || n > 1
+		}
+		c.RemindersByOffset[off.String()] += total
 		row, exists := rows.byRef[ref+"|"+kind]
 		switch {
-		case n > 1:
+		case extra:
 			c.RemindersExtra++
-			c.example("%s: %d reminders %s", ref, n, off)
-		case n == 0 && remindable(st.scenario) && !wasCancelled && confirmed && !start.Add(-off).After(conf.created) && row.state != "review":
+			c.example("%s: %d reminders %s", ref, total, off)
+		case total == 0 && remindable(st.scenario) && !wasCancelled && confirmed && !start.Add(-off).After(conf.created) && row.state != "review":
 			c.RemindersMissing++
 			c.example("%s: reminder %s due, not sent", ref, off)
 		}
@@ -262,6 +270,20 @@ func (c *ChangeChecks) checkReminders(st wishState, rows changeRows, pol changeP
 		}
 	}
 }
+
+// reminderKinds are the outbox kinds of one offset's reminder: before any
+// move, and after each of up to maxMoves moves.
+func reminderKinds(kind string) []string {
+	out := []string{kind}
+	for m := 1; m <= maxMoves; m++ {
+		out = append(out, kind+"_move_"+strconv.Itoa(m))
+	}
+	return out
+}
+
+// maxMoves bounds the moves of one booking the reminder check looks at;
+// the drill moves a booking at most once (a refused move counts too).
+const maxMoves = 3
 
 // remindable reports whether a booking's lifecycle carries the worker's
 // REMINDER_LEAD: the conversation's bookings get it in the terms the

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,6 +175,9 @@ func (c *changer) chat(ctx context.Context, a *appliedChange) {
 			c.d.whatsapp(ctx, s, text, rng)
 		}
 	}
+	if a.change.Kind == Cancel {
+		c.confirmLateCancel(ctx, s, rng)
+	}
 	// A webhook never accepted counts in the traffic's refused events,
 	// which fail the drill; what the conversation made of it is in the
 	// rows (changecheck.go).
@@ -213,5 +217,45 @@ func (c *changer) api(ctx context.Context, a *appliedChange) {
 		}
 	default:
 		c.post(ctx, a, key)
+	}
+}
+
+// keptQuestion is in the conversation's question before a cancel that
+// keeps the deposit (template cancel_confirm_kept, German: the drill
+// tenant's language); cancelledWord in the booking's cancellation message.
+const (
+	keptQuestion   = "Möchten Sie trotzdem absagen"
+	cancelledWord  = "storniert"
+	lateCancelWait = 3 * time.Minute
+)
+
+// confirmLateCancel answers "Ja" when the conversation asks before a
+// cancel that keeps the deposit, as the customer would; a cancel inside
+// the free window is carried out without a question, and the wait ends
+// at the cancellation message.
+func (c *changer) confirmLateCancel(ctx context.Context, s Scenario, rng *rand.Rand) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(lateCancelWait)
+	for {
+		for _, m := range c.e.twilio.Messages() {
+			if !strings.HasSuffix(m.To, s.Customer) {
+				continue
+			}
+			switch {
+			case strings.Contains(m.Body, keptQuestion):
+				c.d.whatsapp(ctx, s, "Ja", rng)
+				return
+			case strings.Contains(m.Body, cancelledWord):
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-deadline:
+			return // what happened is judged from the rows (changecheck.go)
+		case <-tick.C:
+		}
 	}
 }

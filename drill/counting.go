@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bookonce/bookonce/twilio"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // Every duplicate check counts effects that some constraint does NOT make
@@ -134,7 +135,8 @@ type DoubleBooked struct {
 
 // doubleBooked compares every booking a customer was told about against
 // all others, cancelled ones included: the exclusion constraint only
-// covers the ones active at the same time.
+// covers the ones active at the same time. A booking the customer
+// cancelled or moved (and was told so) frees its slot for another.
 func (e *env) doubleBooked(ctx context.Context) (DoubleBooked, error) {
 	told := map[string]bool{}
 	for _, m := range e.twilio.Messages() {
@@ -159,7 +161,11 @@ func (e *env) doubleBooked(ctx context.Context) (DoubleBooked, error) {
 	r := DoubleBooked{Told: len(ids)}
 	rows, err := e.pool.Query(ctx, `SELECT a.booking_id || ' and ' || b.booking_id || ' on ' || a.resource_id FROM calendar_reservations a
 		JOIN calendar_reservations b ON a.tenant_id = b.tenant_id AND a.resource_id = b.resource_id AND a.slot && b.slot AND a.id < b.id
-		WHERE a.booking_id = ANY($1) AND b.booking_id = ANY($1)`, ids)
+		WHERE a.booking_id = ANY($1) AND b.booking_id = ANY($1)
+		AND NOT EXISTS (SELECT 1 FROM outbox_messages o WHERE o.tenant_id = a.tenant_id AND (
+			(a.status = 'cancelled' AND o.reference = split_part(a.reference, '#', 1)) OR
+			(b.status = 'cancelled' AND o.reference = split_part(b.reference, '#', 1)))
+			AND (o.kind = $2 OR o.kind LIKE $3 || '%'))`, ids, workflows.MessageKindCancellation, workflows.MessageKindRescheduled)
 	if err != nil {
 		return r, fmt.Errorf("double-booked resources: %w", err)
 	}
