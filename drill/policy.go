@@ -15,16 +15,20 @@ import (
 // lifecycle's effects happen within minutes although every drill slot is
 // days ahead:
 //
-//   - reminders at offsets longer than the time to any drill slot (two and
-//     one years; a 1000-booking drill spans about seven months), so both
-//     are already due when a booking is confirmed; the workers' negative
-//     REMINDER_LEAD (drillReminderLead) sends reminders already due at
-//     once instead of dropping them, so every booking gets one of each;
+//   - a reminder at an offset longer than the time to any drill slot (two
+//     years; a 1000-booking drill spans about seven months), so it is
+//     already due when a booking is confirmed; the workers' negative
+//     REMINDER_LEAD (drillReminderLead) sends a reminder already due at
+//     once instead of dropping it, so every booking gets one. One offset,
+//     not two: two offsets due at once would send the same words to one
+//     number at the same moment, which no real policy does (a day ahead
+//     and two hours ahead have different texts) and which a lost answer's
+//     reconciliation can only tell apart by order;
 //   - a cancellation window of a week, so cancels of the first days'
 //     slots keep their deposit and later ones refund it: both sides of the
 //     window are exercised;
 //   - no quiet hours, which would move reminders due at night.
-var drillReminders = []time.Duration{2 * 365 * 24 * time.Hour, 365 * 24 * time.Hour}
+var drillReminders = []time.Duration{2 * 365 * 24 * time.Hour}
 
 const (
 	drillCancellationWindow = 7 * 24 * time.Hour
