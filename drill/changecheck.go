@@ -3,6 +3,7 @@ package drill
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -262,7 +263,7 @@ func (c *ChangeChecks) checkReminders(st wishState, rows changeRows, pol changeP
 			c.example("%s: %d reminders %s", ref, total, off)
 		case total == 0 && remindable(st.scenario) && !wasCancelled && confirmed && !start.Add(-off).After(conf.created) && row.state != "review":
 			c.RemindersMissing++
-			c.example("%s: reminder %s due, not sent", ref, off)
+			c.example("%s: reminder %s due, not sent (its messages: %s)", ref, off, rows.kindsOf(ref))
 		}
 		if exists && wasCancelled && row.created.After(cancelledAt) {
 			c.RemindersAfterCancel++
@@ -353,3 +354,15 @@ func (e *env) changeRows(ctx context.Context, msgs []twilio.FakeMessage) (change
 // message check tells reminders apart by kind, as two offsets may say the
 // same words.
 func reminderKind(kind string) bool { return strings.HasPrefix(kind, workflows.MessageKindReminder) }
+
+// kindsOf lists the outbox kinds of ref, for a finding's example.
+func (r changeRows) kindsOf(ref string) string {
+	var kinds []string
+	for key, row := range r.byRef {
+		if strings.HasPrefix(key, ref+"|") {
+			kinds = append(kinds, row.kind+" "+row.state)
+		}
+	}
+	slices.Sort(kinds)
+	return strings.Join(kinds, ", ")
+}
