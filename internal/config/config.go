@@ -41,6 +41,11 @@ type Config struct {
 	GatewayListen  string
 	CalendarListen string
 	PaymentsListen string
+	// AdminListen is the gateway's admin listener: the review and booking
+	// APIs, the ops page and /metrics, apart from the public webhooks of
+	// GatewayListen (loopback by default; put it behind a VPN or an
+	// authenticating proxy, never on the internet).
+	AdminListen string
 	// AgentListen serves the AI agent tools (MCP at /mcp and the HTTP
 	// variant under /v1/agent/tools); the gateway process runs it.
 	AgentListen string
@@ -137,8 +142,10 @@ type Config struct {
 // and docs agree with the code.
 const (
 	DefaultTemporalAddress = "127.0.0.1:7233"
-	DefaultTenant          = "demo"
-	DefaultAPIToken        = "dev-token"
+	// DefaultAdminListen keeps the staff's surface on this machine.
+	DefaultAdminListen = "127.0.0.1:8090"
+	DefaultTenant      = "demo"
+	DefaultAPIToken    = "dev-token"
 	// DevTwilioAuthToken is the development Twilio token: with it, `make
 	// run` sends messages to an in-process fake of Twilio's API.
 	DevTwilioAuthToken = "dev-twilio-auth-token"
@@ -208,6 +215,7 @@ func (r *reader) settings() Config {
 		GatewayListen:     r.get("GATEWAY_LISTEN", "127.0.0.1:8080"),
 		CalendarListen:    r.get("CALENDAR_LISTEN", "127.0.0.1:8081"),
 		PaymentsListen:    r.get("PAYMENTS_LISTEN", "127.0.0.1:8082"),
+		AdminListen:       r.get("ADMIN_LISTEN", DefaultAdminListen),
 		AgentListen:       r.get("AGENT_LISTEN", "127.0.0.1:8084"),
 		CalendarURL:       r.url("CALENDAR_URL", "http://127.0.0.1:8081"),
 		PaymentsURL:       r.url("PAYMENTS_URL", "http://127.0.0.1:8082"),
