@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"go.temporal.io/sdk/client"
 )
 
 // Config holds every setting of every bookonce process. A process reads only
@@ -31,6 +33,12 @@ type Config struct {
 	TemporalAddressSet bool
 	// TemporalNamespace is the namespace all workflows run in.
 	TemporalNamespace string
+	// TemporalClient holds how to connect beyond address and namespace:
+	// TLS (a client certificate for mTLS, the server's CA and name) and
+	// an API key as credentials, from the SDK's variables (TEMPORAL_TLS_*,
+	// TEMPORAL_API_KEY, TEMPORAL_PROFILE). It carries secrets: never log
+	// it; TemporalOptions is what to dial with.
+	TemporalClient client.Options
 	// TaskQueue is the task queue of the bookonce worker.
 	TaskQueue string
 	// TemporalUIPort is the port of the embedded Temporal Web UI.
@@ -243,6 +251,7 @@ func (r *reader) settings() Config {
 // derived reads what depends on other settings or needs parsing of its own.
 func (r *reader) derived(c *Config) {
 	_, c.TemporalAddressSet = r.lookup("TEMPORAL_ADDRESS")
+	r.temporal(c)
 	if err := c.readWebhook(r.get); err != nil {
 		r.fail(err.Error())
 	}
