@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -88,7 +89,7 @@ func (g gateway) doWith(method, path string, body any, header http.Header) ([]by
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := g.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w\n(is `make run` running?)", err)
+		return nil, fmt.Errorf("%w\n(is `make run` or the gateway running? staff commands call its admin listener, ADMIN_LISTEN=%s)", err, strings.TrimPrefix(g.base, "http://"))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)

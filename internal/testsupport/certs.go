@@ -96,4 +96,6 @@ func keyPEM(t testing.TB, key *ecdsa.PrivateKey) []byte {
 	return pemOf("PRIVATE KEY", der)
 }
 
-func pemOf(kind string, der []byte) []byte { return pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}) }
+func pemOf(kind string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der})
+}
