@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -43,8 +42,7 @@ func newCancelEnv(t *testing.T) cancelEnv {
 	log := stack.Logger(cfg, testLog{t})
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
 	gw, reg := stack.Gateway(cfg, pool, tc, registry, log)
-	srv := httptest.NewServer(gw.Handler())
-	t.Cleanup(srv.Close)
+	srv, admin := serveGateway(t, gw)
 
 	fake := twilio.NewFakeServer()
 	t.Cleanup(fake.Close)
@@ -52,7 +50,7 @@ func newCancelEnv(t *testing.T) cancelEnv {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = sender.Run(ctx, 100*time.Millisecond) }()
 	t.Cleanup(func() { stop(); <-done })
-	return cancelEnv{env: env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL}, queue: cfg.TaskQueue, twilio: fake, calendar: cfg.CalendarURL}
+	return cancelEnv{env: env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL, admin: admin.URL}, queue: cfg.TaskQueue, twilio: fake, calendar: cfg.CalendarURL}
 }
 
 // book books customer's tire change with a card deposit and waits until
@@ -78,7 +76,7 @@ func (e cancelEnv) book(t *testing.T, customer string) string {
 // cancel posts the cancellation and returns the status and the body.
 func (e cancelEnv) cancel(t *testing.T, id, key, body string) (int, string, http.Header) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.url+"/v1/appointments/"+id+"/cancel", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/appointments/"+id+"/cancel", strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
 	if key != "" {

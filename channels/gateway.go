@@ -24,8 +24,9 @@ import (
 	"github.com/bookonce/bookonce/tenants"
 )
 
-// Gateway serves the channel webhooks, the review API and the booking
-// API (cancel).
+// Gateway serves the channel webhooks on its public listener (Handler)
+// and the review API, the booking API (cancel, reschedule, no-show) and
+// the ops page on its admin listener (AdminHandler).
 type Gateway struct {
 	Pool      *pgxpool.Pool
 	Temporal  client.Client
@@ -52,8 +53,12 @@ type Gateway struct {
 	Reviews *review.Resolver
 	// Outbox records the delivery statuses of outbound messages.
 	Outbox *outbox.Store
-	// Ops is the ops page (review queue, duplicate counters), served at /ops.
-	Ops     http.Handler
+	// Ops is the ops page (review queue, duplicate counters), served at
+	// /ops on the admin listener.
+	Ops http.Handler
+	// Admin holds more staff routes (ServeMux pattern -> handler) for the
+	// admin listener, beside the review and booking APIs and the ops page.
+	Admin   map[string]http.Handler
 	Metrics *Metrics
 	Logger  *slog.Logger
 	Now     func() time.Time
@@ -86,11 +91,12 @@ const (
 	RoutePaid = "/paid"
 )
 
-// Handler returns the gateway's routes.
+// Handler returns the gateway's public routes, served on GATEWAY_LISTEN
+// where Twilio and the payment provider call: the signed webhooks and the
+// page customers return to after paying. Nothing else: the staff's
+// surface is AdminHandler, on its own listener.
 func (g *Gateway) Handler() http.Handler {
-	if g.Metrics == nil {
-		g.Metrics = NewMetrics(nil)
-	}
+	g.ensureMetrics()
 	mux := http.NewServeMux()
 	mux.Handle("POST "+RouteWhatsApp, g.signed(RouteWhatsApp, g.whatsapp))
 	mux.Handle("POST "+RouteVoice, g.signed(RouteVoice, g.voice))
@@ -98,6 +104,18 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("POST "+RouteStatus, g.signed(RouteStatus, g.status))
 	mux.HandleFunc("POST "+RouteStripe, g.stripeWebhook)
 	mux.HandleFunc("GET "+RoutePaid, paidPage)
+	mux.HandleFunc("/", notFound)
+	return mux
+}
+
+// AdminHandler returns the staff's routes, served on ADMIN_LISTEN (in the
+// gateway process, loopback by default): the review API, the booking API
+// (cancel, reschedule, no-show) and the ops page. /metrics and /healthz
+// come with the service (stack.AdminService). It is the one place the
+// admin surface is built: a new staff endpoint is one more line here.
+func (g *Gateway) AdminHandler() http.Handler {
+	g.ensureMetrics()
+	mux := http.NewServeMux()
 	api := http.NewServeMux()
 	api.HandleFunc("GET /v1/review-cases", g.listCases)
 	api.HandleFunc("POST /v1/review-cases/{id}/resolve", g.resolveCase)
@@ -109,10 +127,21 @@ func (g *Gateway) Handler() http.Handler {
 		mux.Handle("/ops", g.Ops)
 		mux.Handle("/ops/", g.Ops)
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path))
-	})
+	for pattern, h := range g.Admin {
+		mux.Handle(pattern, h)
+	}
+	mux.HandleFunc("/", notFound)
 	return mux
+}
+
+func (g *Gateway) ensureMetrics() {
+	if g.Metrics == nil {
+		g.Metrics = NewMetrics(nil)
+	}
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path))
 }
 
 // signed verifies Twilio's signature over PUBLIC_BASE_URL + the request

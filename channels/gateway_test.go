@@ -36,6 +36,9 @@ type env struct {
 	reg  *prometheus.Registry
 	gw   *channels.Gateway
 	url  string
+	// admin is the gateway's admin listener (review and booking APIs, ops
+	// page); url is the public one (webhooks).
+	admin string
 }
 
 const authToken = "test-twilio-token"
@@ -53,12 +56,21 @@ func newEnv(t *testing.T) env {
 		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
 	})
 	gw, reg := stack.Gateway(cfg, pool, tc, testsupport.Tenants(t, pool), stack.Logger(cfg, testLog{t}))
-	srv := httptest.NewServer(gw.Handler())
-	t.Cleanup(srv.Close)
+	srv, admin := serveGateway(t, gw)
 	// Twilio signs the public URL; the gateway must use it, not Host.
 	gw.PublicBaseURL = "https://bookonce.example"
-	return env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL,
+	return env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL, admin: admin.URL,
 		sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: "https://bookonce.example", AuthToken: authToken}}
+}
+
+// serveGateway serves the gateway's public and admin handlers on two
+// loopback servers, as the gateway process does on its two listeners.
+func serveGateway(t *testing.T, gw *channels.Gateway) (public, admin *httptest.Server) {
+	t.Helper()
+	public, admin = httptest.NewServer(gw.Handler()), httptest.NewServer(gw.AdminHandler())
+	t.Cleanup(public.Close)
+	t.Cleanup(admin.Close)
+	return public, admin
 }
 
 type testLog struct{ t *testing.T }
@@ -219,7 +231,7 @@ func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 
 	// Resolve through the authenticated API, twice (a double click).
 	for range 2 {
-		req, err := http.NewRequest(http.MethodPost, e.url+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"separate"}`))
+		req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"separate"}`))
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
 		resp, err := http.DefaultClient.Do(req)

@@ -53,7 +53,8 @@ func value(mfs map[string]*dto.MetricFamily, name string, want map[string]string
 	return sum
 }
 
-// TestReplayedWebhookMovesTheInboxCounterOnMetrics: the gateway's /metrics,
+// TestReplayedWebhookMovesTheInboxCounterOnMetrics: the gateway's /metrics
+// (on its admin listener),
 // scraped over HTTP, counts every redelivery of a WhatsApp message in
 // bookonce_duplicates_blocked_total{layer="inbox",tenant="demo",route=...};
 // the inbox holds one row, and Temporal saw one SignalWithStart (the
@@ -74,6 +75,8 @@ func TestReplayedWebhookMovesTheInboxCounterOnMetrics(t *testing.T) {
 	gw, reg := stack.GatewayOn(reg, cfg, pool, tc, testsupport.Tenants(t, pool), log)
 	srv := httptest.NewServer(stack.GatewayService(gw, reg, log).Mux())
 	t.Cleanup(srv.Close)
+	admin := httptest.NewServer(stack.AdminService(gw, reg, log).Mux())
+	t.Cleanup(admin.Close)
 	sim := twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}
 
 	sid := twilio.NewSID("SM")
@@ -84,7 +87,7 @@ func TestReplayedWebhookMovesTheInboxCounterOnMetrics(t *testing.T) {
 		status, _, err := sim.Post(ctx, channels.RouteWhatsApp, form)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, status)
-		mfs := scrape(t, srv.URL)
+		mfs := scrape(t, admin.URL)
 		require.Equal(t, want, value(mfs, "bookonce_duplicates_blocked_total", inbox), "after delivery %d", i+1)
 		require.Equal(t, 1.0, value(mfs, "bookonce_webhooks_accepted_total", map[string]string{"route": channels.RouteWhatsApp}))
 		require.Equal(t, 1.0, value(mfs, "temporal_request_total", signals), "one signal to the conversation, not one per delivery")

@@ -24,7 +24,7 @@ import (
 // returns the status, the body and the header.
 func (e cancelEnv) postAction(t *testing.T, id, action, key, body string) (int, string, http.Header) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.url+"/v1/appointments/"+id+"/"+action, strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/appointments/"+id+"/"+action, strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
 	if key != "" {

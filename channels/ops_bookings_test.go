@@ -31,10 +31,10 @@ func (e cancelEnv) opsSignIn(t *testing.T) *opsBrowser {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
-	b := &opsBrowser{base: e.url, c: &http.Client{Jar: jar, Timeout: 60 * time.Second,
+	b := &opsBrowser{base: e.admin, c: &http.Client{Jar: jar, Timeout: 60 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	code, _, _ := b.do(t, http.MethodGet, "/ops?token="+url.QueryEscape(config.DefaultAPIToken), nil)
-	require.Equal(t, http.StatusSeeOther, code)
+	res := testsupport.OpsSignIn(t, b.c, b.base, config.DefaultAPIToken)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	code, body, _ := b.do(t, http.MethodGet, "/ops", nil)
 	require.Equal(t, http.StatusOK, code, body)
 	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`).FindStringSubmatch(body)

@@ -22,7 +22,7 @@ import (
 // reschedule posts a move and returns the status and the body.
 func (e cancelEnv) reschedule(t *testing.T, id, key, body string) (int, string, http.Header) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.url+"/v1/appointments/"+id+"/reschedule", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/appointments/"+id+"/reschedule", strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
 	if key != "" {

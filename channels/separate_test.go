@@ -36,7 +36,7 @@ func TestReviewersSeparateBooksAnOverlappingSecondCar(t *testing.T) {
 	testsupport.Eventually(t, 30*time.Second, "a review case", func() bool {
 		return e.pool.QueryRow(ctx, `SELECT id FROM review_cases WHERE reason = 'potential_duplicate' AND status = 'open'`).Scan(&caseID) == nil
 	})
-	req, err := http.NewRequest(http.MethodPost, e.url+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"separate"}`))
+	req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"separate"}`))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
 	resp, err := http.DefaultClient.Do(req)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,6 +53,7 @@ type stripeEnv struct {
 	reg     *prometheus.Registry
 	signals *paymentSignals
 	url     string
+	admin   string // the admin listener (ops page)
 }
 
 func newStripeEnv(t *testing.T) *stripeEnv {
@@ -67,9 +67,8 @@ func newStripeEnv(t *testing.T) *stripeEnv {
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { r.RegisterWorkflow(paymentRecorder) })
 	sig := &paymentSignals{Client: tc}
 	gw, reg := stack.Gateway(cfg, pool, sig, testsupport.Tenants(t, pool), stack.Logger(cfg, testLog{t}))
-	srv := httptest.NewServer(gw.Handler())
-	t.Cleanup(srv.Close)
-	return &stripeEnv{pool: pool, tc: tc, queue: cfg.TaskQueue, gw: gw, reg: reg, signals: sig, url: srv.URL}
+	srv, admin := serveGateway(t, gw)
+	return &stripeEnv{pool: pool, tc: tc, queue: cfg.TaskQueue, gw: gw, reg: reg, signals: sig, url: srv.URL, admin: admin.URL}
 }
 
 // queryEvents is paymentRecorder's query of the events it received.

@@ -115,7 +115,7 @@ func TestStripeWebhookUnknownReferenceIsUnmatched(t *testing.T) {
 	require.Equal(t, "unmatched", e.state(t, id))
 	require.Equal(t, 1.0, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(workflows.EventCheckoutCompleted)))
 
-	req, err := http.NewRequest(http.MethodGet, e.url+"/ops", nil)
+	req, err := http.NewRequest(http.MethodGet, e.admin+"/ops", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
 	res, err := http.DefaultClient.Do(req)

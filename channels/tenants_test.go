@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
@@ -66,8 +65,7 @@ func newTwoTenants(t *testing.T) twoTenants {
 	log := stack.Logger(cfg, testLog{t})
 	gw, reg := stack.Gateway(cfg, pool, tc, registry, log)
 	gw.PublicBaseURL = "https://bookonce.example"
-	srv := httptest.NewServer(gw.Handler())
-	t.Cleanup(srv.Close)
+	srv, admin := serveGateway(t, gw)
 
 	fake := twilio.NewFakeServer()
 	t.Cleanup(fake.Close)
@@ -78,7 +76,7 @@ func newTwoTenants(t *testing.T) twoTenants {
 	t.Cleanup(func() { stop(); <-done })
 
 	return twoTenants{
-		env: env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL,
+		env: env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL, admin: admin.URL,
 			sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: "https://bookonce.example", AuthToken: authToken}},
 		calendarURL: cal.URL, paymentsURL: pay.URL, twilio: fake,
 	}
@@ -168,8 +166,8 @@ func TestSecondTenantBooksInItsOwnCalendarDepositAndWording(t *testing.T) {
 		{"payment intents", e.paymentsURL + "/v1/payment_intents", intentID, false},
 		{"payment intent", e.paymentsURL + "/v1/payment_intents/" + intentID, intentID, true},
 		{"payment search", e.paymentsURL + "/v1/payment_intents/search?query=" + url.QueryEscape("metadata['booking_reference']:'"+ref+"'"), intentID, false},
-		{"review cases", e.url + "/v1/review-cases", londonCase.ID, false},
-		{"ops page", e.url + "/ops", londonCase.ID, false},
+		{"review cases", e.admin + "/v1/review-cases", londonCase.ID, false},
+		{"ops page", e.admin + "/ops", londonCase.ID, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

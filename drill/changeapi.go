@@ -25,7 +25,7 @@ const changeTries = 30
 // restart; 504 pending and 5xx are repeated under the same key, as the
 // API asks).
 func (c *changer) post(ctx context.Context, a *appliedChange, key string) {
-	path := fmt.Sprintf("%s/v1/appointments/%s/%s", c.e.gwURL, url.PathEscape(a.workflowID), a.change.Kind)
+	path := fmt.Sprintf("%s/v1/appointments/%s/%s", c.e.staffURL, url.PathEscape(a.workflowID), a.change.Kind)
 	body := map[string]any{"reason": changeReason}
 	if a.change.Kind == Reschedule {
 		body = map[string]any{"start": a.change.To.UTC().Format(time.RFC3339)}

@@ -52,6 +52,7 @@ type env struct {
 	exchanges *exchangeLog
 	gateway   *channels.Gateway
 	gwURL     string
+	staffURL  string // the gateway's admin listener: review and booking APIs, ops page
 	agentURL  string // the agent tools, through their fault proxy
 	gatherers []prometheus.Gatherer
 	workerEnv []string
@@ -133,7 +134,13 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	if err := e.dialTemporal(ctx); err != nil {
 		return e, err
 	}
-	if err := e.startGateway(ctx, gwListener, vars, proxied); err != nil {
+	adminListener, err := web.Listen("127.0.0.1:0")
+	if err != nil {
+		return e, err
+	}
+	e.stops = append(e.stops, func() { _ = adminListener.Close() })
+	e.staffURL = "http://" + adminListener.Addr().String()
+	if err := e.startGateway(ctx, gatewayListeners{gwListener, adminListener}, vars, proxied); err != nil {
 		return e, err
 	}
 	e.workerEnv = envList(vars)
@@ -152,10 +159,14 @@ func (e *env) dialTemporal(ctx context.Context) error {
 	return workflows.EnsureSearchAttributes(ctx, e.tc, e.cfg.TemporalNamespace)
 }
 
+// gatewayListeners are the gateway's two: the public one Twilio and the
+// payment API call, and the admin one the drill's operator uses.
+type gatewayListeners struct{ public, admin net.Listener }
+
 // startGateway serves the gateway in process, talking to the APIs and
 // Twilio through their fault proxies (proxied, by upstream), and adds
 // its URLs to vars, the workers' environment.
-func (e *env) startGateway(ctx context.Context, l net.Listener, vars map[string]string, proxied map[string]string) error {
+func (e *env) startGateway(ctx context.Context, l gatewayListeners, vars map[string]string, proxied map[string]string) error {
 	// The gateway verifies signatures against the URL Twilio calls: its own.
 	e.cfg.PublicBaseURL = e.gwURL
 	vars["PUBLIC_BASE_URL"] = e.gwURL
@@ -168,9 +179,10 @@ func (e *env) startGateway(ctx context.Context, l net.Listener, vars map[string]
 	}
 	e.gateway, gwReg = stack.Gateway(e.cfg, e.pool, e.tc, tenants, e.opts.Log, calendarMetrics, paymentsMetrics)
 	e.gatherers = []prometheus.Gatherer{gwReg, calendarMetrics, paymentsMetrics}
-	svc := stack.GatewayService(e.gateway, gwReg, e.opts.Log)
-	e.wg.Add(2)
-	go func() { defer e.wg.Done(); _ = svc.Serve(ctx, l) }()
+	svc, admin := stack.GatewayService(e.gateway, gwReg, e.opts.Log), stack.AdminService(e.gateway, gwReg, e.opts.Log)
+	e.wg.Add(3)
+	go func() { defer e.wg.Done(); _ = svc.Serve(ctx, l.public) }()
+	go func() { defer e.wg.Done(); _ = admin.Serve(ctx, l.admin) }()
 	go func() { defer e.wg.Done(); e.gateway.RunRelay(ctx, 2*time.Second) }()
 	return e.startAgent(ctx, gwReg, tenants, proxied[upstreamCalendar])
 }

@@ -27,7 +27,10 @@ func (e *env) screenshot(ctx context.Context, path string) error {
 	}
 	defer closeBrowser()
 	token, _ := e.cfg.TokenFor(config.DefaultTenant)
-	png, err := browser.Screenshot(bctx, e.gwURL+"/ops?token="+token, "#tenant")
+	if err := browser.SignIn(bctx, e.staffURL+"/ops", token, "#tenant"); err != nil {
+		return fmt.Errorf("sign in to the ops page: %w", err)
+	}
+	png, err := browser.Screenshot(bctx, e.staffURL+"/ops", "#tenant")
 	if err != nil {
 		return fmt.Errorf("screenshot of the ops page: %w", err)
 	}

@@ -74,7 +74,7 @@ func (e *env) operate(ctx context.Context, byCustomer map[string]Scenario) {
 		}
 		rows.Close()
 		for _, id := range todo {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.gwURL+"/v1/review-cases/"+id+"/resolve", strings.NewReader(`{"action":"separate"}`))
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.staffURL+"/v1/review-cases/"+id+"/resolve", strings.NewReader(`{"action":"separate"}`))
 			if err != nil {
 				continue
 			}

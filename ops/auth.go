@@ -90,12 +90,11 @@ func (p *Page) limiter() *web.AuthLimiter {
 }
 
 // throttle answers 429 with Retry-After, before any token is looked at,
-// to a request that presents a token (sign-in form, ?token=, bearer
-// header) from an address that has spent its failure budget. Sessions
+// to a request that presents a token (sign-in form, bearer header) from an address that has spent its failure budget. Sessions
 // are not throttled: a signed-in user behind the same proxy keeps working.
 func (p *Page) throttle(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		presents := r.Header.Get("Authorization") != "" || r.URL.Query().Has("token") ||
+		presents := r.Header.Get("Authorization") != "" ||
 			(r.Method == http.MethodPost && r.URL.Path == RouteLogin)
 		if presents {
 			if wait, blocked := p.limiter().Blocked(r); blocked {
@@ -163,21 +162,36 @@ func (p *Page) setSession(w http.ResponseWriter, r *http.Request, digest string)
 	})
 }
 
+// unauthenticated answers 401 with the sign-in form. The form carries a
+// login CSRF token bound to a fresh pre-session cookie (LoginCookieName),
+// so another site cannot sign a browser in under the attacker's token.
 func (p *Page) unauthenticated(w http.ResponseWriter, msg string) {
+	nonce := make([]byte, 16)
+	_, _ = rand.Read(nonce) // crypto/rand.Read never fails (Go 1.24+)
+	pre := hex.EncodeToString(nonce)
+	http.SetCookie(w, &http.Cookie{Name: LoginCookieName, Value: pre, Path: RoutePage, MaxAge: int(LoginTTL / time.Second),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	w.Header().Set("WWW-Authenticate", `Bearer realm="bookonce ops"`)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusUnauthorized)
-	if err := templates.ExecuteTemplate(w, "login.html", map[string]any{"Message": msg, "Login": RouteLogin}); err != nil {
+	data := map[string]any{"Message": msg, "Login": RouteLogin, "CSRF": mac(p.sessionKey(), "login|"+pre)}
+	if err := templates.ExecuteTemplate(w, "login.html", data); err != nil {
 		p.log().Error("render ops login", "err", err)
 	}
 }
 
-// login takes the token from the prompt's form body (not the URL, so it
-// stays out of history and access logs).
+// login takes the token from the sign-in form's body (never the URL, so
+// it stays out of history and access logs), after checking the form's
+// login CSRF token against the pre-session cookie the form came with.
 func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil {
 		p.errorPage(w, http.StatusBadRequest, "Bad request", "The form could not be read.")
+		return
+	}
+	pre, err := r.Cookie(LoginCookieName)
+	if err != nil || pre.Value == "" || !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(mac(p.sessionKey(), "login|"+pre.Value))) {
+		p.unauthenticated(w, "The sign-in form expired or came from elsewhere. Enter the token again.")
 		return
 	}
 	_, digest, ok := p.lookup(r, r.PostForm.Get("token"))
@@ -186,6 +200,7 @@ func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.setSession(w, r, digest)
+	http.SetCookie(w, &http.Cookie{Name: LoginCookieName, Value: "", Path: RoutePage, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, RoutePage, http.StatusSeeOther)
 }
 

@@ -41,7 +41,7 @@ func waitForDecision(ctx workflow.Context, caseID string) (review.Action, error)
 }
 
 // TestBrowserResolvesCaseAndWorkflowContinues drives the page in headless
-// Chromium: sign in with ?token=, click "separate" on a potential
+// Chromium: sign in with the sign-in form, click "separate" on a potential
 // duplicate, see the page come back without the case, and the waiting
 // workflow (on the in-process Temporal server) complete with "separate".
 func TestBrowserResolvesCaseAndWorkflowContinues(t *testing.T) {
@@ -94,16 +94,13 @@ func TestBrowserResolvesCaseAndWorkflowContinues(t *testing.T) {
 
 	row := chromedp.CSS(`tr[id="case-` + caseID + `"]`)
 	start := time.Now()
-	require.NoError(t, chromedp.Do(bctx,
-		chromedp.Navigate(srv.URL+"/ops?token="+token),
-		chromedp.WaitVisible(row),
-	), "open the page and see the case")
+	require.NoError(t, browser.SignIn(bctx, srv.URL+"/ops", token, `tr[id="case-`+caseID+`"]`), "sign in and see the case")
 	tenantText, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("#tenant")))
 	require.NoError(t, err)
 	require.Equal(t, tenant, tenantText)
 	location, err := chromedp.Run(bctx, chromedp.Location())
 	require.NoError(t, err)
-	require.Equal(t, srv.URL+"/ops", location, "the token left the address bar")
+	require.Equal(t, srv.URL+"/ops", location, "no token in the address bar")
 
 	require.NoError(t, chromedp.Do(bctx,
 		chromedp.Click(row+` button[value="separate"]`),

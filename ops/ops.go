@@ -8,10 +8,12 @@
 // Temporal Web UI. It is server-rendered HTML without JavaScript.
 //
 // Authentication: "Authorization: Bearer <token>" (scripts, curl) or, for
-// browsers, a session cookie obtained with /ops?token=<token> (or the token
-// prompt, which POSTs the token to /ops/login). Tokens are those of the
-// tenants registry (api_token_sha256); the tenant always comes from the
-// token.
+// browsers, a session cookie obtained with the sign-in form, which POSTs
+// the token to /ops/login (never in a URL, where history and access logs
+// keep it). The form carries a login CSRF token bound to a pre-session
+// cookie, so no other site can sign a browser in under its own token.
+// Tokens are those of the tenants registry (api_token_sha256); the tenant
+// always comes from the token.
 //
 // Sessions are stateless, so they survive restarts and work behind several
 // gateway replicas sharing SessionKey: the cookie is "<expiry>.<digest>.
@@ -63,6 +65,13 @@ const (
 
 // CookieName is the session cookie.
 const CookieName = "bookonce_ops"
+
+// LoginCookieName is the pre-session cookie the sign-in form's CSRF token
+// is bound to; LoginTTL is how long a shown form can be submitted.
+const (
+	LoginCookieName = "bookonce_ops_login"
+	LoginTTL        = time.Hour
+)
 
 // SessionTTL is how long a browser session lasts.
 const SessionTTL = 12 * time.Hour

@@ -165,17 +165,17 @@ func post(t *testing.T, c *http.Client, u, bearer string, form url.Values) (*htt
 	return do(t, c, req)
 }
 
-// login signs a browser-like client in with ?token= and returns it and
-// the page's CSRF token.
+// login signs a browser-like client in with the sign-in form and returns
+// it and the page's CSRF token.
 func (f *fixture) login(t *testing.T) (*http.Client, string) {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
 	c := noRedirect(jar)
-	res, _ := get(t, c, f.srv.URL+"/ops?token="+token, "")
+	res := testsupport.OpsSignIn(t, c, f.srv.URL, token)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
-	require.Equal(t, "/ops", res.Header.Get("Location"), "the token leaves the URL")
-	set := res.Header.Get("Set-Cookie")
+	require.Equal(t, "/ops", res.Header.Get("Location"))
+	set := strings.Join(res.Header.Values("Set-Cookie"), "\n")
 	require.Contains(t, set, ops.CookieName+"=")
 	require.Contains(t, set, "HttpOnly")
 	require.Contains(t, set, "SameSite=Strict")
@@ -200,10 +200,13 @@ func TestUnauthenticatedGetsTheTokenPrompt(t *testing.T) {
 	require.Contains(t, body, `name="token"`, "a token prompt")
 	require.NotContains(t, body, "rc_auth")
 
-	res, body = get(t, c, f.srv.URL+"/ops?token=wrong", "")
+	// A token in the URL signs nobody in (it would end up in history and
+	// access logs): the page is the sign-in form, and no session is set.
+	res, body = get(t, c, f.srv.URL+"/ops?token="+token, "")
 	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
-	require.Contains(t, body, "not valid")
-	require.Empty(t, res.Header.Get("Set-Cookie"))
+	require.Contains(t, body, `name="token"`)
+	require.NotContains(t, body, "rc_auth")
+	requireNoSession(t, res)
 
 	res, _ = get(t, c, f.srv.URL+"/ops", "wrong")
 	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
@@ -218,10 +221,31 @@ func TestUnauthenticatedGetsTheTokenPrompt(t *testing.T) {
 	require.Empty(t, f.rec.get())
 	require.Equal(t, "open", f.status(t, "rc_auth"))
 
-	// The prompt's form signs in without the token in the URL.
+	// A login form without its CSRF token (login CSRF: another site
+	// posting its own token) signs nobody in.
 	res, _ = post(t, c, f.srv.URL+"/ops/login", "", url.Values{"token": {token}})
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	requireNoSession(t, res)
+
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	res = testsupport.OpsSignIn(t, noRedirect(jar), f.srv.URL, "wrong")
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode, "a wrong token")
+	requireNoSession(t, res)
+
+	// The prompt's form signs in without the token in the URL.
+	res = testsupport.OpsSignIn(t, noRedirect(jar), f.srv.URL, token)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	require.Contains(t, res.Header.Get("Set-Cookie"), ops.CookieName+"=")
+}
+
+// requireNoSession: res sets no session cookie (a fresh sign-in form's
+// pre-session cookie is fine).
+func requireNoSession(t *testing.T, res *http.Response) {
+	t.Helper()
+	for _, c := range res.Cookies() {
+		require.NotEqual(t, ops.CookieName, c.Name, "no session")
+	}
 }
 
 func TestPageShowsQueueMaskedCountersAndUnknownOutcomes(t *testing.T) {
@@ -359,7 +383,7 @@ func TestResolveRejectsBadInputAndChangesNothing(t *testing.T) {
 	_, otherCSRF := func() (*http.Client, string) {
 		jar, _ := cookiejar.New(nil)
 		oc := noRedirect(jar)
-		get(t, oc, f.srv.URL+"/ops?token="+otherTok, "")
+		testsupport.OpsSignIn(t, oc, f.srv.URL, otherTok)
 		_, b := get(t, oc, f.srv.URL+"/ops", "")
 		return oc, regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`).FindStringSubmatch(b)[1]
 	}()

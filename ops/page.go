@@ -16,21 +16,6 @@ import (
 )
 
 func (p *Page) page(w http.ResponseWriter, r *http.Request) {
-	if tok := r.URL.Query().Get("token"); tok != "" {
-		if _, digest, ok := p.lookup(r, tok); ok {
-			p.setSession(w, r, digest)
-			q := r.URL.Query()
-			q.Del("token")
-			target := RoutePage
-			if len(q) > 0 {
-				target += "?" + q.Encode()
-			}
-			http.Redirect(w, r, target, http.StatusSeeOther)
-			return
-		}
-		p.unauthenticated(w, "That token is not valid.")
-		return
-	}
 	a, ok := p.authenticate(r)
 	if !ok {
 		p.unauthenticated(w, "")

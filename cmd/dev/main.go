@@ -188,6 +188,7 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	tools := stack.Agent(cfg, pool, c.gateway, gwReg, gw, tenants, log)
 	if err := stack.ServeAll(ctx, g, log, map[string]web.Service{
 		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
+		cfg.AdminListen:    stack.AdminService(gw, gwReg, log),
 		cfg.AgentListen:    stack.AgentService(tools, gw, gwReg, log),
 		cfg.CalendarListen: calendarSvc,
 		cfg.PaymentsListen: paymentsSvc,
@@ -236,8 +237,9 @@ func printReady(w io.Writer, cfg config.Config, uiURL, twilioNote, try string) {
 		fmt.Fprintf(w, "  Temporal Web UI  %s/namespaces/%s/workflows\n", uiURL, cfg.TemporalNamespace)
 	}
 	fmt.Fprintf(w, "  Temporal gRPC    %s (namespace %s)\n", cfg.TemporalAddress, cfg.TemporalNamespace)
-	fmt.Fprintf(w, "  Gateway          http://%s   (/healthz, /metrics)\n", cfg.GatewayListen)
-	fmt.Fprintf(w, "  Ops page         http://%s/ops?token=<token from BOOKONCE_API_TOKENS>\n", cfg.GatewayListen)
+	fmt.Fprintf(w, "  Gateway          http://%s   (webhooks, /healthz)\n", cfg.GatewayListen)
+	fmt.Fprintf(w, "  Admin            http://%s   (review and booking APIs, /metrics, /healthz)\n", cfg.AdminListen)
+	fmt.Fprintf(w, "  Ops page         http://%s/ops   (sign in with a token from BOOKONCE_API_TOKENS)\n", cfg.AdminListen)
 	fmt.Fprintf(w, "  Calendar API     http://%s   (Authorization: Bearer <token from BOOKONCE_API_TOKENS>)\n", cfg.CalendarListen)
 	fmt.Fprintf(w, "  Payment API      http://%s\n", cfg.PaymentsListen)
 	fmt.Fprintf(w, "  Agent tools      MCP http://%s/mcp, HTTP http://%s/v1/agent/tools   (Authorization: Bearer <token>)\n", cfg.AgentListen, cfg.AgentListen)

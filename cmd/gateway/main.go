@@ -1,5 +1,7 @@
-// Command gateway serves the Twilio voice and WhatsApp webhooks: verified,
-// recorded in the inbox, handed to the customer's conversation workflow.
+// Command gateway serves the Twilio voice and WhatsApp webhooks and the
+// payment provider's on GATEWAY_LISTEN (verified, recorded in the inbox,
+// handed to their workflow), and the staff's review and booking APIs, ops
+// page and /metrics on ADMIN_LISTEN.
 package main
 
 import (
@@ -32,9 +34,10 @@ func main() {
 		}
 		gw, reg := stack.GatewayOn(reg, p.Config, p.Pool, tc, tenants, p.Log, others...)
 		tools := stack.Agent(p.Config, p.Pool, tc, reg, gw, tenants, p.Log)
-		p.Log.Info("gateway listening", "addr", p.Config.GatewayListen, "agent_addr", p.Config.AgentListen)
+		p.Log.Info("gateway listening", "addr", p.Config.GatewayListen, "admin_addr", p.Config.AdminListen, "agent_addr", p.Config.AgentListen)
 		return stack.Serve(ctx, p.Log, map[string]web.Service{
 			p.Config.GatewayListen: stack.GatewayService(gw, reg, p.Log),
+			p.Config.AdminListen:   stack.AdminService(gw, reg, p.Log),
 			p.Config.AgentListen:   stack.AgentService(tools, gw, reg, p.Log),
 		},
 			func(ctx context.Context) { gw.RunRelay(ctx, stack.RelayEvery) }, stack.RunTenants(tenants),

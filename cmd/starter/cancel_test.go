@@ -36,14 +36,14 @@ func TestCancelCommand(t *testing.T) {
 	registry := testsupport.Tenants(t, pool)
 	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
 	gw, _ := stack.Gateway(cfg, pool, tc, registry, stack.Logger(cfg, &bytes.Buffer{}))
-	srv := httptest.NewServer(gw.Handler())
+	srv := httptest.NewServer(gw.AdminHandler())
 	t.Cleanup(srv.Close)
 	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
 	require.NoError(t, err)
 	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
 	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
 	t.Setenv("CALENDAR_URL", cfg.CalendarURL)
-	t.Setenv("GATEWAY_LISTEN", net.JoinHostPort(host, port))
+	t.Setenv("ADMIN_LISTEN", net.JoinHostPort(host, port))
 
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, exitOK, run([]string{"book", "--customer", "+4915112340003", "--service", "tire-change", "--start", "next"}, &stdout, &stderr),
@@ -129,13 +129,13 @@ func rescheduleStack(t *testing.T) *pgxpool.Pool {
 	registry := testsupport.Tenants(t, pool)
 	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
 	gw, _ := stack.Gateway(cfg, pool, tc, registry, stack.Logger(cfg, &bytes.Buffer{}))
-	srv := httptest.NewServer(gw.Handler())
+	srv := httptest.NewServer(gw.AdminHandler())
 	t.Cleanup(srv.Close)
 	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
 	require.NoError(t, err)
 	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
 	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
 	t.Setenv("CALENDAR_URL", cfg.CalendarURL)
-	t.Setenv("GATEWAY_LISTEN", net.JoinHostPort(host, port))
+	t.Setenv("ADMIN_LISTEN", net.JoinHostPort(host, port))
 	return pool
 }

@@ -126,7 +126,7 @@ func postReschedule(id, key string, req workflows.RescheduleRequest) (workflows.
 	hr.Header.Set("Idempotency-Key", key)
 	resp, err := g.hc.Do(hr)
 	if err != nil {
-		return workflows.LifecycleState{}, fmt.Errorf("%w\n(is `make run` running?)", err)
+		return workflows.LifecycleState{}, fmt.Errorf("%w\n(is `make run` or the gateway running? staff commands call its admin listener, ADMIN_LISTEN=%s)", err, strings.TrimPrefix(g.base, "http://"))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -41,8 +42,9 @@ func reviewCmd(args []string, stdout, _ io.Writer) error {
 	return nil
 }
 
-// dialGateway is the gateway's API as the default tenant, from the
-// environment's configuration.
+// dialGateway is the gateway's staff API (its admin listener,
+// ADMIN_LISTEN) as the default tenant, from the environment's
+// configuration.
 func dialGateway() (gateway, error) {
 	cfg, err := config.FromEnv()
 	if err != nil {
@@ -53,10 +55,10 @@ func dialGateway() (gateway, error) {
 		return gateway{}, fmt.Errorf("no API token for tenant %s in BOOKONCE_API_TOKENS", config.DefaultTenant)
 	}
 	// A cancellation may wait for a refund: longer than the gateway's own bound.
-	return gateway{base: "http://" + cfg.GatewayListen, token: token, hc: &http.Client{Timeout: 40 * time.Second}}, nil
+	return gateway{base: "http://" + cfg.AdminListen, token: token, hc: &http.Client{Timeout: 40 * time.Second}}, nil
 }
 
-// gateway is the bearer-token API of the webhook gateway.
+// gateway is the bearer-token staff API of the webhook gateway.
 type gateway struct {
 	base, token string
 	hc          *http.Client
@@ -87,7 +89,7 @@ func (g gateway) doWith(method, path string, body any, header http.Header) ([]by
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := g.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w\n(is `make run` running?)", err)
+		return nil, fmt.Errorf("%w\n(is `make run` or the gateway running? staff commands call its admin listener, ADMIN_LISTEN=%s)", err, strings.TrimPrefix(g.base, "http://"))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)

@@ -48,6 +48,15 @@ func New(ctx context.Context, userDataDir string) (context.Context, context.Canc
 	return bctx, func() { bcancel(); acancel() }, nil
 }
 
+// SignIn opens the ops page at pageURL and signs in with token through its
+// sign-in form, as a person does (the token never goes into a URL), then
+// waits until the CSS selector of the signed-in page is visible.
+func SignIn(ctx context.Context, pageURL, token, selector string) error {
+	field := chromedp.CSS(`input[name="token"]`)
+	return chromedp.Do(ctx, chromedp.Navigate(pageURL), chromedp.WaitVisible(field),
+		chromedp.SendKeys(field, token), chromedp.Submit(field), chromedp.WaitVisible(chromedp.CSS(selector)))
+}
+
 // Screenshot loads url and returns a PNG of what the window shows once the
 // CSS selector is visible (the top of a long page; its size is set by New).
 func Screenshot(ctx context.Context, url, selector string) ([]byte, error) {

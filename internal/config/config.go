@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"go.temporal.io/sdk/client"
 )
 
 // Config holds every setting of every bookonce process. A process reads only
@@ -31,6 +33,12 @@ type Config struct {
 	TemporalAddressSet bool
 	// TemporalNamespace is the namespace all workflows run in.
 	TemporalNamespace string
+	// TemporalClient holds how to connect beyond address and namespace:
+	// TLS (a client certificate for mTLS, the server's CA and name) and
+	// an API key as credentials, from the SDK's variables (TEMPORAL_TLS_*,
+	// TEMPORAL_API_KEY, TEMPORAL_PROFILE). It carries secrets: never log
+	// it; TemporalOptions is what to dial with.
+	TemporalClient client.Options
 	// TaskQueue is the task queue of the bookonce worker.
 	TaskQueue string
 	// TemporalUIPort is the port of the embedded Temporal Web UI.
@@ -41,6 +49,11 @@ type Config struct {
 	GatewayListen  string
 	CalendarListen string
 	PaymentsListen string
+	// AdminListen is the gateway's admin listener: the review and booking
+	// APIs, the ops page and /metrics, apart from the public webhooks of
+	// GatewayListen (loopback by default; put it behind a VPN or an
+	// authenticating proxy, never on the internet).
+	AdminListen string
 	// AgentListen serves the AI agent tools (MCP at /mcp and the HTTP
 	// variant under /v1/agent/tools); the gateway process runs it.
 	AgentListen string
@@ -137,8 +150,10 @@ type Config struct {
 // and docs agree with the code.
 const (
 	DefaultTemporalAddress = "127.0.0.1:7233"
-	DefaultTenant          = "demo"
-	DefaultAPIToken        = "dev-token"
+	// DefaultAdminListen keeps the staff's surface on this machine.
+	DefaultAdminListen = "127.0.0.1:8090"
+	DefaultTenant      = "demo"
+	DefaultAPIToken    = "dev-token"
 	// DevTwilioAuthToken is the development Twilio token: with it, `make
 	// run` sends messages to an in-process fake of Twilio's API.
 	DevTwilioAuthToken = "dev-twilio-auth-token"
@@ -208,6 +223,7 @@ func (r *reader) settings() Config {
 		GatewayListen:     r.get("GATEWAY_LISTEN", "127.0.0.1:8080"),
 		CalendarListen:    r.get("CALENDAR_LISTEN", "127.0.0.1:8081"),
 		PaymentsListen:    r.get("PAYMENTS_LISTEN", "127.0.0.1:8082"),
+		AdminListen:       r.get("ADMIN_LISTEN", DefaultAdminListen),
 		AgentListen:       r.get("AGENT_LISTEN", "127.0.0.1:8084"),
 		CalendarURL:       r.url("CALENDAR_URL", "http://127.0.0.1:8081"),
 		PaymentsURL:       r.url("PAYMENTS_URL", "http://127.0.0.1:8082"),
@@ -235,6 +251,7 @@ func (r *reader) settings() Config {
 // derived reads what depends on other settings or needs parsing of its own.
 func (r *reader) derived(c *Config) {
 	_, c.TemporalAddressSet = r.lookup("TEMPORAL_ADDRESS")
+	r.temporal(c)
 	if err := c.readWebhook(r.get); err != nil {
 		r.fail(err.Error())
 	}

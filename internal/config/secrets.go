@@ -57,8 +57,11 @@ func (c Config) Exposed() []string {
 	for _, l := range []struct{ name, addr string }{
 		{"GATEWAY_LISTEN", c.GatewayListen}, {"CALENDAR_LISTEN", c.CalendarListen},
 		{"PAYMENTS_LISTEN", c.PaymentsListen}, {"WORKER_LISTEN", c.WorkerListen},
-		{"AGENT_LISTEN", c.AgentListen},
+		{"AGENT_LISTEN", c.AgentListen}, {"ADMIN_LISTEN", c.AdminListen},
 	} {
+		if l.addr == "" { // not served (a Config built in code)
+			continue
+		}
 		host, _, err := net.SplitHostPort(l.addr)
 		if err != nil || !loopbackHost(host) {
 			out = append(out, l.name+"="+l.addr)

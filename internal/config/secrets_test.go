@@ -42,6 +42,8 @@ func TestCheckSecrets(t *testing.T) {
 		{"empty host listens everywhere", map[string]string{"WORKER_LISTEN": ":8083"}, config.WorkerSecrets, []string{"WORKER_LISTEN=:8083", "TWILIO_AUTH_TOKEN"}, false},
 		{"agent tools reachable (operation IDs are signed with a key from the Twilio token)", map[string]string{"AGENT_LISTEN": "0.0.0.0:8084"}, config.GatewaySecrets,
 			[]string{"AGENT_LISTEN=0.0.0.0:8084", "TWILIO_AUTH_TOKEN"}, false},
+		{"admin listener reachable (ops sessions are keyed with the Twilio token)", map[string]string{"ADMIN_LISTEN": "0.0.0.0:8090"}, config.GatewaySecrets,
+			[]string{"ADMIN_LISTEN=0.0.0.0:8090", "TWILIO_AUTH_TOKEN"}, false},
 		{"public PUBLIC_BASE_URL", map[string]string{"PUBLIC_BASE_URL": "https://book.example.com"}, config.GatewaySecrets,
 			[]string{"PUBLIC_BASE_URL=https://book.example.com", "TWILIO_AUTH_TOKEN"}, false},
 		{"only the secrets a process uses", map[string]string{"CALENDAR_LISTEN": "0.0.0.0:8081"}, config.CalendarSecrets, nil, false},

@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -45,6 +46,12 @@ type Options struct {
 	// killed, not the machine losing power. The chaos drill crashes
 	// processes only and cannot afford an fsync per write on two cores.
 	ProcessCrashSafeOnly bool
+	// TLS, when set, secures the frontend (the server's Global.TLS: the
+	// frontend's certificate, RequireClientAuth for mTLS, and the system
+	// workers' client certificate); ClientTLS is then how StartTemporal
+	// itself dials to see the server ready. Tests of TLS connections use it.
+	TLS       *config.RootTLS
+	ClientTLS *tls.Config
 }
 
 // Temporal is a running embedded server.
@@ -78,6 +85,9 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.TLS != nil {
+		cfg.Global.TLS = *opts.TLS
+	}
 	srv, err := newServer(cfg, sqlCfg, opts)
 	if err != nil {
 		return nil, err
@@ -86,7 +96,7 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 		return nil, fmt.Errorf("start Temporal server: %w", err)
 	}
 	t := &Temporal{server: srv, hostPort: net.JoinHostPort(host, strconv.Itoa(port)), namespace: opts.Namespace}
-	if err := t.waitReady(ctx); err != nil {
+	if err := waitReady(ctx, client.Options{HostPort: t.hostPort, Namespace: t.namespace, ConnectionOptions: client.ConnectionOptions{TLS: opts.ClientTLS}}, time.Minute); err != nil {
 		_ = srv.Stop()
 		return nil, err
 	}
@@ -202,25 +212,25 @@ func (t *Temporal) Namespace() string { return t.namespace }
 // Stop shuts the server down.
 func (t *Temporal) Stop() error { return t.server.Stop() }
 
-// waitReady dials until the namespace answers, so callers never race the
-// server's start-up.
-func (t *Temporal) waitReady(ctx context.Context) error {
-	return WaitReady(ctx, t.hostPort, t.namespace, time.Minute)
-}
-
 // WaitReady dials the Temporal frontend at hostPort until it answers and
 // namespace is known, for at most timeout: a server started in another
 // process (the chaos drill's) is ready when this returns nil.
 func WaitReady(ctx context.Context, hostPort, namespace string, timeout time.Duration) error {
+	return waitReady(ctx, client.Options{HostPort: hostPort, Namespace: namespace}, timeout)
+}
+
+// waitReady is WaitReady with the client options to dial with (TLS).
+func waitReady(ctx context.Context, o client.Options, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	o.Logger = quietLogger{}
 	var lastErr error
 	for {
-		c, err := client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: namespace, Logger: quietLogger{}})
+		c, err := client.DialContext(ctx, o)
 		if err == nil {
 			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
 			if err == nil {
-				_, err = c.WorkflowService().DescribeNamespace(ctx, describeNamespace(namespace))
+				_, err = c.WorkflowService().DescribeNamespace(ctx, describeNamespace(o.Namespace))
 			}
 			c.Close()
 			if err == nil {

@@ -160,7 +160,16 @@ func opsSessionKey(cfg config.Config) []byte {
 	return m.Sum(nil)
 }
 
-// GatewayService builds the webhook gateway service.
+// GatewayService builds the gateway's public service (GATEWAY_LISTEN):
+// webhooks and the customers' return page, a /healthz without details,
+// no /metrics.
 func GatewayService(g *channels.Gateway, reg *prometheus.Registry, log *slog.Logger) web.Service {
-	return web.Service{Name: "gateway", Handler: g.Handler(), Health: g.Health, Gatherer: reg, Logger: log}
+	return web.Service{Name: "gateway", Handler: g.Handler(), Health: g.Health, Gatherer: reg, Logger: log, Public: true}
+}
+
+// AdminService builds the gateway's admin service (ADMIN_LISTEN): the
+// review and booking APIs, the ops page (channels.Gateway.AdminHandler),
+// /metrics and a detailed /healthz.
+func AdminService(g *channels.Gateway, reg *prometheus.Registry, log *slog.Logger) web.Service {
+	return web.Service{Name: "gateway-admin", Handler: g.AdminHandler(), Health: g.Health, Gatherer: reg, Logger: log}
 }

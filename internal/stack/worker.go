@@ -39,10 +39,8 @@ func Dial(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Dial
 // that starts while Temporal restarts (a rolling deploy, a crash) waits
 // up to patience for it instead of exiting.
 func DialPatiently(ctx context.Context, cfg config.Config, log *slog.Logger, patience time.Duration, opts ...DialOption) (client.Client, error) {
-	o := client.Options{
-		HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
-		Logger: sdklog.NewStructuredLogger(log.With("component", "temporal-sdk")),
-	}
+	o := cfg.TemporalOptions() // TLS and credentials too, never logged
+	o.Logger = sdklog.NewStructuredLogger(log.With("component", "temporal-sdk"))
 	for _, opt := range opts {
 		if err := opt(&o, log); err != nil {
 			return nil, err

@@ -23,9 +23,15 @@ type Service struct {
 	Health   Health
 	Gatherer prometheus.Gatherer
 	Logger   *slog.Logger
+	// Public marks a listener the internet reaches (the gateway's, which
+	// Twilio and the payment provider call): no /metrics, and a /healthz
+	// that says only ok or unhealthy, never why (the error names hosts
+	// and databases); the admin listener serves both in full.
+	Public bool
 }
 
-// Mux returns the service's routes with /healthz and /metrics mounted.
+// Mux returns the service's routes with /healthz and /metrics mounted
+// (/metrics only when the service is not Public).
 func (s Service) Mux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -33,21 +39,36 @@ func (s Service) Mux() http.Handler {
 		defer cancel()
 		if s.Health != nil {
 			if err := s.Health(ctx); err != nil {
-				WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unhealthy", "service": s.Name, "error": err.Error()})
+				body := map[string]string{"status": "unhealthy", "service": s.Name, "error": err.Error()}
+				if s.Public {
+					body = map[string]string{"status": "unhealthy"}
+					s.log().Warn("unhealthy", "service", s.Name, "err", err)
+				}
+				WriteJSON(w, http.StatusServiceUnavailable, body)
 				return
 			}
 		}
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": s.Name})
 	})
+	if s.Handler != nil {
+		mux.Handle("/", s.Handler)
+	}
+	if s.Public {
+		return mux
+	}
 	g := s.Gatherer
 	if g == nil {
 		g = prometheus.DefaultGatherer
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
-	if s.Handler != nil {
-		mux.Handle("/", s.Handler)
-	}
 	return mux
+}
+
+func (s Service) log() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
 }
 
 // Listen binds addr, so a caller learns of a taken port before it reports

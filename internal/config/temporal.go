@@ -1,0 +1,106 @@
+package config
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+)
+
+// The Temporal SDK's own variables for the connection (the names every
+// Temporal SDK and the temporal CLI read), beside TEMPORAL_ADDRESS and
+// TEMPORAL_NAMESPACE.
+const (
+	TemporalAPIKeyVar     = "TEMPORAL_API_KEY"
+	TemporalClientCertVar = "TEMPORAL_TLS_CLIENT_CERT_PATH"
+	TemporalClientKeyVar  = "TEMPORAL_TLS_CLIENT_KEY_PATH"
+	TemporalServerCAVar   = "TEMPORAL_TLS_SERVER_CA_CERT_PATH"
+	TemporalServerNameVar = "TEMPORAL_TLS_SERVER_NAME"
+	TemporalProfileVar    = "TEMPORAL_PROFILE"
+	TemporalConfigFileVar = "TEMPORAL_CONFIG_FILE"
+)
+
+// noEnv lets envconfig read no variable itself: Load reads the documented
+// ones and hands them over, so the README's table is the whole truth.
+type noEnv struct{}
+
+func (noEnv) Environ() []string               { return nil }
+func (noEnv) LookupEnv(string) (string, bool) { return "", false }
+
+// temporal reads the connection to Temporal: a profile of the SDK's TOML
+// file when TEMPORAL_PROFILE names one (never the file on its own, so a
+// developer's temporal CLI profile does not redirect make run), then the
+// variables over it, turned into client options by the SDK's envconfig
+// (TLS with a client certificate, a server CA and name; an API key as
+// credentials, which turns TLS on).
+func (r *reader) temporal(c *Config) {
+	var prof envconfig.ClientConfigProfile
+	if name := r.get(TemporalProfileVar, ""); name != "" {
+		var err error
+		prof, err = envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{
+			ConfigFilePath: r.get(TemporalConfigFileVar, ""), ConfigFileProfile: name, DisableEnv: true, EnvLookup: noEnv{},
+		})
+		if err != nil {
+			r.fail(fmt.Sprintf("%s=%s: %v", TemporalProfileVar, name, err))
+			return
+		}
+	} else {
+		r.get(TemporalConfigFileVar, "") // only read with a profile
+	}
+	if _, set := r.lookup("TEMPORAL_ADDRESS"); !set && prof.Address != "" {
+		c.TemporalAddress, c.TemporalAddressSet = prof.Address, true
+	}
+	if _, set := r.lookup("TEMPORAL_NAMESPACE"); !set && prof.Namespace != "" {
+		c.TemporalNamespace = prof.Namespace
+	}
+	prof.Address, prof.Namespace = c.TemporalAddress, c.TemporalNamespace
+	if key := r.get(TemporalAPIKeyVar, ""); key != "" {
+		prof.APIKey = key
+	}
+	r.temporalTLS(&prof)
+	opts, err := prof.ToClientOptions(envconfig.ToClientOptionsRequest{})
+	if err != nil { // names files, never the key
+		r.fail(fmt.Sprintf("Temporal TLS (%s, %s, %s): %v", TemporalClientCertVar, TemporalClientKeyVar, TemporalServerCAVar, err))
+		return
+	}
+	c.TemporalClient = opts
+}
+
+// temporalTLS lays the TLS variables over the profile's TLS settings.
+func (r *reader) temporalTLS(prof *envconfig.ClientConfigProfile) {
+	set := func(name string, field *string) {
+		if v := r.get(name, ""); v != "" {
+			if prof.TLS == nil {
+				prof.TLS = &envconfig.ClientConfigTLS{}
+			}
+			*field = v
+		}
+	}
+	var cert, key, ca, server string
+	set(TemporalClientCertVar, &cert)
+	set(TemporalClientKeyVar, &key)
+	set(TemporalServerCAVar, &ca)
+	set(TemporalServerNameVar, &server)
+	if prof.TLS == nil {
+		return
+	}
+	for _, f := range []struct {
+		v  string
+		to *string
+	}{
+		{cert, &prof.TLS.ClientCertPath}, {key, &prof.TLS.ClientKeyPath}, {ca, &prof.TLS.ServerCACertPath}, {server, &prof.TLS.ServerName},
+	} {
+		if f.v != "" {
+			*f.to = f.v
+		}
+	}
+}
+
+// TemporalOptions are the client options every bookonce process dials
+// Temporal with: address, namespace, TLS and credentials as configured;
+// the caller adds its logger and metrics.
+func (c Config) TemporalOptions() client.Options {
+	o := c.TemporalClient
+	o.HostPort, o.Namespace = c.TemporalAddress, c.TemporalNamespace
+	return o
+}
