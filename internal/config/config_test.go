@@ -68,7 +68,7 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "README's configuration table lacks %s", k)
 	}
-	require.Len(t, looked, 42, "a new variable needs a README row and this count") // 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD
+	require.Len(t, looked, 45, "a new variable needs a README row and this count") // 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this
