@@ -243,6 +243,7 @@ func printReady(w io.Writer, cfg config.Config, uiURL, twilioNote, try string) {
 	fmt.Fprintf(w, "  Agent tools      MCP http://%s/mcp, HTTP http://%s/v1/agent/tools   (Authorization: Bearer <token>)\n", cfg.AgentListen, cfg.AgentListen)
 	fmt.Fprintf(w, "  Messages         outbox -> %s\n", twilioNote)
 	fmt.Fprintf(w, "  Deposits         %s\n", depositNote(cfg))
+	fmt.Fprintf(w, "  Payloads         %s\n", payloadNote(cfg))
 	fmt.Fprintf(w, "\nTry: %s\n\n", try)
 }
 
@@ -253,4 +254,12 @@ func webUIOptions(cfg config.Config) []devserver.UIOption {
 		return nil
 	}
 	return []devserver.UIOption{devserver.WithCodec(stack.CodecEndpoint(cfg))}
+}
+
+// payloadNote says whether Temporal stores payloads in clear.
+func payloadNote(cfg config.Config) string {
+	if cfg.PayloadCodec == nil {
+		return "in clear in Temporal (set BOOKONCE_PAYLOAD_KEYS to encrypt; docs/privacy.md)"
+	}
+	return "encrypted with key " + cfg.PayloadCodec.CurrentKeyID() + "; the Web UI decodes them while you are signed in to the ops page"
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,89 +178,105 @@ func countEncrypted(t *testing.T, e *historypb.HistoryEvent) int {
 	return n
 }
 
-// opsCodecServer is the gateway's ops side as GatewayOn assembles it:
-// the ops page with the codec server next to it, on a loopback server.
+// opsCodecServer is the gateway as GatewayOn assembles it (ops page and
+// codec server, the demo tenant's token dev-token) on a loopback server.
 func opsCodecServer(t *testing.T, cfg config.Config) *httptest.Server {
 	t.Helper()
-	page := &ops.Page{Tokens: ops.StaticTokens{"ops-token": "demo"}}
-	mux := http.NewServeMux()
-	mux.Handle("/", page.Handler())
-	stack.HandleCodec(mux, cfg, page.Authorized, stack.Logger(cfg, io.Discard))
-	srv := httptest.NewServer(mux)
+	pool := testsupport.Database(t)
+	gw, _ := stack.Gateway(cfg, pool, testsupport.Temporal(t), testsupport.Tenants(t, pool), stack.Logger(cfg, io.Discard))
+	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-// TestCodecServer: over a real loopback server, the codec endpoint
-// decodes what the workers encrypted for a bearer token or an ops
-// session, refuses anonymous callers and tampered payloads, and answers
-// CORS preflights for the Web UI's origin only.
-func TestCodecServer(t *testing.T) {
+// codecFixture is the gateway with payload keys on a loopback server,
+// the Web UI's origin allowed, and a payload encrypted with those keys.
+type codecFixture struct {
+	t         *testing.T
+	srv       *httptest.Server
+	orig, enc *commonpb.Payload
+}
+
+const uiOrigin = "http://127.0.0.1:8233"
+
+func newCodecFixture(t *testing.T) *codecFixture {
 	cfg := codecConfig(t)
-	cfg.CodecOrigins = []string{"http://127.0.0.1:8233"}
-	srv := opsCodecServer(t, cfg)
+	cfg.CodecOrigins = []string{uiOrigin}
 	orig, err := converter.GetDefaultDataConverter().ToPayload(privateMessage{From: privatePhone, Text: privateText})
 	require.NoError(t, err)
 	enc, err := cfg.PayloadCodec.Encode([]*commonpb.Payload{orig})
 	require.NoError(t, err)
-	body, err := protojson.Marshal(&commonpb.Payloads{Payloads: enc})
-	require.NoError(t, err)
-	tampered := proto.Clone(enc[0]).(*commonpb.Payload)
-	tampered.Data[len(tampered.Data)-1] ^= 1
-	tamperedBody, err := protojson.Marshal(&commonpb.Payloads{Payloads: []*commonpb.Payload{tampered}})
-	require.NoError(t, err)
+	return &codecFixture{t: t, srv: opsCodecServer(t, cfg), orig: orig, enc: enc[0]}
+}
 
-	post := func(c *http.Client, path string, body []byte, token string) *http.Response {
-		req, err := http.NewRequest(http.MethodPost, srv.URL+payloadcrypt.CodecRoute+path, bytes.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Origin", "http://127.0.0.1:8233")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := c.Do(req)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = resp.Body.Close() })
-		return resp
+// post sends a codec request from the Web UI's origin.
+func (f *codecFixture) post(c *http.Client, path string, body []byte, token string) *http.Response {
+	req, err := http.NewRequest(http.MethodPost, f.srv.URL+payloadcrypt.CodecRoute+path, bytes.NewReader(body))
+	require.NoError(f.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", uiOrigin)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	decoded := func(resp *http.Response) *commonpb.Payload {
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		require.Equal(t, "http://127.0.0.1:8233", resp.Header.Get("Access-Control-Allow-Origin"))
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		var out commonpb.Payloads
-		require.NoError(t, protojson.Unmarshal(b, &out))
-		require.Len(t, out.GetPayloads(), 1)
-		return out.GetPayloads()[0]
-	}
+	resp, err := c.Do(req)
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
+}
 
-	t.Run("bearer decode round trip", func(t *testing.T) {
-		require.Equal(t, orig.GetData(), decoded(post(srv.Client(), "/decode", body, "ops-token")).GetData())
-		reenc := decoded(post(srv.Client(), "/encode", mustJSON(t, orig), "ops-token"))
+// answer is the one payload of a successful codec answer.
+func (f *codecFixture) answer(resp *http.Response) *commonpb.Payload {
+	require.Equal(f.t, http.StatusOK, resp.StatusCode)
+	require.Equal(f.t, uiOrigin, resp.Header.Get("Access-Control-Allow-Origin"))
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(f.t, err)
+	var out commonpb.Payloads
+	require.NoError(f.t, protojson.Unmarshal(b, &out))
+	require.Len(f.t, out.GetPayloads(), 1)
+	return out.GetPayloads()[0]
+}
+
+// TestCodecServerServesOperators: over a real loopback gateway, the codec
+// endpoint decodes and encodes for a bearer token and for the ops session
+// cookie the Web UI sends.
+func TestCodecServerServesOperators(t *testing.T) {
+	f := newCodecFixture(t)
+	t.Run("bearer round trip", func(t *testing.T) {
+		require.Equal(t, f.orig.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, f.enc), "dev-token")).GetData())
+		reenc := f.answer(f.post(f.srv.Client(), "/encode", mustJSON(t, f.orig), "dev-token"))
 		require.Equal(t, payloadcrypt.EncodingEncrypted, string(reenc.GetMetadata()[payloadcrypt.MetadataEncoding]))
 	})
-	t.Run("ops session cookie, as the Web UI sends it", func(t *testing.T) {
+	t.Run("ops session cookie", func(t *testing.T) {
 		jar, err := cookiejar.New(nil)
 		require.NoError(t, err)
 		c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := c.PostForm(srv.URL+ops.RouteLogin, url.Values{"token": {"ops-token"}})
+		resp, err := c.PostForm(f.srv.URL+ops.RouteLogin, url.Values{"token": {"dev-token"}})
 		require.NoError(t, err)
 		require.NoError(t, resp.Body.Close())
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-		require.Equal(t, orig.GetData(), decoded(post(c, "/decode", body, "")).GetData())
+		require.Equal(t, f.orig.GetData(), f.answer(f.post(c, "/decode", mustJSON(t, f.enc), "")).GetData())
 	})
-	for _, tt := range []struct {
+}
+
+// TestCodecServerRefuses anonymous callers, tampered payloads and bodies
+// that are not payloads, with problem+json that quotes no payload.
+func TestCodecServerRefuses(t *testing.T) {
+	f := newCodecFixture(t)
+	tampered := proto.Clone(f.enc).(*commonpb.Payload)
+	tampered.Data[len(tampered.Data)-1] ^= 1
+	tests := []struct {
 		name, token string
 		body        []byte
 		status      int
 	}{
-		{"no token", "", body, http.StatusUnauthorized},
-		{"wrong token", "guess", body, http.StatusUnauthorized},
-		{"tampered payload", "ops-token", tamperedBody, http.StatusBadRequest},
-		{"not payloads", "ops-token", []byte(`{"payloads":`), http.StatusBadRequest},
-	} {
+		{"no token", "", mustJSON(t, f.enc), http.StatusUnauthorized},
+		{"wrong token", "guess", mustJSON(t, f.enc), http.StatusUnauthorized},
+		{"tampered payload", "dev-token", mustJSON(t, tampered), http.StatusBadRequest},
+		{"not payloads", "dev-token", []byte(`{"payloads":`), http.StatusBadRequest},
+	}
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := post(srv.Client(), "/decode", tt.body, tt.token)
+			resp := f.post(f.srv.Client(), "/decode", tt.body, tt.token)
 			require.Equal(t, tt.status, resp.StatusCode)
 			require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
 			b, err := io.ReadAll(resp.Body)
@@ -267,33 +284,41 @@ func TestCodecServer(t *testing.T) {
 			require.NotContains(t, string(b), privatePhone)
 		})
 	}
-	t.Run("CORS preflight", func(t *testing.T) {
-		for _, tt := range []struct {
-			origin string
-			status int
-			allow  string
-		}{
-			{"http://127.0.0.1:8233", http.StatusNoContent, "http://127.0.0.1:8233"},
-			{"https://evil.example", http.StatusForbidden, ""},
-		} {
-			req, err := http.NewRequest(http.MethodOptions, srv.URL+payloadcrypt.CodecRoute+"/decode", nil)
+}
+
+// TestCodecServerCORS answers the Web UI's preflight, with credentials
+// and the headers the UI sends, and refuses any other origin.
+func TestCodecServerCORS(t *testing.T) {
+	f := newCodecFixture(t)
+	tests := []struct {
+		origin string
+		status int
+		allow  string
+	}{
+		{uiOrigin, http.StatusNoContent, uiOrigin},
+		{"https://evil.example", http.StatusForbidden, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.origin, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodOptions, f.srv.URL+payloadcrypt.CodecRoute+"/decode", nil)
 			require.NoError(t, err)
 			req.Header.Set("Origin", tt.origin)
 			req.Header.Set("Access-Control-Request-Method", "POST")
 			req.Header.Set("Access-Control-Request-Headers", "content-type,x-namespace")
-			resp, err := srv.Client().Do(req)
+			resp, err := f.srv.Client().Do(req)
 			require.NoError(t, err)
 			require.NoError(t, resp.Body.Close())
-			require.Equal(t, tt.status, resp.StatusCode, tt.origin)
-			require.Equal(t, tt.allow, resp.Header.Get("Access-Control-Allow-Origin"), tt.origin)
-			if tt.allow != "" {
-				require.Equal(t, "true", resp.Header.Get("Access-Control-Allow-Credentials"))
-				for _, h := range []string{"Authorization", "Content-Type", "X-Namespace"} {
-					require.Contains(t, resp.Header.Get("Access-Control-Allow-Headers"), h)
-				}
+			require.Equal(t, tt.status, resp.StatusCode)
+			require.Equal(t, tt.allow, resp.Header.Get("Access-Control-Allow-Origin"))
+			if tt.allow == "" {
+				return
 			}
-		}
-	})
+			require.Equal(t, "true", resp.Header.Get("Access-Control-Allow-Credentials"))
+			for _, h := range []string{"Authorization", "Content-Type", "X-Namespace"} {
+				require.Contains(t, resp.Header.Get("Access-Control-Allow-Headers"), h)
+			}
+		})
+	}
 }
 
 func mustJSON(t *testing.T, p *commonpb.Payload) []byte {
@@ -301,4 +326,18 @@ func mustJSON(t *testing.T, p *commonpb.Payload) []byte {
 	b, err := protojson.Marshal(&commonpb.Payloads{Payloads: []*commonpb.Payload{p}})
 	require.NoError(t, err)
 	return b
+}
+
+// TestNoCodecServerWithoutKeys: without payload keys the gateway has no
+// codec route (the ops page answers 404), as nothing is encrypted.
+func TestNoCodecServerWithoutKeys(t *testing.T) {
+	cfg := testsupport.Config(t)
+	srv := opsCodecServer(t, cfg)
+	req, err := http.NewRequest(http.MethodPost, srv.URL+payloadcrypt.CodecRoute+"/decode", strings.NewReader(`{"payloads":[]}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer dev-token")
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
