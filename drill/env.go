@@ -22,6 +22,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/chaos"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/internal/postgres"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/web"
@@ -123,6 +124,13 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	if err := paymentLinkVars(vars, opts, proxied); err != nil {
 		return e, err
 	}
+	// Payload keys in the drill's environment reach its own client and
+	// gateway as well as the workers, so all encrypt and decode alike.
+	for _, k := range []string{payloadcrypt.EnvKeys, payloadcrypt.EnvKeysFile} {
+		if v, ok := os.LookupEnv(k); ok {
+			vars[k] = v
+		}
+	}
 	e.cfg, err = config.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {
 		return e, err
@@ -151,8 +159,11 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 // search attributes the workflows use.
 func (e *env) dialTemporal(ctx context.Context) error {
 	var err error
-	if e.tc, err = client.DialContext(ctx, client.Options{HostPort: e.cfg.TemporalAddress, Namespace: e.cfg.TemporalNamespace,
-		Logger: sdklog.NewStructuredLogger(e.opts.Log)}); err != nil {
+	o := client.Options{HostPort: e.cfg.TemporalAddress, Namespace: e.cfg.TemporalNamespace, Logger: sdklog.NewStructuredLogger(e.opts.Log)}
+	if e.cfg.PayloadCodec != nil {
+		e.cfg.PayloadCodec.Apply(&o)
+	}
+	if e.tc, err = client.DialContext(ctx, o); err != nil {
 		return fmt.Errorf("connect to the Temporal server: %w", err)
 	}
 	e.stops = append(e.stops, e.tc.Close)

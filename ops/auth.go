@@ -216,3 +216,16 @@ func (p *Page) logout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: RoutePage, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, RoutePage, http.StatusSeeOther)
 }
+
+// Authorized reports whether r carries a valid bearer token or ops
+// session, for routes served next to the page with its sign-in (the
+// codec server). Wrong bearer tokens spend the address's failure budget.
+func (p *Page) Authorized(r *http.Request) bool {
+	if r.Header.Get("Authorization") != "" {
+		if _, blocked := p.limiter().Blocked(r); blocked {
+			return false
+		}
+	}
+	_, ok := p.authenticate(r)
+	return ok
+}

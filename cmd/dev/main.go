@@ -136,7 +136,7 @@ func startTemporal(ctx context.Context, cfg config.Config, log *slog.Logger, ste
 		stack.Fatal(log, "embedded Temporal server", err)
 	}
 	step("Temporal Web UI")
-	ui, err := devserver.StartUI(ctx, ts.HostPort(), "127.0.0.1", cfg.TemporalUIPort, cfg.TemporalNamespace)
+	ui, err := devserver.StartUI(ctx, ts.HostPort(), "127.0.0.1", cfg.TemporalUIPort, cfg.TemporalNamespace, webUIOptions(cfg)...)
 	if err != nil {
 		stack.Fatal(log, "Temporal Web UI", err)
 	}
@@ -245,5 +245,23 @@ func printReady(w io.Writer, cfg config.Config, uiURL, twilioNote, try string) {
 	fmt.Fprintf(w, "  Agent tools      MCP http://%s/mcp, HTTP http://%s/v1/agent/tools   (Authorization: Bearer <token>)\n", cfg.AgentListen, cfg.AgentListen)
 	fmt.Fprintf(w, "  Messages         outbox -> %s\n", twilioNote)
 	fmt.Fprintf(w, "  Deposits         %s\n", depositNote(cfg))
+	fmt.Fprintf(w, "  Payloads         %s\n", payloadNote(cfg))
 	fmt.Fprintf(w, "\nTry: %s\n\n", try)
+}
+
+// webUIOptions configure the Web UI: with payload keys, it decodes
+// through the gateway's codec server.
+func webUIOptions(cfg config.Config) []devserver.UIOption {
+	if cfg.PayloadCodec == nil {
+		return nil
+	}
+	return []devserver.UIOption{devserver.WithCodec(stack.CodecEndpoint(cfg))}
+}
+
+// payloadNote says whether Temporal stores payloads in clear.
+func payloadNote(cfg config.Config) string {
+	if cfg.PayloadCodec == nil {
+		return "in clear in Temporal (set BOOKONCE_PAYLOAD_KEYS to encrypt; docs/privacy.md)"
+	}
+	return "encrypted with key " + cfg.PayloadCodec.CurrentKeyID() + "; the Web UI decodes them while you are signed in to the ops page"
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/workflows"
@@ -31,11 +32,20 @@ func main() {
 	if err != nil {
 		stack.Fatal(log, "search attributes", err)
 	}
-	ui, err := devserver.StartUI(ctx, ts.HostPort(), "127.0.0.1", cfg.TemporalUIPort, cfg.TemporalNamespace)
+	ui, err := devserver.StartUI(ctx, ts.HostPort(), "127.0.0.1", cfg.TemporalUIPort, cfg.TemporalNamespace, webUIOptions(cfg)...)
 	if err != nil {
 		stack.Fatal(log, "Temporal Web UI", err)
 	}
 	defer ui.Stop()
 	fmt.Fprintf(os.Stderr, "Temporal %s, Web UI %s (Ctrl-C stops)\n", ts.HostPort(), ui.URL())
 	<-ctx.Done()
+}
+
+// webUIOptions configure the Web UI: with payload keys, it decodes
+// through the gateway's codec server.
+func webUIOptions(cfg config.Config) []devserver.UIOption {
+	if cfg.PayloadCodec == nil {
+		return nil
+	}
+	return []devserver.UIOption{devserver.WithCodec(stack.CodecEndpoint(cfg))}
 }

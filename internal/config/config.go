@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+
+	"github.com/bookonce/bookonce/internal/payloadcrypt"
 )
 
 // Config holds every setting of every bookonce process. A process reads only
@@ -140,6 +142,15 @@ type Config struct {
 	DevSecretsAllowed []string
 	// allowDevSecrets is BOOKONCE_ALLOW_DEV_SECRETS=1.
 	allowDevSecrets bool
+
+	// PayloadCodec encrypts Temporal payloads with the keys of
+	// BOOKONCE_PAYLOAD_KEYS or BOOKONCE_PAYLOAD_KEYS_FILE (the first key
+	// is current). Nil: payloads are stored in clear (the development
+	// default).
+	PayloadCodec *payloadcrypt.Codec
+	// CodecOrigins are the browser origins (the Temporal Web UI's) allowed
+	// to call the gateway's codec endpoint (CODEC_CORS_ORIGINS).
+	CodecOrigins []string
 
 	// LogFormat is "text" or "json"; LogLevel is debug, info, warn or error.
 	LogFormat string
@@ -278,6 +289,25 @@ func (r *reader) derived(c *Config) {
 		r.fail(`LOG_FORMAT must be "text" or "json"`)
 	}
 	c.allowDevSecrets = r.get(AllowDevSecretsVar, "") == "1"
+	if c.PayloadCodec, err = payloadcrypt.Load(r.lookup); err != nil {
+		r.fail(err.Error())
+	}
+	c.CodecOrigins = codecOrigins(r.get("CODEC_CORS_ORIGINS", ""), c.TemporalUIPort)
+}
+
+// codecOrigins parses CODEC_CORS_ORIGINS (comma-separated origins such
+// as https://temporal-ui.example.com); unset: the embedded Web UI's.
+func codecOrigins(v string, uiPort int) []string {
+	if v == "" {
+		return []string{fmt.Sprintf("http://127.0.0.1:%d", uiPort), fmt.Sprintf("http://localhost:%d", uiPort)}
+	}
+	var out []string
+	for _, o := range strings.Split(v, ",") {
+		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o != "" {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // ParseAPITokens parses "tenant:token,tenant2:token2" into token -> tenant.

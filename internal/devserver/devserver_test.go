@@ -2,6 +2,7 @@ package devserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -33,10 +34,25 @@ func TestPersistentServerAndWebUI(t *testing.T) {
 
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{Address: "127.0.0.1:0", DatabaseFile: file})
 	require.NoError(t, err)
-	ui, err := devserver.StartUI(ctx, ts.HostPort(), "127.0.0.1", freePort(t), "default")
+	ui, err := devserver.StartUI(ctx, ts.HostPort(), "127.0.0.1", freePort(t), "default", devserver.WithCodec("http://127.0.0.1:8080/ops/codec"))
 	require.NoError(t, err)
 
-	resp, err := http.Get(ui.URL() + "/")
+	// With payload keys the UI decodes through the gateway's codec
+	// server, sending the browser's ops session cookie.
+	resp, err := http.Get(ui.URL() + "/api/v1/settings")
+	require.NoError(t, err)
+	var settings struct {
+		Codec struct {
+			Endpoint           string
+			IncludeCredentials bool
+		}
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&settings))
+	resp.Body.Close()
+	require.Equal(t, "http://127.0.0.1:8080/ops/codec", settings.Codec.Endpoint)
+	require.True(t, settings.Codec.IncludeCredentials)
+
+	resp, err = http.Get(ui.URL() + "/")
 	require.NoError(t, err)
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

@@ -23,8 +23,22 @@ type UI struct {
 	addr string
 }
 
+// UIOption changes the Web UI's configuration.
+type UIOption func(*uiconfig.Config)
+
+// WithCodec makes the Web UI decode payloads through the codec server at
+// endpoint (it POSTs to endpoint+"/decode"), sending the browser's
+// cookies for that server (the ops session), so an operator signed in
+// there reads payloads in clear and anyone else sees ciphertext.
+func WithCodec(endpoint string) UIOption {
+	return func(c *uiconfig.Config) {
+		c.Codec = uiconfig.Codec{Endpoint: endpoint, IncludeCredentials: true,
+			DefaultErrorMessage: "Payloads are encrypted: sign in to the ops page to read them here."}
+	}
+}
+
 // StartUI serves the Web UI on host:port for the frontend at temporalAddr.
-func StartUI(ctx context.Context, temporalAddr, host string, port int, namespace string) (*UI, error) {
+func StartUI(ctx context.Context, temporalAddr, host string, port int, namespace string, opts ...UIOption) (*UI, error) {
 	if err := probeFree(host, port); err != nil {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
@@ -38,6 +52,9 @@ func StartUI(ctx context.Context, temporalAddr, host string, port int, namespace
 		DisableNewsFetch:    true, // no internet in many dev setups
 		CORS:                uiconfig.CORS{CookieInsecure: true},
 		RefreshInterval:     time.Minute,
+	}
+	for _, opt := range opts {
+		opt(cfg)
 	}
 	srv := server.NewServer(server_options.WithConfigProvider(cfg))
 	u := &UI{srv: srv, addr: net.JoinHostPort(host, strconv.Itoa(port))}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -148,6 +149,12 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 		Tokens: tenants, SessionKey: opsSessionKey(cfg), Logger: log.With("service", "ops"), Temporal: tc,
 	}
 	gw.Ops = page.Handler()
+	if cfg.PayloadCodec != nil { // the codec server, behind the ops sign-in
+		mux := http.NewServeMux()
+		mux.Handle("/", gw.Ops)
+		HandleCodec(mux, cfg, page.Authorized, log)
+		gw.Ops = mux
+	}
 	return gw, reg
 }
 

@@ -30,7 +30,9 @@ import (
 
 // Dial connects to the Temporal cluster named by the configuration;
 // options add, for example, the SDK metrics (WithMetrics). It fails at
-// once when Temporal does not answer (a command-line call).
+// once when Temporal does not answer (a command-line call). With payload
+// keys configured, the client and every worker built on it encrypt
+// payloads and failure texts (payloadcrypt).
 func Dial(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...DialOption) (client.Client, error) {
 	return DialPatiently(ctx, cfg, log, 0, opts...)
 }
@@ -41,6 +43,9 @@ func Dial(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Dial
 func DialPatiently(ctx context.Context, cfg config.Config, log *slog.Logger, patience time.Duration, opts ...DialOption) (client.Client, error) {
 	o := cfg.TemporalOptions() // TLS and credentials too, never logged
 	o.Logger = sdklog.NewStructuredLogger(log.With("component", "temporal-sdk"))
+	if err := EncryptPayloads(cfg)(&o, log); err != nil {
+		return nil, err
+	}
 	for _, opt := range opts {
 		if err := opt(&o, log); err != nil {
 			return nil, err
