@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // ChangeReport is what the customers did after their bookings were
@@ -103,6 +108,46 @@ func (e *env) settleChanges(ctx context.Context, timeout time.Duration, progress
 		}
 	}
 	progress("changes: some still without effect after %s; the checks count them", timeout)
+	e.describeUnreminded(ctx, progress)
+}
+
+// describeUnreminded prints, for the investigation, what Temporal knows of
+// each lifecycle whose reminder never came: its state and its steps.
+func (e *env) describeUnreminded(ctx context.Context, progress func(string, ...any)) {
+	refs, err := e.pairs(ctx, strings.Replace(unremindedSQL, "SELECT count(*)", "SELECT c.reference, c.reference", 1))
+	if err != nil {
+		progress("unreminded bookings: %v", err)
+		return
+	}
+	for ref := range refs {
+		st, err := workflows.AppointmentLifecycle(ctx, e.tc, ref)
+		if err != nil {
+			progress("no reminder for %s: lifecycle: %v", ref, err)
+			continue
+		}
+		progress("no reminder for %s: lifecycle %s, slot %s, reminders %v, steps %+v; input %s", ref, st.Status, st.SlotStart, st.Reminders, st.Steps, e.lifecycleInput(ctx, ref))
+	}
+}
+
+// lifecycleInput is the lifecycle's input as its history starts, in words.
+func (e *env) lifecycleInput(ctx context.Context, ref string) string {
+	it := e.tc.GetWorkflowHistory(ctx, workflows.BookingWorkflowID(ref), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return "no history"
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return err.Error()
+	}
+	var in workflows.BookingLifecycle
+	if err := converter.GetDefaultDataConverter().FromPayloads(ev.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil {
+		return err.Error()
+	}
+	terms := "no terms"
+	if in.Terms != nil {
+		terms = fmt.Sprintf("terms reminders %v lead %s", in.Terms.Reminders, in.Terms.ReminderLead)
+	}
+	return fmt.Sprintf("reminders %v, lead %s, %s", in.Reminders, in.Tuning.ReminderLead, terms)
 }
 
 // unremindedSQL counts confirmed bookings whose lifecycle has not yet
