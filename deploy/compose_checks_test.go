@@ -52,18 +52,34 @@ func checkServices(p *types.Project) (out problems) {
 			out.addf("%s: temporalio/auto-setup is deprecated", name)
 		}
 	}
+	// One image, built once: exactly one service builds the repository
+	// root Dockerfile, and our services run that image by name without
+	// trying to pull it; each names its binary (cmd/<name>) as entrypoint.
+	abs, _ := filepath.Abs(repoRoot)
+	var builders []string
+	var image string
+	for name, s := range p.Services {
+		if s.Build != nil {
+			builders = append(builders, name)
+			image = s.Image
+			if filepath.Clean(s.Build.Context) != abs {
+				out.addf("%s: must build the repository root Dockerfile", name)
+			}
+		}
+	}
+	if len(builders) != 1 || image == "" {
+		out.addf("exactly one service must build the image (and name it), got %v", builders)
+	}
 	for _, name := range ourServices {
 		s, ok := service(p, name, &out)
 		if !ok {
 			continue
 		}
-		// One image for all; the binary (cmd/<name>) is picked by command.
-		abs, _ := filepath.Abs(repoRoot)
-		if s.Build == nil || filepath.Clean(s.Build.Context) != abs {
-			out.addf("%s: must build the repository root Dockerfile", name)
+		if s.Build == nil && (s.Image != image || s.PullPolicy != types.PullPolicyNever) {
+			out.addf("%s: must run the built image %q with pull_policy never, got %q (%q)", name, image, s.Image, s.PullPolicy)
 		}
-		if len(s.Command) == 0 || s.Command[0] != name {
-			out.addf("%s: command %q, want binary %q", name, s.Command, name)
+		if want := "/usr/local/bin/" + name; len(s.Entrypoint) != 1 || s.Entrypoint[0] != want {
+			out.addf("%s: entrypoint %q, want [%q]", name, s.Entrypoint, want)
 		}
 	}
 	return out
@@ -103,7 +119,11 @@ func checkWiring(p *types.Project) (out problems) {
 		case u.User.Username() != user || func() bool { pw, _ := u.User.Password(); return pw != pass }():
 			out.addf("%s: DATABASE_URL credentials differ from the postgres service's", name)
 		}
-		if host, port, _ := net.SplitHostPort(envOf(s, "TEMPORAL_ADDRESS")); host != "temporal" || port != "7233" {
+		host, port, _ := net.SplitHostPort(envOf(s, "TEMPORAL_ADDRESS"))
+		switch {
+		case !slices.Contains(temporalClients, name) && s.Environment["TEMPORAL_ADDRESS"] != nil:
+			out.addf("%s: never talks to Temporal, so it must not be given TEMPORAL_ADDRESS", name)
+		case slices.Contains(temporalClients, name) && (host != "temporal" || port != "7233"):
 			out.addf("%s: TEMPORAL_ADDRESS %q, want temporal:7233", name, envOf(s, "TEMPORAL_ADDRESS"))
 		}
 		for k, want := range map[string]string{"CALENDAR_URL": "http://calendar:8081", "PAYMENTS_URL": "http://payments:8082", "LOG_FORMAT": "json"} {
@@ -132,13 +152,40 @@ func checkWiring(p *types.Project) (out problems) {
 	return out
 }
 
+// checkEnvNames: every variable our services are given has a row in the
+// README's configuration table.
 func checkEnvNames(p *types.Project) (out problems) {
 	for _, name := range ourServices {
 		if s, ok := service(p, name, &out); ok {
 			for k := range s.Environment {
-				if !slices.Contains(knownEnv, k) {
-					out.addf("%s: env %s is not a documented configuration variable", name, k)
+				if !documented(k) {
+					out.addf("%s: env %s is not in README.md's configuration table", name, k)
 				}
+			}
+		}
+	}
+	return out
+}
+
+// composeOmits are variables the table says a service reads that compose
+// deliberately leaves unset: an escape hatch that must never reach
+// production, and the Temporal TLS settings (compose runs its own Temporal
+// in plaintext on the compose network; see docs/deploy.md).
+var composeOmits = []string{"BOOKONCE_ALLOW_DEV_SECRETS", "TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_KEY_PATH",
+	"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_NAME", "TEMPORAL_API_KEY", "TEMPORAL_PROFILE", "TEMPORAL_CONFIG_FILE"}
+
+// checkEnvComplete: every variable the table says a service reads is
+// passed to it (a tunable as ${VAR:-default}), so setting it in .env
+// takes effect instead of being silently dropped.
+func checkEnvComplete(p *types.Project) (out problems) {
+	for _, name := range ourServices {
+		s, ok := service(p, name, &out)
+		if !ok {
+			continue
+		}
+		for _, k := range readBy(name) {
+			if _, set := s.Environment[k]; !set && !slices.Contains(composeOmits, k) {
+				out.addf("%s: reads %s (README.md), but compose does not pass it", name, k)
 			}
 		}
 	}
@@ -157,8 +204,26 @@ func checkDependsOn(p *types.Project) (out problems) {
 	for _, name := range ourServices {
 		want = append(want,
 			dep{name, "postgres", types.ServiceConditionHealthy},
+			dep{name, "tenants", types.ServiceConditionCompletedSuccessfully})
+	}
+	for _, name := range temporalClients {
+		want = append(want,
 			dep{name, "temporal", types.ServiceConditionHealthy},
 			dep{name, "temporal-namespace", types.ServiceConditionCompletedSuccessfully})
+	}
+	// The APIs never talk to Temporal: they need not wait for it, nor stop
+	// when it restarts.
+	for _, name := range ourServices {
+		if slices.Contains(temporalClients, name) {
+			continue
+		}
+		if s, ok := service(p, name, &out); ok {
+			for _, on := range []string{"temporal", "temporal-namespace", "temporal-admin-tools"} {
+				if _, dep := s.DependsOn[on]; dep {
+					out.addf("%s: must not depend on %s (it never talks to Temporal)", name, on)
+				}
+			}
+		}
 	}
 	for _, d := range want {
 		if s, ok := service(p, d.service, &out); ok && s.DependsOn[d.on].Condition != d.condition {
@@ -226,6 +291,7 @@ var checks = []check{
 	{"ports", checkPorts},
 	{"wiring", checkWiring},
 	{"env names", checkEnvNames},
+	{"env complete", checkEnvComplete},
 	{"depends_on", checkDependsOn},
 	{"temporal setup", checkTemporalSetup},
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -20,21 +19,11 @@ import (
 // `go test` runs with the package directory as working directory.
 const repoRoot = ".."
 
-// ourServices are the services built from our Dockerfile.
+// ourServices are the services that run our image, one binary each.
 var ourServices = []string{"worker", "gateway", "calendar", "payments"}
 
-// knownEnv is the configuration table (README.md): the only variables our
-// services may be given. A typo here would be a silently ignored setting.
-var knownEnv = []string{
-	"BOOKONCE_DATA_DIR", "DATABASE_URL",
-	"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_TASK_QUEUE", "TEMPORAL_UI_PORT",
-	"GATEWAY_LISTEN", "CALENDAR_LISTEN", "PAYMENTS_LISTEN", "WORKER_LISTEN", "AGENT_LISTEN", "ADMIN_LISTEN", "OPS_SCRAPE_URLS",
-	"CALENDAR_URL", "PAYMENTS_URL", "PUBLIC_BASE_URL",
-	"BOOKONCE_API_TOKENS", "TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN",
-	"BOOKONCE_TIMEZONE", "IDEMPOTENCY_TTL", "HOLD_TTL", "LOG_FORMAT", "LOG_LEVEL",
-	"DEPOSIT_MODE", "PAYMENTS_PUBLIC_URL", "STRIPE_SECRET_KEY",
-	"STRIPE_WEBHOOK_URL", "STRIPE_WEBHOOK_SECRET", "STRIPE_WEBHOOK_DELIVER_TWICE",
-}
+// temporalClients are those of ourServices that talk to Temporal.
+var temporalClients = []string{"worker", "gateway"}
 
 // requiredSecrets are the variables compose demands (${VAR:?}), with
 // values of the kind an operator sets; later entries of env override them.
@@ -122,8 +111,17 @@ func TestChecksCanFail(t *testing.T) {
 		{"ports", edit("calendar", func(s *types.ServiceConfig) { s.Ports = nil })},
 		{"wiring", setEnv("worker", "TEMPORAL_ADDRESS", "127.0.0.1:7233")},
 		{"wiring", setEnv("payments", "DATABASE_URL", "postgres://bookonce:bookonce@localhost:5432/bookonce")},
+		{"wiring", setEnv("calendar", "TEMPORAL_ADDRESS", "temporal:7233")},
+		{"services", edit("calendar", func(s *types.ServiceConfig) { s.Build = &types.BuildConfig{Context: "."} })},
+		{"services", edit("payments", func(s *types.ServiceConfig) { s.Image = "bookonce:other" })},
+		{"services", edit("worker", func(s *types.ServiceConfig) { s.Entrypoint = nil })},
 		{"env names", setEnv("gateway", "TWILIO_TOKEN", "x")},
+		{"env complete", edit("worker", func(s *types.ServiceConfig) { delete(s.Environment, "TWILIO_FROM") })},
+		{"env complete", edit("calendar", func(s *types.ServiceConfig) { delete(s.Environment, "HOLD_TTL") })},
 		{"depends_on", edit("gateway", func(s *types.ServiceConfig) { delete(s.DependsOn, "temporal-namespace") })},
+		{"depends_on", edit("payments", func(s *types.ServiceConfig) {
+			s.DependsOn["temporal"] = types.ServiceDependency{Condition: types.ServiceConditionHealthy}
+		})},
 		{"depends_on", edit("postgres", func(s *types.ServiceConfig) { s.HealthCheck = nil })},
 		{"temporal setup", edit("temporal-namespace", func(s *types.ServiceConfig) { s.Command = nil })},
 	}
@@ -142,70 +140,39 @@ func TestInterpolation(t *testing.T) {
 	cases := []struct {
 		name string
 		env  []string
-		want map[string]string // on gateway
+		want map[string]map[string]string // service -> variable -> value
 	}{
-		{"defaults", nil, map[string]string{
-			"TWILIO_AUTH_TOKEN":   "twiliosecret",
-			"TWILIO_ACCOUNT_SID":  "ACdev00000000000000000000000000000",
-			"BOOKONCE_API_TOKENS": "demo:0123456789abcdef0123456789abcdef",
-			"BOOKONCE_TIMEZONE":   "Europe/Berlin",
-			"PUBLIC_BASE_URL":     "http://127.0.0.1:8080",
-			"IDEMPOTENCY_TTL":     "72h",
-			"HOLD_TTL":            "10m",
-			"LOG_LEVEL":           "info",
+		{"defaults", nil, map[string]map[string]string{
+			"gateway": {
+				"TWILIO_AUTH_TOKEN":     "twiliosecret",
+				"TWILIO_ACCOUNT_SID":    "ACdev00000000000000000000000000000",
+				"STRIPE_WEBHOOK_SECRET": "whsec_0123456789abcdef",
+				"BOOKONCE_TIMEZONE":     "Europe/Berlin",
+				"PUBLIC_BASE_URL":       "http://127.0.0.1:8080",
+				"LOG_LEVEL":             "info",
+			},
+			"worker":   {"BOOKONCE_API_TOKENS": "demo:0123456789abcdef0123456789abcdef", "TWILIO_FROM": "+4930123456", "LLM_BASE_URL": ""},
+			"calendar": {"IDEMPOTENCY_TTL": "72h", "HOLD_TTL": "10m"},
+			"payments": {"IDEMPOTENCY_KEYS_PER_MINUTE": "6000", "STRIPE_WEBHOOK_SECRET": "whsec_0123456789abcdef"},
 		}},
-		{"overrides", []string{"TWILIO_AUTH_TOKEN=s3cret", "POSTGRES_PASSWORD=pw", "LOG_LEVEL=debug"}, map[string]string{
-			"TWILIO_AUTH_TOKEN": "s3cret",
-			"DATABASE_URL":      "postgres://bookonce:pw@postgres:5432/bookonce?sslmode=disable",
-			"LOG_LEVEL":         "debug",
+		{"overrides", []string{"TWILIO_AUTH_TOKEN=s3cret", "POSTGRES_PASSWORD=pw", "LOG_LEVEL=debug", "TWILIO_FROM=+4940999"}, map[string]map[string]string{
+			"gateway": {
+				"TWILIO_AUTH_TOKEN": "s3cret",
+				"DATABASE_URL":      "postgres://bookonce:pw@postgres:5432/bookonce?sslmode=disable",
+				"LOG_LEVEL":         "debug",
+			},
+			"worker": {"TWILIO_FROM": "+4940999", "TWILIO_AUTH_TOKEN": "s3cret"},
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			gw := loadProject(t, tc.env...).Services["gateway"]
-			for k, want := range tc.want {
-				require.Equal(t, want, envOf(gw, k), k)
+			p := loadProject(t, tc.env...)
+			for svc, want := range tc.want {
+				for k, v := range want {
+					require.Equal(t, v, envOf(p.Services[svc], k), "%s: %s", svc, k)
+				}
 			}
 		})
-	}
-}
-
-// readmeEnvNames returns the variable names in the first cell of markdown
-// table rows, e.g. "| `HOLD_TTL` | 10m |".
-func readmeEnvNames(markdown string) []string {
-	row := regexp.MustCompile("(?m)^\\s*\\|\\s*`?([A-Z][A-Z0-9_]*[A-Z0-9])`?\\s*\\|")
-	var names []string
-	for _, m := range row.FindAllStringSubmatch(markdown, -1) {
-		names = append(names, m[1])
-	}
-	return names
-}
-
-func TestReadmeEnvNames(t *testing.T) {
-	cases := []struct{ md, want string }{
-		{"| Variable | Default |\n|---|---|\n| `HOLD_TTL` | 10m |\n| LOG_LEVEL | info |\n", "HOLD_TTL LOG_LEVEL"},
-		{"HOLD_TTL in prose | not a table\n", ""},
-	}
-	for _, tc := range cases {
-		require.Equal(t, tc.want, strings.Join(readmeEnvNames(tc.md), " "))
-	}
-}
-
-// TestReadmeDocumentsComposeEnv: what compose sets must be documented in the
-// README's configuration table, so both stay in step.
-func TestReadmeDocumentsComposeEnv(t *testing.T) {
-	md, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if os.IsNotExist(err) {
-		t.Skip("README.md absent: configuration table not checked")
-	}
-	require.NoError(t, err)
-	documented := readmeEnvNames(string(md))
-	require.NotEmpty(t, documented, "README.md has no configuration table")
-	p := loadProject(t)
-	for _, name := range ourServices {
-		for k := range p.Services[name].Environment {
-			require.Contains(t, documented, k, "%s sets %s, which README.md does not document", name, k)
-		}
 	}
 }
 
@@ -221,11 +188,13 @@ func TestDockerfile(t *testing.T) {
 	}
 	df := strings.Join(lines, "\n")
 	required := []struct{ what, pattern string }{
-		{"golang 1.27 builder stage", `(?mi)^FROM\s+golang:1\.27\S*\s+AS\s+\w+`},
+		{"golang builder stage pinned to a patch release", `(?mi)^FROM\s+golang:1\.27\.\d+\S*\s+AS\s+\w+`},
 		{"pinned toolchain", `GOTOOLCHAIN=go1\.27\.3`},
 		{"static binaries", `CGO_ENABLED=0`},
 		{"module download layer before the source copy", `(?s)go mod download.*COPY\s+\.\s+\.`},
-		{"builds every cmd", `go build[^\n]*-trimpath[^\n]*\./cmd/\.\.\.`},
+		{"builds the service binaries", `go build[^\n]*-trimpath[^\n]*\\\n\s*\./cmd/worker \./cmd/gateway \./cmd/calendar \./cmd/payments \./cmd/starter\n`},
+		{"an entrypoint", `(?m)^ENTRYPOINT\s+\["/usr/local/bin/\w+"\]`},
+		{"a numeric non-root user (runAsNonRoot can verify it)", `(?m)^USER\s+[1-9]\d*(:\d+)?\s*$`},
 	}
 	if strings.Contains(df, "gcr.io/distroless/") {
 		// Distroless has no zoneinfo; Europe/Berlin must be compiled in.
@@ -236,6 +205,9 @@ func TestDockerfile(t *testing.T) {
 	for _, r := range required {
 		require.Regexp(t, r.pattern, df, r.what)
 	}
+	// The embedded Temporal server (cmd/dev, cmd/devserver, the drill)
+	// is minutes of compile time that production never runs.
+	require.NotRegexp(t, `\./cmd/(\.\.\.|dev|devserver|chaos)\b`, df, "the image builds only the service binaries")
 }
 
 // TestComposeServicesPassSecretsCheck: our services listen on 0.0.0.0, so
