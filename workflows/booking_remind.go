@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -81,6 +82,9 @@ func (b *booking) plan(start time.Time) []reminder {
 // or a cancellation is under way. While it sends, a cancel waits, so a
 // reminder never follows the cancellation message.
 func (b *booking) remind(ctx workflow.Context, r reminder) {
+	if b.moving && b.waitForMove(ctx) != nil {
+		return
+	}
 	if b.state.Status != StatusConfirmed || b.cancelling || b.moving {
 		return
 	}
@@ -105,6 +109,26 @@ func (b *booking) remind(ctx workflow.Context, r reminder) {
 		b.state.Reminders = append(b.state.Reminders, r.kind())
 	}
 }
+
+// versionRemindAfterMove: a reminder that comes due while a move is being
+// carried out (the move has already planned it for the new slot) waits
+// for the move to finish instead of being dropped. Only a negative
+// REMINDER_LEAD makes a reminder due that soon after a move.
+const versionRemindAfterMove = "booking-remind-after-move"
+
+// waitForMove waits until the move under way is done, for runs from
+// versionRemindAfterMove on; older runs dropped the reminder (an error
+// here means: drop it).
+func (b *booking) waitForMove(ctx workflow.Context) error {
+	if workflow.GetVersion(ctx, versionRemindAfterMove, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return errReminderDropped
+	}
+	return workflow.Await(ctx, func() bool { return !b.moving })
+}
+
+// errReminderDropped: a reminder due during a move in a run from before
+// versionRemindAfterMove.
+var errReminderDropped = errors.New("reminder due during a move: dropped")
 
 // runReplannable is run for bookings that can move: it waits for the next
 // reminder or the slot's end on a timer that a move interrupts, and then

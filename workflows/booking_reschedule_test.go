@@ -31,7 +31,7 @@ type calendarFake struct {
 	confirmE error
 	// confirmDelay is how long (workflow time) a confirmation takes.
 	confirmDelay time.Duration
-	holds    map[string]activities.HoldSlotInput
+	holds        map[string]activities.HoldSlotInput
 }
 
 // newMoveEnv is newBookingEnv with the calendar steps of a move.
@@ -261,6 +261,25 @@ func TestBookingRescheduleReminders(t *testing.T) {
 	require.Equal(t, []string{"reminder_24h0m0s", "rescheduled_1", "reminder_2h0m0s_move_1"}, f.kinds())
 	require.WithinDuration(t, newStart.Add(-2*time.Hour), f.sentAt[2], time.Second)
 	require.Contains(t, f.messages[2].Text, "bk_hold_1")
+}
+
+// TestBookingReminderDueDuringAMoveIsSentAfterIt: with a negative
+// reminder lead (the drill's) a reminder is due at once, also for the new
+// slot; one that comes due while the move is carried out waits for it and
+// goes out for the new time instead of being dropped.
+func TestBookingReminderDueDuringAMoveIsSentAfterIt(t *testing.T) {
+	f := &bookingFake{}
+	env := newMoveEnv(t, f, &calendarFake{confirmDelay: time.Minute})
+	in := lifecycleInput(env)
+	in.Reminders = []workflows.Duration{workflows.Duration(100 * time.Hour)}
+	in.Tuning.ReminderLead = workflows.Duration(-87600 * time.Hour)
+	var got answer
+	rescheduleAt(env, 0, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &got)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, got.err)
+	require.Contains(t, f.kinds(), "rescheduled_1")
+	require.Contains(t, f.kinds(), "reminder_100h0m0s_move_1", "the reminder for the new time: %v", f.kinds())
 }
 
 // TestBookingRescheduleThenCancel: a cancel after a move cancels the new

@@ -50,7 +50,7 @@ const (
 	awaitWindow = 30 * time.Minute
 	// echoWindow: how long the same change asked again (on another
 	// channel, in other words) is taken for an echo and not answered.
-	echoWindow = 15 * time.Minute
+	echoWindow       = 15 * time.Minute
 	maxRecentChanges = 10
 )
 
