@@ -48,6 +48,7 @@ var recordedHistories = []string{
 	"lifecycle-noshow.booking.json",
 	"lifecycle-reschedule.booking.json",
 	"conversation-changes.conversation.json",
+	"lifecycle-reminder.booking.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

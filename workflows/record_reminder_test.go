@@ -1,0 +1,41 @@
+package workflows_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// TestRecordHistoriesReminder records a lifecycle that sends a reminder
+// (due at once: a negative reminder lead, as the chaos drill runs it) and
+// is then cancelled, recorded open right after the cancel's answer. Runs
+// with `make histories`.
+func TestRecordHistoriesReminder(t *testing.T) {
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+	s := newRecordStack(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req := recordRequest(t, "+4915112340012", time.Thursday, 11)
+	req.SlotStart = testsupport.NextWeekdayAfter(t, time.Thursday, 11, 48*time.Hour) // a free cancellation
+	req.Terms = &activities.TenantTerms{Reminders: []time.Duration{100 * time.Hour}}
+	req.Tuning.ReminderLead = workflows.Duration(-87600 * time.Hour)
+	run, st := s.book(t, ctx, req)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	ref := run.GetID()
+	testsupport.Eventually(t, time.Minute, "the reminder sent", func() bool {
+		st, err := workflows.AppointmentLifecycle(ctx, s.tc, ref)
+		return err == nil && len(st.Reminders) == 1
+	})
+	answer, err := workflows.CancelAppointment(ctx, s.tc, ref, workflows.CancelUpdateID("demo", "record-reminder-1"), "recorded")
+	require.NoError(t, err)
+	require.Equal(t, workflows.StatusCancelled, answer.Status, answer.Reason)
+	writeHistory(t, fetchHistory(t, ctx, s.tc, workflows.BookingWorkflowID(ref), ""), "lifecycle-reminder.booking.json")
+}
