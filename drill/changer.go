@@ -175,8 +175,12 @@ func (c *changer) chat(ctx context.Context, a *appliedChange) {
 			c.d.whatsapp(ctx, s, text, rng)
 		}
 	}
-	if a.change.Kind == Cancel {
+	answer := "sent"
+	switch a.change.Kind {
+	case Cancel:
 		c.confirmLateCancel(ctx, s, rng)
+	case Reschedule:
+		answer = c.moveAnswer(ctx, a, s)
 	}
 	// A webhook never accepted counts in the traffic's refused events,
 	// which fail the drill; what the conversation made of it is in the
@@ -184,7 +188,8 @@ func (c *changer) chat(ctx context.Context, a *appliedChange) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.posts++
-	a.answer = "sent"
+	a.answer = answer
+	a.refused = answer == answerAlternatives
 	c.answers[a.answer]++
 }
 
@@ -217,6 +222,50 @@ func (c *changer) api(ctx context.Context, a *appliedChange) {
 		}
 	default:
 		c.post(ctx, a, key)
+	}
+}
+
+// Texts of the booking's answer to a move (template booking_rescheduled)
+// and of the conversation's alternatives for a taken slot (template
+// alternatives), German: the drill tenant's language.
+const (
+	movedText        = "Ihr Termin ist verschoben"
+	alternativesText = "ist leider schon vergeben"
+	// answerAlternatives: the new slot was taken; the booking stays (a
+	// refusal, not a lost change).
+	answerAlternatives = "alternatives"
+)
+
+// moveAnswer waits for what the customer hears back about a move: the
+// booking's message (moved), the alternatives for a taken slot (refused),
+// or, when neither comes, the last other reply, so a move without effect
+// says why.
+func (c *changer) moveAnswer(ctx context.Context, a *appliedChange, s Scenario) string {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(lateCancelWait)
+	last := "sent"
+	for {
+		for _, m := range c.e.twilio.Messages() {
+			if !strings.HasSuffix(m.To, s.Customer) || m.DateCreated.Before(a.sentAt.Add(-time.Second)) {
+				continue
+			}
+			switch {
+			case strings.Contains(m.Body, movedText):
+				return "moved"
+			case strings.Contains(m.Body, alternativesText):
+				return answerAlternatives
+			default:
+				last = "reply: " + m.Body
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return last
+		case <-deadline:
+			return last
+		case <-tick.C:
+		}
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +29,6 @@ import (
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/ops"
 )
 
 const (
@@ -184,7 +182,7 @@ func opsCodecServer(t *testing.T, cfg config.Config) *httptest.Server {
 	t.Helper()
 	pool := testsupport.Database(t)
 	gw, _ := stack.Gateway(cfg, pool, testsupport.Temporal(t), testsupport.Tenants(t, pool), stack.Logger(cfg, io.Discard))
-	srv := httptest.NewServer(gw.Handler())
+	srv := httptest.NewServer(gw.AdminHandler())
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -250,9 +248,7 @@ func TestCodecServerServesOperators(t *testing.T) {
 		jar, err := cookiejar.New(nil)
 		require.NoError(t, err)
 		c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := c.PostForm(f.srv.URL+ops.RouteLogin, url.Values{"token": {"dev-token"}})
-		require.NoError(t, err)
-		require.NoError(t, resp.Body.Close())
+		resp := testsupport.OpsSignIn(t, c, f.srv.URL, "dev-token") // the form with its login CSRF token, as a browser signs in
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 		require.Equal(t, f.orig.GetData(), f.answer(f.post(c, "/decode", mustJSON(t, f.enc), "")).GetData())
 	})
