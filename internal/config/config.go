@@ -131,6 +131,10 @@ type Config struct {
 	// 1 h). Negative: reminders already due are sent at once, which the
 	// chaos drill uses to see reminders although its slots are days away.
 	ReminderLead time.Duration
+	// Retention is BOOKONCE_RETENTION: personal data in the inbox, the
+	// outbox and past intents older than this is redacted by the worker's
+	// sweep (package retention).
+	Retention time.Duration
 
 	// LLMBaseURL, LLMAPIKey and LLMModel configure an OpenAI-compatible
 	// extractor; with LLMBaseURL empty the deterministic rules are used.
@@ -250,6 +254,7 @@ func (r *reader) settings() Config {
 		OutboxSendTimeout: r.dur("OUTBOX_SEND_TIMEOUT", "2m"),
 		ReconcileInterval: r.dur("RECONCILE_INTERVAL", "5m"),
 		ReconcileGrace:    r.dur("RECONCILE_GRACE", "5m"),
+		Retention:         r.dur("BOOKONCE_RETENTION", "720h"),
 		WorkerListen:      r.get("WORKER_LISTEN", "127.0.0.1:8083"),
 		LLMBaseURL:        r.url("LLM_BASE_URL", ""),
 		LLMAPIKey:         r.get("LLM_API_KEY", ""),

@@ -26,6 +26,7 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, "Europe/Berlin", c.Timezone.String())
 	require.Equal(t, 72*time.Hour, c.IdempotencyTTL)
 	require.Equal(t, 8233, c.TemporalUIPort)
+	require.Equal(t, 30*24*time.Hour, c.Retention)
 	tok, ok := c.TokenFor("demo")
 	require.True(t, ok)
 	require.Equal(t, "dev-token", tok)
@@ -46,6 +47,7 @@ func TestOverridesAndErrors(t *testing.T) {
 		"bad zone":     {"BOOKONCE_TIMEZONE": "Mars/Olympus"},
 		"bad format":   {"LOG_FORMAT": "xml"},
 		"bad port":     {"TEMPORAL_UI_PORT": "http"},
+		"no retention": {"BOOKONCE_RETENTION": "0s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := config.Load(env(e))
@@ -68,7 +70,7 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "README's configuration table lacks %s", k)
 	}
-	require.Len(t, looked, 53, "a new variable needs a README row and this count") // 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS
+	require.Len(t, looked, 54, "a new variable needs a README row and this count") // 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this

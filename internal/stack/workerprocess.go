@@ -15,8 +15,9 @@ import (
 const DialPatience = 2 * time.Minute
 
 // RunWorker is the worker process: the Temporal worker with every workflow
-// and activity, the outbox relay (when Twilio is configured) and the
-// worker's /healthz and /metrics, until ctx ends. cmd/worker runs it, and
+// and activity, the outbox relay (when Twilio is configured), the
+// retention sweep (every RECONCILE_INTERVAL) and the worker's /healthz and
+// /metrics, until ctx ends. cmd/worker runs it, and
 // the chaos drill runs it in child processes it can SIGKILL.
 func RunWorker(ctx context.Context, p Process) error {
 	cfg, log := p.Config, p.Log
@@ -46,7 +47,8 @@ func RunWorker(ctx context.Context, p Process) error {
 	}, log); err != nil {
 		return err
 	}
-	loops := []func(context.Context){RunTenants(tenants)}
+	sweeper := RetentionSweeper(cfg, p.Pool, reg, log)
+	loops := []func(context.Context){RunTenants(tenants), func(ctx context.Context) { sweeper.Run(ctx, cfg.ReconcileInterval) }}
 	if cfg.TwilioAuthToken == config.DevTwilioAuthToken && cfg.TwilioAPIURL == "" {
 		log.Warn("outbox sender disabled: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM to send messages")
 	} else {
