@@ -51,3 +51,22 @@ func TestDuplicatesBlockedAtTheOutbox(t *testing.T) {
 	require.Equal(t, "sent", e.row(first.ID).State)
 	require.Equal(t, 1.0, blocked(outbox.RouteReconcile))
 }
+
+// TestReserveAfterRedactionMeetsTheSameRow: a row the retention sweep
+// redacted (text and recipient blanked) is still the message reserved
+// for that booking and kind: reserving it again (a reset workflow) finds
+// it instead of failing with ErrConflict, and sends nothing new.
+func TestReserveAfterRedactionMeetsTheSameRow(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	msg := outbox.Message{Tenant: "tenant-outbox-redacted", Reference: "bk_r", Kind: "confirmation", Channel: "whatsapp", Recipient: customer,
+		Body: "Ihr Termin am Dienstag um 14 Uhr ist bestätigt."}
+	first, err := e.store.Reserve(ctx, "key-r", msg)
+	require.NoError(t, err)
+	_, err = e.store.Pool.Exec(ctx, `UPDATE outbox_messages SET body = '', recipient = '', redacted_at = now() WHERE id = $1`, first.ID)
+	require.NoError(t, err)
+	again, err := e.store.Reserve(ctx, "key-r", msg)
+	require.NoError(t, err)
+	require.Equal(t, first.ID, again.ID)
+}
