@@ -187,6 +187,10 @@ type Appointment struct {
 	Slot time.Time `json:"slot,omitzero"`
 }
 
+// movedLookback is how far back FindAppointments looks for intents: a
+// booking moved up to this far past its first slot is still found.
+const movedLookback = 90 * 24 * time.Hour
+
 // Current is the booking's slot now: the lifecycle's, else the intent's.
 func (ap Appointment) Current() time.Time {
 	if !ap.Slot.IsZero() {
@@ -217,7 +221,11 @@ func (a *Activities) FindAppointments(ctx context.Context, in FindAppointmentsIn
 	if a.Understanding.Dedup == nil {
 		return nil, temporal.NewNonRetryableApplicationError("no dedup store configured", ErrTypeDedupFinal, nil)
 	}
-	booked, err := a.Understanding.Dedup.Upcoming(ctx, in.Tenant, in.Customer)
+	// From further back than now: a booking moved later keeps its
+	// intent's first slot; what is over by its current slot is left out
+	// below.
+	now := time.Now()
+	booked, err := a.Understanding.Dedup.Since(ctx, in.Tenant, in.Customer, now.Add(-movedLookback))
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +250,9 @@ func (a *Activities) FindAppointments(ctx context.Context, in FindAppointmentsIn
 			if err := describeLifecycle(ctx, tc, &ap); err != nil {
 				return nil, err
 			}
+		}
+		if !ap.Current().After(now) {
+			continue // its slot (as moved) has passed: nothing to change
 		}
 		out = append(out, ap)
 	}

@@ -23,9 +23,17 @@ type Booked struct {
 // Retention does not apply: a booking made weeks ago for next month can
 // still be cancelled.
 func (s *Store) Upcoming(ctx context.Context, tenant, customer string) ([]Booked, error) {
+	return s.Since(ctx, tenant, customer, s.now())
+}
+
+// Since lists the customer's open intents whose (first) slot is after
+// since, earliest first. A booking moved later keeps its intent's first
+// slot, so a caller that wants it after that slot has passed asks from
+// further back and reads the current slot from the booking.
+func (s *Store) Since(ctx context.Context, tenant, customer string, since time.Time) ([]Booked, error) {
 	rows, err := s.Pool.Query(ctx, `SELECT intent_id, service, slot_start, workflow_id FROM booking_intents
 		WHERE tenant_id = $1 AND customer = $2 AND closed_at IS NULL AND slot_start > $3
-		ORDER BY slot_start, intent_id`, tenant, customer, s.now())
+		ORDER BY slot_start, intent_id`, tenant, customer, since)
 	if err != nil {
 		return nil, fmt.Errorf("dedup upcoming intents: %w", err)
 	}

@@ -126,6 +126,11 @@ const (
 // CancelRequest is the input of the cancel Update.
 type CancelRequest struct {
 	Reason string `json:"reason"`
+	// OnlyIfRefunded asks the booking to refuse (ErrTypeDepositWouldBeKept,
+	// before anything is recorded) a cancel that would keep the deposit:
+	// the caller told the customer nothing about losing it and must ask
+	// first. The booking's own window and clock decide, not the caller's.
+	OnlyIfRefunded bool `json:"only_if_refunded,omitempty"`
 }
 
 // maxCancelReason bounds the reason stored in the history.

@@ -16,6 +16,12 @@ import (
 // refuses: the booking is over (or its slot has begun). Nothing was done.
 const ErrTypeNotCancellable = "NotCancellable"
 
+// ErrTypeDepositWouldBeKept is the refusal of a cancel sent with
+// OnlyIfRefunded that falls inside the cancellation window of a booking
+// with a deposit. Nothing was done; ask the customer, then cancel without
+// the flag.
+const ErrTypeDepositWouldBeKept = "DepositWouldBeKept"
+
 // ErrTypeInvalidCancel is the error type of a malformed cancel request.
 const ErrTypeInvalidCancel = "InvalidCancel"
 
@@ -40,8 +46,12 @@ func (b *booking) validateCancel(ctx workflow.Context, in CancelRequest) error {
 	case StatusNeedsReview:
 		return temporal.NewApplicationError("a change of this booking waits for a person (review case "+b.state.ReviewCase+")", ErrTypeNotCancellable)
 	}
-	if !workflow.Now(ctx).Before(b.in.SlotStart) {
+	now := workflow.Now(ctx)
+	if !now.Before(b.in.SlotStart) {
 		return temporal.NewApplicationError("the appointment has begun: it cannot be cancelled", ErrTypeNotCancellable)
+	}
+	if in.OnlyIfRefunded && b.in.Deposit > 0 && now.After(b.in.SlotStart.Add(-b.window())) {
+		return temporal.NewApplicationError("a cancel now keeps the deposit (inside the cancellation window): ask the customer first", ErrTypeDepositWouldBeKept)
 	}
 	return nil
 }

@@ -87,6 +87,8 @@ func (b *booking) validateNoShow(ctx workflow.Context, in NoShowRequest) error {
 		return temporal.NewApplicationError("the booking is cancelled ("+string(b.state.Status)+"): it cannot be marked as a no-show", ErrTypeNotNoShow)
 	case b.state.Status == StatusNeedsReview:
 		return temporal.NewApplicationError("a change of this booking waits for a person (review case "+b.state.ReviewCase+")", ErrTypeNotNoShow)
+	case b.moving:
+		return temporal.NewApplicationError("the booking is being moved to another slot: mark the no-show once the move is done", ErrTypeNotNoShow)
 	case b.state.Status != StatusConfirmed && b.state.Status != StatusCompleted:
 		return temporal.NewApplicationError("the booking is "+string(b.state.Status)+": it cannot be marked as a no-show", ErrTypeNotNoShow)
 	}

@@ -82,8 +82,10 @@ func (b *booking) plan(start time.Time) []reminder {
 // or a cancellation is under way. While it sends, a cancel waits, so a
 // reminder never follows the cancellation message.
 func (b *booking) remind(ctx workflow.Context, r reminder) {
-	if b.moving && b.waitForMove(ctx) != nil {
-		return
+	if b.moving {
+		if b.waitForMove(ctx) != nil || r.move != len(b.state.Moves) {
+			return // the move planned this offset again for the new slot
+		}
 	}
 	if b.state.Status != StatusConfirmed || b.cancelling || b.moving {
 		return

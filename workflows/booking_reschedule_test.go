@@ -278,8 +278,7 @@ func TestBookingReminderDueDuringAMoveIsSentAfterIt(t *testing.T) {
 	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, got.err)
-	require.Contains(t, f.kinds(), "rescheduled_1")
-	require.Contains(t, f.kinds(), "reminder_100h0m0s_move_1", "the reminder for the new time: %v", f.kinds())
+	require.Equal(t, []string{"rescheduled_1", "reminder_100h0m0s_move_1"}, f.kinds(), "one reminder, for the new time")
 }
 
 // TestBookingRescheduleThenCancel: a cancel after a move cancels the new

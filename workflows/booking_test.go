@@ -380,3 +380,45 @@ func TestBookingCancelWaitsForAReminder(t *testing.T) {
 	require.Equal(t, workflows.MessageKindCancellation, f.messages[1].Kind)
 	require.False(t, f.sentAt[1].Before(f.sentAt[0].Add(10*time.Minute)), "the cancellation waited for the reminder")
 }
+
+// TestBookingCancelOnlyIfRefunded: a cancel sent on the condition that it
+// refunds (the conversation did not ask the customer about keeping the
+// deposit) is refused by the validator inside the booking's window, and
+// nothing happens; outside it, it cancels and refunds.
+func TestBookingCancelOnlyIfRefunded(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		at       time.Duration // after the start; the slot is at 72 h
+		rejected bool
+	}{
+		{"inside the window: refused, nothing done", 60 * time.Hour, true},
+		{"outside the window: cancelled and refunded", time.Hour, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &bookingFake{}
+			env := newBookingEnv(t, f)
+			var got answer
+			env.RegisterDelayedCallback(func() {
+				env.UpdateWorkflow(workflows.UpdateCancel, "c-1", &testsuite.TestUpdateCallback{
+					OnAccept:   func() {},
+					OnReject:   func(err error) { got.rejected, got.done = err, true },
+					OnComplete: func(any, error) { got.done = true },
+				}, workflows.CancelRequest{Reason: "by message", OnlyIfRefunded: true})
+			}, tc.at)
+			env.ExecuteWorkflow(workflows.BookingWorkflow, lifecycleInput(env))
+			require.NoError(t, env.GetWorkflowError())
+			require.True(t, got.done)
+			if !tc.rejected {
+				require.NoError(t, got.rejected)
+				require.Equal(t, 1, f.cancels)
+				require.Equal(t, 1, f.refunds)
+				return
+			}
+			var appErr *temporal.ApplicationError
+			require.ErrorAs(t, got.rejected, &appErr)
+			require.Equal(t, workflows.ErrTypeDepositWouldBeKept, appErr.Type())
+			require.Zero(t, f.cancels, "the booking stands")
+			require.Zero(t, f.refunds)
+		})
+	}
+}

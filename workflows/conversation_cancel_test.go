@@ -48,6 +48,8 @@ func TestConversationCancellationWish(t *testing.T) {
 			wantChange: []string{booked.WorkflowID}},
 		{name: "confirmed, deposit would be kept: asked first", now: slot.Add(-2 * time.Hour), appointments: []activities.Appointment{booked},
 			wantReply: "nicht erstattet"},
+		{name: "confirmed, but the booking's window says the deposit is kept: asked", now: farAhead, appointments: []activities.Appointment{booked},
+			changeErr: temporal.NewNonRetryableApplicationError("kept", workflows.ErrTypeDepositWouldBeKept, nil), wantReply: "nicht erstattet"},
 		{name: "confirmed, but the slot has begun", now: farAhead, appointments: []activities.Appointment{booked},
 			changeErr: temporal.NewNonRetryableApplicationError("begun", workflows.ErrTypeNotCancellable, nil), wantReply: "nicht mehr storniert"},
 		{name: "confirmed, the booking unreachable: review", now: farAhead, appointments: []activities.Appointment{booked},

@@ -101,7 +101,7 @@ func (c *conversation) followUp(ctx workflow.Context, ev InboundEvent, r *intent
 			}
 			for _, ap := range found {
 				if ap.WorkflowID == aw.AppointmentID {
-					c.cancelConfirmed(ctx, ev, ap)
+					c.cancelConfirmed(ctx, ev, ap, false) // the customer said yes to keeping the deposit
 					return true
 				}
 			}

@@ -108,31 +108,43 @@ func (c *conversation) alreadyCancelled(ctx workflow.Context, ev InboundEvent, c
 
 // cancelAsk cancels a confirmed booking, or first asks the customer to
 // confirm when the tenant's window has passed and the deposit would be
-// kept: they are told before, not after.
+// kept: they are told before, not after. The conversation's view of the
+// window may differ from the booking's (a policy changed since, a cancel
+// at the boundary), so a cancel it believes free is sent on the condition
+// that it refunds; the booking refuses it otherwise, and then the
+// customer is asked.
 func (c *conversation) cancelAsk(ctx workflow.Context, ev InboundEvent, ap activities.Appointment) {
-	amount, currency := c.deposit(ap.Service)
+	amount, _ := c.deposit(ap.Service)
 	window := DefaultCancellationWindow
 	if c.in.Terms != nil && c.in.Terms.CancellationWindow > 0 {
 		window = c.in.Terms.CancellationWindow
 	}
-	now := workflow.Now(ctx)
-	if amount <= 0 || !now.After(ap.Current().Add(-window)) {
-		c.cancelConfirmed(ctx, ev, ap)
+	if amount <= 0 || !workflow.Now(ctx).After(ap.Current().Add(-window)) {
+		c.cancelConfirmed(ctx, ev, ap, true)
 		return
 	}
-	c.in.Awaiting = &AwaitedChange{Kind: ChangeCancel, AppointmentID: ap.WorkflowID, Service: ap.Service, AskedAt: now}
+	c.askKeepDeposit(ctx, ev, ap)
+}
+
+// askKeepDeposit tells the customer the deposit would be kept and waits
+// for their "Ja" (followUp).
+func (c *conversation) askKeepDeposit(ctx workflow.Context, ev InboundEvent, ap activities.Appointment) {
+	amount, currency := c.deposit(ap.Service)
+	c.in.Awaiting = &AwaitedChange{Kind: ChangeCancel, AppointmentID: ap.WorkflowID, Service: ap.Service, AskedAt: workflow.Now(ctx)}
 	data := c.slot(ap.Service, ap.Current())
 	data.Amount = money(amount, currency, language(c.in.Terms))
 	c.reply(ctx, ev, c.text(tenants.TemplateCancelConfirmKept, data))
 }
 
-// cancelConfirmed sends the booking its cancel Update. The booking sends
-// the cancellation message; the conversation answers only a refusal or a
-// failure.
-func (c *conversation) cancelConfirmed(ctx workflow.Context, ev InboundEvent, ap activities.Appointment) {
+// cancelConfirmed sends the booking its cancel Update (onlyIfRefunded:
+// on the condition that it refunds). The booking sends the cancellation
+// message; the conversation answers only a refusal or a failure.
+func (c *conversation) cancelConfirmed(ctx workflow.Context, ev InboundEvent, ap activities.Appointment, onlyIfRefunded bool) {
 	slot := c.slot(ap.Service, ap.Current())
-	st, err := c.changeBooking(ctx, ev, ap, ChangeCancel, CancelRequest{Reason: "asked by the customer (" + string(ev.Channel) + ")"})
+	st, err := c.changeBooking(ctx, ev, ap, ChangeCancel, CancelRequest{Reason: "asked by the customer (" + string(ev.Channel) + ")", OnlyIfRefunded: onlyIfRefunded})
 	switch {
+	case errorType(err) == ErrTypeDepositWouldBeKept:
+		c.askKeepDeposit(ctx, ev, ap)
 	case err == nil && st.Status == StatusNeedsReview:
 		c.reply(ctx, ev, c.text(tenants.TemplateCancelConfirmed, slot))
 	case err == nil:

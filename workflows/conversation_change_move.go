@@ -65,8 +65,12 @@ func (c *conversation) move(ctx workflow.Context, ev InboundEvent, ap activities
 		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
 		return
 	}
-	_, err := c.changeBooking(ctx, ev, ap, ChangeReschedule, RescheduleRequest{Start: r.Start.UTC()})
+	st, err := c.changeBooking(ctx, ev, ap, ChangeReschedule, RescheduleRequest{Start: r.Start.UTC()})
 	switch {
+	case err == nil && st.Status == StatusNeedsReview:
+		// The new slot is booked, the old one could not be cancelled: the
+		// booking sent no message, a person settles it.
+		c.reply(ctx, ev, c.text(tenants.TemplateChangeReview, c.slot(ap.Service, ap.Current())))
 	case err == nil:
 	case errorType(err) == activities.ErrTypeSlotUnavailable:
 		c.in.Awaiting = &AwaitedChange{Kind: ChangeReschedule, AppointmentID: ap.WorkflowID, Service: ap.Service, AskedAt: workflow.Now(ctx)}
