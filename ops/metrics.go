@@ -32,7 +32,7 @@ func RegistryCollector() prometheus.Collector {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
 	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricRegistry,
-		Help: "Names this metrics registry, so that a page summing several scrapes counts each registry once.",
+		Help:        "Names this metrics registry, so that a page summing several scrapes counts each registry once.",
 		ConstLabels: prometheus.Labels{"registry": hex.EncodeToString(b)}})
 	g.Set(1)
 	return g
