@@ -16,8 +16,9 @@ import (
 // drill runs as child processes, and its own PostgreSQL cluster.
 type Crashes struct {
 	// APIKillEvery is how often the calendar or the payment API process
-	// (drawn at random) is SIGKILLed and started again at once on its
-	// port, until every booking has settled; 0: never.
+	// (drawn at random; in the scaled topology any replica of them or of
+	// the gateway) is SIGKILLed and started again at once on its port,
+	// until every booking has settled; 0: never.
 	APIKillEvery time.Duration
 	// RestartPostgres crashes the drill's PostgreSQL cluster once
 	// (pg_ctl -m immediate stop: no checkpoint, WAL replay at the next

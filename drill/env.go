@@ -33,7 +33,9 @@ import (
 // observes (the fake Twilio, a fault proxy in front of each downstream,
 // and the webhook gateway); what it crashes runs as child processes of
 // its own executable (the workers, the calendar and payment APIs, the
-// Temporal server) or is a private PostgreSQL cluster it started.
+// Temporal server) or is a private PostgreSQL cluster it started. In the
+// scaled topology the gateways are child processes too, and round-robin
+// proxies stand in front of every replicated service.
 type env struct {
 	opts     Options
 	cfg      config.Config
