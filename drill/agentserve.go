@@ -34,7 +34,13 @@ func (e *env) startAgent(ctx context.Context, reg *prometheus.Registry, registry
 	e.wg.Add(2)
 	go func() { defer e.wg.Done(); _ = svc.Serve(ctx, l) }()
 	go func() { defer e.wg.Done(); tools.RunReaper(ctx, stack.ReapEvery) }()
-	p, err := chaos.New("http://"+l.Addr().String(), e.opts.Agent,
+	return e.proxyAgent(ctx, "http://"+l.Addr().String())
+}
+
+// proxyAgent puts the agents' fault proxy in front of the agent tools at
+// upstream and sets e.agentURL to it.
+func (e *env) proxyAgent(ctx context.Context, upstream string) error {
+	p, err := chaos.New(upstream, e.opts.Agent,
 		chaos.WithRand(mrand.New(mrand.NewPCG(e.opts.Seed, 0xa9e))))
 	if err != nil {
 		return fmt.Errorf("%s proxy: %w", upstreamAgent, err)

@@ -16,8 +16,9 @@ import (
 // drill runs as child processes, and its own PostgreSQL cluster.
 type Crashes struct {
 	// APIKillEvery is how often the calendar or the payment API process
-	// (drawn at random) is SIGKILLed and started again at once on its
-	// port, until every booking has settled; 0: never.
+	// (drawn at random; in the scaled topology any replica of them or of
+	// the gateway) is SIGKILLed and started again at once on its port,
+	// until every booking has settled; 0: never.
 	APIKillEvery time.Duration
 	// RestartPostgres crashes the drill's PostgreSQL cluster once
 	// (pg_ctl -m immediate stop: no checkpoint, WAL replay at the next
@@ -102,10 +103,9 @@ func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
 // conductor brings the services and the database down as Crashes says.
 type conductor struct {
 	crashes  Crashes
-	apis     map[string]*service
+	apis     map[string][]*service
 	temporal *service
 	cluster  *postgres.Cluster
-	scrapers map[string]*remoteGatherer
 	log      *crashLog
 	progress func(string, ...any)
 }
@@ -144,47 +144,62 @@ func (c *conductor) oneShots(ctx context.Context) {
 	}
 }
 
-// outage keeps one API down for longer than a step retries.
+// outage keeps one API down for longer than a step retries: every
+// replica of it (an outage of the service, not of a process).
 func (c *conductor) outage(ctx context.Context, wait func(time.Duration) bool) {
 	name := c.crashes.OutageOf
 	if name == "" {
 		name = upstreamPayments
 	}
-	svc := c.apis[name]
-	if svc == nil {
+	replicas := c.apis[name]
+	if len(replicas) == 0 {
 		c.progress("no outage: unknown service %q", name)
 		return
 	}
-	svc.crashing.Lock()
-	defer svc.crashing.Unlock()
+	for _, svc := range replicas {
+		svc.crashing.Lock()
+		defer svc.crashing.Unlock()
+	}
 	c.log.record("outage", name, fmt.Sprintf("SIGKILL, kept down %s", c.crashes.Outage), c.progress,
 		func() error {
-			c.scrapers[name].save()
-			return svc.stop(syscall.SIGKILL, 10*time.Second)
+			for _, svc := range replicas {
+				svc.metrics.save()
+				if err := svc.stop(syscall.SIGKILL, 10*time.Second); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 		func() error {
 			wait(c.crashes.Outage)
-			return svc.start(context.WithoutCancel(ctx))
+			for _, svc := range replicas {
+				if err := svc.start(context.WithoutCancel(ctx)); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 }
 
-// killAPIs SIGKILLs a random API process every APIKillEvery and starts it
-// again at once, until ctx ends. An API held down by an outage is spared.
+// killAPIs SIGKILLs a random API process (in the scaled topology: any
+// replica of the calendar, the payment API or the gateway) every
+// APIKillEvery and starts it again at once, until ctx ends. One at a
+// time, each back before the next kill: a replica's twin stays up. An
+// API held down by an outage is spared.
 func (c *conductor) killAPIs(ctx context.Context, rng *rand.Rand) {
 	if c.crashes.APIKillEvery <= 0 {
 		return
 	}
-	names := []string{upstreamCalendar, upstreamPayments}
+	targets := killTargets(c.apis)
 	every(ctx, c.crashes.APIKillEvery, func() {
-		name := names[rng.IntN(len(names))]
-		svc := c.apis[name]
+		svc := targets[rng.IntN(len(targets))]
 		if !svc.crashing.TryLock() { // in an outage: leave it down
 			return
 		}
 		defer svc.crashing.Unlock()
-		c.log.record("api_kill", name, "SIGKILL", c.progress,
+		c.log.record("api_kill", svc.name, "SIGKILL", c.progress,
 			func() error {
-				c.scrapers[name].save()
+				svc.metrics.save()
 				return svc.stop(syscall.SIGKILL, 10*time.Second)
 			},
 			func() error { return svc.start(context.WithoutCancel(ctx)) })

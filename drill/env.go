@@ -24,7 +24,6 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/internal/postgres"
-	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
@@ -34,29 +33,39 @@ import (
 // observes (the fake Twilio, a fault proxy in front of each downstream,
 // and the webhook gateway); what it crashes runs as child processes of
 // its own executable (the workers, the calendar and payment APIs, the
-// Temporal server) or is a private PostgreSQL cluster it started.
+// Temporal server) or is a private PostgreSQL cluster it started. In the
+// scaled topology the gateways are child processes too, and round-robin
+// proxies stand in front of every replicated service.
 type env struct {
-	opts      Options
-	cfg       config.Config
-	pool      *pgxpool.Pool
-	adminURL  string
-	dbName    string
-	dbURL     string
-	cluster   *postgres.Cluster // nil: a server the drill did not start
-	pgDir     string
-	temporal  *service
-	apis      map[string]*service
-	scrapers  map[string]*remoteGatherer
-	tc        client.Client
-	twilio    *twilio.FakeServer
-	proxies   map[string]*chaos.Proxy
-	exchanges *exchangeLog
-	gateway   *channels.Gateway
-	gwURL     string
-	staffURL  string // the gateway's admin listener: review and booking APIs, ops page
-	agentURL  string // the agent tools, through their fault proxy
-	gatherers []prometheus.Gatherer
-	workerEnv []string
+	opts     Options
+	cfg      config.Config
+	pool     *pgxpool.Pool
+	adminURL string
+	dbName   string
+	dbURL    string
+	cluster  *postgres.Cluster // nil: a server the drill did not start
+	pgDir    string
+	temporal *service
+	// apis are the replicas of each service the drill runs and kills,
+	// by upstream (calendar, payments; gateway in the scaled topology).
+	apis map[string][]*service
+	// replicaAddrs are the API replicas' addresses, by upstream;
+	// gatewayAddrs the gateway replicas' (scaled topology only).
+	replicaAddrs map[string][]string
+	gatewayAddrs []gatewayAddrs
+	tc           client.Client
+	twilio       *twilio.FakeServer
+	proxies      map[string]*chaos.Proxy
+	exchanges    *exchangeLog
+	gateway      *channels.Gateway
+	gwURL        string
+	staffURL     string // the gateway's admin listener: review and booking APIs, ops page
+	agentURL     string // the agent tools, through their fault proxy
+	// agentFront is the round robin over the gateway replicas' agent
+	// listeners (scaled topology only).
+	agentFront string
+	gatherers  []prometheus.Gatherer
+	workerEnv  []string
 	// changes sends the customers' cancels and moves; nil until the drive.
 	changes *changer
 
@@ -81,7 +90,7 @@ const (
 func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	ctx, cancel := context.WithCancel(parent)
 	e := &env{opts: opts, cancel: cancel, proxies: map[string]*chaos.Proxy{}, exchanges: &exchangeLog{},
-		apis: map[string]*service{}, scrapers: map[string]*remoteGatherer{}}
+		apis: map[string][]*service{}}
 	defer func() {
 		if err != nil {
 			e.close(false)
@@ -109,15 +118,22 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	}
 	// The gateway's address comes first: the payment API's processes
 	// deliver their webhooks to it (through a fault proxy) from the start.
-	gwListener, err := web.Listen("127.0.0.1:0")
-	if err != nil {
-		return e, err
+	var gwListener net.Listener
+	upstreams := map[string]string{upstreamCalendar: "http://" + addrs[1], upstreamPayments: "http://" + addrs[2], upstreamTwilio: e.twilio.URL()}
+	e.replicaAddrs = map[string][]string{upstreamCalendar: {addrs[1]}, upstreamPayments: {addrs[2]}}
+	if opts.Topology == TopologyScaled {
+		if upstreams, err = e.frontReplicas(ctx); err != nil {
+			return e, err
+		}
+	} else {
+		if gwListener, err = web.Listen("127.0.0.1:0"); err != nil {
+			return e, err
+		}
+		e.stops = append(e.stops, func() { _ = gwListener.Close() })
+		e.gwURL = "http://" + gwListener.Addr().String()
+		upstreams[upstreamWebhooks] = e.gwURL
 	}
-	e.stops = append(e.stops, func() { _ = gwListener.Close() })
-	e.gwURL = "http://" + gwListener.Addr().String()
-	proxied, err := e.startProxies(ctx, map[string]string{
-		upstreamCalendar: "http://" + addrs[1], upstreamPayments: "http://" + addrs[2], upstreamTwilio: e.twilio.URL(),
-		upstreamWebhooks: e.gwURL})
+	proxied, err := e.startProxies(ctx, upstreams)
 	if err != nil {
 		return e, err
 	}
@@ -141,6 +157,13 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	}
 	if err := e.dialTemporal(ctx); err != nil {
 		return e, err
+	}
+	if opts.Topology == TopologyScaled {
+		if err := e.startGatewayReplicas(ctx, vars, proxied); err != nil {
+			return e, err
+		}
+		e.workerEnv = envList(vars)
+		return e, nil
 	}
 	adminListener, err := web.Listen("127.0.0.1:0")
 	if err != nil {
@@ -170,34 +193,6 @@ func (e *env) dialTemporal(ctx context.Context) error {
 	return workflows.EnsureSearchAttributes(ctx, e.tc, e.cfg.TemporalNamespace)
 }
 
-// gatewayListeners are the gateway's two: the public one Twilio and the
-// payment API call, and the admin one the drill's operator uses.
-type gatewayListeners struct{ public, admin net.Listener }
-
-// startGateway serves the gateway in process, talking to the APIs and
-// Twilio through their fault proxies (proxied, by upstream), and adds
-// its URLs to vars, the workers' environment.
-func (e *env) startGateway(ctx context.Context, l gatewayListeners, vars map[string]string, proxied map[string]string) error {
-	// The gateway verifies signatures against the URL Twilio calls: its own.
-	e.cfg.PublicBaseURL = e.gwURL
-	vars["PUBLIC_BASE_URL"] = e.gwURL
-	vars["CALENDAR_URL"], vars["PAYMENTS_URL"], vars["TWILIO_API_URL"] = proxied[upstreamCalendar], proxied[upstreamPayments], proxied[upstreamTwilio]
-	var gwReg *prometheus.Registry
-	calendarMetrics, paymentsMetrics := e.scrapers[upstreamCalendar], e.scrapers[upstreamPayments]
-	tenants, err := stack.LoadTenants(ctx, e.cfg, e.pool, e.opts.Log)
-	if err != nil {
-		return err
-	}
-	e.gateway, gwReg = stack.Gateway(e.cfg, e.pool, e.tc, tenants, e.opts.Log, calendarMetrics, paymentsMetrics)
-	e.gatherers = []prometheus.Gatherer{gwReg, calendarMetrics, paymentsMetrics}
-	svc, admin := stack.GatewayService(e.gateway, gwReg, e.opts.Log), stack.AdminService(e.gateway, gwReg, e.opts.Log)
-	e.wg.Add(3)
-	go func() { defer e.wg.Done(); _ = svc.Serve(ctx, l.public) }()
-	go func() { defer e.wg.Done(); _ = admin.Serve(ctx, l.admin) }()
-	go func() { defer e.wg.Done(); e.gateway.RunRelay(ctx, 2*time.Second) }()
-	return e.startAgent(ctx, gwReg, tenants, proxied[upstreamCalendar])
-}
-
 // startServices starts the Temporal server and the two APIs as child
 // processes on the addresses of the configuration (fixed for the whole
 // drill, so every client reaches the next incarnation after a crash).
@@ -215,14 +210,22 @@ func (e *env) startServices(ctx context.Context, env []string) error {
 	if err := e.temporal.start(ctx); err != nil {
 		return err
 	}
-	for _, a := range []struct{ name, role, addr string }{
-		{upstreamCalendar, roleCalendar, e.cfg.CalendarListen}, {upstreamPayments, rolePayments, e.cfg.PaymentsListen},
+	for _, a := range []struct{ name, role, listen string }{
+		{upstreamCalendar, roleCalendar, "CALENDAR_LISTEN"}, {upstreamPayments, rolePayments, "PAYMENTS_LISTEN"},
 	} {
-		svc := newService(a.name, a.role, a.addr, env, e.opts, httpReady(a.addr))
-		e.apis[a.name], e.scrapers[a.name] = svc, newRemoteGatherer(a.addr)
-		e.stops = append(e.stops, svc.close)
-		if err := svc.start(ctx); err != nil {
-			return err
+		addrs := e.replicaAddrs[a.name]
+		for i, addr := range addrs {
+			senv := env
+			if len(addrs) > 1 { // a replica listens on its own address, behind the round robin
+				senv = append(append([]string(nil), env...), a.listen+"="+addr)
+			}
+			svc := newService(replicaName(a.name, i, len(addrs)), a.role, addr, senv, e.opts, httpReady(addr))
+			svc.metrics = newRemoteGatherer(addr)
+			e.apis[a.name] = append(e.apis[a.name], svc)
+			e.stops = append(e.stops, svc.close)
+			if err := svc.start(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

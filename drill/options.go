@@ -18,7 +18,11 @@ type Options struct {
 	Bookings int
 	// Concurrency is how many customers talk at the same time.
 	Concurrency int
-	// Workers is how many worker processes run at once.
+	// Topology is how many replicas of each process run: TopologySingle
+	// (the default) or TopologyScaled.
+	Topology Topology
+	// Workers is how many worker processes run at once (0: 2, or 3 in the
+	// scaled topology).
 	Workers int
 	// KillEvery is how often one worker process is SIGKILLed (and a new
 	// one started) until every booking has settled.
@@ -150,8 +154,14 @@ func (o Options) withDefaults() Options {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 24
 	}
+	if o.Topology == "" {
+		o.Topology = TopologySingle
+	}
 	if o.Workers <= 0 {
 		o.Workers = 2
+		if o.Topology == TopologyScaled {
+			o.Workers = scaledWorkers
+		}
 	}
 	if o.KillEvery <= 0 {
 		o.KillEvery = 20 * time.Second

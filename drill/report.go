@@ -12,13 +12,17 @@ import (
 
 // Report is the drill's result: the pilot metrics of the seeds.
 type Report struct {
-	StartedAt time.Time    `json:"started_at"`
-	Seconds   float64      `json:"seconds"`
-	Command   string       `json:"command,omitempty"`
-	Seed      uint64       `json:"seed"`
-	Bookings  int          `json:"bookings"`
-	Scenarios map[Kind]int `json:"scenarios"`
-	Traffic   Traffic      `json:"traffic"`
+	StartedAt time.Time `json:"started_at"`
+	Seconds   float64   `json:"seconds"`
+	Command   string    `json:"command,omitempty"`
+	Seed      uint64    `json:"seed"`
+	// Topology is the processes the drill ran; Throughput how fast they
+	// settled the bookings.
+	Topology   TopologyReport `json:"topology"`
+	Throughput Throughput     `json:"throughput"`
+	Bookings   int            `json:"bookings"`
+	Scenarios  map[Kind]int   `json:"scenarios"`
+	Traffic    Traffic        `json:"traffic"`
 	// Faults injected per proxy and fault; WorkerKills are SIGKILLs.
 	Faults         map[string]map[chaos.Fault]int `json:"faults"`
 	WorkersStarted int                            `json:"workers_started"`
@@ -180,6 +184,7 @@ func (r *Report) check() {
 func (r *Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "bookings %d in %.0fs (seed %d); %s\n", r.Bookings, r.Seconds, r.Seed, r.Traffic)
+	fmt.Fprintf(&b, "topology %s; throughput %s\n", r.Topology, r.Throughput)
 	fmt.Fprintf(&b, "scenarios: %s\n", kindLine(r.Scenarios))
 	fmt.Fprintf(&b, "agent tools: %s\n", r.Agent)
 	fmt.Fprintf(&b, "faults injected: %s; worker processes SIGKILLed: %d\n", faultLine(r.Faults), r.WorkerKills)

@@ -18,6 +18,9 @@ import (
 // database is dropped afterwards unless the drill failed.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
+	if !opts.Topology.valid() {
+		return nil, fmt.Errorf("unknown topology %q (%s or %s)", opts.Topology, TopologySingle, TopologyScaled)
+	}
 	if err := opts.prepareLogDir(); err != nil {
 		return nil, err
 	}
@@ -99,6 +102,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	bg.Add(1)
 	go func() { defer bg.Done(); e.reportProgress(sending, d, opts) }()
 	opts.progress("driving %d bookings as %d customers, %d at a time", opts.Bookings, len(all), opts.Concurrency)
+	firstWebhook := time.Now()
 	d.run(runCtx, all, opts.Concurrency, opts.Seed)
 	doneSending()
 	if _, kills := ws.counts(); kills == 0 {
@@ -115,6 +119,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	case <-runCtx.Done():
 	}
 	states, err := e.settle(runCtx, all, opts.SettleTimeout, opts.progress)
+	throughput := newThroughput(len(states), firstWebhook, time.Now())
 	if err == nil {
 		// The last bookings' changes go out now; their effects settle
 		// while the kills go on.
@@ -131,6 +136,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	if err != nil {
 		return nil, false, err
 	}
+	r.Topology, r.Throughput = e.topologyReport(), throughput
 	r.Payments = pay.snapshot()
 	r.Agent = d.agent.snapshot(e.twilio)
 	r.Failures = append(r.Failures, r.Agent.failures()...)
@@ -164,7 +170,7 @@ func byCustomer(all []Scenario) map[string]Scenario {
 func (e *env) injectFaults(runCtx, inFlight context.Context, bg *sync.WaitGroup, ws *workers, opts Options, log *crashLog, crashes *crashList) <-chan struct{} {
 	killRng := rand.New(rand.NewPCG(opts.Seed, 2)) // the killer's own: rand.Rand is not safe for concurrent use
 	c := &conductor{crashes: *opts.Crashes, apis: e.apis, temporal: e.temporal, cluster: e.cluster,
-		scrapers: e.scrapers, log: log, progress: opts.progress}
+		log: log, progress: opts.progress}
 	oneShotsDone := make(chan struct{})
 	bg.Add(4)
 	go func() { defer bg.Done(); every(inFlight, opts.KillEvery, func() { _ = ws.killOne(killRng) }) }()
@@ -297,7 +303,7 @@ func (e *env) report(ctx context.Context, opts Options, all []Scenario, states [
 // reports it: a crash the drill did not cause is a finding.
 func (e *env) watchServices(ctx context.Context, report func(string)) {
 	var wg sync.WaitGroup
-	for _, svc := range []*service{e.temporal, e.apis[upstreamCalendar], e.apis[upstreamPayments]} {
+	for _, svc := range append([]*service{e.temporal}, killTargets(e.apis)...) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -74,6 +74,9 @@ func (g *remoteGatherer) Gather() ([]*dto.MetricFamily, error) {
 // save adds the running incarnation's carried counters to the total; the
 // drill calls it right before a kill.
 func (g *remoteGatherer) save() {
+	if g == nil {
+		return
+	}
 	families, err := g.scrape()
 	if err != nil {
 		return

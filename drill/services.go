@@ -25,6 +25,9 @@ type service struct {
 	env   []string
 	opts  Options
 	ready func(ctx context.Context) error
+	// metrics reads the process's /metrics across its incarnations (nil
+	// for the Temporal server).
+	metrics *remoteGatherer
 
 	mu     sync.Mutex
 	cmd    *childProc

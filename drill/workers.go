@@ -28,6 +28,7 @@ const (
 	roleCalendar  = "calendar"
 	rolePayments  = "payments"
 	roleTemporal  = "temporal"
+	roleGateway   = "gateway"
 	temporalDBEnv = "BOOKONCE_DRILL_TEMPORAL_DB"
 	// temporalPortsEnv lists the Temporal server's seven internal ports,
 	// comma-separated, the same for every incarnation.
@@ -35,11 +36,12 @@ const (
 )
 
 // RunWorkerIfAsked turns this process into the child the drill started it
-// as (a worker, the calendar API, the payment API or the Temporal server)
+// as (a worker, the calendar API, the payment API, a gateway replica or
+// the Temporal server)
 // and never returns then. cmd/chaos calls it first in main and the drill's
 // tests in TestMain, so the drill needs no separate binaries and runs
 // exactly the production code of each (stack.RunWorker, stack.RunCalendar,
-// stack.RunPayments, devserver.StartTemporal).
+// stack.RunPayments, stack.RunGateway, devserver.StartTemporal).
 func RunWorkerIfAsked() {
 	switch role := os.Getenv(roleEnv); role {
 	case "":
@@ -50,6 +52,8 @@ func RunWorkerIfAsked() {
 		stack.Command("calendar API", config.CalendarSecrets, stack.RunCalendar)
 	case rolePayments:
 		stack.Command("payment API", config.PaymentsSecrets, stack.RunPayments)
+	case roleGateway:
+		stack.Command("gateway", config.GatewaySecrets, stack.RunGateway)
 	case roleTemporal:
 		runTemporal()
 	default:

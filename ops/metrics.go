@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"sort"
@@ -8,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -16,7 +19,37 @@ const (
 	MetricDuplicatesBlocked = "bookonce_duplicates_blocked_total"
 	MetricDedupDecisions    = "bookonce_dedup_decisions_total"
 	MetricReconcilerRepairs = "bookonce_reconciler_repairs_total"
+	// MetricRegistry names the registry a /metrics exposition comes from
+	// (label "registry", random per registry), so that the page counts
+	// each registry once: with replicas, OPS_SCRAPE_URLS lists every
+	// replica, its own gateway's admin listener included.
+	MetricRegistry = "bookonce_registry_info"
 )
+
+// RegistryCollector returns the gauge that names a registry (MetricRegistry,
+// value 1); every service registry carries one.
+func RegistryCollector() prometheus.Collector {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricRegistry,
+		Help:        "Names this metrics registry, so that a page summing several scrapes counts each registry once.",
+		ConstLabels: prometheus.Labels{"registry": hex.EncodeToString(b)}})
+	g.Set(1)
+	return g
+}
+
+// registryOf returns the registry name a gather carries ("" when none:
+// such a gather is always counted).
+func registryOf(mfs []*dto.MetricFamily) string {
+	for _, mf := range mfs {
+		if mf.GetName() == MetricRegistry {
+			for _, m := range mf.GetMetric() {
+				return label(m, "registry")
+			}
+		}
+	}
+	return ""
+}
 
 // HistoryMinutes is how far back the in-memory history goes (one sample a
 // minute; a restart starts it again, Prometheus keeps the real history).
@@ -74,10 +107,13 @@ func label(m *dto.Metric, name string) string {
 }
 
 // gather sums the counters over all gatherers (each process registry holds
-// its own layers; a counter present in two is added).
+// its own layers; a counter present in two registries is added). A
+// registry met twice (the page's own, scraped again through a replica
+// list, or a replica listed twice) counts once.
 func (p *Page) gather() (map[string]float64, []error) {
 	values := map[string]float64{}
 	var errs []error
+	seen := map[string]bool{}
 	for _, g := range p.Gatherers {
 		if g == nil {
 			continue
@@ -85,6 +121,12 @@ func (p *Page) gather() (map[string]float64, []error) {
 		mfs, err := g.Gather()
 		if err != nil {
 			errs = append(errs, err) // partial results are still useful
+		}
+		if id := registryOf(mfs); id != "" {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
 		}
 		for _, mf := range mfs {
 			switch mf.GetName() {

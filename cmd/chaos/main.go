@@ -95,7 +95,8 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	var (
 		n           = fs.Int("n", 1000, "bookings to drive (a genuine second booking counts as two)")
 		concurrency = fs.Int("concurrency", 24, "customers talking at the same time")
-		workers     = fs.Int("workers", 2, "worker processes running at once")
+		workers     = fs.Int("workers", 2, "worker processes running at once (3 in the scaled topology unless given)")
+		topology    = fs.String("topology", string(drill.TopologySingle), `"single": one gateway (in the drill's process), the workers, one calendar and one payment API process; "scaled": two gateway processes, three workers, two calendar and two payment API processes, each kind behind a round-robin proxy, every replica SIGKILLed at random`)
 		killEvery   = fs.Duration("kill-every", 20*time.Second, "SIGKILL one worker process this often until every booking has settled")
 		seed        = fs.Uint64("seed", 0, "seed of the scenario mix and the fault draws (0: from the clock)")
 		settle      = fs.Duration("settle-timeout", 20*time.Minute, "how long to wait for every booking to end")
@@ -118,6 +119,10 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	if *deposits != "link" && *deposits != "card" {
 		return opts, "", usageExit(fs, errors.New(`-deposits must be "link" or "card"`), stdout, stderr)
 	}
+	topo := drill.Topology(*topology)
+	if topo != drill.TopologySingle && topo != drill.TopologyScaled {
+		return opts, "", usageExit(fs, errors.New(`-topology must be "single" or "scaled"`), stdout, stderr)
+	}
 	mode := drill.ChangeMode(*changes)
 	if mode != drill.ChangesAPI && mode != drill.ChangesChat && mode != drill.ChangesOff {
 		return opts, "", usageExit(fs, errors.New(`-changes must be "api", "chat" or "off"`), stdout, stderr)
@@ -132,10 +137,13 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	if err != nil {
 		return opts, "", usageExit(fs, err, stdout, stderr)
 	}
-	opts = drill.Options{Bookings: *n, Concurrency: *concurrency, Workers: *workers, KillEvery: *killEvery,
+	opts = drill.Options{Bookings: *n, Concurrency: *concurrency, Topology: topo, Workers: *workers, KillEvery: *killEvery,
 		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr, Crashes: c,
 		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"], Webhooks: faults["webhooks"], Agent: faults["agent"],
 		CardDeposits: *deposits == "card", Changes: mode, CancelShare: shareFlag(*cancels), RescheduleShare: shareFlag(*moves)}
+	if topo == drill.TopologyScaled && !flagSet(fs, "workers") {
+		opts.Workers = 0 // the topology's
+	}
 	if *noFaults {
 		opts.Calendar, opts.Payments, opts.Twilio, opts.Webhooks, opts.Agent = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
 	}
@@ -156,7 +164,7 @@ func shareFlag(pct int) int {
 func crashFlags(fs *flag.FlagSet) func() (*drill.Crashes, error) {
 	def := drill.DefaultCrashes()
 	var (
-		killAPIs   = fs.Duration("kill-apis", def.APIKillEvery, "SIGKILL the calendar or payment API process this often and restart it on its port (0: never)")
+		killAPIs   = fs.Duration("kill-apis", def.APIKillEvery, "SIGKILL the calendar or payment API process (scaled: any calendar, payment API or gateway replica) this often and restart it on its port (0: never)")
 		restartPG  = fs.Bool("restart-postgres", def.RestartPostgres, "crash the drill's PostgreSQL once (pg_ctl -m immediate stop) and start it again")
 		restartTmp = fs.Bool("restart-temporal", def.RestartTemporal, "SIGKILL the Temporal server process once and start it again on its SQLite file")
 		outage     = fs.Duration("outage", def.Outage, "keep one API unreachable this long, once (0: no outage; the step retry budget is about 43s)")
@@ -186,4 +194,11 @@ func usageExit(fs *flag.FlagSet, err error, stdout, stderr io.Writer) int {
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	return code
+}
+
+// flagSet says whether name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -28,6 +28,7 @@ func TestUsage(t *testing.T) {
 		{"a bad fault rule", []string{"-fault", "stripe: POST /v1/x drop"}, 2, "calendar|payments|twilio"},
 		{"an unknown change mode", []string{"-changes", "email"}, 2, `-changes must be "api", "chat" or "off"`},
 		{"changes above 100 percent", []string{"-cancel-share", "60", "-reschedule-share", "50"}, 2, "add up to at most 100"},
+		{"an unknown topology", []string{"-topology", "cluster"}, 2, `-topology must be "single" or "scaled"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,5 +77,27 @@ func TestChangeFlags(t *testing.T) {
 		require.Equal(t, tc.mode, opts.Changes, "%v", tc.args)
 		require.Equal(t, tc.cancel, opts.CancelShare, "%v", tc.args)
 		require.Equal(t, tc.moves, opts.RescheduleShare, "%v", tc.args)
+	}
+}
+
+// TestTopologyFlag: -topology picks the processes; the scaled topology
+// brings its three workers unless -workers says otherwise.
+func TestTopologyFlag(t *testing.T) {
+	cases := []struct {
+		args     []string
+		topology drill.Topology
+		workers  int // 0: the topology's
+	}{
+		{nil, drill.TopologySingle, 2},
+		{[]string{"-topology", "scaled"}, drill.TopologyScaled, 0},
+		{[]string{"-topology", "scaled", "-workers", "4"}, drill.TopologyScaled, 4},
+		{[]string{"-topology", "single", "-workers", "1"}, drill.TopologySingle, 1},
+	}
+	for _, tc := range cases {
+		var stdout, stderr bytes.Buffer
+		opts, _, code := parseArgs(tc.args, &stdout, &stderr)
+		require.Equal(t, -1, code, stderr.String())
+		require.Equal(t, tc.topology, opts.Topology, "%v", tc.args)
+		require.Equal(t, tc.workers, opts.Workers, "%v", tc.args)
 	}
 }

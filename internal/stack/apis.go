@@ -29,10 +29,12 @@ import (
 )
 
 // Registry is a Prometheus registry with the Go and process collectors,
-// one per service so that in dev mode each /metrics shows its own service.
+// one per service so that in dev mode each /metrics shows its own service,
+// and the gauge that names it, so that an ops page scraping every replica
+// (its own included) counts each registry once.
 func Registry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), ops.RegistryCollector())
 	return reg
 }
 
