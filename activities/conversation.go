@@ -187,6 +187,10 @@ type Appointment struct {
 	Slot time.Time `json:"slot,omitzero"`
 }
 
+// confirmedStatus is the BookingStatus an appointment ends with when
+// booked (workflows.StatusConfirmed; activities cannot import workflows).
+const confirmedStatus = "Confirmed"
+
 // movedLookback is how far back FindAppointments looks for intents: a
 // booking moved up to this far past its first slot is still found.
 const movedLookback = 90 * 24 * time.Hour
@@ -246,7 +250,9 @@ func (a *Activities) FindAppointments(ctx context.Context, in FindAppointmentsIn
 				ap.Status = status
 			}
 		}
-		if ap.Found && !ap.Running {
+		// A running appointment that is Confirmed is at its very end (it
+		// starts the lifecycle, then closes): its lifecycle takes changes.
+		if ap.Found && (!ap.Running || ap.Status == confirmedStatus) {
 			if err := describeLifecycle(ctx, tc, &ap); err != nil {
 				return nil, err
 			}

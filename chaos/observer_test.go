@@ -7,10 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/chaos"
+	"github.com/bookonce/bookonce/internal/testsupport"
 )
 
 // TestObserverSeesEveryExchange: the observer gets the key, the body, the
@@ -59,6 +61,13 @@ func TestObserverSeesEveryExchange(t *testing.T) {
 	require.Equal(t, http.StatusCreated, status)
 
 	require.Equal(t, 2, committed)
+	// The proxy reports an exchange after it has answered, so the client
+	// can have its answer before the observer ran.
+	testsupport.Eventually(t, 10*time.Second, "both exchanges observed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == 2
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, seen, 2)

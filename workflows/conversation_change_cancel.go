@@ -34,7 +34,13 @@ func groupBookings(found []activities.Appointment, r intent.Result, matchDay boo
 		switch {
 		case !ap.Found:
 			g.unknown = append(g.unknown, ap)
-		case ap.Running:
+		case ap.Running && ap.Status == string(StatusConfirmed) && ap.Lifecycle == "":
+			// Booked, its lifecycle not started yet: neither the
+			// appointment (past its last step) nor the lifecycle takes a
+			// change this instant; a person looks rather than the wish
+			// being lost.
+			g.unknown = append(g.unknown, ap)
+		case ap.Running && ap.Status != string(StatusConfirmed):
 			g.inFlight = append(g.inFlight, ap)
 		case ap.Status != string(StatusConfirmed):
 			if ap.Status != string(StatusRejected) && ap.Status != string(StatusCancelled) && ap.Status != string(StatusPaymentFailed) {
