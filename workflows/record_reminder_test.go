@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRecordHistoriesReminder records a lifecycle that sends a reminder
