@@ -207,10 +207,10 @@ func TestOverlaysReachTemporal(t *testing.T) {
 		mount   string // a Secret volume mounted there, "" none
 	}{
 		{"overlays/own-temporal", map[string]string{
-			"TEMPORAL_ADDRESS":  "temporal-frontend.temporal.svc.cluster.local:7233",
-			"TEMPORAL_TLS_CLIENT_CERT_PATH": "/etc/bookonce/temporal-tls/tls.crt",
-			"TEMPORAL_TLS_CLIENT_KEY_PATH":  "/etc/bookonce/temporal-tls/tls.key",
-			"TEMPORAL_TLS_SERVER_CA_CERT_PATH":   "/etc/bookonce/temporal-tls/ca.crt",
+			"TEMPORAL_ADDRESS":                 "temporal-frontend.temporal.svc.cluster.local:7233",
+			"TEMPORAL_TLS_CLIENT_CERT_PATH":    "/etc/bookonce/temporal-tls/tls.crt",
+			"TEMPORAL_TLS_CLIENT_KEY_PATH":     "/etc/bookonce/temporal-tls/tls.key",
+			"TEMPORAL_TLS_SERVER_CA_CERT_PATH": "/etc/bookonce/temporal-tls/ca.crt",
 		}, "/etc/bookonce/temporal-tls"},
 		{"overlays/temporal-cloud", map[string]string{
 			"TEMPORAL_ADDRESS":   "my-namespace.my-account.tmprl.cloud:7233",
