@@ -32,24 +32,12 @@ const cancelWait = 30 * time.Second
 // tenant and the Idempotency-Key: the server deduplicates it, so a retry
 // or a double click returns the first answer and refunds nothing twice.
 func (g *Gateway) cancelAppointment(w http.ResponseWriter, r *http.Request) {
-	tenant, _ := web.Tenant(r.Context())
-	id := r.PathValue("id")
-	// A tenant's token reaches only its own appointments; another's is
-	// answered as unknown, not as forbidden, so IDs do not leak.
-	if !strings.HasPrefix(id, workflows.AppointmentWorkflowID(tenant, "")) {
-		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no appointment "+id))
-		return
-	}
-	key := r.Header.Get("Idempotency-Key")
-	if key == "" || len(key) > maxIdempotencyKey {
-		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "idempotency_key_required",
-			"send an Idempotency-Key header (1 to 255 characters); a retry with the same key returns the first answer"))
+	tenant, id, key, ok := changeTarget(w, r)
+	if !ok {
 		return
 	}
 	var body workflows.CancelRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+	if err := decodeChange(r, &body, true); err != nil {
 		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request", `body must be {"reason": "..."} (or empty)`))
 		return
 	}
@@ -57,31 +45,79 @@ func (g *Gateway) cancelAppointment(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	st, err := workflows.CancelAppointment(ctx, g.Temporal, id, workflows.CancelUpdateID(tenant, key), body.Reason)
 	if err != nil {
-		g.cancelFailed(w, id, err, ctx.Err() != nil)
+		g.changeFailed(w, id, err, ctx.Err() != nil, "the cancellation", cancelRefusal)
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, st)
 }
 
-// cancelFailed answers a cancellation that did not return a state;
-// timedOut: the request's wait ran out (the Update may still complete).
-func (g *Gateway) cancelFailed(w http.ResponseWriter, id string, err error, timedOut bool) {
+// cancelRefusal is the problem for the cancel validator's refusals.
+func cancelRefusal(e *temporal.ApplicationError) *web.Problem {
+	switch e.Type() {
+	case workflows.ErrTypeNotCancellable:
+		return web.NewProblem(http.StatusConflict, "not_cancellable", e.Message())
+	case workflows.ErrTypeInvalidCancel:
+		return web.NewProblem(http.StatusBadRequest, "invalid_request", e.Message())
+	}
+	return nil
+}
+
+// changeTarget reads what every change of an appointment starts with:
+// the appointment, only the tenant's own (another tenant's is answered as
+// unknown, not as forbidden, so IDs do not leak), and the Idempotency-Key
+// the Update ID derives from. It answers the problem and reports false
+// when one is wrong.
+func changeTarget(w http.ResponseWriter, r *http.Request) (tenant, id, key string, ok bool) {
+	tenant, _ = web.Tenant(r.Context())
+	id = r.PathValue("id")
+	if !strings.HasPrefix(id, workflows.AppointmentWorkflowID(tenant, "")) {
+		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no appointment "+id))
+		return "", "", "", false
+	}
+	key = r.Header.Get("Idempotency-Key")
+	if key == "" || len(key) > maxIdempotencyKey {
+		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "idempotency_key_required",
+			"send an Idempotency-Key header (1 to 255 characters); a retry with the same key returns the first answer"))
+		return "", "", "", false
+	}
+	return tenant, id, key, true
+}
+
+// decodeChange reads a change's small JSON body into v, refusing unknown
+// fields; optional: an empty body is no error.
+func decodeChange(r *http.Request, v any, optional bool) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if optional && errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// changeFailed answers a change that did not return a state: the
+// change's own refusals (refusal; nil for any other error), then what all
+// changes share. what names the change in the answer; timedOut: the
+// request's wait ran out (the Update may still complete).
+func (g *Gateway) changeFailed(w http.ResponseWriter, id string, err error, timedOut bool, what string, refusal func(*temporal.ApplicationError) *web.Problem) {
 	var notFound *serviceerror.NotFound
 	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		if p := refusal(appErr); p != nil {
+			web.WriteProblem(w, p)
+			return
+		}
+	}
 	switch {
 	case errors.As(err, &notFound):
 		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found",
 			"no running booking for "+id+": unknown, not confirmed (yet), or over"))
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeNotCancellable:
-		web.WriteProblem(w, web.NewProblem(http.StatusConflict, "not_cancellable", appErr.Message()))
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeInvalidCancel:
-		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request", appErr.Message()))
 	case timedOut:
 		web.WriteProblem(w, web.NewProblem(http.StatusGatewayTimeout, "pending",
-			"the cancellation goes on; repeat the request with the same Idempotency-Key for its answer"))
+			what+" goes on; repeat the request with the same Idempotency-Key for its answer"))
 	default:
-		g.log().Error("cancel appointment", "workflow_id", id, "err", err)
+		g.log().Error("change appointment", "change", what, "workflow_id", id, "err", err)
 		web.WriteProblem(w, web.NewProblem(http.StatusBadGateway, "workflow_unreachable",
-			"the cancellation could not be delivered; repeat it with the same Idempotency-Key"))
+			what+" could not be delivered; repeat it with the same Idempotency-Key"))
 	}
 }

@@ -2,13 +2,8 @@ package channels
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
-	"strings"
 
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/internal/web"
@@ -23,23 +18,12 @@ const RouteNoShowAppointment = "POST /v1/appointments/{id}/no-show"
 // noShowAppointment sends the no_show Update under an ID derived from the
 // tenant and the Idempotency-Key, as cancelAppointment does for a cancel.
 func (g *Gateway) noShowAppointment(w http.ResponseWriter, r *http.Request) {
-	tenant, _ := web.Tenant(r.Context())
-	id := r.PathValue("id")
-	// Another tenant's appointment is answered as unknown, as for a cancel.
-	if !strings.HasPrefix(id, workflows.AppointmentWorkflowID(tenant, "")) {
-		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no appointment "+id))
-		return
-	}
-	key := r.Header.Get("Idempotency-Key")
-	if key == "" || len(key) > maxIdempotencyKey {
-		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "idempotency_key_required",
-			"send an Idempotency-Key header (1 to 255 characters); a retry with the same key returns the first answer"))
+	tenant, id, key, ok := changeTarget(w, r)
+	if !ok {
 		return
 	}
 	var body workflows.NoShowRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+	if err := decodeChange(r, &body, true); err != nil {
 		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request", `body must be {"note": "..."} (or empty)`))
 		return
 	}
@@ -47,30 +31,19 @@ func (g *Gateway) noShowAppointment(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	st, err := workflows.MarkNoShow(ctx, g.Temporal, id, workflows.NoShowUpdateID(tenant, key), body)
 	if err != nil {
-		g.noShowFailed(w, id, err, ctx.Err() != nil)
+		g.changeFailed(w, id, err, ctx.Err() != nil, "the no-show", noShowRefusal)
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, st)
 }
 
-// noShowFailed answers a no_show that did not return a state.
-func (g *Gateway) noShowFailed(w http.ResponseWriter, id string, err error, timedOut bool) {
-	var notFound *serviceerror.NotFound
-	var appErr *temporal.ApplicationError
-	switch {
-	case errors.As(err, &notFound):
-		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found",
-			"no running booking for "+id+": unknown, not confirmed (yet), or over"))
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeNotNoShow:
-		web.WriteProblem(w, web.NewProblem(http.StatusConflict, "not_no_show", appErr.Message()))
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeInvalidNoShow:
-		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request", appErr.Message()))
-	case timedOut:
-		web.WriteProblem(w, web.NewProblem(http.StatusGatewayTimeout, "pending",
-			"the no-show is being recorded; repeat the request with the same Idempotency-Key for its answer"))
-	default:
-		g.log().Error("mark no-show", "workflow_id", id, "err", err)
-		web.WriteProblem(w, web.NewProblem(http.StatusBadGateway, "workflow_unreachable",
-			"the no-show could not be delivered; repeat it with the same Idempotency-Key"))
+// noShowRefusal is the problem for the no_show validator's refusals.
+func noShowRefusal(e *temporal.ApplicationError) *web.Problem {
+	switch e.Type() {
+	case workflows.ErrTypeNotNoShow:
+		return web.NewProblem(http.StatusConflict, "not_no_show", e.Message())
+	case workflows.ErrTypeInvalidNoShow:
+		return web.NewProblem(http.StatusBadRequest, "invalid_request", e.Message())
 	}
+	return nil
 }
