@@ -30,11 +30,10 @@ func rescheduleCmd(args []string, stdout, stderr io.Writer) error {
 	key := fs.String("idempotency-key", "", "the request's Idempotency-Key (default: derived from the workflow ID and the start)")
 	var at time.Time
 	if err := parse(fs, args, stdout, func(rest []string) error {
+		if err := appointmentArg(rest); err != nil {
+			return err
+		}
 		switch {
-		case len(rest) != 1:
-			return errors.New("want exactly one workflow ID, e.g. appointment:demo:<intent-id>")
-		case !strings.HasPrefix(rest[0], "appointment:"):
-			return fmt.Errorf("%q is not an appointment's workflow ID (appointment:<tenant>:<intent-id>; `starter book` prints it)", rest[0])
 		case *start == "":
 			return errors.New(`--start is required: RFC 3339 with a zone, or "next"`)
 		case *start == nextslot.StartNext:
