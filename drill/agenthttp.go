@@ -15,10 +15,10 @@ import (
 
 // agentAttempts and agentMaxBackoff bound the posts of one tool call:
 // backing off from 200 ms, doubling up to 5 s, they span about 100 s,
-// beyond the lease a call
-// holds its key for (stack.AgentLease, a minute): a call whose answer
-// could not be stored while PostgreSQL restarted keeps its key in flight
-// (409) until the lease ends, and the platform keeps retrying meanwhile.
+// beyond the lease a call holds its key for (stack.AgentLease, 30 s) even
+// when the gateway holding it is killed twice in a row: a call whose
+// answer could not be stored keeps its key in flight (409) until the
+// lease ends, and the platform keeps retrying meanwhile.
 const (
 	agentAttempts   = 24
 	agentMaxBackoff = 5 * time.Second

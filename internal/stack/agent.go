@@ -49,8 +49,12 @@ func Agent(cfg config.Config, pool *pgxpool.Pool, tc client.Client, reg *prometh
 	}
 }
 
-// AgentLease is how long an HTTP tool call holds its Idempotency-Key.
-const AgentLease = time.Minute
+// AgentLease is how long an HTTP tool call holds its Idempotency-Key: it
+// outlives a call's decision and bounded wait (agent.DefaultWait, 8 s)
+// with room for a loaded machine, and is short enough that an agent's
+// retries outlast a holder killed mid-call more than once in a row (the
+// scaled drill kills a gateway every 15 s; each loss costs one lease).
+const AgentLease = 30 * time.Second
 
 // AgentService serves the agent tools (MCP at /mcp, HTTP function calls)
 // with the gateway's health and metrics.
