@@ -49,7 +49,7 @@ func (g *Gateway) resolveCase(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, review.ErrNotFound):
 		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no review case "+r.PathValue("id")))
 	case errors.As(err, &signalErr):
-		web.WriteProblem(w, web.NewProblem(http.StatusBadGateway, "workflow_unreachable", "decision recorded; resolve again to re-send it: "+err.Error()))
+		web.WriteProblem(w, web.NewProblem(http.StatusBadGateway, "workflow_unreachable", "the workflow was not told, so the case stays open; resolve it again: "+err.Error()))
 	case errors.Is(err, review.ErrAlreadyResolved):
 		web.WriteProblem(w, web.NewProblem(http.StatusConflict, "already_resolved", err.Error()))
 	default:

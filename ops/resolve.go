@@ -57,7 +57,7 @@ func (p *Page) resolveFailed(w http.ResponseWriter, tenant, id string, action re
 	case errors.As(err, &signalErr):
 		p.log().Error("resolve review case: signal", "case", id, "action", action, "err", err)
 		p.errorPage(w, http.StatusBadGateway, "Resolve failed",
-			fmt.Sprintf("Case %s is resolved as %s, but its workflow was not told: %s. Resolving again with the same action signals it again.", id, action, mask.Phones(err.Error())))
+			fmt.Sprintf("Case %s was not resolved: its workflow could not be told (%s), so the case stays open. Resolve it again.", id, mask.Phones(err.Error())))
 	default:
 		p.log().Error("resolve review case", "case", id, "action", action, "err", err)
 		p.errorPage(w, http.StatusInternalServerError, "Internal error",

@@ -82,8 +82,9 @@ func (e *ActionError) Is(target error) bool {
 	return target == ErrActionDoesNotFit
 }
 
-// SignalError says the decision is recorded but the waiting workflow was
-// not told. Resolving again with the same action sends it again.
+// SignalError says the waiting workflow was not told, so the decision
+// is not recorded either: the case stays open; resolving again sends it
+// again.
 type SignalError struct{ Err error }
 
 func (e *SignalError) Error() string { return "signal workflow: " + e.Err.Error() }
@@ -103,8 +104,8 @@ type Resolver struct {
 	Temporal Signaler
 }
 
-// Resolve records action for the tenant's case id and signals the
-// waiting workflow. Another tenant's case is ErrNotFound. Repeating a
+// Resolve signals action for the tenant's case id to the waiting
+// workflow, then records it. Another tenant's case is ErrNotFound. Repeating a
 // decision (a double click, a retry after a *SignalError) records nothing
 // new and signals again: the workflow ignores a second decision for the
 // same case. The reconciler's orphaned_effect cases have no waiting
@@ -123,14 +124,18 @@ func (r *Resolver) Resolve(ctx context.Context, tenant, id string, action Action
 	if !slices.Contains(ActionsFor(c.Reason), action) {
 		return c, &ActionError{Action: action, Reason: c.Reason}
 	}
-	if c, err = r.Store.Resolve(ctx, c.ID, action); err != nil {
-		return c, err
+	if c.Status == "resolved" && c.Resolution != action {
+		return c, fmt.Errorf("review case %s was %w as %s", id, ErrAlreadyResolved, c.Resolution)
 	}
-	if c.Reason == ReasonOrphanedEffect {
-		return c, nil
+	// The workflow is told before the case is recorded as resolved: a
+	// crash between the two leaves the case open, so the person (or a
+	// retry) resolves it again and the workflow ignores the second
+	// decision. Recorded first, a crash would leave a resolved case whose
+	// workflow never heard of it.
+	if c.Reason != ReasonOrphanedEffect {
+		if err := r.Temporal.SignalWorkflow(ctx, c.WorkflowID, "", SignalDecision, Decision{CaseID: c.ID, Action: action}); err != nil {
+			return c, &SignalError{Err: err}
+		}
 	}
-	if err := r.Temporal.SignalWorkflow(ctx, c.WorkflowID, "", SignalDecision, Decision{CaseID: c.ID, Action: action}); err != nil {
-		return c, &SignalError{Err: err}
-	}
-	return c, nil
+	return r.Store.Resolve(ctx, c.ID, action)
 }

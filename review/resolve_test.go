@@ -66,7 +66,7 @@ func TestResolver(t *testing.T) {
 		{name: "double click signals again", reason: review.ReasonPotentialDuplicate, tenant: "t1", action: review.ActionMerge, before: review.ActionMerge, wantStatus: "resolved", wantSent: 2},
 		{name: "another action conflicts", reason: review.ReasonPotentialDuplicate, tenant: "t1", action: review.ActionMerge, before: review.ActionSeparate, wantErr: review.ErrAlreadyResolved, wantStatus: "resolved", wantSent: 1},
 		{name: "orphaned effect: recorded, nobody waits", reason: review.ReasonOrphanedEffect, tenant: "t1", action: review.ActionProceed, wantStatus: "resolved"},
-		{name: "workflow unreachable: recorded all the same", reason: review.ReasonCompensationFailed, tenant: "t1", action: review.ActionAbandon, signalErr: errors.New("unavailable"), wantStatus: "resolved", wantSent: 1},
+		{name: "workflow unreachable: the case stays open to be resolved again", reason: review.ReasonCompensationFailed, tenant: "t1", action: review.ActionAbandon, signalErr: errors.New("unavailable"), wantStatus: "open", wantSent: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sig := &signaler{}
