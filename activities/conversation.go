@@ -187,10 +187,6 @@ type Appointment struct {
 	Slot time.Time `json:"slot,omitzero"`
 }
 
-// confirmedStatus is the BookingStatus an appointment ends with when
-// booked (workflows.StatusConfirmed; activities cannot import workflows).
-const confirmedStatus = "Confirmed"
-
 // movedLookback is how far back FindAppointments looks for intents: a
 // booking moved up to this far past its first slot is still found.
 const movedLookback = 90 * 24 * time.Hour
@@ -250,9 +246,10 @@ func (a *Activities) FindAppointments(ctx context.Context, in FindAppointmentsIn
 				ap.Status = status
 			}
 		}
-		// A running appointment that is Confirmed is at its very end (it
-		// starts the lifecycle, then closes): its lifecycle takes changes.
-		if ap.Found && (!ap.Running || ap.Status == confirmedStatus) {
+		// A running appointment may be at its very end: it starts the
+		// lifecycle, then upserts Confirmed and closes; once the lifecycle
+		// exists, it takes the changes.
+		if ap.Found {
 			if err := describeLifecycle(ctx, tc, &ap); err != nil {
 				return nil, err
 			}

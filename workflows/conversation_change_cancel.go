@@ -34,29 +34,41 @@ func groupBookings(found []activities.Appointment, r intent.Result, matchDay boo
 		switch {
 		case !ap.Found:
 			g.unknown = append(g.unknown, ap)
-		case ap.Running && ap.Status == string(StatusConfirmed) && ap.Lifecycle == "":
+		case ap.Lifecycle != "":
+			// Committed: the lifecycle (started at the appointment's very
+			// end, while it may still run) takes the changes.
+			g.byLifecycle(ap)
+		case ap.Running && ap.Status == string(StatusConfirmed):
 			// Booked, its lifecycle not started yet: neither the
 			// appointment (past its last step) nor the lifecycle takes a
 			// change this instant; a person looks rather than the wish
 			// being lost.
 			g.unknown = append(g.unknown, ap)
-		case ap.Running && ap.Status != string(StatusConfirmed):
+		case ap.Running:
 			g.inFlight = append(g.inFlight, ap)
 		case ap.Status != string(StatusConfirmed):
 			if ap.Status != string(StatusRejected) && ap.Status != string(StatusCancelled) && ap.Status != string(StatusPaymentFailed) {
 				g.unknown = append(g.unknown, ap) // closed in another state (e.g. NeedsReview)
 			}
-		case ap.Lifecycle == string(StatusConfirmed):
-			g.confirmed = append(g.confirmed, ap)
-		case ap.Lifecycle == string(StatusCancelled), ap.Lifecycle == string(StatusCancelling):
-			g.cancelled = append(g.cancelled, ap)
-		case ap.Lifecycle == string(StatusCompleted), ap.Lifecycle == string(StatusNoShow):
-			// Over: nothing to change.
 		default:
-			g.unknown = append(g.unknown, ap)
+			g.unknown = append(g.unknown, ap) // Confirmed, but no lifecycle found
 		}
 	}
 	return g
+}
+
+// byLifecycle sorts a booking by its lifecycle's status.
+func (g *bookingGroups) byLifecycle(ap activities.Appointment) {
+	switch ap.Lifecycle {
+	case string(StatusConfirmed):
+		g.confirmed = append(g.confirmed, ap)
+	case string(StatusCancelled), string(StatusCancelling):
+		g.cancelled = append(g.cancelled, ap)
+	case string(StatusCompleted), string(StatusNoShow):
+		// Over: nothing to change.
+	default:
+		g.unknown = append(g.unknown, ap)
+	}
 }
 
 // sameDay reports whether t falls on the calendar day that starts at day
