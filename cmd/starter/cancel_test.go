@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"net"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,11 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/bookonce/bookonce/internal/stack"
-	"github.com/bookonce/bookonce/internal/stack/stacktest"
-	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -26,24 +20,7 @@ var startedID = regexp.MustCompile(`started (appointment:\S+)`)
 // second run answers the first's state (the same derived key), and the
 // payment API holds one refund.
 func TestCancelCommand(t *testing.T) {
-	cfg := testsupport.Config(t)
-	pool := testsupport.Database(t)
-	tc := testsupport.Temporal(t)
-	queue := testsupport.TaskQueue(t)
-	cfg.TaskQueue = queue
-	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
-	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
-	registry := testsupport.Tenants(t, pool)
-	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
-	gw, _ := stack.Gateway(cfg, pool, tc, registry, stack.Logger(cfg, &bytes.Buffer{}))
-	srv := httptest.NewServer(gw.AdminHandler())
-	t.Cleanup(srv.Close)
-	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
-	require.NoError(t, err)
-	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
-	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
-	t.Setenv("CALENDAR_URL", cfg.CalendarURL)
-	t.Setenv("ADMIN_LISTEN", net.JoinHostPort(host, port))
+	pool, _, _ := starterStack(t)
 
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, exitOK, run([]string{"book", "--customer", "+4915112340003", "--service", "tire-change", "--start", "next"}, &stdout, &stderr),
@@ -115,27 +92,10 @@ func TestRescheduleCommand(t *testing.T) {
 	require.Equal(t, 1, active, "one active reservation")
 }
 
-// rescheduleStack starts the stack TestCancelCommand starts and points
-// starter's environment at it.
+// rescheduleStack is starterStack for the tests that need only the
+// database.
 func rescheduleStack(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	cfg := testsupport.Config(t)
-	pool := testsupport.Database(t)
-	tc := testsupport.Temporal(t)
-	queue := testsupport.TaskQueue(t)
-	cfg.TaskQueue = queue
-	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
-	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
-	registry := testsupport.Tenants(t, pool)
-	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
-	gw, _ := stack.Gateway(cfg, pool, tc, registry, stack.Logger(cfg, &bytes.Buffer{}))
-	srv := httptest.NewServer(gw.AdminHandler())
-	t.Cleanup(srv.Close)
-	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
-	require.NoError(t, err)
-	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
-	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
-	t.Setenv("CALENDAR_URL", cfg.CalendarURL)
-	t.Setenv("ADMIN_LISTEN", net.JoinHostPort(host, port))
+	pool, _, _ := starterStack(t)
 	return pool
 }
