@@ -379,4 +379,5 @@ var k8sChecks = []k8sCheck{
 	{"security", checkSecurity},
 	{"disruption budgets", checkDisruptionBudgets},
 	{"migration", checkMigration},
+	{"scrape every replica", checkScrapeEveryReplica},
 }

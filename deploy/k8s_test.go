@@ -160,6 +160,14 @@ func TestK8sChecksCanFail(t *testing.T) {
 		{"security", ctr("bookonce-calendar", func(c *corev1.Container) { c.SecurityContext.ReadOnlyRootFilesystem = new(false) })},
 		{"disruption budgets", func(m *manifests) { m.pdbs = m.pdbs[1:] }},
 		{"migration", func(m *manifests) { m.jobs = nil }},
+		{"scrape every replica", ctr("bookonce-gateway", func(c *corev1.Container) {
+			i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "OPS_SCRAPE_URLS" })
+			c.Env[i].Value = strings.Replace(c.Env[i].Value, "dns+http://bookonce-worker-replicas", "http://bookonce-worker", 1)
+		})},
+		{"scrape every replica", func(m *manifests) {
+			i := slices.IndexFunc(m.services, func(s corev1.Service) bool { return s.Name == "bookonce-payments-replicas" })
+			m.services[i].Spec.ClusterIP = ""
+		}},
 	}
 	for _, tc := range cases {
 		m := mustBuild(t, "base")

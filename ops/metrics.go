@@ -114,10 +114,7 @@ func (p *Page) gather() (map[string]float64, []error) {
 	values := map[string]float64{}
 	var errs []error
 	seen := map[string]bool{}
-	for _, g := range p.Gatherers {
-		if g == nil {
-			continue
-		}
+	for _, g := range p.targets(&errs) {
 		mfs, err := g.Gather()
 		if err != nil {
 			errs = append(errs, err) // partial results are still useful
@@ -146,6 +143,34 @@ func (p *Page) gather() (map[string]float64, []error) {
 		}
 	}
 	return values, errs
+}
+
+// expander is a scrape target standing for several replicas
+// (telemetry.Replicas): each is gathered on its own, so that each
+// replica's registry is told apart and counted once.
+type expander interface {
+	Expand() ([]prometheus.Gatherer, error)
+}
+
+// targets lists the gatherers to read, replica sets expanded; a set that
+// cannot be resolved is an error on the page, not a silent zero.
+func (p *Page) targets(errs *[]error) []prometheus.Gatherer {
+	var out []prometheus.Gatherer
+	for _, g := range p.Gatherers {
+		if g == nil {
+			continue
+		}
+		if e, ok := g.(expander); ok {
+			gs, err := e.Expand()
+			if err != nil {
+				*errs = append(*errs, err)
+			}
+			out = append(out, gs...)
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 func (p *Page) sample() (map[string]float64, []error) {

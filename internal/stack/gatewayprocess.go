@@ -24,7 +24,7 @@ func RunGateway(ctx context.Context, p Process) error {
 	// The ops page shows the counters of the other processes too.
 	var others []prometheus.Gatherer
 	for _, u := range p.Config.OpsScrapeURLs {
-		others = append(others, telemetry.Remote{URL: u})
+		others = append(others, telemetry.ScrapeTarget(u))
 	}
 	tenants, err := LoadTenants(ctx, p.Config, p.Pool, p.Log)
 	if err != nil {
