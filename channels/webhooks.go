@@ -174,9 +174,12 @@ func (g *Gateway) voiceGather(w http.ResponseWriter, r *http.Request) {
 	if sid != "" && err == nil && step >= 1 {
 		d.id = fmt.Sprintf("%s:gather:%d", sid, step)
 	}
+	// Answered as soon as the sentence is recorded and handed on: the
+	// caller hears "one moment" and waits on the line (RouteVoiceStatus)
+	// while the conversation works, instead of silence while it does.
 	g.accept(w, r, d, func(reason string) string {
 		if reason == "" {
-			return gatherTwiML(d.tenant, step+1, tenants.TemplateVoiceGatherNext)
+			return waitTwiML(d.tenant, step, 1)
 		}
 		return sorryTwiML(d.tenant, reason)
 	})
