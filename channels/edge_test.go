@@ -95,9 +95,33 @@ type twiml struct {
 	XMLName xml.Name `xml:"Response"`
 	Say     []string `xml:"Say"`
 	Gather  []struct {
-		Say []string `xml:"Say"`
+		Action string   `xml:"action,attr"`
+		Say    []string `xml:"Say"`
 	} `xml:"Gather"`
 	Hangup *struct{} `xml:"Hangup"`
+	Pause  []struct {
+		Length int `xml:"length,attr"`
+	} `xml:"Pause"`
+	Redirect *struct {
+		Method string `xml:"method,attr"`
+		URL    string `xml:",chardata"`
+	} `xml:"Redirect"`
+}
+
+// spoken is everything the answer says, in and outside a Gather.
+func (d twiml) spoken() string {
+	all := d.Say
+	for _, g := range d.Gather {
+		all = append(all, g.Say...)
+	}
+	return strings.Join(all, " ")
+}
+
+// gathersStep requires that the answer listens for the sentence of step.
+func (d twiml) gathersStep(t testing.TB, step int) {
+	t.Helper()
+	require.Len(t, d.Gather, 1, "the caller may go on")
+	require.Equal(t, fmt.Sprintf("%s?step=%d", channels.RouteVoiceGather, step), d.Gather[0].Action)
 }
 
 // parseTwiML requires body to be a well-formed TwiML document.
