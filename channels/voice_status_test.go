@@ -206,3 +206,24 @@ func TestVoiceStatusEndsTheWaitOnOddPolls(t *testing.T) {
 	require.Nil(t, tw.Redirect, "the last poll ends the wait")
 	require.Contains(t, tw.spoken(), "Sie erhalten die Bestätigung per SMS")
 }
+
+// TestVoiceReplyWithoutBookingIsSaid: a sentence the conversation answers
+// without a booking (a greeting: it asks for the wish) has its reply said
+// in the call, and the caller is listened to again.
+func TestVoiceReplyWithoutBookingIsSaid(t *testing.T) {
+	e := newEnv(t)
+	e.gw.VoiceConfirmWait = 10 * time.Minute
+	c := newCall(e.sim)
+	first := c.say(t, "Hallo")
+	var reply string
+	testsupport.Eventually(t, 30*time.Second, "the conversation's reply reserved", func() bool {
+		return e.pool.QueryRow(context.Background(), `SELECT body FROM outbox_messages WHERE kind = $1`,
+			"reply:"+c.sid+":gather:1").Scan(&reply) == nil
+	})
+	tw := c.follow(t, first)
+	require.Nil(t, tw.Redirect)
+	require.Equal(t, reply, tw.spoken())
+	tw.gathersStep(t, 2)
+	require.Zero(t, e.count(t, `SELECT count(*) FROM booking_intents`), "nothing booked")
+	require.Equal(t, 1.0, testutil.ToFloat64(e.gw.Metrics.VoiceOutcomes().WithLabelValues(channels.VoiceOutcomeReply)))
+}
