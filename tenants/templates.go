@@ -77,6 +77,8 @@ const (
 	TemplatePaymentUnavailable  TemplateName = "payment_unavailable"
 	// Spoken on calls (channels/webhooks.go).
 	TemplateVoiceGreeting      TemplateName = "voice_greeting"
+	// TemplateVoiceGatherNext is no longer said (a spoken wish is answered
+	// with TemplateVoiceOneMoment); kept so tenant files naming it apply.
 	TemplateVoiceGatherNext    TemplateName = "voice_gather_next"
 	TemplateVoiceUnknownNumber TemplateName = "voice_unknown_number"
 	TemplateVoiceUnassigned    TemplateName = "voice_unassigned"
