@@ -76,7 +76,7 @@ const (
 	TemplatePaymentRefundedLate TemplateName = "payment_refunded_late"
 	TemplatePaymentUnavailable  TemplateName = "payment_unavailable"
 	// Spoken on calls (channels/webhooks.go).
-	TemplateVoiceGreeting      TemplateName = "voice_greeting"
+	TemplateVoiceGreeting TemplateName = "voice_greeting"
 	// TemplateVoiceGatherNext is no longer said (a spoken wish is answered
 	// with TemplateVoiceOneMoment); kept so tenant files naming it apply.
 	TemplateVoiceGatherNext    TemplateName = "voice_gather_next"
