@@ -74,10 +74,15 @@ func TestVoiceBookingConfirmedWithinTheCall(t *testing.T) {
 	c := newCall(twilio.Simulator{GatewayURL: e.url, PublicBaseURL: e.gw.PublicBaseURL, AuthToken: e.gw.TwilioAuthToken})
 	day := nextTuesday()
 
-	first := c.say(t, "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
+	wish := "Reifenwechsel am " + dateText(day) + " um 14 Uhr"
+	first := c.say(t, wish)
 	require.Contains(t, first.spoken(), "Einen Moment")
 	require.Len(t, first.Pause, 1)
 	require.Equal(t, channels.StatusURL(1, 1), first.Redirect.URL)
+	// Twilio repeating the gather (its answer was late) hears the same
+	// wait, and the sentence stays one inbox row.
+	require.Equal(t, first, c.post(t, channels.RouteVoiceGather+"?step=1", twilio.Speech(c.sid, c.customer, wish)))
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = $1`, c.sid+":gather:1"))
 
 	// A first poll, whatever it finds; then the written confirmation at
 	// Twilio (the effect), then the poll Twilio makes next.

@@ -33,6 +33,7 @@ type delivery struct {
 	// answerFirst: the answer is sent before the event is handed to the
 	// conversation (a caller hears silence until it arrives); the inbox
 	// row, written before either, keeps the event if the hand-off fails.
+	// A redelivery is answered as the first delivery was.
 	answerFirst bool
 }
 
@@ -114,6 +115,12 @@ func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, ans
 	}
 	if !fresh {
 		g.Metrics.duplicates.WithLabelValues("inbox", ev.Tenant, d.route).Inc()
+		if d.answerFirst {
+			// A caller is still listening: the same answer again (the
+			// wait only reads), not an empty one that would end the call.
+			writeTwiML(w, answer(reason))
+			return
+		}
 		writeTwiML(w, emptyTwiML)
 		return
 	}
