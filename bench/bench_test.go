@@ -28,6 +28,7 @@ type sizes struct {
 	reapN    int   // expired keys the reaper deletes
 	reapReps int
 	profile  string // directory for CPU profiles; empty: none
+	voice    voiceLoad
 }
 
 var smoke = sizes{
@@ -40,6 +41,7 @@ var smoke = sizes{
 	growthN:  20,
 	reapN:    1_500,
 	reapReps: 1,
+	voice:    voiceLoad{rates: []int{20}, perRun: 250 * time.Millisecond, reps: 1},
 }
 
 // full is the `make bench` run: about ten minutes on two cores.
@@ -69,6 +71,7 @@ func full(t *testing.T) sizes {
 		reapN:    keys,
 		reapReps: 2,
 		profile:  t.TempDir(),
+		voice:    voiceLoad{rates: []int{20, 50}, perRun: 6 * time.Second, reps: 3},
 	}
 }
 
@@ -94,7 +97,7 @@ func TestBenchFull(t *testing.T) {
 }
 
 // run measures every item in issue order; BOOKONCE_BENCH_ONLY (a
-// comma-separated list of holds, claim, ingest, e2e, growth, reaper)
+// comma-separated list of holds, claim, ingest, e2e, growth, reaper, voice)
 // restricts it while working on one item.
 func run(t *testing.T, sz sizes, rep *report) {
 	only := os.Getenv("BOOKONCE_BENCH_ONLY")
@@ -109,6 +112,7 @@ func run(t *testing.T, sz sizes, rep *report) {
 	item("e2e", func(t *testing.T) { rep.e2e = measureE2E(t, sz) })
 	item("growth", func(t *testing.T) { rep.growth = measureGrowth(t, sz) })
 	item("reaper", func(t *testing.T) { rep.reaper = measureReaper(t, sz) })
+	item("voice", func(t *testing.T) { rep.voice = measureVoice(t, sz.voice) })
 	tables, _ := rep.tables()
 	t.Log("\n" + tables)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -95,9 +96,33 @@ type twiml struct {
 	XMLName xml.Name `xml:"Response"`
 	Say     []string `xml:"Say"`
 	Gather  []struct {
-		Say []string `xml:"Say"`
+		Action string   `xml:"action,attr"`
+		Say    []string `xml:"Say"`
 	} `xml:"Gather"`
 	Hangup *struct{} `xml:"Hangup"`
+	Pause  []struct {
+		Length int `xml:"length,attr"`
+	} `xml:"Pause"`
+	Redirect *struct {
+		Method string `xml:"method,attr"`
+		URL    string `xml:",chardata"`
+	} `xml:"Redirect"`
+}
+
+// spoken is everything the answer says, in and outside a Gather.
+func (d twiml) spoken() string {
+	all := d.Say
+	for _, g := range d.Gather {
+		all = append(all, g.Say...)
+	}
+	return strings.Join(all, " ")
+}
+
+// gathersStep requires that the answer listens for the sentence of step.
+func (d twiml) gathersStep(t testing.TB, step int) {
+	t.Helper()
+	require.Len(t, d.Gather, 1, "the caller may go on")
+	require.Equal(t, fmt.Sprintf("%s?step=%d", channels.RouteVoiceGather, step), d.Gather[0].Action)
 }
 
 // parseTwiML requires body to be a well-formed TwiML document.
@@ -198,7 +223,10 @@ func TestMatrix19SignedWebhookIsNeverRefused(t *testing.T) {
 
 			switch {
 			case d.routed:
-				require.Equal(t, before+1, e.signals.count(), "handed to the customer's conversation")
+				// A spoken sentence is answered before it is handed on.
+				testsupport.Eventually(t, 10*time.Second, "handed to the customer's conversation", func() bool {
+					return e.signals.count() == before+1
+				})
 				var customer, text string
 				require.NoError(t, e.pool.QueryRow(ctx, `SELECT customer, payload->'event'->>'text' FROM inbox_events WHERE event_id = $1`,
 					d.eventID).Scan(&customer, &text))

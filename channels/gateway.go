@@ -44,6 +44,10 @@ type Gateway struct {
 	StripeWebhookSecret string
 	// Region is the default region for numbers without a country code.
 	Region string
+	// VoiceConfirmWait is how long a caller whose wish is being booked
+	// stays on the line for the outcome (VOICE_CONFIRM_WAIT); 0:
+	// DefaultVoiceConfirmWait.
+	VoiceConfirmWait time.Duration
 	// PaymentMethod pays the deposits of bookings started from
 	// conversations (the deposit itself is the service's, per tenant).
 	PaymentMethod string
@@ -83,6 +87,9 @@ const (
 	RouteWhatsApp    = "/webhooks/twilio/whatsapp"
 	RouteVoice       = "/webhooks/twilio/voice"
 	RouteVoiceGather = "/webhooks/twilio/voice/gather"
+	// RouteVoiceStatus is where a caller waiting for the booking is
+	// redirected to, once a second, until its outcome can be said.
+	RouteVoiceStatus = "/webhooks/twilio/voice/status"
 	RouteStatus      = "/webhooks/twilio/status"
 	// RouteStripe receives the payment provider's signed webhooks.
 	RouteStripe = "/webhooks/stripe"
@@ -101,6 +108,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("POST "+RouteWhatsApp, g.signed(RouteWhatsApp, g.whatsapp))
 	mux.Handle("POST "+RouteVoice, g.signed(RouteVoice, g.voice))
 	mux.Handle("POST "+RouteVoiceGather, g.signed(RouteVoiceGather, g.voiceGather))
+	mux.Handle("POST "+RouteVoiceStatus, g.signed(RouteVoiceStatus, g.voiceStatus))
 	mux.Handle("POST "+RouteStatus, g.signed(RouteStatus, g.status))
 	mux.HandleFunc("POST "+RouteStripe, g.stripeWebhook)
 	mux.HandleFunc("GET "+RoutePaid, paidPage)
@@ -195,7 +203,13 @@ type Metrics struct {
 	unconfigured *prometheus.CounterVec
 	// unmatched counts payment events no running payment workflow took.
 	unmatched *prometheus.CounterVec
+	// voice counts what callers waiting for their booking were told.
+	voice *prometheus.CounterVec
 }
+
+// VoiceOutcomes is the counter of what callers waiting on the line for
+// their booking were told, by outcome (VoiceOutcome…).
+func (m *Metrics) VoiceOutcomes() *prometheus.CounterVec { return m.voice }
 
 // PaymentWebhooksUnmatched is the counter of payment webhooks that matched
 // no running payment workflow, by event type.
@@ -237,9 +251,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "bookonce_payment_webhooks_unmatched_total",
 			Help: "Verified payment webhooks whose payment workflow does not exist (closed, or never started): recorded as unmatched, answered, listed on the ops page; by event type.",
 		}, []string{"type"}),
+		voice: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bookonce_voice_outcomes_total",
+			Help: "What callers waiting on the line for their booking were told: confirmed, already_booked, not_booked, in_review, reply (the conversation's answer), follows (the written confirmation follows).",
+		}, []string{"outcome"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired, m.unconfigured, m.unmatched)
+		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired, m.unconfigured, m.unmatched, m.voice)
 	}
 	return m
 }

@@ -4,6 +4,8 @@ import (
 	"html"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -59,8 +61,13 @@ func voiceLanguage(p *tenants.Profile) string {
 // say renders a spoken template of the tenant; the built-in German text
 // when there is no tenant or its text fails (checked when applied).
 func say(p *tenants.Profile, name tenants.TemplateName) string {
+	return sayWith(p, name, tenants.MessageData{})
+}
+
+// sayWith is say with the data the template may name.
+func sayWith(p *tenants.Profile, name tenants.TemplateName, data tenants.MessageData) string {
 	if p != nil {
-		if text, err := p.Render(name, tenants.MessageData{}); err == nil {
+		if text, err := p.Render(name, data); err == nil {
 			return text
 		}
 	}
@@ -72,10 +79,39 @@ func say(p *tenants.Profile, name tenants.TemplateName) string {
 // route with the next step number, which makes the inbox key of a spoken
 // sentence CallSid + step.
 func gatherTwiML(p *tenants.Profile, step int, prompt tenants.TemplateName) string {
+	return gatherSaying(p, step, say(p, prompt))
+}
+
+// gatherSaying is gatherTwiML with the prompt's text already rendered.
+func gatherSaying(p *tenants.Profile, step int, text string) string {
 	lang := voiceLanguage(p)
 	return `<?xml version="1.0" encoding="UTF-8"?><Response><Gather input="speech" language="` + lang +
 		`" speechTimeout="auto" action="` + RouteVoiceGather + `?step=` + strconv.Itoa(step) + `" method="POST"><Say language="` + lang + `">` +
-		html.EscapeString(say(p, prompt)) + `</Say></Gather></Response>`
+		html.EscapeString(text) + `</Say></Gather></Response>`
+}
+
+// waitTwiML keeps a caller on the line while the sentence of step is
+// being handled: "one moment" on the first poll only, a pause, then the
+// status route with the poll number n. Twilio signs the redirected
+// request like any other, so step and n cannot be forged.
+func waitTwiML(p *tenants.Profile, step, n int) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><Response>`)
+	if n == 1 {
+		lang := voiceLanguage(p)
+		b.WriteString(`<Say language="` + lang + `">` + html.EscapeString(say(p, tenants.TemplateVoiceOneMoment)) + `</Say>`)
+	}
+	b.WriteString(`<Pause length="` + strconv.Itoa(int(voicePause/time.Second)) + `"/><Redirect method="POST">`)
+	b.WriteString(html.EscapeString(StatusURL(step, n)))
+	b.WriteString(`</Redirect></Response>`)
+	return b.String()
+}
+
+// StatusURL is the status route's address for poll n of the sentence of
+// step, as the wait TwiML names it (relative: Twilio resolves it against
+// the gateway's public URL, which it then signs).
+func StatusURL(step, n int) string {
+	return RouteVoiceStatus + "?step=" + strconv.Itoa(step) + "&n=" + strconv.Itoa(n)
 }
 
 // sorryTwiML ends a call that cannot lead to a booking: to a number no

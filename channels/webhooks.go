@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -29,6 +30,11 @@ type delivery struct {
 	channel workflows.Channel
 	// tenant owns the number the delivery went to; nil: none does.
 	tenant *tenants.Profile
+	// answerFirst: the answer is sent before the event is handed to the
+	// conversation (a caller hears silence until it arrives); the inbox
+	// row, written before either, keeps the event if the hand-off fails.
+	// A redelivery is answered as the first delivery was.
+	answerFirst bool
 }
 
 // event builds the inbox event of d, and why it can be handed to no
@@ -109,6 +115,12 @@ func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, ans
 	}
 	if !fresh {
 		g.Metrics.duplicates.WithLabelValues("inbox", ev.Tenant, d.route).Inc()
+		if d.answerFirst {
+			// A caller is still listening: the same answer again (the
+			// wait only reads), not an empty one that would end the call.
+			writeTwiML(w, answer(reason))
+			return
+		}
 		writeTwiML(w, emptyTwiML)
 		return
 	}
@@ -118,11 +130,26 @@ func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, ans
 		writeTwiML(w, answer(reason))
 		return
 	}
-	if err := g.deliver(r.Context(), ev); err != nil {
+	if d.answerFirst {
+		writeTwiMLNow(w, answer(""))
+	}
+	// Not bound to the request: a caller who hung up (Twilio closing the
+	// connection) must not cancel the hand-off of what was said.
+	if err := g.deliver(context.WithoutCancel(r.Context()), ev); err != nil {
 		// Accepted all the same: the relay delivers it later.
 		g.log().Warn("conversation not reached; the relay will retry", "customer", mask.Phones(ev.Customer), "err", err)
 	}
-	writeTwiML(w, answer(""))
+	if !d.answerFirst {
+		writeTwiML(w, answer(""))
+	}
+}
+
+// writeTwiMLNow sends a complete answer at once (its length declared and
+// flushed), so Twilio has it while the handler goes on working.
+func writeTwiMLNow(w http.ResponseWriter, body string) {
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	writeTwiML(w, body)
+	_ = http.NewResponseController(w).Flush() // no flusher: sent when the handler returns, as before
 }
 
 func (g *Gateway) whatsapp(w http.ResponseWriter, r *http.Request) {
@@ -169,14 +196,19 @@ func (g *Gateway) voice(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gateway) voiceGather(w http.ResponseWriter, r *http.Request) {
 	sid := r.PostForm.Get("CallSid")
-	d := delivery{route: RouteVoiceGather, from: r.PostForm.Get("From"), tenant: g.owner(r), text: r.PostForm.Get("SpeechResult"), channel: workflows.ChannelVoice}
+	d := delivery{route: RouteVoiceGather, from: r.PostForm.Get("From"), tenant: g.owner(r), text: r.PostForm.Get("SpeechResult"),
+		channel: workflows.ChannelVoice, answerFirst: true}
 	step, err := strconv.Atoi(r.URL.Query().Get("step"))
 	if sid != "" && err == nil && step >= 1 {
 		d.id = fmt.Sprintf("%s:gather:%d", sid, step)
 	}
+	// Answered as soon as the sentence is in the inbox, before it is
+	// handed on: the caller hears "one moment" and waits on the line
+	// (RouteVoiceStatus) while the conversation works, instead of
+	// silence while Temporal is called.
 	g.accept(w, r, d, func(reason string) string {
 		if reason == "" {
-			return gatherTwiML(d.tenant, step+1, tenants.TemplateVoiceGatherNext)
+			return waitTwiML(d.tenant, step, 1)
 		}
 		return sorryTwiML(d.tenant, reason)
 	})

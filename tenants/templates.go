@@ -76,10 +76,21 @@ const (
 	TemplatePaymentRefundedLate TemplateName = "payment_refunded_late"
 	TemplatePaymentUnavailable  TemplateName = "payment_unavailable"
 	// Spoken on calls (channels/webhooks.go).
-	TemplateVoiceGreeting      TemplateName = "voice_greeting"
+	TemplateVoiceGreeting TemplateName = "voice_greeting"
+	// TemplateVoiceGatherNext is no longer said (a spoken wish is answered
+	// with TemplateVoiceOneMoment); kept so tenant files naming it apply.
 	TemplateVoiceGatherNext    TemplateName = "voice_gather_next"
 	TemplateVoiceUnknownNumber TemplateName = "voice_unknown_number"
 	TemplateVoiceUnassigned    TemplateName = "voice_unassigned"
+	// Spoken while a caller waits for the booking (channels/voice_status.go):
+	// the wait, the outcome when it arrives during the call, and the
+	// promise of the written confirmation when it does not.
+	TemplateVoiceOneMoment      TemplateName = "voice_one_moment"
+	TemplateVoiceConfirmed      TemplateName = "voice_confirmed"
+	TemplateVoiceAlreadyBooked  TemplateName = "voice_already_booked"
+	TemplateVoiceNotBooked      TemplateName = "voice_not_booked"
+	TemplateVoiceInReview       TemplateName = "voice_in_review"
+	TemplateVoiceConfirmFollows TemplateName = "voice_confirmation_follows"
 )
 
 // MessageData is what a template may use.
@@ -156,10 +167,16 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplatePaymentRefundedLate: "Ihre Zahlung von {{.Amount}} kam an, nachdem Ihre Buchung bereits beendet war. Wir haben nichts eingezogen: Der Betrag wird freigegeben bzw. erstattet.",
 		TemplatePaymentUnavailable:  "Die Anzahlung für Ihren Termin ({{.Service}}, {{.When}}) konnte gerade nicht eingerichtet werden, deshalb ist der Termin nicht gebucht und nichts berechnet. Bitte schreiben Sie uns in einigen Minuten noch einmal.",
 
-		TemplateVoiceGreeting:      "Willkommen! Welchen Termin möchten Sie buchen?",
-		TemplateVoiceGatherNext:    "Danke, wir prüfen Ihren Wunsch und schicken Ihnen eine SMS. Möchten Sie noch etwas sagen?",
-		TemplateVoiceUnknownNumber: "Leider können wir Ihre Rufnummer nicht erkennen und deshalb am Telefon keinen Termin für Sie buchen. Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören.",
-		TemplateVoiceUnassigned:    "Leider konnten wir Ihren Anruf nicht zuordnen. Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören.",
+		TemplateVoiceGreeting:       "Willkommen! Welchen Termin möchten Sie buchen?",
+		TemplateVoiceGatherNext:     "Danke, wir prüfen Ihren Wunsch und schicken Ihnen eine SMS. Möchten Sie noch etwas sagen?",
+		TemplateVoiceUnknownNumber:  "Leider können wir Ihre Rufnummer nicht erkennen und deshalb am Telefon keinen Termin für Sie buchen. Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören.",
+		TemplateVoiceUnassigned:     "Leider konnten wir Ihren Anruf nicht zuordnen. Bitte schreiben Sie uns eine WhatsApp-Nachricht an diese Nummer, dann buchen wir Ihren Termin dort. Auf Wiederhören.",
+		TemplateVoiceOneMoment:      "Einen Moment bitte, wir buchen Ihren Termin.",
+		TemplateVoiceConfirmed:      "Ihr Termin ist bestätigt: {{.Service}} am {{.When}}.{{if .Amount}} Die Anzahlung von {{.Amount}} ist bezahlt.{{end}} Die Bestätigung bekommen Sie auch per SMS. Möchten Sie noch etwas sagen?",
+		TemplateVoiceAlreadyBooked:  "Sie haben diesen Termin bereits: {{.Service}} am {{.When}}. Es wurde nichts berechnet. Möchten Sie noch etwas sagen?",
+		TemplateVoiceNotBooked:      "Leider konnten wir {{.Service}} am {{.When}} nicht buchen; es wurde nichts berechnet. Welcher andere Termin passt Ihnen?",
+		TemplateVoiceInReview:       "Ihre Buchung wird noch von einem Mitarbeiter geprüft; wir melden uns per SMS. Möchten Sie noch etwas sagen?",
+		TemplateVoiceConfirmFollows: "Ihre Buchung läuft noch. Sie erhalten die Bestätigung per SMS. Möchten Sie noch etwas sagen?",
 	},
 	English: {
 		TemplateNotUnderstood:     "Sorry, I did not understand that. Which appointment would you like?",
@@ -214,10 +231,16 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplatePaymentRefundedLate: "Your payment of {{.Amount}} arrived after your booking had already ended. We charged nothing: the amount is released or refunded.",
 		TemplatePaymentUnavailable:  "We could not set up the deposit for your appointment ({{.Service}}, {{.When}}) just now, so it is not booked and nothing was charged. Please write to us again in a few minutes.",
 
-		TemplateVoiceGreeting:      "Welcome! Which appointment would you like to book?",
-		TemplateVoiceGatherNext:    "Thank you, we are checking your request and will send you a text message. Would you like to add anything?",
-		TemplateVoiceUnknownNumber: "Unfortunately we cannot recognise your phone number and so cannot book an appointment for you by phone. Please send us a WhatsApp message to this number and we will book your appointment there. Goodbye.",
-		TemplateVoiceUnassigned:    "Unfortunately we could not assign your call. Please send us a WhatsApp message to this number and we will book your appointment there. Goodbye.",
+		TemplateVoiceGreeting:       "Welcome! Which appointment would you like to book?",
+		TemplateVoiceGatherNext:     "Thank you, we are checking your request and will send you a text message. Would you like to add anything?",
+		TemplateVoiceUnknownNumber:  "Unfortunately we cannot recognise your phone number and so cannot book an appointment for you by phone. Please send us a WhatsApp message to this number and we will book your appointment there. Goodbye.",
+		TemplateVoiceUnassigned:     "Unfortunately we could not assign your call. Please send us a WhatsApp message to this number and we will book your appointment there. Goodbye.",
+		TemplateVoiceOneMoment:      "One moment please, we are booking your appointment.",
+		TemplateVoiceConfirmed:      "Your appointment is confirmed: {{.Service}} on {{.When}}.{{if .Amount}} The deposit of {{.Amount}} is paid.{{end}} You will also get the confirmation by text message. Would you like to add anything?",
+		TemplateVoiceAlreadyBooked:  "You already have this appointment: {{.Service}} on {{.When}}. Nothing was charged. Would you like to add anything?",
+		TemplateVoiceNotBooked:      "Unfortunately we could not book {{.Service}} on {{.When}}; nothing was charged. Which other time suits you?",
+		TemplateVoiceInReview:       "A member of staff is still checking your booking; we will get back to you by text message. Would you like to add anything?",
+		TemplateVoiceConfirmFollows: "Your booking is still in progress. You will get the confirmation by text message. Would you like to add anything?",
 	},
 }
 
@@ -234,6 +257,8 @@ func TemplateNames() []TemplateName {
 		TemplateReminderEarly, TemplateReminder,
 		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate, TemplatePaymentUnavailable,
 		TemplateVoiceGreeting, TemplateVoiceGatherNext, TemplateVoiceUnknownNumber, TemplateVoiceUnassigned,
+		TemplateVoiceOneMoment, TemplateVoiceConfirmed, TemplateVoiceAlreadyBooked, TemplateVoiceNotBooked,
+		TemplateVoiceInReview, TemplateVoiceConfirmFollows,
 	}
 }
 

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"strings"
 	"text/template"
 	"time"
@@ -98,26 +97,10 @@ func question(t *activities.TenantTerms, q string) string {
 	return q
 }
 
-// money writes an amount in minor units as lang writes money: "20,00 €"
-// in German, "€20.00" in English; currencies other than the euro by code.
+// money writes an amount in minor units as lang writes money (the
+// tenants package's one format, which these texts always used).
 func money(amount int64, currency string, lang tenants.Language) string {
-	whole, cents := amount/100, amount%100
-	if cents < 0 {
-		cents = -cents
-	}
-	code := strings.ToUpper(currency)
-	if lang == tenants.German {
-		s := fmt.Sprintf("%d,%02d", whole, cents)
-		if code == "EUR" {
-			return s + " €"
-		}
-		return s + " " + code
-	}
-	s := fmt.Sprintf("%d.%02d", whole, cents)
-	if code == "EUR" {
-		return "€" + s
-	}
-	return code + " " + s
+	return tenants.Money{Amount: amount, Currency: currency}.Format(lang)
 }
 
 // until is a deadline's local time of day in the time zone tz (UTC when

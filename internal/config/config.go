@@ -113,6 +113,10 @@ type Config struct {
 	// DedupWindow is how close in time two different wishes of one customer
 	// must be to be reviewed as a potential duplicate.
 	DedupWindow time.Duration
+	// VoiceConfirmWait is VOICE_CONFIRM_WAIT: how long a caller whose wish
+	// is being booked waits on the line for the outcome before being told
+	// the confirmation follows by SMS.
+	VoiceConfirmWait time.Duration
 	// OpsScrapeURLs are the /metrics addresses of the other processes
 	// whose counters the gateway's ops page shows (the idempotency layer
 	// lives in the APIs, dedup and outbox in the workers).
@@ -251,6 +255,7 @@ func (r *reader) settings() Config {
 		KeysPerMinute:     r.num("IDEMPOTENCY_KEYS_PER_MINUTE", "6000", 0, math.MaxInt, "a number of keys, 0 for no cap"),
 		HoldTTL:           r.dur("HOLD_TTL", "10m"),
 		DedupWindow:       r.dur("DEDUP_WINDOW", "3m"),
+		VoiceConfirmWait:  r.dur("VOICE_CONFIRM_WAIT", "6s"),
 		OutboxSendTimeout: r.dur("OUTBOX_SEND_TIMEOUT", "2m"),
 		ReconcileInterval: r.dur("RECONCILE_INTERVAL", "5m"),
 		ReconcileGrace:    r.dur("RECONCILE_GRACE", "5m"),
