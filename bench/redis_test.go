@@ -77,6 +77,40 @@ func keyedOp(h http.Handler, key, body func(seq int) string, want int) Op {
 	}
 }
 
+// redisVariant is one measured path through one side.
+type redisVariant struct {
+	name string
+	op   func(prefix string) Op
+}
+
+// redisVariants returns, for the store alone and then the front, the three
+// paths: new keys, replays of a hot key and the hot key with another
+// payload. It completes each side's hot key (and caches it in the front).
+func redisVariants(t *testing.T, pg, fr http.Handler) []redisVariant {
+	hotBody := func(int) string { return `{"n":0}` }
+	otherBody := func(int) string { return `{"n":1}` }
+	newBody := func(seq int) string { return `{"n":` + strconv.Itoa(seq) + `}` }
+	newKey := func(p string) func(int) string { return func(seq int) string { return p + strconv.Itoa(seq) } }
+	var variants []redisVariant
+	for _, side := range []struct {
+		name, hot string
+		h         http.Handler
+	}{{sidePG, "hot-store", pg}, {sideFront, "hot-front", fr}} {
+		hot := func(int) string { return side.hot }
+		variants = append(variants,
+			redisVariant{redisNew + ", " + side.name, func(p string) Op { return keyedOp(side.h, newKey(p), newBody, http.StatusCreated) }},
+			redisVariant{redisReplay + ", " + side.name, func(string) Op { return keyedOp(side.h, hot, hotBody, http.StatusCreated) }},
+			redisVariant{redisConflict + ", " + side.name, func(string) Op {
+				return keyedOp(side.h, hot, otherBody, http.StatusUnprocessableEntity)
+			}},
+		)
+		for range 2 {
+			require.Equal(t, http.StatusCreated, keyedCall(context.Background(), side.h, side.hot, hotBody(0)).Code)
+		}
+	}
+	return variants
+}
+
 func measureRedis(t *testing.T, sz sizes) redisResult {
 	rdb, err := dialRedis(context.Background())
 	if err != nil {
@@ -95,62 +129,36 @@ func measureRedis(t *testing.T, sz sizes) redisResult {
 	pg, fr := redisHandlers(front)
 	checkFrontAnswers(t, front, pg, fr)
 
-	hotBody := func(int) string { return `{"n":0}` }
-	otherBody := func(int) string { return `{"n":1}` }
-	hot := func(side string) func(int) string {
-		return func(int) string { return "hot-" + strings.ReplaceAll(side, " ", "-") }
-	}
-	type variant struct {
-		name string
-		op   func(prefix string) Op
-	}
-	var variants []variant
-	for _, side := range []struct {
-		name string
-		h    http.Handler
-	}{{sidePG, pg}, {sideFront, fr}} {
-		newKey := func(p string) func(int) string { return func(seq int) string { return p + strconv.Itoa(seq) } }
-		newBody := func(seq int) string { return `{"n":` + strconv.Itoa(seq) + `}` }
-		variants = append(variants,
-			variant{redisNew + ", " + side.name, func(p string) Op { return keyedOp(side.h, newKey(p), newBody, http.StatusCreated) }},
-			variant{redisReplay + ", " + side.name, func(string) Op { return keyedOp(side.h, hot(side.name), hotBody, http.StatusCreated) }},
-			variant{redisConflict + ", " + side.name, func(string) Op {
-				return keyedOp(side.h, hot(side.name), otherBody, http.StatusUnprocessableEntity)
-			}},
-		)
-		// The hot key is completed (and, through the front, cached) first.
-		for range 2 {
-			require.Equal(t, http.StatusCreated, keyedCall(context.Background(), side.h, hot(side.name)(0), hotBody(0)).Code)
-		}
-	}
+	variants := redisVariants(t, pg, fr)
 	// Order: new, replay, conflict for the store, then for the front; runs
 	// interleave path by path so that both sides of a ratio run back to back.
 	order := []int{0, 3, 1, 4, 2, 5}
-	res, seq, newOps := redisResult{redisCPU: map[*series][]time.Duration{}}, 0, 0
-	rcpu := procCPU("redis-server")
+	res := redisResult{redisCPU: map[*series][]time.Duration{}}
+	seq, newOps, rcpu := 0, 0, procCPU("redis-server")
+	runOnce := func(s *series, c int, op Op) int {
+		l := sz.load(c)
+		l.SeqBase = seq
+		_, rcpu = redisCPU(rcpu)
+		r := measure(t, s, l, op)
+		var used time.Duration
+		used, rcpu = redisCPU(rcpu)
+		res.redisCPU[s] = append(res.redisCPU[s], used/time.Duration(r.Ops))
+		seq += r.Ops
+		return r.Ops
+	}
 	for _, c := range sz.concs {
-		ss := make([]*series, len(variants))
-		for i, v := range variants {
-			ss[i] = &series{variant: v.name, conc: c}
+		ss := make([]*series, 0, len(order))
+		for _, i := range order {
+			ss = append(ss, &series{variant: variants[i].name, conc: c})
 		}
 		for range sz.reps {
-			for _, i := range order {
-				l := sz.load(c)
-				l.SeqBase = seq
-				_, rcpu = redisCPU(rcpu)
-				r := measure(t, ss[i], l, variants[i].op(fmt.Sprintf("r%d-", i)))
-				var used time.Duration
-				used, rcpu = redisCPU(rcpu)
-				res.redisCPU[ss[i]] = append(res.redisCPU[ss[i]], used/time.Duration(r.Ops))
-				seq += r.Ops
-				if i%3 == 0 {
-					newOps += r.Ops
+			for k, i := range order {
+				if ops := runOnce(ss[k], c, variants[i].op(fmt.Sprintf("r%d-", i))); i%3 == 0 {
+					newOps += ops
 				}
 			}
 		}
-		for _, i := range order {
-			res.series = append(res.series, ss[i])
-		}
+		res.series = append(res.series, ss...)
 	}
 	// Every new key completed once in PostgreSQL, whichever side took it.
 	require.Equal(t, newOps, countRows(t, e.pool, `SELECT count(*) FROM idempotency_keys
