@@ -194,7 +194,7 @@ func checkFrontAnswers(t *testing.T, front *redisFront, pg, fr http.Handler) {
 	require.Equal(t, int64(1), front.fills.Load())
 
 	// Redis down: every answer comes from PostgreSQL, as without the front.
-	down := &redisFront{rdb: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}),
+	down := &redisFront{rdb: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1}),
 		store: front.store, prefix: front.prefix, ttl: front.ttl, lease: front.lease}
 	t.Cleanup(func() { require.NoError(t, down.rdb.Close()) })
 	_, dh := redisHandlers(down)
