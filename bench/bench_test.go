@@ -97,7 +97,7 @@ func TestBenchFull(t *testing.T) {
 }
 
 // run measures every item in issue order; BOOKONCE_BENCH_ONLY (a
-// comma-separated list of holds, claim, ingest, e2e, growth, reaper, voice)
+// comma-separated list of holds, claim, ingest, e2e, growth, reaper, voice, redis)
 // restricts it while working on one item.
 func run(t *testing.T, sz sizes, rep *report) {
 	only := os.Getenv("BOOKONCE_BENCH_ONLY")
@@ -113,6 +113,7 @@ func run(t *testing.T, sz sizes, rep *report) {
 	item("growth", func(t *testing.T) { rep.growth = measureGrowth(t, sz) })
 	item("reaper", func(t *testing.T) { rep.reaper = measureReaper(t, sz) })
 	item("voice", func(t *testing.T) { rep.voice = measureVoice(t, sz.voice) })
+	item("redis", func(t *testing.T) { rep.redis = measureRedis(t, sz) })
 	tables, _ := rep.tables()
 	t.Log("\n" + tables)
 }
@@ -300,6 +301,7 @@ func measureClaim(t *testing.T, sz sizes) claimResult {
 		{claimStore, func(p string) Op { return inProcessOp(direct, p) }},
 		{claimFloorAsync, func(p string) Op { return rawClaim(e.pool, p, true) }},
 		{claimHTTP, func(p string) Op { return noopOpFunc(client, mw.URL, p) }},
+		{claimShape, func(p string) Op { return shapedClaim(e.pool, p) }},
 	}
 	res := claimResult{profile: map[string]string{}}
 	seq, n := 0, 0

@@ -198,10 +198,7 @@ func rawClaim(pool *pgxpool.Pool, prefix string, async bool) Op {
 		if tag.RowsAffected() != 1 {
 			return fmt.Errorf("raw claim %s: key exists", key)
 		}
-		tag, err = pool.Exec(ctx, `UPDATE idempotency_keys SET state = 'completed', status_code = 204,
-				response_headers = '{}', response_body = '', completed_at = $5
-			WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3 AND owner = $4 AND state = 'pending'`,
-			tenant, noopOp, key, owner, now)
+		tag, err = pool.Exec(ctx, rawComplete, tenant, noopOp, key, owner, now)
 		if err != nil {
 			return err
 		}
@@ -211,6 +208,10 @@ func rawClaim(pool *pgxpool.Pool, prefix string, async bool) Op {
 		return nil
 	}
 }
+
+const rawComplete = `UPDATE idempotency_keys SET state = 'completed', status_code = 204,
+		response_headers = '{}', response_body = '', completed_at = $5
+	WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3 AND owner = $4 AND state = 'pending'`
 
 const rawInsert = `INSERT INTO idempotency_keys
 	(tenant_id, operation, idempotency_key, fingerprint, state, owner, locked_until, created_at, expires_at)
@@ -267,11 +268,16 @@ func cpuTimes() (self time.Duration, pg map[string]time.Duration) {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	pg = map[string]time.Duration{}
+	return self, procCPU("postgres")
+}
+
+// procCPU returns the CPU time of every process named comm, by pid.
+func procCPU(comm string) map[string]time.Duration {
+	out := map[string]time.Duration{}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
-		comm, err := os.ReadFile(d + "/comm")
-		if err != nil || strings.TrimSpace(string(comm)) != "postgres" {
+		name, err := os.ReadFile(d + "/comm")
+		if err != nil || strings.TrimSpace(string(name)) != comm {
 			continue
 		}
 		stat, err := os.ReadFile(d + "/stat")
@@ -285,9 +291,9 @@ func cpuTimes() (self time.Duration, pg map[string]time.Duration) {
 		}
 		ut, _ := strconv.ParseInt(f[11], 10, 64)
 		st, _ := strconv.ParseInt(f[12], 10, 64)
-		pg[d] = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ = 100
+		out[d] = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ = 100
 	}
-	return self, pg
+	return out
 }
 
 // pgDelta sums the CPU postgres processes used between two samples;
