@@ -26,7 +26,6 @@ import (
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/twilio"
-	"github.com/bookonce/bookonce/workflows"
 )
 
 type env struct {
@@ -223,7 +222,7 @@ func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 1
 	})
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM booking_intents`), "the second is not booked silently")
-	q := `CustomerPhone = "` + customer + `" AND BookingStatus = "NeedsReview"`
+	q := `CustomerKey = "` + string(testsupport.CustomerKey(t, "demo", customer)) + `" AND BookingStatus = "NeedsReview"`
 	testsupport.Eventually(t, 20*time.Second, "the Web UI filter to find the conversation waiting for review", func() bool {
 		resp, err := e.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
 		return err == nil && len(resp.GetExecutions()) == 1
@@ -270,7 +269,7 @@ func TestTemporalDownEventStaysPendingAndRelayDelivers(t *testing.T) {
 	testsupport.Eventually(t, 30*time.Second, "the conversation to answer", func() bool {
 		return e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:SMlate'`) == 1
 	})
-	_, err = e.tc.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID("demo", customer), "")
+	_, err = e.tc.DescribeWorkflowExecution(ctx, testsupport.ConversationID(t, "demo", customer), "")
 	require.NoError(t, err)
 }
 
