@@ -52,7 +52,9 @@ func newEnv(t *testing.T) env {
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := testsupport.Temporal(t)
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
-		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+		acts := stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool))
+		acts.Temporal = tc // as stack.Worker: conversations move from legacy IDs
+		stack.Register(r, acts)
 	})
 	gw, reg := stack.Gateway(cfg, pool, tc, testsupport.Tenants(t, pool), stack.Logger(cfg, testLog{t}))
 	srv, admin := serveGateway(t, gw)

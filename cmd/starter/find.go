@@ -45,7 +45,7 @@ func findCmd(args []string, stdout, stderr io.Writer) error {
 	var number string
 	if err := parse(fs, args, stdout, func(rest []string) error {
 		if len(rest) != 0 {
-			return fmt.Errorf("unexpected argument %q: the number goes in --customer", rest[0])
+			return fmt.Errorf("unexpected argument %q: the number goes in --customer", mask.Phones(rest[0]))
 		}
 		var err error
 		number, err = e164(customer)
