@@ -2,14 +2,18 @@ package channels_test
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/channels"
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
@@ -29,11 +33,7 @@ func TestLegacyConversationHandsOverItsState(t *testing.T) {
 
 	// Before the upgrade: the old gateway started the conversation under
 	// the number, with CustomerPhone, and the customer named only the service.
-	_, err := e.tc.SignalWithStartWorkflow(ctx, legacy, workflows.SignalInbound, workflows.InboundEvent{
-		EventID: "SMbefore", Channel: workflows.ChannelWhatsApp, Text: "Ich brauche einen Reifenwechsel", ReceivedAt: time.Now().UTC(),
-	}, client.StartWorkflowOptions{ID: legacy, TaskQueue: e.gw.TaskQueue}, workflows.ConversationWorkflow,
-		workflows.ConversationInput{Tenant: "demo", Customer: customer, PaymentMethod: e.gw.PaymentMethod, Timezone: "Europe/Berlin"})
-	require.NoError(t, err)
+	e.signalLegacy(t, customer, "SMbefore", "Ich brauche einen Reifenwechsel")
 	testsupport.Eventually(t, 30*time.Second, "the legacy conversation to ask for the time", func() bool {
 		return e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:SMbefore' AND reference = $1`, legacy) == 1
 	})
@@ -69,4 +69,57 @@ func TestLegacyConversationHandsOverItsState(t *testing.T) {
 	})
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:SMbefore'`), "the seen event is not handled again")
 	e.requireBookings(t, 1)
+}
+
+// signalLegacy delivers an event as the gateway did before customer keys:
+// to customer:demo:<E.164>, started if needed.
+func (e env) signalLegacy(t *testing.T, customer, eventID, text string) {
+	t.Helper()
+	legacy := workflows.LegacyConversationWorkflowID("demo", customer)
+	_, err := e.tc.SignalWithStartWorkflow(context.Background(), legacy, workflows.SignalInbound, workflows.InboundEvent{
+		EventID: eventID, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: time.Now().UTC(),
+	}, client.StartWorkflowOptions{ID: legacy, TaskQueue: e.gw.TaskQueue}, workflows.ConversationWorkflow,
+		workflows.ConversationInput{Tenant: "demo", Customer: customer, PaymentMethod: e.gw.PaymentMethod, Timezone: "Europe/Berlin"})
+	require.NoError(t, err)
+}
+
+// TestLegacyConversationsPendingReviewMovesWithIt: a potential duplicate
+// opened by the legacy conversation waits for a person across the
+// upgrade. The keyed conversation takes the pending wish over, the case
+// now names it (and the Web UI shows it NeedsReview by its key), and the
+// reviewer's "separate" books the second wish once.
+func TestLegacyConversationsPendingReviewMovesWithIt(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	day, customer := nextTuesday(), newCustomer()
+	legacy, keyed := workflows.LegacyConversationWorkflowID("demo", customer), testsupport.ConversationID(t, "demo", customer)
+	e.signalLegacy(t, customer, "SMa", "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
+	e.signalLegacy(t, customer, "SMb", "Inspektion am "+dateText(day)+" um 14 Uhr")
+	var caseID string
+	testsupport.Eventually(t, 30*time.Second, "a review case of the legacy conversation", func() bool {
+		return e.pool.QueryRow(ctx, `SELECT id FROM review_cases WHERE status = 'open' AND workflow_id = $1`, legacy).Scan(&caseID) == nil
+	})
+	e.requireBookings(t, 1)
+
+	_, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp("SMc", customer, "Danke"))
+	require.NoError(t, err)
+	testsupport.Eventually(t, 30*time.Second, "the case to name the keyed conversation", func() bool {
+		return e.count(t, `SELECT count(*) FROM review_cases WHERE id = $1 AND workflow_id = $2`, caseID, keyed) == 1
+	})
+	q := `CustomerKey = "` + string(testsupport.CustomerKey(t, "demo", customer)) + `" AND BookingStatus = "NeedsReview"`
+	testsupport.Eventually(t, 20*time.Second, "the keyed conversation shown waiting for review", func() bool {
+		resp, err := e.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
+		return err == nil && len(resp.GetExecutions()) == 1 && resp.GetExecutions()[0].GetExecution().GetWorkflowId() == keyed
+	})
+
+	req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"separate"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	e.requireBookings(t, 2)
+	require.Equal(t, 2, e.count(t, `SELECT count(*) FROM booking_intents`))
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND service = 'inspection'`, customer))
 }
