@@ -81,6 +81,19 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// resolveCase resolves a review case through the authenticated review
+// API, as a person does, and requires it accepted.
+func (e env) resolveCase(t *testing.T, caseID, action string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"`+action+`"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
 func (e env) count(t *testing.T, sql string, args ...any) int {
 	t.Helper()
 	var n int
@@ -232,13 +245,7 @@ func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 
 	// Resolve through the authenticated API, twice (a double click).
 	for range 2 {
-		req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"separate"}`))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode)
+		e.resolveCase(t, caseID, "separate")
 	}
 	testsupport.Eventually(t, 60*time.Second, "the second booking confirmed", func() bool {
 		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 2

@@ -2,8 +2,6 @@ package channels_test
 
 import (
 	"context"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
@@ -112,13 +109,7 @@ func TestLegacyConversationsPendingReviewMovesWithIt(t *testing.T) {
 		return err == nil && len(resp.GetExecutions()) == 1 && resp.GetExecutions()[0].GetExecution().GetWorkflowId() == keyed
 	})
 
-	req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"separate"}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	e.resolveCase(t, caseID, "separate")
 	e.requireBookings(t, 2)
 	require.Equal(t, 2, e.count(t, `SELECT count(*) FROM booking_intents`))
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND service = 'inspection'`, customer))
