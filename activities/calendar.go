@@ -52,6 +52,9 @@ type Activities struct {
 	// after paying (the Checkout Session's success_url): the gateway's
 	// RoutePaid under its public base URL.
 	PaymentReturnURL string
+	// Temporal signals conversations while one moves from its legacy
+	// workflow ID to its keyed one (handover.go).
+	Temporal Signaller
 }
 
 // HoldSlotInput asks for a hold of one slot.

@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
+	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -191,8 +192,16 @@ func dedupKey(tenant, opKey, intentID string, second bool) string {
 // meets the running or completed saga attaches to it.
 func (s *Service) start(ctx context.Context, p *tenants.Profile, d dedup.Decision, intentID string, w wish) error {
 	dep, _ := p.Deposit(w.service)
-	_, _, err := workflows.StartAppointmentAs(ctx, s.Temporal, s.TaskQueue, d.WorkflowID, workflows.BookingRequest{
-		Tenant: p.ID, Customer: w.customer, Service: w.service, SlotStart: w.start.UTC(), Channel: workflows.ChannelAgent,
+	keys := s.Keys
+	if keys == nil {
+		keys = customerid.Dev()
+	}
+	key, err := keys.Key(p.ID, w.customer)
+	if err != nil {
+		return fmt.Errorf("start booking: %w", err)
+	}
+	_, _, err = workflows.StartAppointmentAs(ctx, s.Temporal, s.TaskQueue, d.WorkflowID, workflows.BookingRequest{
+		Tenant: p.ID, Customer: w.customer, CustomerKey: key, Service: w.service, SlotStart: w.start.UTC(), Channel: workflows.ChannelAgent,
 		IntentID: intentID, DepositAmount: dep.Amount, Currency: dep.Currency, PaymentMethod: s.PaymentMethod,
 		Timezone: p.Location.String(), Terms: activities.TermsOf(p), DeliberateSecond: w.second,
 	})

@@ -20,13 +20,19 @@ import (
 // shows it.
 func (e env) channelOf(t *testing.T, workflowID string) string {
 	t.Helper()
+	return e.keywordOf(t, workflowID, workflows.ChannelKey.GetName())
+}
+
+// keywordOf is a keyword search attribute of the workflow; it must be set.
+func (e env) keywordOf(t *testing.T, workflowID, name string) string {
+	t.Helper()
 	resp, err := e.tc.DescribeWorkflowExecution(context.Background(), workflowID, "")
 	require.NoError(t, err)
-	p, ok := resp.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[workflows.ChannelKey.GetName()]
-	require.True(t, ok, "Channel set")
-	var ch string
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &ch))
-	return ch
+	p, ok := resp.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[name]
+	require.True(t, ok, "%s set", name)
+	var v string
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &v))
+	return v
 }
 
 func (e env) requireReservations(t *testing.T, customer string, confirmed int) {
@@ -54,6 +60,8 @@ func TestBookThroughMCP(t *testing.T) {
 	require.Equal(t, start.Format(time.RFC3339), a.Start)
 	e.requireReservations(t, customer, 1)
 	require.Equal(t, string(workflows.ChannelAgent), e.channelOf(t, a.WorkflowID))
+	require.Equal(t, string(testsupport.CustomerKey(t, "demo", customer)), e.keywordOf(t, a.WorkflowID, workflows.CustomerKeyKey.GetName()),
+		"the agent's booking is found by the customer's key, not the number")
 
 	var got agent.BookingAnswer
 	require.Empty(t, call(t, s, agent.ToolGetBooking, map[string]any{"id": a.BookingID}, &got))

@@ -16,6 +16,7 @@ import (
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/intent"
+	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -44,6 +45,9 @@ type Service struct {
 	Signer    Signer
 	// PaymentMethod pays deposits: "" sends a payment link (DEPOSIT_MODE).
 	PaymentMethod string
+	// Keys names customers in the search attributes of the appointments
+	// started here (BOOKONCE_CUSTOMER_ID_KEY); nil: the development key.
+	Keys *customerid.Keyer
 	// Wait bounds a mutating call (DefaultWait when zero).
 	Wait time.Duration
 	// Idempotency keys the HTTP variant's mutating calls (Idempotency-Key).

@@ -202,7 +202,7 @@ func measureE2E(t *testing.T, sz sizes) e2eResult {
 	// The engine work of the first measured booking and bare run, from
 	// their histories: the bare shape must run as many activities.
 	customer, start := phone(e.base, 1), bookingSlot(e.cfg.Timezone, time.Now().In(e.cfg.Timezone), 1)
-	res.shapes["booking"] = shapesOf(t, e.tc, workflows.ConversationWorkflowID(config.DefaultTenant, customer),
+	res.shapes["booking"] = shapesOf(t, e.tc, testsupport.ConversationID(t, config.DefaultTenant, customer),
 		workflows.AppointmentWorkflowID(config.DefaultTenant, workflows.IntentID(config.DefaultTenant, customer, intent.ServiceTireChange, "", start)))
 	res.shapes["bare"] = shapesOf(t, e.tc, fmt.Sprintf("bare-customer:%d", e.base+firstBare), fmt.Sprintf("bare-appointment:%d", e.base+firstBare))
 	real, bare := res.shapes["booking"], res.shapes["bare"]

@@ -106,14 +106,18 @@ func (e ingestEnv) redeliveryOp(first, n int) Op {
 func (e ingestEnv) rawOp() Op {
 	return func(ctx context.Context, seq int) error {
 		customer := phone(e.base, seq)
-		id := workflows.ConversationWorkflowID(config.DefaultTenant, customer)
+		key, err := e.cfg.CustomerKeys().Key(config.DefaultTenant, customer)
+		if err != nil {
+			return err
+		}
+		id := workflows.ConversationWorkflowID(config.DefaultTenant, key)
 		ev := workflows.InboundEvent{EventID: sid(e.base, seq), Channel: workflows.ChannelWhatsApp, Text: ingestText, ReceivedAt: time.Now().UTC()}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		_, err := e.tc.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev, client.StartWorkflowOptions{
+		_, err = e.tc.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev, client.StartWorkflowOptions{
 			ID: id, TaskQueue: e.cfg.TaskQueue, StaticSummary: "Conversation with " + mask.Phones(customer),
 		}, workflows.ConversationWorkflow, workflows.ConversationInput{
-			Tenant: config.DefaultTenant, Customer: customer, DepositAmount: 2000,
+			Tenant: config.DefaultTenant, Customer: customer, CustomerKey: key, DepositAmount: 2000,
 			Currency: "eur", PaymentMethod: stack.ConversationCard, Timezone: e.cfg.Timezone.String(),
 		})
 		return err
@@ -159,9 +163,9 @@ func measureIngest(t *testing.T, sz sizes) ingestResult {
 	require.Equal(t, accepted, countRows(t, e.pool, `SELECT count(*) FROM inbox_events`))
 	require.Equal(t, float64(redelivered), testutil.ToFloat64(e.gw.Metrics.DuplicatesBlocked().WithLabelValues("inbox", config.DefaultTenant, channels.RouteWhatsApp)))
 	for first := range raw {
-		requireSignalled(t, e.tc, workflows.ConversationWorkflowID(config.DefaultTenant, phone(e.base, first)))
+		requireSignalled(t, e.tc, testsupport.ConversationID(t, config.DefaultTenant, phone(e.base, first)))
 	}
-	requireSignalled(t, e.tc, workflows.ConversationWorkflowID(config.DefaultTenant, phone(e.base, 0)))
+	requireSignalled(t, e.tc, testsupport.ConversationID(t, config.DefaultTenant, phone(e.base, 0)))
 
 	c := sz.concs[len(sz.concs)-1]
 	l := sz.load(c)

@@ -18,6 +18,7 @@ import (
 	twclient "github.com/twilio/twilio-go/client"
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/review"
@@ -42,6 +43,9 @@ type Gateway struct {
 	// StripeWebhookSecret (whsec_…) verifies the payment provider's
 	// webhooks (STRIPE_WEBHOOK_SECRET); empty: they are refused.
 	StripeWebhookSecret string
+	// Keys computes the customer keys in conversation IDs
+	// (BOOKONCE_CUSTOMER_ID_KEY); nil: the development key, as in tests.
+	Keys *customerid.Keyer
 	// Region is the default region for numbers without a country code.
 	Region string
 	// VoiceConfirmWait is how long a caller whose wish is being booked
@@ -73,6 +77,13 @@ func (g *Gateway) now() time.Time {
 		return g.Now()
 	}
 	return time.Now()
+}
+
+func (g *Gateway) keys() *customerid.Keyer {
+	if g.Keys != nil {
+		return g.Keys
+	}
+	return customerid.Dev()
 }
 
 func (g *Gateway) log() *slog.Logger {

@@ -26,7 +26,6 @@ import (
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/twilio"
-	"github.com/bookonce/bookonce/workflows"
 )
 
 type env struct {
@@ -53,7 +52,9 @@ func newEnv(t *testing.T) env {
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := testsupport.Temporal(t)
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
-		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+		acts := stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool))
+		acts.Temporal = tc // as stack.Worker: conversations move from legacy IDs
+		stack.Register(r, acts)
 	})
 	gw, reg := stack.Gateway(cfg, pool, tc, testsupport.Tenants(t, pool), stack.Logger(cfg, testLog{t}))
 	srv, admin := serveGateway(t, gw)
@@ -78,6 +79,19 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// resolveCase resolves a review case through the authenticated review
+// API, as a person does, and requires it accepted.
+func (e env) resolveCase(t *testing.T, caseID, action string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"`+action+`"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
 func (e env) count(t *testing.T, sql string, args ...any) int {
@@ -223,7 +237,7 @@ func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 1
 	})
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM booking_intents`), "the second is not booked silently")
-	q := `CustomerPhone = "` + customer + `" AND BookingStatus = "NeedsReview"`
+	q := `CustomerKey = "` + string(testsupport.CustomerKey(t, "demo", customer)) + `" AND BookingStatus = "NeedsReview"`
 	testsupport.Eventually(t, 20*time.Second, "the Web UI filter to find the conversation waiting for review", func() bool {
 		resp, err := e.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
 		return err == nil && len(resp.GetExecutions()) == 1
@@ -231,13 +245,7 @@ func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 
 	// Resolve through the authenticated API, twice (a double click).
 	for range 2 {
-		req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"separate"}`))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode)
+		e.resolveCase(t, caseID, "separate")
 	}
 	testsupport.Eventually(t, 60*time.Second, "the second booking confirmed", func() bool {
 		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 2
@@ -270,7 +278,7 @@ func TestTemporalDownEventStaysPendingAndRelayDelivers(t *testing.T) {
 	testsupport.Eventually(t, 30*time.Second, "the conversation to answer", func() bool {
 		return e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:SMlate'`) == 1
 	})
-	_, err = e.tc.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID("demo", customer), "")
+	_, err = e.tc.DescribeWorkflowExecution(ctx, testsupport.ConversationID(t, "demo", customer), "")
 	require.NoError(t, err)
 }
 

@@ -10,8 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -71,11 +73,21 @@ type execer interface {
 func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	id := workflows.ConversationWorkflowID(ev.Tenant, ev.Customer)
-	_, err := g.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev.Event, client.StartWorkflowOptions{
+	key, err := g.keys().Key(ev.Tenant, ev.Customer)
+	if err != nil {
+		return fmt.Errorf("conversation of %s: %w", mask.Phones(ev.Customer), err)
+	}
+	// Always the keyed ID: a conversation still running under the legacy
+	// ID is asked by the keyed one for its state (docs/privacy.md).
+	id := workflows.ConversationWorkflowID(ev.Tenant, key)
+	in := g.conversationInput(ev)
+	in.CustomerKey = key
+	_, err = g.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev.Event, client.StartWorkflowOptions{
 		ID: id, TaskQueue: g.TaskQueue,
 		StaticSummary: "Conversation with " + mask.Phones(ev.Customer),
-	}, workflows.ConversationWorkflow, g.conversationInput(ev))
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.CustomerKeyKey.ValueSet(string(key)), workflows.CustomerMaskedKey.ValueSet(customerid.Masked(ev.Customer))),
+	}, workflows.ConversationWorkflow, in)
 	if err != nil {
 		return fmt.Errorf("signal conversation %s: %w", mask.Phones(ev.Customer), err)
 	}

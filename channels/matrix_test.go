@@ -17,7 +17,6 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/twilio"
-	"github.com/bookonce/bookonce/workflows"
 )
 
 // delivery is one webhook as Twilio sends it.
@@ -96,7 +95,7 @@ func TestMatrix04GatewayCrashAfterInboxCommit(t *testing.T) {
 	require.Error(t, err, "the gateway died before answering")
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = $1 AND state = 'pending'`, sid),
 		"the inbox row was committed before the crash")
-	_, err = e.tc.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID("demo", customer), "")
+	_, err = e.tc.DescribeWorkflowExecution(ctx, testsupport.ConversationID(t, "demo", customer), "")
 	var notFound *serviceerror.NotFound
 	require.ErrorAs(t, err, &notFound, "nothing was signalled")
 

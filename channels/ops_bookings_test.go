@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/testsupport"
 )
 
@@ -97,6 +98,7 @@ func TestOpsPageCancelButtonActsOnce(t *testing.T) {
 	require.Contains(t, f.row, "deposit 20.00 EUR refunded in full", "the policy is shown before the cancel")
 	require.Contains(t, f.row, "Cancel and refund 20.00 EUR")
 	require.NotContains(t, f.row, customer, "the phone number is masked")
+	require.Contains(t, f.row, "&#43;"+strings.TrimPrefix(mask.Phones(customer), "+"), "shown from CustomerMasked (html/template escapes the +)")
 	require.NotContains(t, f.row, "/no-show", "no No-show before the slot")
 
 	form := url.Values{"csrf": {b.csrf}, "token": {f.token}, "reason": {"customer called the desk"}}
@@ -154,10 +156,13 @@ func TestOpsPageCancelButtonActsOnce(t *testing.T) {
 // deposit. Another tenant's booking is not found.
 func TestOpsPageNoShowButton(t *testing.T) {
 	e := newCancelEnv(t)
-	id := e.book(t, newCustomer())
-	e.slotBegun(t, id)
+	customer := newCustomer()
+	id := e.book(t, customer)
+	e.slotBegun(t, id) // restarted with CustomerPhone, as before customer keys
 	b := e.opsSignIn(t)
 	f := b.bookingRow(t, id, "no-show")
+	require.Contains(t, f.row, "&#43;"+strings.TrimPrefix(mask.Phones(customer), "+"), "a booking from before customer keys shows its CustomerPhone masked")
+	require.NotContains(t, f.row, customer)
 	require.NotContains(t, f.row, "/cancel", "no Cancel once the slot has begun")
 
 	other := strings.Replace(f.action, "appointment:demo:", "appointment:other:", 1)

@@ -2,15 +2,12 @@ package channels_test
 
 import (
 	"context"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/twilio"
 )
@@ -36,13 +33,7 @@ func TestReviewersSeparateBooksAnOverlappingSecondCar(t *testing.T) {
 	testsupport.Eventually(t, 30*time.Second, "a review case", func() bool {
 		return e.pool.QueryRow(ctx, `SELECT id FROM review_cases WHERE reason = 'potential_duplicate' AND status = 'open'`).Scan(&caseID) == nil
 	})
-	req, err := http.NewRequest(http.MethodPost, e.admin+"/v1/review-cases/"+caseID+"/resolve", strings.NewReader(`{"action":"separate"}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	e.resolveCase(t, caseID, "separate")
 
 	testsupport.Eventually(t, 60*time.Second, "the second car booked", func() bool {
 		return e.count(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`) == 2 &&

@@ -261,7 +261,7 @@ func checkTemporalSetup(p *types.Project) (out problems) {
 		if !strings.Contains(sh, "namespace create --namespace default") {
 			out.addf("temporal-namespace: does not create namespace default")
 		}
-		for name, typ := range map[string]string{"CustomerPhone": "Keyword", "Channel": "Keyword",
+		for name, typ := range map[string]string{"CustomerPhone": "Keyword", "CustomerKey": "Keyword", "CustomerMasked": "Keyword", "Channel": "Keyword",
 			"BookingStatus": "Keyword", "Service": "Keyword", "SlotStart": "Datetime"} {
 			if !strings.Contains(sh, "--name "+name+" --type "+typ) {
 				out.addf("temporal-namespace: search attribute %s (%s) not registered", name, typ)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/customerid"
 )
 
 // repoRoot is where Dockerfile, docker-compose.yml and README.md live;
@@ -32,6 +33,7 @@ var requiredSecrets = []string{
 	"BOOKONCE_API_TOKENS=demo:0123456789abcdef0123456789abcdef",
 	"TWILIO_AUTH_TOKEN=twiliosecret",
 	"STRIPE_WEBHOOK_SECRET=whsec_0123456789abcdef",
+	"BOOKONCE_CUSTOMER_ID_KEY=0123456789abcdef0123456789abcdef",
 	"TENANTS_FILE=./deploy/tenants.demo.yaml",
 }
 
@@ -73,7 +75,7 @@ func TestComposeRequiresSecrets(t *testing.T) {
 	}
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "docker-compose.yml"))
 	require.NoError(t, err)
-	for _, dev := range []string{"dev-token", "dev-twilio-auth-token", "whsec_compose_local_only", "POSTGRES_PASSWORD:-"} {
+	for _, dev := range []string{"dev-token", "dev-twilio-auth-token", "whsec_compose_local_only", customerid.DevSecret, "POSTGRES_PASSWORD:-"} {
 		require.NotContains(t, string(raw), dev, "docker-compose.yml must not fall back on a development secret")
 	}
 }
@@ -226,6 +228,7 @@ func TestComposeServicesPassSecretsCheck(t *testing.T) {
 		{"short token", []string{"BOOKONCE_API_TOKENS=demo:short"}, config.SecretAPITokens},
 		{"dev twilio token", []string{"TWILIO_AUTH_TOKEN=" + config.DevTwilioAuthToken}, config.SecretTwilio},
 		{"compose's old webhook secret", []string{"STRIPE_WEBHOOK_SECRET=" + config.DevStripeWebhookSecret}, config.SecretStripeWebhook},
+		{"dev customer key", []string{"BOOKONCE_CUSTOMER_ID_KEY=" + customerid.DevSecret}, config.SecretCustomerID},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

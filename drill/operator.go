@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/mask"
 )
 
@@ -38,7 +37,7 @@ type OperatorLoad struct {
 // review. A potential duplicate is "genuinely ambiguous" only for the
 // scenarios built to be (the same service twice on one day); the same
 // case on a rephrasing or a contended slot is a task the machine caused.
-func (e *env) operatorLoad(ctx context.Context, byCustomer map[string]Scenario, states []wishState) (OperatorLoad, error) {
+func (e *env) operatorLoad(ctx context.Context, byConversation map[string]Scenario, states []wishState) (OperatorLoad, error) {
 	l := OperatorLoad{Limit: operatorLimit, ByReason: map[string]int{}, InReview: []string{}}
 	cases, err := e.pool.Query(ctx, `SELECT workflow_id, reason FROM review_cases
 		UNION ALL SELECT reference, 'outbox_send_unconfirmed:' || kind FROM outbox_messages WHERE state = 'review'`)
@@ -53,8 +52,7 @@ func (e *env) operatorLoad(ctx context.Context, byCustomer map[string]Scenario, 
 			return l, err
 		}
 		l.Tasks++
-		customer := strings.TrimPrefix(wf, "customer:"+config.DefaultTenant+":")
-		if reason == "potential_duplicate" && byCustomer[customer].Kind == Ambiguous {
+		if reason == "potential_duplicate" && byConversation[wf].Kind == Ambiguous {
 			l.Ambiguous++
 		}
 		short, _, _ := strings.Cut(reason, ":")
@@ -73,7 +71,7 @@ func (e *env) operatorLoad(ctx context.Context, byCustomer map[string]Scenario, 
 		if st.outcome != InReview {
 			continue
 		}
-		why := strings.Join(append(reasons[st.workflowID], reasons[conversationID(st.scenario.Customer)]...), ", ")
+		why := strings.Join(append(reasons[st.workflowID], reasons[e.conversationID(st.scenario.Customer)]...), ", ")
 		if why == "" {
 			why = st.reason
 		}
@@ -113,11 +111,7 @@ func (e *env) measureStrict(ctx context.Context, opts Options, r *Report, all []
 		texts[to] = append(texts[to], m.Body)
 	}
 	r.Contention = contentionOf(states, texts, e.cfg.Timezone)
-	byCustomer := map[string]Scenario{}
-	for _, s := range all {
-		byCustomer[s.Customer] = s
-	}
-	if r.Operator, err = e.operatorLoad(ctx, byCustomer, states); err != nil {
+	if r.Operator, err = e.operatorLoad(ctx, e.byConversation(all), states); err != nil {
 		return err
 	}
 	r.Orphans, err = e.orphans(ctx, opts.OrphanWait)

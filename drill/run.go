@@ -77,7 +77,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	defer stopRun()
 	var crashes crashList
 	bg.Add(2)
-	go func() { defer bg.Done(); e.operate(runCtx, byCustomer(all)) }()
+	go func() { defer bg.Done(); e.operate(runCtx, e.byConversation(all)) }()
 	go func() { defer bg.Done(); ws.restartCrashed(runCtx, &crashes) }()
 
 	d := newDriver(e, opts.Concurrency)
@@ -154,11 +154,12 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	return r, keep, nil
 }
 
-// byCustomer indexes the scenarios by customer.
-func byCustomer(all []Scenario) map[string]Scenario {
+// byConversation indexes the scenarios by their customer's conversation
+// ID, the workflow ID review cases name.
+func (e *env) byConversation(all []Scenario) map[string]Scenario {
 	m := map[string]Scenario{}
 	for _, s := range all {
-		m[s.Customer] = s
+		m[e.conversationID(s.Customer)] = s
 	}
 	return m
 }

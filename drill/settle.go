@@ -36,8 +36,16 @@ type wishState struct {
 	reason     string
 }
 
-func conversationID(customer string) string {
-	return workflows.ConversationWorkflowID(config.DefaultTenant, customer)
+// conversationID is the customer's conversation as the gateway names it:
+// by the customer's key, which the drill computes from its own scenario
+// data (the ID no longer shows the number). A number the keyer refuses
+// (none of the drill's) names no conversation.
+func (e *env) conversationID(customer string) string {
+	key, err := e.cfg.CustomerKeys().Key(config.DefaultTenant, customer)
+	if err != nil {
+		return ""
+	}
+	return workflows.ConversationWorkflowID(config.DefaultTenant, key)
 }
 
 func wishKey(customer, service string, start time.Time) string {
@@ -47,7 +55,7 @@ func wishKey(customer, service string, start time.Time) string {
 // operate plays the person at the ops page: a potential duplicate of an
 // ambiguous scenario is resolved "separate" (the customer meant both).
 // Other review cases stay open: they are findings of the report.
-func (e *env) operate(ctx context.Context, byCustomer map[string]Scenario) {
+func (e *env) operate(ctx context.Context, byConversation map[string]Scenario) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	token, _ := e.cfg.TokenFor(config.DefaultTenant)
@@ -66,8 +74,7 @@ func (e *env) operate(ctx context.Context, byCustomer map[string]Scenario) {
 		for rows.Next() {
 			var id, wf string
 			if rows.Scan(&id, &wf) == nil && !resolved[id] {
-				customer := strings.TrimPrefix(wf, "customer:"+config.DefaultTenant+":")
-				if byCustomer[customer].Kind == Ambiguous {
+				if byConversation[wf].Kind == Ambiguous {
 					todo = append(todo, id)
 				}
 			}
@@ -144,7 +151,7 @@ func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([
 			st := wishState{scenario: s, wish: i, outcome: Pending}
 			wfs := intents[wishKey(s.Customer, w.Service, w.Start)]
 			switch {
-			case len(wfs) == 0 && openCases[conversationID(s.Customer)]:
+			case len(wfs) == 0 && openCases[e.conversationID(s.Customer)]:
 				st.outcome, st.reason = InReview, "potential duplicate waiting for a person"
 			case len(wfs) == 0:
 				st.reason = "no booking intent recorded"

@@ -87,7 +87,7 @@ func (p *Page) loadBookings(ctx context.Context, d *pageData, tenant string, now
 		}
 		sa := e.GetSearchAttributes().GetIndexedFields()
 		v := bookingView{
-			ID: strings.TrimPrefix(wid, "booking:"), Customer: mask.Phones(attr[string](sa, workflows.CustomerPhoneKey.GetName())),
+			ID: strings.TrimPrefix(wid, "booking:"), Customer: customerOf(sa),
 			Service: attr[string](sa, workflows.ServiceKey.GetName()), Status: attr[string](sa, workflows.BookingStatusKey.GetName()),
 			SlotStart: attr[time.Time](sa, workflows.SlotStartKey.GetName()),
 		}
@@ -160,4 +160,14 @@ func attr[T any](sa map[string]*commonpb.Payload, name string) T {
 		}
 	}
 	return v
+}
+
+// customerOf is the masked number a booking's search attributes show:
+// CustomerMasked, or for a booking started before customer keys its
+// CustomerPhone, masked here (the page never shows a number).
+func customerOf(sa map[string]*commonpb.Payload) string {
+	if m := attr[string](sa, workflows.CustomerMaskedKey.GetName()); m != "" {
+		return mask.Phones(m)
+	}
+	return mask.Phones(attr[string](sa, workflows.CustomerPhoneKey.GetName()))
 }

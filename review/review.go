@@ -147,3 +147,15 @@ func (s *Store) Resolve(ctx context.Context, id string, action Action) (Case, er
 	}
 	return c, nil
 }
+
+// Repoint moves the open cases of a tenant's workflow from to workflow to,
+// so that resolving them signals the workflow that now waits for them (a
+// conversation moved from its legacy ID). It returns how many moved.
+func (s *Store) Repoint(ctx context.Context, tenant, from, to string) (int64, error) {
+	tag, err := s.Pool.Exec(ctx, `UPDATE review_cases SET workflow_id = $3
+		WHERE tenant_id = $1 AND workflow_id = $2 AND status = 'open'`, tenant, from, to)
+	if err != nil {
+		return 0, fmt.Errorf("repoint review cases: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -59,11 +59,16 @@ func StartAppointmentAs(ctx context.Context, c client.Client, taskQueue, id stri
 // initialAttributes are the search attributes a booking starts with, so
 // the Web UI lists it from its first moment.
 func initialAttributes(req BookingRequest) temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(
-		CustomerPhoneKey.ValueSet(req.Customer), ChannelKey.ValueSet(string(req.Channel)),
-		BookingStatusKey.ValueSet(string(StatusRequested)), ServiceKey.ValueSet(req.Service),
-		SlotStartKey.ValueSet(req.SlotStart.UTC()),
-	)
+	return startAttributes(keyedAttributes(req.Customer, req.CustomerKey), req)
+}
+
+// startAttributes are initialAttributes with the customer named by
+// customer (customerAttributes).
+func startAttributes(customer []temporal.SearchAttributeUpdate, req BookingRequest) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(append(customer,
+		ChannelKey.ValueSet(string(req.Channel)), BookingStatusKey.ValueSet(string(StatusRequested)),
+		ServiceKey.ValueSet(req.Service), SlotStartKey.ValueSet(req.SlotStart.UTC()),
+	)...)
 }
 
 // AppointmentStatus queries a running or closed appointment's state.

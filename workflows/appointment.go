@@ -274,13 +274,12 @@ func (a *appointment) recordChild(name string, p PaymentState) {
 func (a *appointment) upsert(ctx workflow.Context, status BookingStatus, details string) error {
 	a.state.Status = status
 	workflow.SetCurrentDetails(ctx, details)
-	err := workflow.UpsertTypedSearchAttributes(ctx,
+	err := workflow.UpsertTypedSearchAttributes(ctx, append(customerUpserts(ctx, a.req.Customer, a.req.CustomerKey),
 		BookingStatusKey.ValueSet(string(status)),
-		CustomerPhoneKey.ValueSet(a.req.Customer),
 		ChannelKey.ValueSet(string(a.req.Channel)),
 		ServiceKey.ValueSet(a.req.Service),
 		SlotStartKey.ValueSet(a.req.SlotStart.UTC()),
-	)
+	)...)
 	if err != nil {
 		return fmt.Errorf("upsert search attributes: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bookonce/bookonce/chaos"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,7 @@ func TestHappyPathOneOfEachAndSecondStartIsNoOp(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker(t)
 	req := request(t, "+4915112345678", time.Tuesday, 14)
+	req.CustomerKey = testsupport.CustomerKey(t, req.Tenant, req.Customer)
 	r, st := run(t, e, req)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, r.GetID(), st.Reference)
@@ -48,7 +50,8 @@ func TestHappyPathOneOfEachAndSecondStartIsNoOp(t *testing.T) {
 	require.Equal(t, r.GetRunID(), again.GetRunID())
 	require.Equal(t, booked, e.effects(t, r.GetID()))
 
-	q := fmt.Sprintf(`WorkflowId = %q AND CustomerPhone = "+4915112345678" AND BookingStatus = "Confirmed" AND Service = "tire-change"`, r.GetID())
+	q := fmt.Sprintf(`WorkflowId = %q AND CustomerKey = %q AND CustomerMasked = %q AND BookingStatus = "Confirmed" AND Service = "tire-change"`,
+		r.GetID(), req.CustomerKey, mask.Phones(req.Customer))
 	testsupport.Eventually(t, 20*time.Second, "the Web UI filter to find the booking", func() bool {
 		resp, err := e.tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: q})
 		return err == nil && len(resp.GetExecutions()) == 1

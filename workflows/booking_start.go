@@ -34,11 +34,11 @@ func (a *appointment) startLifecycle(ctx workflow.Context) {
 		WorkflowID:            id,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			CustomerPhoneKey.ValueSet(a.req.Customer), ChannelKey.ValueSet(string(a.req.Channel)),
+		TypedSearchAttributes: temporal.NewSearchAttributes(append(customerAttributes(ctx, a.req.Customer, a.req.CustomerKey),
+			ChannelKey.ValueSet(string(a.req.Channel)),
 			BookingStatusKey.ValueSet(string(StatusConfirmed)), ServiceKey.ValueSet(a.req.Service),
 			SlotStartKey.ValueSet(a.req.SlotStart.UTC()),
-		),
+		)...),
 		StaticSummary: fmt.Sprintf("Booking %s: %s for %s at %s", a.state.BookingID, a.req.Service,
 			mask.Phones(a.req.Customer), a.req.SlotStart.UTC().Format(time.RFC3339)),
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
+	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
@@ -35,6 +36,13 @@ type InboundEvent struct {
 type ConversationInput struct {
 	Tenant   string `json:"tenant"`
 	Customer string `json:"customer"`
+	// CustomerKey is the customer's keyed hash, the last part of the
+	// workflow ID and the CustomerKey search attribute; empty in runs
+	// started before keys (under the legacy ID).
+	CustomerKey customerid.Key `json:"customer_key,omitempty"`
+	// LegacyChecked: this conversation has asked once for the state of
+	// a conversation under the legacy ID (conversation_handover.go).
+	LegacyChecked bool `json:"legacy_checked,omitempty"`
 	// Carried across continue-as-new.
 	Seen    []string          `json:"seen,omitempty"`
 	Offer   *Offer            `json:"offer,omitempty"`
@@ -77,12 +85,6 @@ type PendingDecision struct {
 	Channel Channel      `json:"channel"`
 }
 
-// ConversationWorkflowID is the one conversation per customer that voice
-// and WhatsApp events meet in.
-func ConversationWorkflowID(tenant, customer string) string {
-	return fmt.Sprintf("customer:%s:%s", tenant, customer)
-}
-
 const (
 	maxSeen             = 200
 	eventsBeforeRestart = 100
@@ -107,12 +109,15 @@ func ConversationWorkflow(ctx workflow.Context, in ConversationInput) error {
 	c := &conversation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID}
 	inbound := workflow.GetSignalChannel(ctx, SignalInbound)
 	decisions := workflow.GetSignalChannel(ctx, SignalReviewDecision)
+	move := newMoveChannels(ctx)
+	c.takeOverLegacy(ctx, move)
 	restartAfter := in.EventsBeforeRestart
 	if restartAfter <= 0 {
 		restartAfter = eventsBeforeRestart
 	}
-	for handled := 0; handled < restartAfter; {
+	for handled := 0; handled < restartAfter && c.handTo == ""; {
 		sel := workflow.NewSelector(ctx)
+		c.listenMove(ctx, sel, move)
 		sel.AddReceive(inbound, func(ch workflow.ReceiveChannel, _ bool) {
 			var ev InboundEvent
 			ch.Receive(ctx, &ev)
@@ -136,6 +141,10 @@ func ConversationWorkflow(ctx workflow.Context, in ConversationInput) error {
 		c.drainInbound(ctx, inbound)
 	} else {
 		c.drainAll(ctx, inbound, decisions)
+		c.drainMove(ctx, move)
+	}
+	if c.handTo != "" {
+		return c.handOver(ctx, inbound, decisions)
 	}
 	return workflow.NewContinueAsNewError(ctx, ConversationWorkflow, c.in)
 }
@@ -180,6 +189,9 @@ func (c *conversation) drainAll(ctx workflow.Context, inbound, decisions workflo
 type conversation struct {
 	in ConversationInput
 	id string
+	// handTo is the keyed conversation a legacy run hands over to, once
+	// asked (conversation_handover.go).
+	handTo string
 }
 
 func (c *conversation) seen(id string) bool {
@@ -294,11 +306,11 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) 
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		StaticSummary:         fmt.Sprintf("%s for %s at %s", in.Service, mask.Phones(in.Customer), in.SlotStart.Format(time.RFC3339)),
-		TypedSearchAttributes: initialAttributes(BookingRequest{Customer: in.Customer, Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
+		TypedSearchAttributes: startAttributes(customerAttributes(ctx, in.Customer, c.in.CustomerKey), BookingRequest{Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
 	})
 	amount, currency := c.deposit(in.Service)
 	f := workflow.ExecuteChildWorkflow(cctx, AppointmentWorkflow, BookingRequest{
-		Tenant: in.Tenant, Customer: in.Customer, Service: in.Service, SlotStart: in.SlotStart, Channel: ch, IntentID: in.IntentID,
+		Tenant: in.Tenant, Customer: in.Customer, CustomerKey: c.in.CustomerKey, Service: in.Service, SlotStart: in.SlotStart, Channel: ch, IntentID: in.IntentID,
 		DepositAmount: amount, Currency: currency, PaymentMethod: c.in.PaymentMethod, Timezone: c.timezone(),
 		DeliberateSecond: in.Separate, Terms: c.in.Terms,
 	})
@@ -369,14 +381,19 @@ func (c *conversation) reply(ctx workflow.Context, ev InboundEvent, text string)
 }
 
 // publishReview shows the conversation as NeedsReview in the Web UI while
-// a potential duplicate waits for a person, so "all of +49… waiting for
-// review" finds it.
+// a potential duplicate waits for a person, so "all of a customer's
+// conversations waiting for review" finds it (by CustomerKey).
 func (c *conversation) publishReview(ctx workflow.Context) {
 	status := BookingStatusKey.ValueUnset()
 	if len(c.in.Pending) > 0 {
 		status = BookingStatusKey.ValueSet(string(StatusNeedsReview))
 	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, status, CustomerPhoneKey.ValueSet(c.in.Customer))
+	updates := append([]temporal.SearchAttributeUpdate{status}, customerUpserts(ctx, c.in.Customer, c.in.CustomerKey)...)
+	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+		// Only the Web UI's filter is affected; the review itself is in the
+		// review queue.
+		workflow.GetLogger(ctx).Warn("review status not published", "error", err)
+	}
 }
 
 // text renders a reply in the conversation's terms.

@@ -31,7 +31,7 @@ func moveThenCancel(t *testing.T, s convStack, customer string) string {
 		"the booking is on Thursday at 10")
 	s.say(t, in, "SMcancel", "Ich muss absagen")
 	testsupport.Eventually(t, 60*time.Second, "the cancellation message", func() bool { return messagesTo(fake, customer, "") == 4 })
-	id := workflows.ConversationWorkflowID("demo", customer)
+	id := workflows.LegacyConversationWorkflowID("demo", customer)
 	s.idle(t, id, "")
 	require.Zero(t, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status IN ('held', 'confirmed')`, customer), "nothing left booked")
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'cancelled'`, customer),

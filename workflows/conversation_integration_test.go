@@ -68,7 +68,7 @@ func (s convStack) say(t *testing.T, in workflows.ConversationInput, eventID, te
 // sayOn is say on another channel.
 func (s convStack) sayOn(t *testing.T, in workflows.ConversationInput, channel workflows.Channel, eventID, text string) {
 	t.Helper()
-	id := workflows.ConversationWorkflowID(in.Tenant, in.Customer)
+	id := workflows.LegacyConversationWorkflowID(in.Tenant, in.Customer)
 	_, err := s.tc.SignalWithStartWorkflow(context.Background(), id, workflows.SignalInbound,
 		workflows.InboundEvent{EventID: eventID, Channel: channel, Text: text, ReceivedAt: time.Now()},
 		client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.ConversationWorkflow, in)
@@ -120,7 +120,7 @@ func reviewDecisionAtContinueAsNew(t *testing.T, s convStack) (workflowID, first
 	t.Helper()
 	ctx := context.Background()
 	in := conversationInput(conversationCustomer(), 3)
-	workflowID = workflows.ConversationWorkflowID(in.Tenant, in.Customer)
+	workflowID = workflows.LegacyConversationWorkflowID(in.Tenant, in.Customer)
 	stop := s.worker(t)
 	s.say(t, in, "SMcan1", "Reifenwechsel "+slotText(t, 14))
 	testsupport.Eventually(t, 60*time.Second, "the first booking confirmed", func() bool {
@@ -255,7 +255,7 @@ func TestCancellationWishOnTwoChannelsCancelsTheBookingOnce(t *testing.T) {
 		return s.count(t, `SELECT count(*) FROM refunds`) == 1 &&
 			messagesTo(fake, customer, "storniert") == 1
 	})
-	s.idle(t, workflows.ConversationWorkflowID("demo", customer), "")
+	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'cancelled'`, customer))
 	require.Zero(t, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status IN ('held', 'confirmed')`, customer))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM refunds`), "one refund")

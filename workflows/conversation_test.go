@@ -32,7 +32,7 @@ import (
 
 const unitCustomer = "+4915112345678"
 
-var unitConversationID = workflows.ConversationWorkflowID("demo", unitCustomer)
+var unitConversationID = workflows.LegacyConversationWorkflowID("demo", unitCustomer)
 
 // convFake answers the conversation's activities and remembers the calls.
 type convFake struct {

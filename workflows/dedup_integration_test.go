@@ -43,7 +43,7 @@ func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
 	wish := dedup.Intent{
 		Tenant: req.Tenant, IntentID: req.IntentID, Customer: req.Customer, Service: req.Service, SlotStart: req.SlotStart,
 		Channel: "whatsapp", EventID: "SM-first", WorkflowID: workflows.AppointmentWorkflowID(req.Tenant, req.IntentID),
-		ConversationID: workflows.ConversationWorkflowID(req.Tenant, req.Customer),
+		ConversationID: workflows.LegacyConversationWorkflowID(req.Tenant, req.Customer),
 	}
 	first, err := store.Decide(ctx, "dedup-first-"+req.IntentID, wish)
 	require.NoError(t, err)
@@ -106,7 +106,7 @@ func TestWishAfterTerminatedAppointmentIsNewAttempt(t *testing.T) {
 	wish := dedup.Intent{
 		Tenant: req.Tenant, IntentID: req.IntentID, Customer: req.Customer, Service: req.Service, SlotStart: req.SlotStart,
 		Channel: "voice", EventID: "CA-first", WorkflowID: workflows.AppointmentWorkflowID(req.Tenant, req.IntentID),
-		ConversationID: workflows.ConversationWorkflowID(req.Tenant, req.Customer),
+		ConversationID: workflows.LegacyConversationWorkflowID(req.Tenant, req.Customer),
 	}
 	decide := func(event string) dedup.Decision {
 		wish.EventID = event

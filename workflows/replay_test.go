@@ -49,6 +49,9 @@ var recordedHistories = []string{
 	"lifecycle-reschedule.booking.json",
 	"conversation-changes.conversation.json",
 	"lifecycle-reminder.booking.json",
+	"handover-legacy.conversation.json",
+	"handover-keyed.conversation.json",
+	"keyed.appointment.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

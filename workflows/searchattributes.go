@@ -8,17 +8,61 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/internal/customerid"
 )
 
 // Typed search attributes upserted by the sagas, so a person can filter in
-// the Web UI, e.g. CustomerPhone = "+4915112345678" AND BookingStatus = "NeedsReview".
+// the Web UI, e.g. CustomerKey = "<key>" AND BookingStatus = "NeedsReview"
+// (`starter find --customer +49…` computes the key). Search attributes are
+// not encrypted by the payload codec, so they never carry a phone number:
+// CustomerKey is its keyed hash (package customerid), CustomerMasked what
+// a person may see of it. CustomerPhone is what runs recorded before
+// versionCustomerKey wrote; it stays registered so they keep working.
 var (
-	CustomerPhoneKey = temporal.NewSearchAttributeKeyKeyword("CustomerPhone")
-	ChannelKey       = temporal.NewSearchAttributeKeyKeyword("Channel")
-	BookingStatusKey = temporal.NewSearchAttributeKeyKeyword("BookingStatus")
-	ServiceKey       = temporal.NewSearchAttributeKeyKeyword("Service")
-	SlotStartKey     = temporal.NewSearchAttributeKeyTime("SlotStart")
+	CustomerKeyKey    = temporal.NewSearchAttributeKeyKeyword("CustomerKey")
+	CustomerMaskedKey = temporal.NewSearchAttributeKeyKeyword("CustomerMasked")
+	CustomerPhoneKey  = temporal.NewSearchAttributeKeyKeyword("CustomerPhone")
+	ChannelKey        = temporal.NewSearchAttributeKeyKeyword("Channel")
+	BookingStatusKey  = temporal.NewSearchAttributeKeyKeyword("BookingStatus")
+	ServiceKey        = temporal.NewSearchAttributeKeyKeyword("Service")
+	SlotStartKey      = temporal.NewSearchAttributeKeyTime("SlotStart")
 )
+
+// versionCustomerKey: search attributes name the customer by CustomerKey
+// and CustomerMasked instead of CustomerPhone. Runs recorded before keep
+// writing CustomerPhone where they did.
+const versionCustomerKey = "customer-key-attributes"
+
+// customerAttributes name the customer in the search attributes a workflow
+// starts a child with: the key (when the run knows it) and the masked
+// number; the phone number in runs recorded before versionCustomerKey.
+func customerAttributes(ctx workflow.Context, number string, key customerid.Key) []temporal.SearchAttributeUpdate {
+	if workflow.GetVersion(ctx, versionCustomerKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return []temporal.SearchAttributeUpdate{CustomerPhoneKey.ValueSet(number)}
+	}
+	return keyedAttributes(number, key)
+}
+
+// customerUpserts are customerAttributes for an upsert: they also remove
+// a CustomerPhone an earlier run of the same workflow wrote.
+func customerUpserts(ctx workflow.Context, number string, key customerid.Key) []temporal.SearchAttributeUpdate {
+	u := customerAttributes(ctx, number, key)
+	if workflow.GetVersion(ctx, versionCustomerKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return u
+	}
+	return append(u, CustomerPhoneKey.ValueUnset())
+}
+
+// keyedAttributes are the key (if known) and the masked number.
+func keyedAttributes(number string, key customerid.Key) []temporal.SearchAttributeUpdate {
+	u := []temporal.SearchAttributeUpdate{CustomerMaskedKey.ValueSet(customerid.Masked(number))}
+	if key != "" {
+		u = append(u, CustomerKeyKey.ValueSet(string(key)))
+	}
+	return u
+}
 
 // searchAttributes lists name and type in a fixed order.
 var searchAttributes = []struct {
@@ -26,6 +70,8 @@ var searchAttributes = []struct {
 	typ  enumspb.IndexedValueType
 }{
 	{CustomerPhoneKey.GetName(), enumspb.INDEXED_VALUE_TYPE_KEYWORD},
+	{CustomerKeyKey.GetName(), enumspb.INDEXED_VALUE_TYPE_KEYWORD},
+	{CustomerMaskedKey.GetName(), enumspb.INDEXED_VALUE_TYPE_KEYWORD},
 	{ChannelKey.GetName(), enumspb.INDEXED_VALUE_TYPE_KEYWORD},
 	{BookingStatusKey.GetName(), enumspb.INDEXED_VALUE_TYPE_KEYWORD},
 	{ServiceKey.GetName(), enumspb.INDEXED_VALUE_TYPE_KEYWORD},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/internal/customerid"
 )
 
 // TaskQueue is the default task queue of the bookonce worker.
@@ -59,7 +60,11 @@ const (
 type BookingRequest struct {
 	Tenant   string `json:"tenant"`
 	Customer string `json:"customer"` // E.164
-	Service  string `json:"service"`
+	// CustomerKey is the customer's keyed hash (package customerid) for
+	// the search attributes, which must not show the number; empty in
+	// runs started before keys (they show only the masked number).
+	CustomerKey customerid.Key `json:"customer_key,omitempty"`
+	Service     string         `json:"service"`
 	// ResourceID is optional: empty lets the calendar pick a free resource.
 	ResourceID    string    `json:"resource_id,omitempty"`
 	SlotStart     time.Time `json:"slot_start"`

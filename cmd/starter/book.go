@@ -118,6 +118,9 @@ func book(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	req.Timezone = cfg.Timezone.String()
+	if req.CustomerKey, err = cfg.CustomerKeys().Key(req.Tenant, req.Customer); err != nil {
+		return err
+	}
 	ctx, stop := stack.SignalContext()
 	defer stop()
 	if req.SlotStart.IsZero() {

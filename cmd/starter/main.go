@@ -3,6 +3,7 @@
 //
 //	starter book --customer +4915112345678 --service tire-change --start next
 //	starter status appointment:demo:<intent-id>
+//	starter find --customer +4915112345678
 //
 // Exit codes, so scripts can tell: 0 done (a booking ended Confirmed), 1 a
 // booking that ended otherwise or a failure on the way, 2 a usage error.
@@ -32,6 +33,7 @@ commands:
   no-show     mark a booking whose slot has begun as a no-show (deposit kept): starter no-show <workflow-id>
   simulate    post a signed Twilio webhook to the gateway (WhatsApp or voice)
   review      list open review cases, or resolve one: starter review list | resolve <case-id> <action>
+  find        list a customer's workflows by phone number: starter find --customer <E.164> [--tenant T]
   tenants     apply a tenants file or list the tenants: starter tenants apply -f FILE [--dry-run] | list
 
 Run "starter <command> -h" for the flags of a command. Configuration comes
@@ -49,6 +51,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"review":     reviewCmd,
 	"tenants":    tenantsCmd,
 	"reschedule": rescheduleCmd,
+	"find":       findCmd,
 }
 
 func main() {

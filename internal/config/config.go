@@ -15,6 +15,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 )
 
@@ -98,6 +99,10 @@ type Config struct {
 	// overrides Twilio's API base URL (empty: the real Twilio).
 	TwilioFrom   string
 	TwilioAPIURL string
+	// CustomerIDKey is BOOKONCE_CUSTOMER_ID_KEY, the master secret of the
+	// customer keys that stand for phone numbers in workflow IDs and
+	// search attributes (package customerid). Never logged.
+	CustomerIDKey string
 
 	// Timezone is the business time zone of opening hours and spoken times.
 	Timezone *time.Location
@@ -251,6 +256,7 @@ func (r *reader) settings() Config {
 		TwilioAuthToken:   r.get("TWILIO_AUTH_TOKEN", DevTwilioAuthToken),
 		TwilioFrom:        r.get("TWILIO_FROM", "+4930123456"),
 		TwilioAPIURL:      r.url("TWILIO_API_URL", ""),
+		CustomerIDKey:     r.get(customerid.Var, customerid.DevSecret),
 		IdempotencyTTL:    r.dur("IDEMPOTENCY_TTL", "72h"),
 		KeysPerMinute:     r.num("IDEMPOTENCY_KEYS_PER_MINUTE", "6000", 0, math.MaxInt, "a number of keys, 0 for no cap"),
 		HoldTTL:           r.dur("HOLD_TTL", "10m"),
@@ -300,6 +306,9 @@ func (r *reader) derived(c *Config) {
 	}
 	c.allowDevSecrets = r.get(AllowDevSecretsVar, "") == "1"
 	if c.PayloadCodec, err = payloadcrypt.Load(r.lookup); err != nil {
+		r.fail(err.Error())
+	}
+	if _, err := customerid.New(c.CustomerIDKey); err != nil {
 		r.fail(err.Error())
 	}
 	c.CodecOrigins = codecOrigins(r.get("CODEC_CORS_ORIGINS", ""), c.TemporalUIPort)
@@ -395,4 +404,13 @@ func scrapeURLs(v string, c Config) []string {
 		}
 	}
 	return out
+}
+
+// CustomerKeys is the Keyer of CustomerIDKey, which Load has checked.
+func (c Config) CustomerKeys() *customerid.Keyer {
+	k, err := customerid.New(c.CustomerIDKey)
+	if err != nil { // a Config built in code without the key
+		return customerid.Dev()
+	}
+	return k
 }

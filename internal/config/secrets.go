@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/bookonce/bookonce/internal/customerid"
 )
 
 // MinTokenLength is the shortest API token accepted when a process is
@@ -33,6 +35,7 @@ const (
 	SecretAPITokens     Secret = "BOOKONCE_API_TOKENS"
 	SecretTwilio        Secret = "TWILIO_AUTH_TOKEN"
 	SecretStripeWebhook Secret = "STRIPE_WEBHOOK_SECRET"
+	SecretCustomerID    Secret = customerid.Var
 )
 
 // The secrets each kind of process uses (stack.Command, stack.Begin): the
@@ -40,13 +43,15 @@ const (
 // token; the gateway verifies Twilio's and the payment provider's webhooks
 // (and keys the ops sessions with the Twilio token); the payment API signs
 // its webhooks; the calendar API authenticates by the tenants' digests
-// only; cmd/dev runs them all.
+// only; cmd/dev runs them all. The gateway also keys customers
+// (BOOKONCE_CUSTOMER_ID_KEY) for the conversation IDs it starts and the
+// agent's and ops page's look-ups.
 var (
 	WorkerSecrets   = []Secret{SecretAPITokens, SecretTwilio}
-	GatewaySecrets  = []Secret{SecretTwilio, SecretStripeWebhook}
+	GatewaySecrets  = []Secret{SecretTwilio, SecretStripeWebhook, SecretCustomerID}
 	PaymentsSecrets = []Secret{SecretStripeWebhook}
 	CalendarSecrets = []Secret{}
-	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook}
+	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook, SecretCustomerID}
 )
 
 // Exposed lists the settings (NAME=value) that make a process reachable
@@ -127,6 +132,10 @@ func (c Config) devProblem(s Secret) string {
 	case SecretStripeWebhook:
 		if c.StripeWebhookSecret == DevStripeWebhookSecret {
 			return fmt.Sprintf("%s is the published %s: set your endpoint's signing secret, or whsec_ and a random one (openssl rand -hex 32)", s, DevStripeWebhookSecret)
+		}
+	case SecretCustomerID:
+		if c.CustomerIDKey == customerid.DevSecret {
+			return fmt.Sprintf("%s is the published development secret, with which anybody can test a guessed phone number against a workflow ID: set a random one (openssl rand -hex 32) in every gateway and CLI", s)
 		}
 	}
 	return ""

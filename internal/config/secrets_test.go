@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/customerid"
 )
 
 // longToken is an API token of the accepted length.
@@ -17,7 +18,7 @@ const longToken = "0123456789abcdef0123456789abcdef"
 // the secrets the process uses; BOOKONCE_ALLOW_DEV_SECRETS=1 lets them
 // through with a warning.
 func TestCheckSecrets(t *testing.T) {
-	good := map[string]string{"BOOKONCE_API_TOKENS": "demo:" + longToken, "TWILIO_AUTH_TOKEN": "real-twilio-token"}
+	good := map[string]string{"BOOKONCE_API_TOKENS": "demo:" + longToken, "TWILIO_AUTH_TOKEN": "real-twilio-token", "BOOKONCE_CUSTOMER_ID_KEY": longToken}
 	with := func(base map[string]string, kv ...string) map[string]string {
 		m := map[string]string{}
 		for k, v := range base {
@@ -53,6 +54,10 @@ func TestCheckSecrets(t *testing.T) {
 		{"short token on loopback", with(good, "BOOKONCE_API_TOKENS", "demo:short"), config.AllSecrets, nil, false},
 		{"compose's old webhook secret", with(good, "PAYMENTS_LISTEN", "0.0.0.0:8082", "STRIPE_WEBHOOK_SECRET", config.DevStripeWebhookSecret),
 			config.PaymentsSecrets, []string{"STRIPE_WEBHOOK_SECRET"}, false},
+		{"dev customer key on 0.0.0.0 (anybody could test a guessed number against an ID)", with(good, "GATEWAY_LISTEN", "0.0.0.0:8080", "BOOKONCE_CUSTOMER_ID_KEY", customerid.DevSecret),
+			config.GatewaySecrets, []string{"BOOKONCE_CUSTOMER_ID_KEY is the published development secret"}, false},
+		{"the worker does not use the customer key", with(good, "WORKER_LISTEN", "0.0.0.0:8083", "BOOKONCE_CUSTOMER_ID_KEY", customerid.DevSecret),
+			config.WorkerSecrets, nil, false},
 		{"override", map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080", "BOOKONCE_ALLOW_DEV_SECRETS": "1"}, config.AllSecrets, nil, true},
 		{"override must be 1", map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080", "BOOKONCE_ALLOW_DEV_SECRETS": "yes"}, config.AllSecrets, []string{"TWILIO_AUTH_TOKEN"}, false},
 	}
@@ -110,4 +115,16 @@ func TestCheckTenantDigests(t *testing.T) {
 			require.Equal(t, tc.warned, warning != "", warning)
 		})
 	}
+}
+
+// TestCustomerIDKeyTooShort: a short master secret would make customer
+// keys as guessable as the numbers; Load refuses it with what to do.
+func TestCustomerIDKeyTooShort(t *testing.T) {
+	_, err := config.Load(func(k string) (string, bool) {
+		if k == customerid.Var {
+			return "short", true
+		}
+		return "", false
+	})
+	require.ErrorContains(t, err, "BOOKONCE_CUSTOMER_ID_KEY must have at least 16 characters")
 }

@@ -38,7 +38,7 @@ func Agent(cfg config.Config, pool *pgxpool.Pool, tc client.Client, reg *prometh
 		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenants: tenants.Get, Tokens: tenants.Authenticate,
 		CalendarURL: cfg.CalendarURL, Dedup: store, Extractor: extractor(cfg),
 		Signer:        agent.Signer{Key: agentKey(cfg), TTL: cfg.IdempotencyTTL},
-		PaymentMethod: ConversationPaymentMethod(cfg),
+		PaymentMethod: ConversationPaymentMethod(cfg), Keys: cfg.CustomerKeys(),
 		// No Registerer: the gateway's duplicates counter has its own help
 		// text, which the idempotency metrics would clash with on reg.
 		// The lease outlives a tool call's decision and bounded wait, so a

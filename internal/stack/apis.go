@@ -140,7 +140,7 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 	gw := &channels.Gateway{
 		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenants: tenants,
 		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", PaymentMethod: ConversationPaymentMethod(cfg),
-		StripeWebhookSecret: cfg.StripeWebhookSecret, VoiceConfirmWait: cfg.VoiceConfirmWait,
+		StripeWebhookSecret: cfg.StripeWebhookSecret, Keys: cfg.CustomerKeys(), VoiceConfirmWait: cfg.VoiceConfirmWait,
 		Tokens: tenants.Authenticate, Reviews: reviews, Outbox: &outbox.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
 	}

@@ -127,6 +127,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) worker.Worker {
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
 	acts := NewActivities(cfg, pool, tenants)
+	acts.Temporal = c // moves conversations from their legacy IDs
 	// A wish never merges into an appointment that is over, even when its
 	// CloseIntent was lost or it was terminated.
 	acts.Understanding.Dedup.Ended = func(ctx context.Context, workflowID string) (bool, error) {

@@ -1,0 +1,84 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// TestRecordHistoriesHandOver records the move of a conversation from its
+// legacy ID (versioned: conversation-legacy-handover): the legacy run that
+// named the service and handed over, the keyed run that took its state
+// over and started the appointment the "Ja" confirmed (recorded open), and
+// that appointment with the customer-key search attributes (versioned:
+// customer-key-attributes). Runs with `make histories`.
+func TestRecordHistoriesHandOver(t *testing.T) {
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+	s := newRecordStack(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	customer := "+4915112340030"
+	in := workflows.ConversationInput{Tenant: "demo", Customer: customer, DepositAmount: 2000, Currency: "eur",
+		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin"}
+	legacy := workflows.LegacyConversationWorkflowID("demo", customer)
+	signalStart(t, ctx, s, legacy, in, "REChand1", "Ich brauche einen Reifenwechsel")
+	testsupport.Eventually(t, 30*time.Second, "the legacy conversation's question", func() bool {
+		return s.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:REChand1'`) == 1
+	})
+
+	in.CustomerKey = testsupport.CustomerKey(t, "demo", customer)
+	keyed := workflows.ConversationWorkflowID("demo", in.CustomerKey)
+	slot := testsupport.NextWeekday(t, time.Tuesday, 14).In(berlin(t))
+	signalStart(t, ctx, s, keyed, in, "REChand2", fmt.Sprintf("Ja, %d.%d. 14 Uhr passt", slot.Day(), int(slot.Month())))
+	var appointment string
+	testsupport.Eventually(t, 60*time.Second, "the appointment the keyed conversation started", func() bool {
+		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf(`CustomerKey = %q AND WorkflowType = "AppointmentWorkflow"`, in.CustomerKey)})
+		if err != nil || len(resp.GetExecutions()) != 1 {
+			return false
+		}
+		appointment = resp.GetExecutions()[0].GetExecution().GetWorkflowId()
+		return true
+	})
+	s.save(t, ctx, appointment, "keyed.appointment.json")
+	s.save(t, ctx, legacy, "handover-legacy.conversation.json")
+	d, err := s.tc.DescribeWorkflowExecution(ctx, legacy, "")
+	require.NoError(t, err)
+	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, d.GetWorkflowExecutionInfo().GetStatus())
+	writeHistory(t, fetchHistory(t, ctx, s.tc, keyed, ""), "handover-keyed.conversation.json")
+}
+
+// signalStart delivers one inbound event as the gateway does.
+func signalStart(t *testing.T, ctx context.Context, s recordStack, id string, in workflows.ConversationInput, eventID, text string) {
+	t.Helper()
+	_, err := s.tc.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound,
+		workflows.InboundEvent{EventID: eventID, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: time.Now().UTC()},
+		client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.ConversationWorkflow, in)
+	require.NoError(t, err)
+}
+
+func (s recordStack) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, s.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
+
+func berlin(t *testing.T) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	return loc
+}
