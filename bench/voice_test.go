@@ -138,7 +138,9 @@ func measureVoice(t *testing.T, vl voiceLoad) voiceResult {
 		require.NoError(t, err)
 	}
 	require.Equal(t, seq, countRows(t, e.pool, `SELECT count(*) FROM inbox_events WHERE kind = $1 AND state = 'delivered'`, channels.RouteVoiceGather))
-	requireSignalled(t, e.tc, workflows.ConversationWorkflowID(config.DefaultTenant, phone(e.base, 0)))
+	key, err := e.cfg.CustomerKeys().Key(config.DefaultTenant, phone(e.base, 0))
+	require.NoError(t, err)
+	requireSignalled(t, e.tc, workflows.ConversationWorkflowID(config.DefaultTenant, key))
 	return res
 }
 

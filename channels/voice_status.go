@@ -123,8 +123,12 @@ func (g *Gateway) callOutcome(ctx context.Context, p *tenants.Profile, customer,
 	var workflowID, service, reply *string
 	var slot *time.Time
 	var confirmed bool
-	err := g.Pool.QueryRow(ctx, voiceOutcomeSQL, p.ID, customer, eventID,
-		workflows.ConversationWorkflowID(p.ID, customer), "reply:"+eventID).Scan(&workflowID, &service, &slot, &confirmed, &reply)
+	key, err := g.keys().Key(p.ID, customer)
+	if err != nil {
+		return "", "", fmt.Errorf("voice outcome: %w", err)
+	}
+	err = g.Pool.QueryRow(ctx, voiceOutcomeSQL, p.ID, customer, eventID,
+		workflows.ConversationWorkflowID(p.ID, key), "reply:"+eventID).Scan(&workflowID, &service, &slot, &confirmed, &reply)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return "", "", fmt.Errorf("voice outcome: %w", err)
 	}
