@@ -36,9 +36,10 @@ func (g *Gateway) recordAs(ctx context.Context, eventID, kind string, ev inboxEv
 	if err != nil {
 		return false, err
 	}
-	tag, err := g.Pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, state)
-		VALUES ('twilio', $1, $2, $3, $4, $5, $6, $7) ON CONFLICT (provider, event_id) DO NOTHING`,
-		eventID, ev.Tenant, kind, ev.Customer, string(ev.Event.Channel), payload, state)
+	cols := g.sealInbox(providerTwilio, eventID, ev.Customer, payload)
+	tag, err := g.Pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, sealed, state)
+		VALUES ('twilio', $1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (provider, event_id) DO NOTHING`,
+		eventID, ev.Tenant, kind, cols.customer, string(ev.Event.Channel), cols.payload, cols.sealed, state)
 	if err != nil {
 		return false, fmt.Errorf("inbox: %w", err)
 	}
@@ -124,14 +125,17 @@ func (g *Gateway) relayOne(ctx context.Context, olderThan time.Duration) (bool, 
 		return false, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	var provider string
-	var raw []byte
-	err = tx.QueryRow(ctx, `SELECT provider, payload FROM inbox_events WHERE state = 'pending' AND received_at < $1
-		ORDER BY received_at LIMIT 1 FOR UPDATE SKIP LOCKED`, g.now().Add(-olderThan)).Scan(&provider, &raw)
+	var provider, eventID string
+	var raw, sealed []byte
+	err = tx.QueryRow(ctx, `SELECT provider, event_id, payload, sealed FROM inbox_events WHERE state = 'pending' AND received_at < $1
+		ORDER BY received_at LIMIT 1 FOR UPDATE SKIP LOCKED`, g.now().Add(-olderThan)).Scan(&provider, &eventID, &raw, &sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	} else if err != nil {
 		return false, err
+	}
+	if raw, err = g.openInbox(provider, eventID, raw, sealed); err != nil {
+		return false, fmt.Errorf("inbox: pending event %s: %w", eventID, err)
 	}
 	after := func() {}
 	if provider == providerStripe {

@@ -69,6 +69,9 @@ func New(keys []Key) (*Codec, error) {
 		if k.ID == "" {
 			return nil, errors.New("a payload key has an empty ID")
 		}
+		if len(k.ID) > maxKeyIDLen { // a sealed blob's header counts it in one byte
+			return nil, fmt.Errorf("payload key ID %.16q… is longer than %d bytes", k.ID, maxKeyIDLen)
+		}
 		if len(k.Secret) != KeySize {
 			return nil, fmt.Errorf("payload key %q is %d bytes; AES-256 needs %d", k.ID, len(k.Secret), KeySize)
 		}
