@@ -12,6 +12,10 @@
 // so its own encoding and metadata come back unchanged. Payloads without
 // the encrypted encoding pass through Decode untouched: histories recorded
 // before encryption was switched on keep replaying.
+//
+// The same key set seals personal data at rest in bookonce's own tables
+// (Seal, Open): stored idempotency responses, inbox payloads and outbox
+// texts, each blob bound to its row.
 package payloadcrypt
 
 import (
