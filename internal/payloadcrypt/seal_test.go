@@ -93,3 +93,14 @@ func TestAADSeparatesRows(t *testing.T) {
 	require.NotEqual(t, payloadcrypt.AAD("t", "a"), payloadcrypt.AAD("ta"))
 	require.Equal(t, payloadcrypt.AAD("t", "a"), payloadcrypt.AAD("t", "a"))
 }
+
+// TestKeyIDFitsTheSealedHeader: a key ID longer than the header's one
+// length byte can count is refused when the key set is built.
+func TestKeyIDFitsTheSealedHeader(t *testing.T) {
+	k := key(t, string(bytes.Repeat([]byte("k"), 256)))
+	_, err := payloadcrypt.New([]payloadcrypt.Key{k})
+	require.ErrorContains(t, err, "longer than 255 bytes")
+	k.ID = k.ID[:255]
+	_, err = payloadcrypt.New([]payloadcrypt.Key{k})
+	require.NoError(t, err)
+}
