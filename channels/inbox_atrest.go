@@ -1,6 +1,8 @@
 package channels
 
 import (
+	"fmt"
+
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 )
@@ -42,3 +44,17 @@ func (g *Gateway) openInbox(provider, eventID string, payload, sealed []byte) ([
 	}
 	return g.Sealer.Open(sealed, payloadcrypt.AAD(inboxTable, provider, eventID))
 }
+
+// unreadableEvent is a pending row whose sealed payload did not open (a
+// key missing in this process, a tampered or moved blob): the relay
+// reports it and goes on with the rows behind it; it stays pending.
+type unreadableEvent struct {
+	key string // provider:event_id
+	err error
+}
+
+func (u *unreadableEvent) Error() string {
+	return fmt.Sprintf("inbox: pending event %s: %v", u.key, u.err)
+}
+
+func (u *unreadableEvent) Unwrap() error { return u.err }

@@ -60,7 +60,8 @@ func (e env) requireRowsWithout(t *testing.T, query string, secrets ...string) {
 // without the number or the text (the customer column masked, the
 // payload sealed); the relay still hands it to its conversation after a
 // key rotation, whose reply is sealed in the outbox too; a sealed payload
-// moved to another row is an error, and that row stays pending.
+// moved to another row is an error, that row stays pending, and the rows
+// behind it are delivered.
 func TestSealedInboxEvents(t *testing.T) {
 	keys := payloadKeys(t, "A", "B")
 	e := newEnv(t, func(c *config.Config) { c.PayloadCodec = payloadCodec(t, keys[0]) })
@@ -85,10 +86,11 @@ func TestSealedInboxEvents(t *testing.T) {
 	require.Equal(t, 2, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id LIKE 'SMsealed%'
 		AND customer = $1 AND payload = '{}'::jsonb AND sealed IS NOT NULL`, mask.Phones(customer)))
 
-	// The second row gets the first one's sealed payload: the relay
-	// refuses it rather than delivering another row's event.
+	// The first row gets the second one's sealed payload: the relay
+	// refuses it rather than delivering another row's event, and goes on
+	// with the row behind it.
 	_, err = e.pool.Exec(ctx, `UPDATE inbox_events SET sealed = (SELECT sealed FROM inbox_events WHERE event_id = 'SMsealed1'),
-		received_at = received_at + interval '1 second' WHERE event_id = 'SMsealed2'`)
+		received_at = received_at - interval '1 second' WHERE event_id = 'SMsealed2'`)
 	require.NoError(t, err)
 	e.gw.Sealer = payloadCodec(t, keys[1], keys[0]) // rotated: B current, A still opens
 	n, err := e.gw.RelayPending(ctx, -time.Second)
