@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/customerid"
+	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/review"
@@ -61,6 +62,10 @@ type Gateway struct {
 	Reviews *review.Resolver
 	// Outbox records the delivery statuses of outbound messages.
 	Outbox *outbox.Store
+	// Sealer encrypts the inbox's Twilio payloads at rest (message texts,
+	// numbers): the payload key set. Nil stores them in clear, as without
+	// BOOKONCE_PAYLOAD_KEYS.
+	Sealer *payloadcrypt.Codec
 	// Ops is the ops page (review queue, duplicate counters), served at
 	// /ops on the admin listener.
 	Ops http.Handler

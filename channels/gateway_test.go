@@ -42,11 +42,16 @@ type env struct {
 
 const authToken = "test-twilio-token"
 
-func newEnv(t *testing.T) env {
+// newEnv starts a gateway and a worker; configure changes their
+// configuration first.
+func newEnv(t *testing.T, configure ...func(*config.Config)) env {
 	t.Helper()
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
 	cfg.TwilioAuthToken = authToken
+	for _, c := range configure {
+		c(&cfg)
+	}
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)

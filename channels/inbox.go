@@ -38,9 +38,10 @@ func (g *Gateway) recordAs(ctx context.Context, eventID, kind string, ev inboxEv
 	if err != nil {
 		return false, err
 	}
-	tag, err := g.Pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, state)
-		VALUES ('twilio', $1, $2, $3, $4, $5, $6, $7) ON CONFLICT (provider, event_id) DO NOTHING`,
-		eventID, ev.Tenant, kind, ev.Customer, string(ev.Event.Channel), payload, state)
+	cols := g.sealInbox(providerTwilio, eventID, ev.Customer, payload)
+	tag, err := g.Pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, sealed, state)
+		VALUES ('twilio', $1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (provider, event_id) DO NOTHING`,
+		eventID, ev.Tenant, kind, cols.customer, string(ev.Event.Channel), cols.payload, cols.sealed, state)
 	if err != nil {
 		return false, fmt.Errorf("inbox: %w", err)
 	}
@@ -117,33 +118,46 @@ func (g *Gateway) conversationInput(ev inboxEvent) workflows.ConversationInput {
 // row per transaction:
 // the row is locked with SKIP LOCKED (several gateways never deliver one
 // row at the same time) and marked delivered in the same transaction, so a
-// failure leaves only that row pending and the rows before it done.
+// failure leaves only that row pending and the rows before it done. A
+// row whose sealed payload does not open is reported and passed over, so
+// it does not hold up the rows behind it.
 func (g *Gateway) RelayPending(ctx context.Context, olderThan time.Duration) (int, error) {
 	n := 0
-	for n < 50 {
-		delivered, err := g.relayOne(ctx, olderThan)
+	var unreadable []error
+	skip := []string{} // never nil: "<> ALL(NULL)" would match nothing
+	for n < 50 && len(skip) < 50 {
+		delivered, err := g.relayOne(ctx, olderThan, skip)
+		var u *unreadableEvent
+		if errors.As(err, &u) {
+			unreadable, skip = append(unreadable, err), append(skip, u.key)
+			continue
+		}
 		if err != nil || !delivered {
-			return n, err
+			return n, errors.Join(append(unreadable, err)...)
 		}
 		n++
 	}
-	return n, nil
+	return n, errors.Join(unreadable...)
 }
 
-func (g *Gateway) relayOne(ctx context.Context, olderThan time.Duration) (bool, error) {
+func (g *Gateway) relayOne(ctx context.Context, olderThan time.Duration, skip []string) (bool, error) {
 	tx, err := g.Pool.Begin(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	var provider string
-	var raw []byte
-	err = tx.QueryRow(ctx, `SELECT provider, payload FROM inbox_events WHERE state = 'pending' AND received_at < $1
-		ORDER BY received_at LIMIT 1 FOR UPDATE SKIP LOCKED`, g.now().Add(-olderThan)).Scan(&provider, &raw)
+	var provider, eventID string
+	var raw, sealed []byte
+	err = tx.QueryRow(ctx, `SELECT provider, event_id, payload, sealed FROM inbox_events WHERE state = 'pending' AND received_at < $1
+		AND provider || ':' || event_id <> ALL($2)
+		ORDER BY received_at LIMIT 1 FOR UPDATE SKIP LOCKED`, g.now().Add(-olderThan), skip).Scan(&provider, &eventID, &raw, &sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	} else if err != nil {
 		return false, err
+	}
+	if raw, err = g.openInbox(provider, eventID, raw, sealed); err != nil {
+		return false, &unreadableEvent{key: provider + ":" + eventID, err: err}
 	}
 	after := func() {}
 	if provider == providerStripe {

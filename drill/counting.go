@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -145,7 +148,7 @@ func (e *env) doubleBooked(ctx context.Context) (DoubleBooked, error) {
 		}
 	}
 	// A confirmation reserved but not (yet) at Twilio promised it too.
-	bodies, err := e.pairs(ctx, `SELECT id, body FROM outbox_messages WHERE kind = 'confirmation'`)
+	bodies, err := e.confirmationBodies(ctx)
 	if err != nil {
 		return DoubleBooked{}, fmt.Errorf("confirmations: %w", err)
 	}
@@ -197,4 +200,23 @@ func (e *env) doubleBooked(ctx context.Context) (DoubleBooked, error) {
 	}
 	r.NotBooked = len(ids) - confirmed
 	return r, nil
+}
+
+// confirmationBodies are the texts of the reserved confirmations,
+// opened with the drill's payload keys when the outbox sealed them.
+func (e *env) confirmationBodies(ctx context.Context) ([]string, error) {
+	rows, err := e.pool.Query(ctx, `SELECT id, recipient, body, sealed FROM outbox_messages WHERE kind = 'confirmation'`)
+	if err != nil {
+		return nil, err
+	}
+	store := outbox.Store{Sealer: e.cfg.PayloadCodec}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var id, recipient, body string
+		var sealed []byte
+		if err := r.Scan(&id, &recipient, &body, &sealed); err != nil {
+			return "", err
+		}
+		_, body, err := store.Open(id, recipient, body, sealed)
+		return body, err
+	})
 }

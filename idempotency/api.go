@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bookonce/bookonce/internal/payloadcrypt"
 )
 
 // ProblemStyle selects the shape of the error documents the middleware
@@ -52,6 +54,11 @@ type Options struct {
 	// the handler in a plain transaction (same Tx, Keep and commit rules)
 	// without claiming or storing any key. For benchmarks (bench/) only.
 	PlainTransaction bool
+	// Sealer encrypts stored response bodies at rest (they may quote a
+	// customer's phone number): the payload key set. Nil stores them in
+	// clear, as without BOOKONCE_PAYLOAD_KEYS; rows sealed earlier then
+	// fail to replay with payloadcrypt.ErrNoKeys.
+	Sealer *payloadcrypt.Codec
 }
 
 // Default option values.
@@ -76,6 +83,7 @@ type Store struct {
 	metrics *Metrics
 	plain   bool
 	log     *slog.Logger
+	sealer  *payloadcrypt.Codec
 }
 
 // NewStore returns a Store on pool. Metrics are registered on
@@ -92,6 +100,7 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 		metrics: NewMetrics(opts.Registerer),
 		plain:   opts.PlainTransaction,
 		log:     opts.Logger,
+		sealer:  opts.Sealer,
 	}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTTL

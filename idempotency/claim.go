@@ -58,7 +58,7 @@ const claimSQL = `INSERT INTO idempotency_keys AS k
 	ON CONFLICT (tenant_id, operation, idempotency_key) DO UPDATE SET
 		fingerprint = EXCLUDED.fingerprint, state = 'pending', owner = EXCLUDED.owner,
 		locked_until = EXCLUDED.locked_until, status_code = NULL, response_headers = NULL,
-		response_body = NULL, resource_type = NULL, resource_id = NULL, replays = 0,
+		response_body = NULL, sealed = NULL, resource_type = NULL, resource_id = NULL, replays = 0,
 		lease_takeovers = 0, created_at = EXCLUDED.created_at, completed_at = NULL,
 		expires_at = EXCLUDED.expires_at
 	WHERE k.expires_at <= $7
@@ -146,10 +146,11 @@ func (s *Store) decideLive(ctx context.Context, sess *session, sc scope, fp [32]
 		status     *int32
 		headers    map[string][]string
 		body       []byte
+		sealed     []byte
 	)
-	err = sess.tx.QueryRow(ctx, `SELECT fingerprint, state, owner, locked_until, status_code, response_headers, response_body
+	err = sess.tx.QueryRow(ctx, `SELECT fingerprint, state, owner, locked_until, status_code, response_headers, response_body, sealed
 		FROM idempotency_keys WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3 FOR UPDATE`,
-		sc.tenant, sc.operation, sc.key).Scan(&storedFP, &state, &oldOwner, &lockedTill, &status, &headers, &body)
+		sc.tenant, sc.operation, sc.key).Scan(&storedFP, &state, &oldOwner, &lockedTill, &status, &headers, &body, &sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, true, nil
 	}
@@ -163,6 +164,11 @@ func (s *Store) decideLive(ctx context.Context, sess *session, sc scope, fp [32]
 		// state, and must never be answered with another request's result.
 		return claim{outcome: mismatch}, false, nil
 	case state == StateCompleted:
+		// Opened before the replay is counted: a response that does not
+		// open is an error, never an answer, and no replay.
+		if body, err = s.openBody(sc, body, sealed); err != nil {
+			return c, false, fmt.Errorf("%w: %w", errUnreadable, err)
+		}
 		err := sess.finish(ctx, `UPDATE idempotency_keys SET replays = replays + 1
 			WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3`, sc.tenant, sc.operation, sc.key)
 		if err != nil {

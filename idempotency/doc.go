@@ -41,6 +41,11 @@
 //	429 rate_limited + Retry-After: tenant's quota of new keys per minute
 //	stored status and byte-identical body + Idempotent-Replayed: true: the
 //	    key completed before; the handler does not run
+//	500 internal: the stored response is sealed and does not open (its
+//	    payload key is not configured, or the row was tampered with)
+//
+// With Options.Sealer (the payload keys) the stored body is sealed at rest,
+// bound to its key's row; rows stored in clear before still replay.
 //
 // Which answers are stored: 2xx and 3xx, and any 4xx the handler marks with
 // Keep (a decided outcome such as slot_unavailable or card_declined). Other

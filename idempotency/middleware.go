@@ -71,6 +71,14 @@ func (s *Store) Middleware(operation string, next http.Handler) http.Handler {
 		}
 		sc := scope{tenant: tenant, operation: operation, key: key}
 		c, err := s.claim(r.Context(), sc, fp)
+		if errors.Is(err, errUnreadable) {
+			// Not transient: the key that sealed the response is gone, or
+			// the row was tampered with. A retry gets the same answer.
+			s.logFailure(r.Context(), "idempotency replay", operation, err)
+			s.problem(w, http.StatusInternalServerError, CodeInternal,
+				"the stored response of this idempotency key cannot be decrypted; an operator must restore its payload key")
+			return
+		}
 		if err != nil {
 			s.logFailure(r.Context(), "idempotency claim", operation, err)
 			s.problem(w, http.StatusServiceUnavailable, CodeInternal, "idempotency store unavailable; retry with the same key")
@@ -180,6 +188,10 @@ func (s *Store) run(w http.ResponseWriter, r *http.Request, sc scope, c claim, b
 	rec.flush(w)
 }
 
+// errUnreadable says that a completed key's stored response does not
+// open (payloadcrypt: unknown key, no keys, tampered or moved).
+var errUnreadable = errors.New("idempotency: stored response unreadable")
+
 // errFenced says that another request took our key over.
 var errFenced = errors.New("idempotency: lease lost to another request")
 
@@ -193,7 +205,7 @@ const fenceMarker = "idempotency lease lost"
 // sent with it does not commit the handler's effect.
 const completeSQL = `WITH done AS (UPDATE idempotency_keys SET state = 'completed', status_code = $5,
 		response_headers = $6, response_body = $7, resource_type = NULLIF($8, ''),
-		resource_id = NULLIF($9, ''), completed_at = $10
+		resource_id = NULLIF($9, ''), completed_at = $10, sealed = $11
 	WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3 AND owner = $4 AND state = 'pending'
 	RETURNING 1)
 	SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('` + fenceMarker + ` ' || count(*))::int END FROM done`
@@ -216,7 +228,8 @@ func (s *Store) complete(ctx context.Context, sess *session, sc scope, owner [16
 	if body == nil {
 		body = []byte{} // NOT NULL for completed rows; empty is a valid answer
 	}
-	err = sess.finish(ctx, completeSQL, sc.tenant, sc.operation, sc.key, owner, rec.statusCode(), hj, body, resType, resID, s.now())
+	plain, sealed := s.sealBody(sc, body)
+	err = sess.finish(ctx, completeSQL, sc.tenant, sc.operation, sc.key, owner, rec.statusCode(), hj, plain, resType, resID, s.now(), sealed)
 	if raised(err, fenceMarker) {
 		return errFenced
 	}

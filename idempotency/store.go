@@ -19,17 +19,21 @@ func (s *Store) Lookup(ctx context.Context, tenant, operation, key string) (Reco
 	rec := Record{Tenant: tenant, Operation: operation, Key: key}
 	var status *int32
 	var resType, resID *string
-	err := s.pool.QueryRow(ctx, `SELECT state, status_code, response_body, resource_type, resource_id,
+	var sealed []byte
+	err := s.pool.QueryRow(ctx, `SELECT state, status_code, response_body, sealed, resource_type, resource_id,
 			created_at, expires_at, replays
 		FROM idempotency_keys
 		WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3 AND expires_at > $4`,
 		tenant, operation, key, s.now()).
-		Scan(&rec.State, &status, &rec.Body, &resType, &resID, &rec.CreatedAt, &rec.ExpiresAt, &rec.Replays)
+		Scan(&rec.State, &status, &rec.Body, &sealed, &resType, &resID, &rec.CreatedAt, &rec.ExpiresAt, &rec.Replays)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Record{}, ErrNotFound
 	}
 	if err != nil {
 		return Record{}, fmt.Errorf("idempotency: look up key: %w", err)
+	}
+	if rec.Body, err = s.openBody(scope{tenant, operation, key}, rec.Body, sealed); err != nil {
+		return Record{}, fmt.Errorf("idempotency: look up key: %w: %w", errUnreadable, err)
 	}
 	if status != nil {
 		rec.StatusCode = int(*status)

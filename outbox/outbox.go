@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/internal/telemetry"
 )
 
@@ -31,7 +32,13 @@ type Message struct {
 }
 
 // Store keeps the outbox in PostgreSQL.
-type Store struct{ Pool *pgxpool.Pool }
+type Store struct {
+	Pool *pgxpool.Pool
+	// Sealer encrypts recipients and texts at rest: the payload key set.
+	// Nil stores them in clear, as without BOOKONCE_PAYLOAD_KEYS; rows
+	// sealed earlier then fail to open with payloadcrypt.ErrNoKeys.
+	Sealer *payloadcrypt.Codec
+}
 
 // ErrConflict means another message of the same kind exists for the
 // booking with a different body: never silently replaced.
@@ -43,21 +50,30 @@ var ErrConflict = errors.New("outbox: a different message of this kind exists fo
 func (s *Store) Reserve(ctx context.Context, key string, m Message) (Message, error) {
 	b := make([]byte, 10)
 	_, _ = rand.Read(b)
-	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, idempotency_key)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
-		"msg_"+hex.EncodeToString(b), m.Tenant, m.Reference, m.Kind, m.Channel, m.Recipient, m.Body, key)
+	id := "msg_" + hex.EncodeToString(b)
+	cols, err := s.seal(id, m.Recipient, m.Body)
+	if err != nil {
+		return Message{}, err
+	}
+	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, sealed, idempotency_key)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
+		id, m.Tenant, m.Reference, m.Kind, m.Channel, cols.recipient, cols.body, cols.sealed, key)
 	if err != nil {
 		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
 	}
 	var got Message
 	var redacted bool
-	err = s.Pool.QueryRow(ctx, `SELECT id, tenant_id, reference, kind, channel, recipient, body, state, coalesce(provider_id, ''), redacted_at IS NOT NULL
+	var sealed []byte
+	err = s.Pool.QueryRow(ctx, `SELECT id, tenant_id, reference, kind, channel, recipient, body, sealed, state, coalesce(provider_id, ''), redacted_at IS NOT NULL
 		FROM outbox_messages WHERE tenant_id = $1 AND reference = $2 AND kind = $3`, m.Tenant, m.Reference, m.Kind).
-		Scan(&got.ID, &got.Tenant, &got.Reference, &got.Kind, &got.Channel, &got.Recipient, &got.Body, &got.State, &got.ProviderID, &redacted)
+		Scan(&got.ID, &got.Tenant, &got.Reference, &got.Kind, &got.Channel, &got.Recipient, &got.Body, &sealed, &got.State, &got.ProviderID, &redacted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Message{}, fmt.Errorf("reserve outbox message: row vanished")
 	}
 	if err != nil {
+		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
+	}
+	if got.Recipient, got.Body, err = s.Open(got.ID, got.Recipient, got.Body, sealed); err != nil {
 		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
 	}
 	// A row the retention sweep redacted has lost its text: it is the

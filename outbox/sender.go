@@ -161,6 +161,10 @@ func (s *Sender) RunOnce(ctx context.Context) (sent int, err error) {
 			break
 		}
 		handled = append(handled, c.id)
+		if c.unreadable != nil {
+			errs = append(errs, c.unreadable)
+			continue
+		}
 		var done bool
 		if c.attempted {
 			done, err = s.reconcile(ctx, c)
@@ -185,6 +189,9 @@ type claimed struct {
 	attemptedAt                          time.Time
 	attempts                             int
 	token                                string
+	// unreadable: the row's sealed text did not open (a key missing in
+	// this process, a tampered row); it is left pending, untouched.
+	unreadable error
 }
 
 // claim takes the oldest due row: never attempted, or attempted and past
@@ -201,8 +208,9 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 	var (
 		c           claimed
 		attemptedAt *time.Time
+		sealed      []byte
 	)
-	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, created_at, attempted_at, attempts
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, created_at, attempted_at, attempts
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -210,12 +218,17 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &c.createdAt, &attemptedAt, &c.attempts)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.createdAt, &attemptedAt, &c.attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}
 	if err != nil {
 		return claimed{}, false, fmt.Errorf("claim outbox message: %w", err)
+	}
+	if c.recipient, c.body, err = s.Store.Open(c.id, c.recipient, c.body, sealed); err != nil {
+		// Never sent as garbage, never given up: the row waits, unclaimed,
+		// until a relay with its key comes by; the other rows go on.
+		return claimed{id: c.id, unreadable: err}, true, nil
 	}
 	c.token = newToken()
 	until := now.Add(s.timeout())
@@ -290,11 +303,13 @@ func (s *Sender) markSent(ctx context.Context, c claimed, sid string) error {
 }
 
 // release ends this relay's claim with set, recording cause, if the
-// claim is still this relay's and the row still pending.
+// claim is still this relay's and the row still pending. The cause is
+// stored masked: provider errors repeat the To number, and last_error is
+// for people (the ops page), who see it masked anyway.
 func (s *Sender) release(ctx context.Context, c claimed, set string, cause error) error {
 	_, err := s.Store.Pool.Exec(ctx, `UPDATE outbox_messages
 		SET `+set+`, claim_token = NULL, last_error = $3, updated_at = now()
-		WHERE id = $1 AND claim_token = $2 AND state = 'pending'`, c.id, c.token, cause.Error())
+		WHERE id = $1 AND claim_token = $2 AND state = 'pending'`, c.id, c.token, mask.Phones(cause.Error()))
 	if err != nil {
 		return fmt.Errorf("record outcome (%v): %w", cause, err)
 	}

@@ -35,43 +35,47 @@ func exec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
 	require.NoError(t, err)
 }
 
-// inbox records a WhatsApp delivery from phone, received age ago.
+// sealedStandIn stands for a sealed blob: the sweep drops it unread.
+const sealedStandIn = `'\x0101410000'::bytea`
+
+// inbox records a WhatsApp delivery from phone, received age ago, with a
+// sealed copy as well (a row cannot have both; the sweep must drop both).
 func inbox(t *testing.T, pool *pgxpool.Pool, id, state string, age time.Duration) {
 	payload := fmt.Sprintf(`{"tenant":"demo","customer":%q,"event":{"event_id":%q,"text":"Reifenwechsel Dienstag"}}`, phone, id)
-	exec(t, pool, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, state, received_at)
-		VALUES ('twilio', $1, 'demo', '/webhooks/twilio/whatsapp', $2, 'whatsapp', $3, $4, $5)`, id, phone, payload, state, now.Add(-age))
+	exec(t, pool, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, sealed, state, received_at)
+		VALUES ('twilio', $1, 'demo', '/webhooks/twilio/whatsapp', $2, 'whatsapp', $3, `+sealedStandIn+`, $4, $5)`, id, phone, payload, state, now.Add(-age))
 }
 
 // outboxMsg reserves a message to phone whose state changed age ago.
 func outboxMsg(t *testing.T, pool *pgxpool.Pool, id, state string, age time.Duration) {
-	exec(t, pool, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, state, idempotency_key, created_at, updated_at, last_error)
-		VALUES ($1, 'demo', 'appointment:demo:'||$1, 'confirmation', 'whatsapp', $2, 'Ihr Termin am Dienstag', $3, 'key-'||$1, $4, $4, 'To '||$2)`,
+	exec(t, pool, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, sealed, state, idempotency_key, created_at, updated_at, last_error)
+		VALUES ($1, 'demo', 'appointment:demo:'||$1, 'confirmation', 'whatsapp', $2, 'Ihr Termin am Dienstag', `+sealedStandIn+`, $3, 'key-'||$1, $4, $4, 'To '||$2)`,
 		id, phone, state, now.Add(-age))
 }
 
 type inboxRow struct {
 	Customer, Payload, State string
-	Redacted                 bool
+	Sealed, Redacted         bool
 }
 
 func readInbox(t *testing.T, pool *pgxpool.Pool, id string) inboxRow {
 	t.Helper()
 	var r inboxRow
-	require.NoError(t, pool.QueryRow(context.Background(), `SELECT customer, payload::text, state, redacted_at IS NOT NULL
-		FROM inbox_events WHERE provider = 'twilio' AND event_id = $1`, id).Scan(&r.Customer, &r.Payload, &r.State, &r.Redacted))
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT customer, payload::text, state, sealed IS NOT NULL, redacted_at IS NOT NULL
+		FROM inbox_events WHERE provider = 'twilio' AND event_id = $1`, id).Scan(&r.Customer, &r.Payload, &r.State, &r.Sealed, &r.Redacted))
 	return r
 }
 
 type outboxRow struct {
 	Recipient, Body, State, LastError string
-	Redacted                          bool
+	Sealed, Redacted                  bool
 }
 
 func readOutbox(t *testing.T, pool *pgxpool.Pool, id string) outboxRow {
 	t.Helper()
 	var r outboxRow
-	require.NoError(t, pool.QueryRow(context.Background(), `SELECT recipient, body, state, coalesce(last_error, ''), redacted_at IS NOT NULL
-		FROM outbox_messages WHERE id = $1`, id).Scan(&r.Recipient, &r.Body, &r.State, &r.LastError, &r.Redacted))
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT recipient, body, state, coalesce(last_error, ''), sealed IS NOT NULL, redacted_at IS NOT NULL
+		FROM outbox_messages WHERE id = $1`, id).Scan(&r.Recipient, &r.Body, &r.State, &r.LastError, &r.Sealed, &r.Redacted))
 	return r
 }
 
@@ -128,6 +132,7 @@ func TestSweepRedactsInboxAndOutboxOlderThanRetention(t *testing.T) {
 		} else {
 			require.Equal(t, phone, got.Customer, c.id)
 			require.Contains(t, got.Payload, "Reifenwechsel", c.id)
+			require.True(t, got.Sealed, c.id)
 		}
 	}
 	for _, c := range outboxCases {
@@ -135,7 +140,7 @@ func TestSweepRedactsInboxAndOutboxOlderThanRetention(t *testing.T) {
 		if c.redacted {
 			require.Equal(t, outboxRow{State: c.state, Redacted: true}, got, c.id)
 		} else {
-			require.Equal(t, outboxRow{Recipient: phone, Body: "Ihr Termin am Dienstag", State: c.state, LastError: "To " + phone}, got, c.id)
+			require.Equal(t, outboxRow{Recipient: phone, Body: "Ihr Termin am Dienstag", State: c.state, LastError: "To " + phone, Sealed: true}, got, c.id)
 		}
 	}
 

@@ -258,10 +258,11 @@ func webUIOptions(cfg config.Config) []devserver.UIOption {
 	return []devserver.UIOption{devserver.WithCodec(stack.CodecEndpoint(cfg))}
 }
 
-// payloadNote says whether Temporal stores payloads in clear.
+// payloadNote says whether Temporal payloads and the personal data in
+// PostgreSQL are stored in clear.
 func payloadNote(cfg config.Config) string {
 	if cfg.PayloadCodec == nil {
-		return "in clear in Temporal (set BOOKONCE_PAYLOAD_KEYS to encrypt; docs/privacy.md)"
+		return "in clear in Temporal and PostgreSQL (set BOOKONCE_PAYLOAD_KEYS to encrypt; docs/privacy.md)"
 	}
-	return "encrypted with key " + cfg.PayloadCodec.CurrentKeyID() + "; the Web UI decodes them while you are signed in to the ops page"
+	return "encrypted with key " + cfg.PayloadCodec.CurrentKeyID() + " in Temporal and PostgreSQL; the Web UI decodes them while you are signed in to the ops page"
 }

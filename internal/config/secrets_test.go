@@ -128,3 +128,32 @@ func TestCustomerIDKeyTooShort(t *testing.T) {
 	})
 	require.ErrorContains(t, err, "BOOKONCE_CUSTOMER_ID_KEY must have at least 16 characters")
 }
+
+// TestClearDataWarning: a process reachable from other hosts without
+// payload keys warns that personal data is stored in clear; with keys,
+// or on loopback (make run), it does not.
+func TestClearDataWarning(t *testing.T) {
+	key := "k1:" + strings.Repeat("A", 43) + "="
+	cases := []struct {
+		name string
+		env  map[string]string
+		want bool
+	}{
+		{"loopback without keys (make run)", nil, false},
+		{"reachable without keys", map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080"}, true},
+		{"reachable with keys", map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080", "BOOKONCE_PAYLOAD_KEYS": key}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Load(env(tc.env))
+			require.NoError(t, err)
+			w := c.ClearDataWarning()
+			if !tc.want {
+				require.Empty(t, w)
+				return
+			}
+			require.Contains(t, w, "GATEWAY_LISTEN=0.0.0.0:8080")
+			require.Contains(t, w, "BOOKONCE_PAYLOAD_KEYS")
+		})
+	}
+}

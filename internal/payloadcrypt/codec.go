@@ -12,6 +12,10 @@
 // so its own encoding and metadata come back unchanged. Payloads without
 // the encrypted encoding pass through Decode untouched: histories recorded
 // before encryption was switched on keep replaying.
+//
+// The same key set seals personal data at rest in bookonce's own tables
+// (Seal, Open): stored idempotency responses, inbox payloads and outbox
+// texts, each blob bound to its row.
 package payloadcrypt
 
 import (
@@ -68,6 +72,9 @@ func New(keys []Key) (*Codec, error) {
 	for _, k := range keys {
 		if k.ID == "" {
 			return nil, errors.New("a payload key has an empty ID")
+		}
+		if len(k.ID) > maxKeyIDLen { // a sealed blob's header counts it in one byte
+			return nil, fmt.Errorf("payload key ID %.16q… is longer than %d bytes", k.ID, maxKeyIDLen)
 		}
 		if len(k.Secret) != KeySize {
 			return nil, fmt.Errorf("payload key %q is %d bytes; AES-256 needs %d", k.ID, len(k.Secret), KeySize)

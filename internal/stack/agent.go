@@ -44,7 +44,7 @@ func Agent(cfg config.Config, pool *pgxpool.Pool, tc client.Client, reg *prometh
 		// The lease outlives a tool call's decision and bounded wait, so a
 		// call still running is never taken over by its own redelivery.
 		Idempotency: idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute,
-			Lease: AgentLease, Logger: log}),
+			Lease: AgentLease, Logger: log, Sealer: cfg.PayloadCodec}),
 		Metrics: agent.NewMetrics(reg, duplicates), Logger: log,
 	}
 }

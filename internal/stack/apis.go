@@ -46,7 +46,7 @@ func dbHealth(pool *pgxpool.Pool) web.Health {
 // tokens and each tenant's time zone come from the tenants registry.
 func CalendarService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
-	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, Logger: log.With("service", "calendar")})
+	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, Logger: log.With("service", "calendar"), Sealer: cfg.PayloadCodec})
 	srv := &calendar.Server{
 		Pool: pool, Idempotency: store, Tokens: tenants.Authenticate, Timezone: cfg.Timezone, Zones: tenants.Zone,
 		HoldTTL: cfg.HoldTTL, Logger: log.With("service", "calendar"),
@@ -58,7 +58,7 @@ func CalendarService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 // secret keys are the tenants' API tokens.
 func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
-	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON, Logger: log.With("service", "payments")})
+	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON, Logger: log.With("service", "payments"), Sealer: cfg.PayloadCodec})
 	srv := &payments.Server{
 		Pool: pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments"), Timezone: cfg.Timezone,
 		PageBaseURL: cfg.PaymentsPublicURL, // empty: the address the API was called on
@@ -141,7 +141,7 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenants: tenants,
 		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", PaymentMethod: ConversationPaymentMethod(cfg),
 		StripeWebhookSecret: cfg.StripeWebhookSecret, Keys: cfg.CustomerKeys(), VoiceConfirmWait: cfg.VoiceConfirmWait,
-		Tokens: tenants.Authenticate, Reviews: reviews, Outbox: &outbox.Store{Pool: pool}, Metrics: channels.NewMetrics(reg),
+		Tokens: tenants.Authenticate, Reviews: reviews, Outbox: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}, Sealer: cfg.PayloadCodec, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
 	}
 	page := &ops.Page{

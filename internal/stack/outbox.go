@@ -19,7 +19,7 @@ const SendEvery = 2 * time.Second
 // Twilio exactly once (reserve, send, record; reconcile, never re-send).
 func OutboxSender(cfg config.Config, pool *pgxpool.Pool, provider outbox.Provider, log *slog.Logger) *outbox.Sender {
 	return &outbox.Sender{
-		Store: &outbox.Store{Pool: pool}, Provider: provider, SendTimeout: cfg.OutboxSendTimeout,
+		Store: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}, Provider: provider, SendTimeout: cfg.OutboxSendTimeout,
 		CallbackURL: outbox.StatusCallback(cfg.PublicBaseURL, channels.RouteStatus), Log: log.With("component", "outbox"),
 	}
 }

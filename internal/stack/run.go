@@ -64,9 +64,11 @@ func Begin(uses ...config.Secret) (ctx context.Context, stop context.CancelFunc,
 		os.Exit(2)
 	}
 	log = Logger(cfg, os.Stderr)
-	if w := cfg.DevSecretsWarning(); w != "" {
-		log.Warn(w) // names variables, never values
-		fmt.Fprintf(os.Stderr, "\n!!! bookonce: %s\n\n", w)
+	for _, w := range []string{cfg.DevSecretsWarning(), cfg.ClearDataWarning()} {
+		if w != "" {
+			log.Warn(w) // names variables, never values
+			fmt.Fprintf(os.Stderr, "\n!!! bookonce: %s\n\n", w)
+		}
 	}
 	ctx, stop = SignalContext()
 	return ctx, stop, cfg, log

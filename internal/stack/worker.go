@@ -99,7 +99,7 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 			return payments.NewStripeGateway(cfg.PaymentsURL, tok, &http.Client{Timeout: 10 * time.Second}).
 				WithAuthoritativeLookup(cfg.PaymentsAuthoritativeLookup), nil
 		},
-		Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}},
+		Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}},
 		Reviews:  &review.Store{Pool: pool},
 		// The payment link's page sends a payer to the gateway's paid page.
 		PaymentReturnURL: strings.TrimRight(cfg.PublicBaseURL, "/") + channels.RoutePaid,

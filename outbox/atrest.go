@@ -1,0 +1,59 @@
+package outbox
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/internal/payloadcrypt"
+)
+
+// sealedTable is the table name a sealed message is bound to.
+const sealedTable = "outbox_messages"
+
+// personal is what a row seals: the recipient's number and the text.
+type personal struct {
+	Recipient string `json:"recipient"`
+	Body      string `json:"body"`
+}
+
+// columns are the values stored for a message's personal fields.
+type columns struct {
+	recipient, body string
+	sealed          []byte
+}
+
+// seal returns the columns to store for message id. Without a sealer
+// they are the recipient and body in clear. With one, recipient and body
+// are sealed (bound to the message ID); the recipient column keeps only
+// the masked number, which is all the ops page shows, and the body column
+// is empty.
+func (s *Store) seal(id, recipient, body string) (columns, error) {
+	if s.Sealer == nil {
+		return columns{recipient: recipient, body: body}, nil
+	}
+	plain, err := json.Marshal(personal{Recipient: recipient, Body: body})
+	if err != nil {
+		return columns{}, fmt.Errorf("seal outbox message %s: %w", id, err)
+	}
+	return columns{recipient: mask.Phones(recipient), sealed: s.Sealer.Seal(plain, payloadcrypt.AAD(sealedTable, id))}, nil
+}
+
+// Open returns the recipient and body of message id as read from its
+// row's recipient, body and sealed columns: the sealed pair when the row
+// has one, else the columns themselves (a row written in clear, before
+// the keys were configured or without them).
+func (s *Store) Open(id, recipient, body string, sealed []byte) (string, string, error) {
+	if sealed == nil {
+		return recipient, body, nil
+	}
+	plain, err := s.Sealer.Open(sealed, payloadcrypt.AAD(sealedTable, id))
+	if err != nil {
+		return "", "", fmt.Errorf("open outbox message %s: %w", id, err)
+	}
+	var p personal
+	if err := json.Unmarshal(plain, &p); err != nil {
+		return "", "", fmt.Errorf("open outbox message %s: %w", id, err)
+	}
+	return p.Recipient, p.Body, nil
+}
