@@ -26,7 +26,7 @@ const (
 
 // secretVars are the variables whose values are secrets: they may reach a
 // container only through a secretKeyRef.
-var secretVars = append([]string{"DATABASE_URL", "STRIPE_SECRET_KEY", "LLM_API_KEY", "TEMPORAL_API_KEY"},
+var secretVars = append([]string{"DATABASE_URL", "STRIPE_SECRET_KEY", "LLM_API_KEY", "TEMPORAL_API_KEY", "BOOKONCE_PAYLOAD_KEYS"},
 	func() (names []string) {
 		for _, s := range config.AllSecrets {
 			names = append(names, string(s))
