@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/outcome"
 )
 
@@ -180,6 +182,9 @@ func (s *Sender) RunOnce(ctx context.Context) (sent int, err error) {
 // claimed is a row this relay holds.
 type claimed struct {
 	id, tenant, channel, recipient, body string
+	// key is the idempotency key of the activity that reserved the
+	// message: the operation key its send span carries.
+	key string
 	createdAt                            time.Time
 	attempted                            bool
 	attemptedAt                          time.Time
@@ -202,7 +207,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		c           claimed
 		attemptedAt *time.Time
 	)
-	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, created_at, attempted_at, attempts
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, idempotency_key, created_at, attempted_at, attempts
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -210,7 +215,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &c.createdAt, &attemptedAt, &c.attempts)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &c.key, &c.createdAt, &attemptedAt, &c.attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}
@@ -239,9 +244,16 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 	return c, true, nil
 }
 
+// SpanSend is the name of the span of one call to the provider; it
+// carries the reserving activity's operation key, so a trace search by
+// that key finds the send next to the booking that reserved it.
+const SpanSend = "outbox.send"
+
 // send calls the provider for a row just marked attempted and records
 // the outcome.
 func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
+	ctx, span := tracing.Start(ctx, SpanSend, tracing.Tenant.String(c.tenant), tracing.OperationKey.String(c.key))
+	defer span.End()
 	callback := ""
 	if s.CallbackURL != nil {
 		callback = s.CallbackURL(c.id)
@@ -251,6 +263,11 @@ func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
 	cancel()
 	if err == nil && sid == "" {
 		err = errors.New("provider accepted the message without an ID")
+	}
+	if err != nil {
+		span.SetStatus(codes.Error, outcome.Of(err).String())
+	} else {
+		span.SetAttributes(tracing.MessageSID.String(sid))
 	}
 
 	// The outcome is recorded even if the relay is being stopped.
