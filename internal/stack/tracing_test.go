@@ -163,6 +163,12 @@ func TestOneTraceSpansAWholeBooking(t *testing.T) {
 	require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT provider_id FROM outbox_messages WHERE kind = 'confirmation'`).Scan(&sid))
 	send := spanWith(t, spans, tracing.OperationKey, attr(t, confirmation, tracing.OperationKey), "outbox.send")
 	require.Equal(t, sid, attr(t, send, tracing.MessageSID), "the send names Twilio's message SID")
+	var atTwilio bool
+	for _, sp := range spans {
+		atTwilio = atTwilio || sp.SpanContext().TraceID() == send.SpanContext().TraceID() && sp.SpanKind() == trace.SpanKindServer &&
+			strings.HasPrefix(sp.Name(), twilio.FakeServiceName+" POST ")
+	}
+	require.True(t, atTwilio, "the fake Twilio's server span joins the send's trace")
 
 	requireNoPhoneNumber(t, spans, customer)
 }

@@ -1,19 +1,12 @@
 package tracing
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/bookonce/bookonce/internal/mask"
 )
 
 // temporalTracer names the instrumentation scope of the Temporal spans.
@@ -37,7 +30,6 @@ func TemporalInterceptors() ([]interceptor.ClientInterceptor, error) {
 		Tracer:            otel.GetTracerProvider().Tracer(temporalTracer),
 		TextMapPropagator: propagator,
 		SpanContextKey:    spanKey{},
-		SpanStarter:       startMasked,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tracing: temporal interceptor: %w", err)
@@ -47,39 +39,6 @@ func TemporalInterceptors() ([]interceptor.ClientInterceptor, error) {
 	// signal, and its outbound calls run before the SDK's starts the
 	// activity's or child's span.
 	return []interceptor.ClientInterceptor{ti, &signalParent{}}, nil
-}
-
-// startMasked starts the SDK interceptor's spans as masked spans: the
-// interceptor tags them with workflow IDs, and a conversation's ID names
-// the customer's phone number (workflows.ConversationWorkflowID).
-func startMasked(ctx context.Context, t trace.Tracer, name string, opts ...trace.SpanStartOption) trace.Span {
-	_, span := t.Start(ctx, mask.Phones(name), opts...)
-	return maskedSpan{span}
-}
-
-// maskedSpan masks phone numbers in what the SDK's interceptor writes on
-// a span: string attributes, the status text and recorded errors (whose
-// texts may quote a workflow ID).
-type maskedSpan struct{ trace.Span }
-
-func (s maskedSpan) SetAttributes(kv ...attribute.KeyValue) {
-	for i, a := range kv {
-		if a.Value.Type() == attribute.STRING {
-			kv[i] = a.Key.String(mask.Phones(a.Value.AsString()))
-		}
-	}
-	s.Span.SetAttributes(kv...)
-}
-
-func (s maskedSpan) SetStatus(code codes.Code, description string) {
-	s.Span.SetStatus(code, mask.Phones(description))
-}
-
-func (s maskedSpan) RecordError(err error, opts ...trace.EventOption) {
-	if err != nil {
-		err = errors.New(mask.Phones(err.Error()))
-	}
-	s.Span.RecordError(err, opts...)
 }
 
 // signalParent puts what a long-lived workflow does after a signal into

@@ -108,11 +108,12 @@ func Setup(ctx context.Context, service string) (Shutdown, error) {
 	}, nil
 }
 
-// Install makes tp the process's TracerProvider and turns the wrappers on;
+// Install makes tp the process's TracerProvider, behind the masking of
+// phone numbers, and turns the wrappers on;
 // tests install one with an in-memory recorder. Build the services and
 // Temporal clients after it: they take the provider when they are built.
 func Install(tp trace.TracerProvider) {
-	otel.SetTracerProvider(tp)
+	otel.SetTracerProvider(maskingProvider{tp})
 	otel.SetTextMapPropagator(propagator)
 	enabled.Store(true)
 }

@@ -2,13 +2,21 @@ package tracing_test
 
 import (
 	"context"
+	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	collectorpb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
 
@@ -65,7 +73,9 @@ func startCollector(t *testing.T) (*collector, string) {
 	go func() { done <- srv.Serve(l) }()
 	t.Cleanup(func() {
 		srv.Stop()
-		require.NoError(t, <-done)
+		if err := <-done; !errors.Is(err, grpc.ErrServerStopped) { // stopped before it served
+			require.NoError(t, err)
+		}
 	})
 	return c, "http://" + l.Addr().String()
 }
@@ -120,4 +130,41 @@ func TestSetupExportsOverOTLPOnlyWithAnEndpoint(t *testing.T) {
 			require.Equal(t, map[string]string{"outbox.send": tc.wantService}, col.received())
 		})
 	}
+}
+
+// TestSpansMaskPhoneNumbers: what libraries write on spans (otelhttp's
+// URL with its query, a workflow ID in a name or an error) shows a
+// customer's number masked, as the logs do.
+func TestSpansMaskPhoneNumbers(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tracing.Install(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	t.Cleanup(tracing.Uninstall)
+	srv := httptest.NewServer(tracing.Handler("calendar", false, http.NotFoundHandler()))
+	t.Cleanup(srv.Close)
+
+	client := &http.Client{Transport: tracing.Transport(nil)}
+	resp, err := client.Get(srv.URL + "/v1/bookings?customer=" + url.QueryEscape("+4915112345678"))
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	_, span := otel.Tracer("test").Start(context.Background(), "RunWorkflow:customer:demo:+4915112345678")
+	span.SetAttributes(attribute.String("temporalWorkflowID", "customer:demo:+4915112345678"))
+	span.RecordError(errors.New("signal conversation customer:demo:+4915112345678: unavailable"))
+	span.End()
+
+	var texts []string
+	for _, sp := range rec.Ended() {
+		texts = append(texts, sp.Name())
+		for _, a := range sp.Attributes() {
+			texts = append(texts, a.Value.Emit())
+		}
+		for _, ev := range sp.Events() {
+			for _, a := range ev.Attributes {
+				texts = append(texts, a.Value.Emit())
+			}
+		}
+	}
+	all := strings.Join(texts, "\n")
+	require.NotContains(t, all, "15112345678")
+	require.Contains(t, all, "customer=+49·········78", "the client span's URL, masked")
+	require.Contains(t, all, "customer:demo:+49·········78", "the workflow ID, masked")
 }
