@@ -184,12 +184,12 @@ type claimed struct {
 	id, tenant, channel, recipient, body string
 	// key is the idempotency key of the activity that reserved the
 	// message: the operation key its send span carries.
-	key string
-	createdAt                            time.Time
-	attempted                            bool
-	attemptedAt                          time.Time
-	attempts                             int
-	token                                string
+	key         string
+	createdAt   time.Time
+	attempted   bool
+	attemptedAt time.Time
+	attempts    int
+	token       string
 }
 
 // claim takes the oldest due row: never attempted, or attempted and past

@@ -43,7 +43,7 @@ func newTracedStack(t *testing.T) tracedStack {
 	tracing.Install(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
 	t.Cleanup(tracing.Uninstall)
 
-	ctx, stop := context.WithCancel(context.Background())
+	ctx := context.Background()
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t) // card deposits: one webhook books
 	cfg.TwilioAuthToken = tracedAuthToken
@@ -64,12 +64,7 @@ func newTracedStack(t *testing.T) tracedStack {
 	public := httptest.NewServer(stack.GatewayService(gw, reg, log).Mux())
 	t.Cleanup(public.Close)
 
-	fake := twilio.NewFakeServer()
-	t.Cleanup(fake.Close)
-	sender := stack.OutboxSender(cfg, pool, twilio.New(fake.AccountSID, fake.AuthToken, "+4930123456", twilio.WithBaseURL(fake.URL())), log)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = sender.Run(ctx, 50*time.Millisecond) }()
-	t.Cleanup(func() { stop(); <-done })
+	stacktest.TwilioRelay(t, cfg, pool, log, 50*time.Millisecond)
 	return tracedStack{pool: pool, rec: rec,
 		sim: twilio.Simulator{GatewayURL: public.URL, PublicBaseURL: "https://bookonce.example", AuthToken: tracedAuthToken}}
 }
@@ -224,11 +219,11 @@ func requireNoPhoneNumber(t *testing.T, spans []sdktrace.ReadOnlySpan, customer 
 	for _, sp := range spans {
 		texts := []string{sp.Name(), sp.Status().Description}
 		for _, a := range sp.Attributes() {
-			texts = append(texts, a.Value.Emit())
+			texts = append(texts, a.Value.String())
 		}
 		for _, ev := range sp.Events() {
 			for _, a := range ev.Attributes {
-				texts = append(texts, a.Value.Emit())
+				texts = append(texts, a.Value.String())
 			}
 		}
 		for _, text := range texts {

@@ -3,6 +3,7 @@ package tracing_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -53,11 +54,7 @@ func (c *collector) Export(_ context.Context, req *collectorpb.ExportTraceServic
 func (c *collector) received() map[string]string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]string, len(c.spans))
-	for k, v := range c.spans {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.spans)
 }
 
 // startCollector serves a collector on a loopback port and returns it
@@ -155,11 +152,11 @@ func TestSpansMaskPhoneNumbers(t *testing.T) {
 	for _, sp := range rec.Ended() {
 		texts = append(texts, sp.Name())
 		for _, a := range sp.Attributes() {
-			texts = append(texts, a.Value.Emit())
+			texts = append(texts, a.Value.String())
 		}
 		for _, ev := range sp.Events() {
 			for _, a := range ev.Attributes {
-				texts = append(texts, a.Value.Emit())
+				texts = append(texts, a.Value.String())
 			}
 		}
 	}
