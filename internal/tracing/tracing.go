@@ -147,9 +147,12 @@ func Handler(service string, public bool, h http.Handler) http.Handler {
 }
 
 // serverSpanName names a server span after the service and the route the
-// mux matched ("calendar POST /v1/holds"), or the method before it has.
+// service's mux matched ("gateway POST /webhooks/twilio/whatsapp"), or
+// the method when the route is a whole API mounted at "/" (the calendar's
+// and payment API's own muxes match behind authentication, on a copy of
+// the request) or not matched yet. The span's url.path has the rest.
 func serverSpanName(service string, r *http.Request) string {
-	if r.Pattern != "" {
+	if r.Pattern != "" && r.Pattern != "/" {
 		return service + " " + r.Pattern
 	}
 	return service + " " + r.Method
