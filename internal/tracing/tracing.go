@@ -73,8 +73,8 @@ func Enabled() bool { return enabled.Load() }
 // Shutdown flushes the spans not yet exported and stops the exporter.
 type Shutdown func(context.Context) error
 
-// Configured reports whether getenv names an OTLP endpoint for traces.
-func Configured(getenv func(string) string) bool {
+// configured reports whether getenv names an OTLP endpoint for traces.
+func configured(getenv func(string) string) bool {
 	return getenv(EnvEndpoint) != "" || getenv(EnvTracesEndpoint) != ""
 }
 
@@ -84,7 +84,7 @@ func Configured(getenv func(string) string) bool {
 // says otherwise; without one, none (the global no-op stays, Enabled is
 // false). The caller runs the returned Shutdown on exit.
 func Setup(ctx context.Context, service string) (Shutdown, error) {
-	if !Configured(os.Getenv) {
+	if !configured(os.Getenv) {
 		return func(context.Context) error { return nil }, nil
 	}
 	exporter, err := otlptracegrpc.New(ctx)
@@ -109,9 +109,9 @@ func Setup(ctx context.Context, service string) (Shutdown, error) {
 }
 
 // Install makes tp the process's TracerProvider, behind the masking of
-// phone numbers, and turns the wrappers on;
-// tests install one with an in-memory recorder. Build the services and
-// Temporal clients after it: they take the provider when they are built.
+// phone numbers, and turns the wrappers on; tests install one with an
+// in-memory recorder. Build the services and Temporal clients after it:
+// they take the provider when they are built.
 func Install(tp trace.TracerProvider) {
 	otel.SetTracerProvider(maskingProvider{tp})
 	otel.SetTextMapPropagator(propagator)
