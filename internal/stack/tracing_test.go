@@ -22,7 +22,9 @@ import (
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/tracing"
+	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/twilio"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // tracedStack is the whole stack as the commands assemble it (the
@@ -113,23 +115,25 @@ func TestOneTraceSpansAWholeBooking(t *testing.T) {
 	for _, sp := range s.rec.Started() {
 		spans = append(spans, sp)
 	}
-	hold := findSpan(t, spans, "RunActivity:HoldSlot")
-	booking := hold.SpanContext().TraceID()
-	var inTrace []sdktrace.ReadOnlySpan
-	for _, sp := range spans {
-		if sp.SpanContext().TraceID() == booking {
-			inTrace = append(inTrace, sp)
-		}
-	}
+	inTrace := sameTrace(spans, findSpan(t, spans, "RunActivity:HoldSlot"))
+	requireBookingTrace(t, inTrace, wish)
+	s.requireDownstreamIDs(t, inTrace)
+	s.requireSendTraced(t, spans, findSpan(t, inTrace, "RunActivity:SendConfirmation"))
+	requireNoPhoneNumber(t, spans, customer)
+}
+
+// requireBookingTrace requires that the trace is the booking wish's: its
+// webhook the root, then the signal, the workflows, the activities and
+// the APIs' server spans; the conversation's run is not in it (it belongs
+// to the first message's trace).
+func requireBookingTrace(t *testing.T, inTrace []sdktrace.ReadOnlySpan, wish time.Time) {
+	t.Helper()
 	root := findSpan(t, inTrace, "gateway POST "+channels.RouteWhatsApp)
 	require.Equal(t, trace.SpanKindServer, root.SpanKind())
 	require.False(t, root.Parent().IsValid(), "the webhook starts the booking's trace")
 	require.True(t, root.StartTime().After(wish), "the booking is in the wish's trace, not in the first message's")
-	for _, sp := range inTrace {
-		require.NotEqual(t, "RunWorkflow:ConversationWorkflow", sp.Name(), "the conversation's run belongs to the first message's trace")
-	}
 	for _, name := range []string{
-		"SignalWithStartWorkflow:ConversationWorkflow", "HandleSignal:" + "inbound",
+		"SignalWithStartWorkflow:ConversationWorkflow", "HandleSignal:" + workflows.SignalInbound,
 		"RunActivity:ExtractIntent", "RunActivity:DecideDedup", "StartChildWorkflow:AppointmentWorkflow",
 		"RunWorkflow:AppointmentWorkflow", "RunWorkflow:PaymentWorkflow",
 		"RunActivity:HoldSlot", "RunActivity:AuthorizeDeposit", "RunActivity:ConfirmHold", "RunActivity:CaptureDeposit",
@@ -138,11 +142,19 @@ func TestOneTraceSpansAWholeBooking(t *testing.T) {
 		findSpan(t, inTrace, name)
 	}
 	for _, sp := range inTrace {
+		require.NotEqual(t, "RunWorkflow:ConversationWorkflow", sp.Name())
 		if strings.HasPrefix(sp.Name(), "calendar ") || strings.HasPrefix(sp.Name(), "payments ") {
 			require.Equal(t, trace.SpanKindServer, sp.SpanKind(), sp.Name())
 		}
 	}
+}
 
+// requireDownstreamIDs requires the operation key, tenant, appointment
+// and the downstream IDs on the activities' spans, each the ID of the row
+// the APIs stored.
+func (s tracedStack) requireDownstreamIDs(t *testing.T, inTrace []sdktrace.ReadOnlySpan) {
+	t.Helper()
+	hold := findSpan(t, inTrace, "RunActivity:HoldSlot")
 	require.True(t, strings.HasPrefix(attr(t, hold, tracing.OperationKey), "bko1_"), "HoldSlot's idempotency key")
 	require.Equal(t, "demo", attr(t, hold, tracing.Tenant))
 	appointment := attr(t, hold, tracing.AppointmentID)
@@ -152,20 +164,35 @@ func TestOneTraceSpansAWholeBooking(t *testing.T) {
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE booking_id = $1 AND status = 'confirmed'`, attr(t, confirm, tracing.ReservationID)))
 	authorize := findSpan(t, inTrace, "RunActivity:AuthorizeDeposit")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM payment_intents WHERE id = $1`, attr(t, authorize, tracing.PaymentIntentID)))
+}
 
-	confirmation := findSpan(t, inTrace, "RunActivity:SendConfirmation")
+// requireSendTraced requires the relay's send span of the confirmation:
+// found by the operation key of the activity that reserved it, naming
+// the SID the outbox recorded, with the fake Twilio's server span in its
+// trace.
+func (s tracedStack) requireSendTraced(t *testing.T, spans []sdktrace.ReadOnlySpan, reserved sdktrace.ReadOnlySpan) {
+	t.Helper()
 	var sid string
 	require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT provider_id FROM outbox_messages WHERE kind = 'confirmation'`).Scan(&sid))
-	send := spanWith(t, spans, tracing.OperationKey, attr(t, confirmation, tracing.OperationKey), "outbox.send")
+	send := spanWith(t, spans, tracing.OperationKey, attr(t, reserved, tracing.OperationKey), outbox.SpanSend)
 	require.Equal(t, sid, attr(t, send, tracing.MessageSID), "the send names Twilio's message SID")
-	var atTwilio bool
-	for _, sp := range spans {
-		atTwilio = atTwilio || sp.SpanContext().TraceID() == send.SpanContext().TraceID() && sp.SpanKind() == trace.SpanKindServer &&
-			strings.HasPrefix(sp.Name(), twilio.FakeServiceName+" POST ")
+	for _, sp := range sameTrace(spans, send) {
+		if sp.SpanKind() == trace.SpanKindServer && strings.HasPrefix(sp.Name(), twilio.FakeServiceName+" POST ") {
+			return
+		}
 	}
-	require.True(t, atTwilio, "the fake Twilio's server span joins the send's trace")
+	t.Fatal("the fake Twilio's server span is not in the send's trace")
+}
 
-	requireNoPhoneNumber(t, spans, customer)
+// sameTrace is the spans in of's trace.
+func sameTrace(spans []sdktrace.ReadOnlySpan, of sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
+	var in []sdktrace.ReadOnlySpan
+	for _, sp := range spans {
+		if sp.SpanContext().TraceID() == of.SpanContext().TraceID() {
+			in = append(in, sp)
+		}
+	}
+	return in
 }
 
 // findSpan is the first span whose name starts with prefix.
