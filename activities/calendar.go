@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
 )
@@ -83,6 +84,7 @@ type HoldSlotResult struct {
 // hold's reference, so even a reset workflow (new run ID, new key) finds
 // its own hold instead of taking a second slot.
 func (a *Activities) HoldSlot(ctx context.Context, in HoldSlotInput) (HoldSlotResult, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
 	c, err := a.Calendar(in.Tenant)
 	if err != nil {
 		return HoldSlotResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)
@@ -95,6 +97,7 @@ func (a *Activities) HoldSlot(ctx context.Context, in HoldSlotInput) (HoldSlotRe
 	if err != nil {
 		return HoldSlotResult{}, calendarError("hold slot", err)
 	}
+	traceID(ctx, tracing.HoldID, h.ID)
 	return HoldSlotResult{Step: stepOf(ctx, key, h.ID), Hold: h}, nil
 }
 
@@ -112,6 +115,8 @@ type ConfirmHoldResult struct {
 
 // ConfirmHold turns the hold into a booking.
 func (a *Activities) ConfirmHold(ctx context.Context, in ConfirmHoldInput) (ConfirmHoldResult, error) {
+	traceBooking(ctx, in.Tenant, "")
+	traceID(ctx, tracing.HoldID, in.HoldID)
 	c, err := a.Calendar(in.Tenant)
 	if err != nil {
 		return ConfirmHoldResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)
@@ -121,6 +126,7 @@ func (a *Activities) ConfirmHold(ctx context.Context, in ConfirmHoldInput) (Conf
 	if err != nil {
 		return ConfirmHoldResult{}, calendarError("confirm hold", err)
 	}
+	traceID(ctx, tracing.ReservationID, b.ID)
 	return ConfirmHoldResult{Step: stepOf(ctx, key, b.ID), Booking: b}, nil
 }
 
@@ -137,6 +143,8 @@ type ReleaseHoldInput struct {
 // found by the reference. Released or expired already counts as success, so
 // running it twice is harmless.
 func (a *Activities) ReleaseHold(ctx context.Context, in ReleaseHoldInput) (Step, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
+	traceID(ctx, tracing.HoldID, in.HoldID)
 	c, err := a.Calendar(in.Tenant)
 	if err != nil {
 		return Step{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)
@@ -179,6 +187,7 @@ type CancelBookingInput struct {
 // confirmation (whose answer may be lost); cancelling a cancelled booking,
 // or finding none, is success.
 func (a *Activities) CancelBooking(ctx context.Context, in CancelBookingInput) (Step, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
 	c, err := a.Calendar(in.Tenant)
 	if err != nil {
 		return Step{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)
@@ -198,6 +207,7 @@ func (a *Activities) CancelBooking(ctx context.Context, in CancelBookingInput) (
 			return Step{Key: key, Attempt: stepOf(ctx, key, "").Attempt}, nil
 		}
 	}
+	traceID(ctx, tracing.ReservationID, in.BookingID)
 	b, err := c.CancelBooking(ctx, key, in.BookingID)
 	if err != nil {
 		return Step{}, calendarError("cancel booking", err)
@@ -220,6 +230,7 @@ type FindHoldResult struct {
 // FindHold reconciles a hold whose outcome is unknown: the reference finds
 // it whatever key placed it.
 func (a *Activities) FindHold(ctx context.Context, in FindHoldInput) (FindHoldResult, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
 	c, err := a.Calendar(in.Tenant)
 	if err != nil {
 		return FindHoldResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)

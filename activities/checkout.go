@@ -69,6 +69,7 @@ func (r PaymentLinkResult) Authorized() bool {
 // CreatePaymentLink creates the booking's payment link: manual capture,
 // the reference and the deposit step on the intent it creates.
 func (a *Activities) CreatePaymentLink(ctx context.Context, in PaymentLinkInput) (PaymentLinkResult, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
 	g, err := a.gateway(in.Tenant)
 	if err != nil {
 		return PaymentLinkResult{}, err

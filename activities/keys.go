@@ -10,6 +10,8 @@ import (
 	"encoding/hex"
 
 	"go.temporal.io/sdk/activity"
+
+	"github.com/bookonce/bookonce/internal/tracing"
 )
 
 // KeyPrefix marks keys derived by Key (and their derivation version).
@@ -29,17 +31,23 @@ func Key(namespace, workflowID, runID, activityID string) string {
 	return KeyPrefix + hex.EncodeToString(h.Sum(nil))[:48]
 }
 
-// KeyOf is Key for the activity running in ctx.
+// KeyOf is Key for the activity running in ctx; it tags the activity's
+// span with it (the operation key), so a trace names the operation the
+// downstream APIs record under this key.
 func KeyOf(ctx context.Context) string {
 	info := activity.GetInfo(ctx)
-	return Key(info.Namespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID)
+	key := Key(info.Namespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID)
+	tracing.Tag(ctx, tracing.OperationKey.String(key))
+	return key
 }
 
 // SubKey derives a key for one of several calls an activity makes (e.g. one
 // release per hold): stable across attempts, distinct per part.
 func SubKey(ctx context.Context, part string) string {
 	info := activity.GetInfo(ctx)
-	return Key(info.Namespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID+"/"+part)
+	key := Key(info.Namespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID+"/"+part)
+	tracing.Tag(ctx, tracing.OperationKey.String(key)) // the key of the call under way
+	return key
 }
 
 // Step describes one executed side effect for the saga's status table.

@@ -49,6 +49,7 @@ const MessageKindAlreadyBooked = "already_booked"
 // SendConfirmation sends the booking confirmation (or the message of
 // in.Kind) exactly once.
 func (a *Activities) SendConfirmation(ctx context.Context, in ConfirmationInput) (Step, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
 	key := KeyOf(ctx)
 	kind := in.Kind
 	if kind == "" {

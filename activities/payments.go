@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/payments"
 )
 
@@ -62,6 +63,7 @@ func (a *Activities) gateway(tenant string) (payments.Gateway, error) {
 
 // AuthorizeDeposit places the deposit hold on the card (manual capture).
 func (a *Activities) AuthorizeDeposit(ctx context.Context, in DepositInput) (IntentResult, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
 	g, err := a.gateway(in.Tenant)
 	if err != nil {
 		return IntentResult{}, err
@@ -74,6 +76,7 @@ func (a *Activities) AuthorizeDeposit(ctx context.Context, in DepositInput) (Int
 	if err != nil {
 		return IntentResult{}, paymentError("authorize deposit", err)
 	}
+	traceID(ctx, tracing.PaymentIntentID, pi.ID)
 	if pi.Status == payments.StatusRequiresPaymentMethod {
 		return IntentResult{}, temporal.NewNonRetryableApplicationError("card declined", ErrTypePaymentDeclined, nil, pi.ID)
 	}
@@ -83,6 +86,8 @@ func (a *Activities) AuthorizeDeposit(ctx context.Context, in DepositInput) (Int
 // CaptureDeposit captures the authorised deposit; an already captured
 // intent counts as success.
 func (a *Activities) CaptureDeposit(ctx context.Context, in IntentInput) (IntentResult, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
+	traceID(ctx, tracing.PaymentIntentID, in.IntentID)
 	g, err := a.gateway(in.Tenant)
 	if err != nil {
 		return IntentResult{}, err
@@ -101,6 +106,8 @@ func (a *Activities) CaptureDeposit(ctx context.Context, in IntentInput) (Intent
 // refunded instead: the customer must get the money back, once (the refund
 // has its own key, and the payment API refuses refunds beyond the capture).
 func (a *Activities) VoidDeposit(ctx context.Context, in IntentInput) (IntentResult, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
+	traceID(ctx, tracing.PaymentIntentID, in.IntentID)
 	g, err := a.gateway(in.Tenant)
 	if err != nil {
 		return IntentResult{}, err
@@ -147,6 +154,8 @@ func (a *Activities) VoidDeposit(ctx context.Context, in IntentInput) (IntentRes
 // RefundDeposit gives a captured deposit back. The key makes a second run
 // of the compensation replay the first refund instead of refunding twice.
 func (a *Activities) RefundDeposit(ctx context.Context, in IntentInput) (Step, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
+	traceID(ctx, tracing.PaymentIntentID, in.IntentID)
 	g, err := a.gateway(in.Tenant)
 	if err != nil {
 		return Step{}, err
@@ -162,6 +171,7 @@ func (a *Activities) RefundDeposit(ctx context.Context, in IntentInput) (Step, e
 // FindDeposit reconciles an authorisation whose outcome is unknown by the
 // booking reference.
 func (a *Activities) FindDeposit(ctx context.Context, in IntentInput) (IntentResult, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
 	g, err := a.gateway(in.Tenant)
 	if err != nil {
 		return IntentResult{}, err

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/outcome"
 )
 
@@ -26,7 +27,7 @@ type Client struct {
 
 // NewClient returns a client with a bounded per-request timeout.
 func NewClient(baseURL, token string) *Client {
-	return &Client{BaseURL: baseURL, Token: token, HTTP: &http.Client{Timeout: 10 * time.Second}}
+	return &Client{BaseURL: baseURL, Token: token, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(nil)}}
 }
 
 // Outcome classifies a failed call for the caller's retry decision (see

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/bookonce/bookonce/internal/tracing"
 )
 
 // LLM is an Extractor that asks an OpenAI-compatible chat completions
@@ -55,7 +57,12 @@ const llmMaxResponse = 1 << 20
 // runes; longer ones are replaced by the rules' question.
 const llmMaxQuestion = 400
 
-var defaultLLMClient = &http.Client{Timeout: llmTimeout}
+// defaultLLMClient is the client of an LLM without one: bounded, and
+// traced when tracing is on (built per call, after the process set
+// tracing up; the transport underneath is the shared default).
+func defaultLLMClient() *http.Client {
+	return &http.Client{Timeout: llmTimeout, Transport: tracing.Transport(nil)}
+}
 
 // Extract asks the model and returns its answer as a Result, or Fallback's
 // result when the model cannot be used. Like Rules, it returns an error
@@ -144,7 +151,7 @@ func (l LLM) complete(ctx context.Context, text string, now time.Time, loc *time
 	}
 	client := l.HTTP
 	if client == nil {
-		client = defaultLLMClient
+		client = defaultLLMClient()
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/outcome"
 )
 
@@ -184,11 +186,14 @@ func (s *Sender) RunOnce(ctx context.Context) (sent int, err error) {
 // claimed is a row this relay holds.
 type claimed struct {
 	id, tenant, channel, recipient, body string
-	createdAt                            time.Time
-	attempted                            bool
-	attemptedAt                          time.Time
-	attempts                             int
-	token                                string
+	// key is the idempotency key of the activity that reserved the
+	// message: the operation key its send span carries.
+	key         string
+	createdAt   time.Time
+	attempted   bool
+	attemptedAt time.Time
+	attempts    int
+	token       string
 	// unreadable: the row's sealed text did not open (a key missing in
 	// this process, a tampered row); it is left pending, untouched.
 	unreadable error
@@ -210,7 +215,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		attemptedAt *time.Time
 		sealed      []byte
 	)
-	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, created_at, attempted_at, attempts
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, idempotency_key, created_at, attempted_at, attempts
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -218,7 +223,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.createdAt, &attemptedAt, &c.attempts)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}
@@ -252,9 +257,16 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 	return c, true, nil
 }
 
+// SpanSend is the name of the span of one call to the provider; it
+// carries the reserving activity's operation key, so a trace search by
+// that key finds the send next to the booking that reserved it.
+const SpanSend = "outbox.send"
+
 // send calls the provider for a row just marked attempted and records
 // the outcome.
 func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
+	ctx, span := tracing.Start(ctx, SpanSend, tracing.Tenant.String(c.tenant), tracing.OperationKey.String(c.key))
+	defer span.End()
 	callback := ""
 	if s.CallbackURL != nil {
 		callback = s.CallbackURL(c.id)
@@ -264,6 +276,11 @@ func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
 	cancel()
 	if err == nil && sid == "" {
 		err = errors.New("provider accepted the message without an ID")
+	}
+	if err != nil {
+		span.SetStatus(codes.Error, outcome.Of(err).String())
+	} else {
+		span.SetAttributes(tracing.MessageSID.String(sid))
 	}
 
 	// The outcome is recorded even if the relay is being stopped.

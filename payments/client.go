@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stripe/stripe-go/v84"
+
+	"github.com/bookonce/bookonce/internal/tracing"
 )
 
 // StripeGateway is the Gateway on stripe-go: against this package's Server
@@ -36,7 +38,7 @@ const DefaultTimeout = 30 * time.Second
 // the caller logs it once, with its workflow context.
 func NewStripeGateway(baseURL, secretKey string, httpClient *http.Client) *StripeGateway {
 	if httpClient == nil {
-		httpClient = &http.Client{Timeout: DefaultTimeout}
+		httpClient = &http.Client{Timeout: DefaultTimeout, Transport: tracing.Transport(nil)}
 	}
 	cfg := &stripe.BackendConfig{
 		HTTPClient:        httpClient,

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"sync"
 	"time"
+
+	"github.com/bookonce/bookonce/internal/tracing"
 )
 
 // FakeMessage is a message the fake accepted, as Twilio stores it.
@@ -55,6 +57,9 @@ type fakeFault struct {
 	message string
 }
 
+// FakeServiceName names the fake's server spans.
+const FakeServiceName = "twilio-fake"
+
 // NewFakeServer starts a fake with a fresh account SID and auth token.
 // Close it when done.
 func NewFakeServer() *FakeServer {
@@ -70,7 +75,8 @@ func NewFakeServer() *FakeServer {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeTwilioError(w, http.StatusNotFound, 20404, "The requested resource "+r.URL.Path+" was not found")
 	})
-	f.srv = httptest.NewServer(mux)
+	// Traced like the real APIs, so `make run` shows the send in the trace.
+	f.srv = httptest.NewServer(tracing.Handler(FakeServiceName, false, mux))
 	return f
 }
 

@@ -34,6 +34,7 @@ import (
 	twclient "github.com/twilio/twilio-go/client"
 	openapi "github.com/twilio/twilio-go/rest/api/v2010"
 
+	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/outcome"
 )
 
@@ -119,7 +120,7 @@ func WithBaseURL(base string) Option {
 }
 
 // WithTransport sets the HTTP transport (default: a clone of
-// http.DefaultTransport).
+// http.DefaultTransport, traced when tracing is on).
 func WithTransport(rt http.RoundTripper) Option {
 	return func(c *Client) { c.transport = rt }
 }
@@ -143,7 +144,7 @@ func New(accountSID, authToken, from string, opts ...Option) *Client {
 		accountSID: accountSID,
 		authToken:  authToken,
 		from:       from,
-		transport:  http.DefaultTransport.(*http.Transport).Clone(),
+		transport:  tracing.Transport(http.DefaultTransport.(*http.Transport).Clone()),
 		timeout:    30 * time.Second,
 		skew:       5 * time.Minute,
 	}

@@ -6,12 +6,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
@@ -53,7 +56,9 @@ func Fatal(log *slog.Logger, what string, err error) {
 // Begin is how every bookonce process starts: its configuration (exit 2
 // with the problem when it is invalid, or when it holds development values
 // of the secrets the process uses while reachable from other hosts), the
-// logger, and a context that ends on Ctrl-C or SIGTERM (stop releases it).
+// logger, tracing (exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is
+// set; exit 2 when the exporter cannot be built), and a context that ends
+// on Ctrl-C or SIGTERM (stop releases it and flushes the spans).
 func Begin(uses ...config.Secret) (ctx context.Context, stop context.CancelFunc, cfg config.Config, log *slog.Logger) {
 	cfg, err := config.FromEnv()
 	if err == nil {
@@ -71,7 +76,33 @@ func Begin(uses ...config.Secret) (ctx context.Context, stop context.CancelFunc,
 		}
 	}
 	ctx, stop = SignalContext()
-	return ctx, stop, cfg, log
+	return ctx, withTracing(ctx, stop, log), cfg, log
+}
+
+// TracingFlushTimeout bounds how long a stopping process waits for its
+// last spans to reach the collector.
+const TracingFlushTimeout = 5 * time.Second
+
+// withTracing sets up the process's tracing (package tracing), named
+// bookonce-<command> unless OTEL_SERVICE_NAME says otherwise, and returns
+// stop extended by its shutdown. A configured exporter that cannot be
+// built ends the process: an operator who asked for traces should not
+// find out from their absence.
+func withTracing(ctx context.Context, stop context.CancelFunc, log *slog.Logger) context.CancelFunc {
+	shutdown, err := tracing.Setup(ctx, "bookonce-"+filepath.Base(os.Args[0]))
+	if err != nil {
+		stop()
+		fmt.Fprintln(os.Stderr, "bookonce:", err)
+		os.Exit(2)
+	}
+	return func() {
+		stop()
+		flushCtx, cancel := context.WithTimeout(context.Background(), TracingFlushTimeout)
+		defer cancel()
+		if err := shutdown(flushCtx); err != nil {
+			log.Warn("tracing: spans not flushed", "err", err)
+		}
+	}
 }
 
 // Process is what every bookonce command starts with.

@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
@@ -46,6 +47,13 @@ func DialPatiently(ctx context.Context, cfg config.Config, log *slog.Logger, pat
 	if err := EncryptPayloads(cfg)(&o, log); err != nil {
 		return nil, err
 	}
+	// Traces cross Temporal on every client, and on every worker built on
+	// one (none when tracing is off).
+	traced, err := tracing.TemporalInterceptors()
+	if err != nil {
+		return nil, err
+	}
+	o.Interceptors = append(o.Interceptors, traced...)
 	for _, opt := range opts {
 		if err := opt(&o, log); err != nil {
 			return nil, err
@@ -96,7 +104,7 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 			if err != nil {
 				return nil, err
 			}
-			return payments.NewStripeGateway(cfg.PaymentsURL, tok, &http.Client{Timeout: 10 * time.Second}).
+			return payments.NewStripeGateway(cfg.PaymentsURL, tok, &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(nil)}).
 				WithAuthoritativeLookup(cfg.PaymentsAuthoritativeLookup), nil
 		},
 		Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}},

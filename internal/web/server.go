@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/bookonce/bookonce/internal/tracing"
 )
 
 // Health reports whether a service can serve; nil means healthy.
@@ -31,8 +33,14 @@ type Service struct {
 }
 
 // Mux returns the service's routes with /healthz and /metrics mounted
-// (/metrics only when the service is not Public).
+// (/metrics only when the service is not Public), traced when tracing is
+// on (a server span per request, joining the caller's trace unless the
+// service is Public).
 func (s Service) Mux() http.Handler {
+	return tracing.Handler(s.Name, s.Public, s.mux())
+}
+
+func (s Service) mux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)

@@ -5,14 +5,18 @@
 package stacktest
 
 import (
+	"context"
+	"log/slog"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // CalendarAPI serves the calendar API on a loopback port backed by pool.
@@ -31,4 +35,19 @@ func PaymentsAPI(t testing.TB, cfg config.Config, pool *pgxpool.Pool) *httptest.
 	srv := httptest.NewServer(svc.Mux())
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// TwilioRelay starts a fake Twilio and the outbox relay that sends pool's
+// outbox to it (as the worker process does), checking every interval;
+// both stop when the test ends.
+func TwilioRelay(t testing.TB, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, interval time.Duration) *twilio.FakeServer {
+	t.Helper()
+	fake := twilio.NewFakeServer()
+	t.Cleanup(fake.Close)
+	sender := stack.OutboxSender(cfg, pool, twilio.New(fake.AccountSID, fake.AuthToken, cfg.TwilioFrom, twilio.WithBaseURL(fake.URL())), log)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = sender.Run(ctx, interval) }() // ends with ctx
+	t.Cleanup(func() { stop(); <-done })
+	return fake
 }

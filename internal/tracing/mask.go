@@ -1,0 +1,69 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/bookonce/bookonce/internal/mask"
+)
+
+// maskingProvider is the installed TracerProvider: its spans mask phone
+// numbers in everything libraries write on them. The Temporal SDK's
+// interceptor tags spans with workflow IDs, and a conversation's ID names
+// the customer's number (workflows.ConversationWorkflowID); otelhttp's
+// client spans quote the URL with its query (the calendar's
+// ?customer=%2B49…).
+type maskingProvider struct{ trace.TracerProvider }
+
+func (p maskingProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	return maskingTracer{p.TracerProvider.Tracer(name, opts...)}
+}
+
+type maskingTracer struct{ trace.Tracer }
+
+func (t maskingTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	ctx, span := t.Tracer.Start(ctx, maskText(name), opts...)
+	masked := maskedSpan{span}
+	return trace.ContextWithSpan(ctx, masked), masked
+}
+
+// maskedSpan masks phone numbers in string attributes, the status text,
+// recorded errors and the name. Attributes given when a span starts are
+// not masked: bookonce's own (Start) never hold a number, and the
+// libraries' set theirs afterwards.
+type maskedSpan struct{ trace.Span }
+
+func (s maskedSpan) SetAttributes(kv ...attribute.KeyValue) {
+	for i, a := range kv {
+		if a.Value.Type() == attribute.STRING {
+			kv[i] = a.Key.String(maskText(a.Value.AsString()))
+		}
+	}
+	s.Span.SetAttributes(kv...)
+}
+
+func (s maskedSpan) SetStatus(code codes.Code, description string) {
+	s.Span.SetStatus(code, maskText(description))
+}
+
+func (s maskedSpan) RecordError(err error, opts ...trace.EventOption) {
+	if err != nil {
+		err = errors.New(maskText(err.Error()))
+	}
+	s.Span.RecordError(err, opts...)
+}
+
+func (s maskedSpan) SetName(name string) { s.Span.SetName(maskText(name)) }
+
+// maskText masks the E.164 numbers in s, also URL-escaped ones (%2B49…).
+func maskText(s string) string {
+	if strings.Contains(s, "%2B") || strings.Contains(s, "%2b") {
+		s = strings.NewReplacer("%2B", "+", "%2b", "+").Replace(s)
+	}
+	return mask.Phones(s)
+}
