@@ -28,6 +28,7 @@ type sizes struct {
 	reapN    int   // expired keys the reaper deletes
 	reapReps int
 	profile  string // directory for CPU profiles; empty: none
+	latency  latencySizes
 }
 
 var smoke = sizes{
@@ -40,6 +41,7 @@ var smoke = sizes{
 	growthN:  20,
 	reapN:    1_500,
 	reapReps: 1,
+	latency:  latencySizes{n: 3, reps: 1, rssWindow: 250 * time.Millisecond},
 }
 
 // full is the `make bench` run: about ten minutes on two cores.
@@ -69,6 +71,7 @@ func full(t *testing.T) sizes {
 		reapN:    keys,
 		reapReps: 2,
 		profile:  t.TempDir(),
+		latency:  fullLatency(t),
 	}
 }
 
@@ -89,12 +92,21 @@ func TestBenchFull(t *testing.T) {
 	rep.elapsed = time.Since(rep.started)
 	doc := rep.markdown()
 	fmt.Println(doc)
+	const path = "../docs/benchmarks.md"
+	old, err := os.ReadFile(path)
+	if err == nil && os.Getenv("BOOKONCE_BENCH_ONLY") != "" {
+		items, _ := rep.tables()
+		doc = replaceSections(string(old), items)
+	} else if err == nil {
+		doc = keepHandWritten(string(old), doc)
+	}
 	require.NoError(t, os.MkdirAll("../docs", 0o755))
-	require.NoError(t, os.WriteFile("../docs/benchmarks.md", []byte(doc), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
 }
 
 // run measures every item in issue order; BOOKONCE_BENCH_ONLY (a
-// comma-separated list of holds, claim, ingest, e2e, growth, reaper)
+// comma-separated list of holds, claim, ingest, e2e, growth, reaper,
+// latency)
 // restricts it while working on one item.
 func run(t *testing.T, sz sizes, rep *report) {
 	only := os.Getenv("BOOKONCE_BENCH_ONLY")
@@ -109,6 +121,7 @@ func run(t *testing.T, sz sizes, rep *report) {
 	item("e2e", func(t *testing.T) { rep.e2e = measureE2E(t, sz) })
 	item("growth", func(t *testing.T) { rep.growth = measureGrowth(t, sz) })
 	item("reaper", func(t *testing.T) { rep.reaper = measureReaper(t, sz) })
+	item("latency", func(t *testing.T) { rep.latency = measureLatency(t, sz.latency) })
 	tables, _ := rep.tables()
 	t.Log("\n" + tables)
 }

@@ -18,6 +18,7 @@ import (
 	twclient "github.com/twilio/twilio-go/client"
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/review"
@@ -69,6 +70,18 @@ func (g *Gateway) now() time.Time {
 		return g.Now()
 	}
 	return time.Now()
+}
+
+// requestStartKey keys the moment a signed webhook's request began (see
+// signed): the event's ReceivedAt, from which a booking's phases count.
+type requestStartKey struct{}
+
+// requestStart is when r began, or now for a request signed did not see.
+func (g *Gateway) requestStart(r *http.Request) time.Time {
+	if t, ok := r.Context().Value(requestStartKey{}).(time.Time); ok {
+		return t
+	}
+	return g.now()
 }
 
 func (g *Gateway) log() *slog.Logger {
@@ -149,6 +162,7 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) signed(route string, next http.HandlerFunc) http.Handler {
 	validator := twclient.NewRequestValidator(g.TwilioAuthToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(context.WithValue(r.Context(), requestStartKey{}, g.now()))
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		if err := r.ParseForm(); err != nil {
 			g.Metrics.rejected.WithLabelValues(route, "malformed").Inc()
@@ -195,6 +209,9 @@ type Metrics struct {
 	unconfigured *prometheus.CounterVec
 	// unmatched counts payment events no running payment workflow took.
 	unmatched *prometheus.CounterVec
+	// phases is bookonce_booking_phase_seconds of the gateway: phase
+	// accepted (request start until the inbox row committed).
+	phases *prometheus.HistogramVec
 }
 
 // PaymentWebhooksUnmatched is the counter of payment webhooks that matched
@@ -237,9 +254,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "bookonce_payment_webhooks_unmatched_total",
 			Help: "Verified payment webhooks whose payment workflow does not exist (closed, or never started): recorded as unmatched, answered, listed on the ops page; by event type.",
 		}, []string{"type"}),
+		phases: telemetry.NewBookingPhases(),
 	}
 	if reg != nil {
-		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired, m.unconfigured, m.unmatched)
+		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired, m.unconfigured, m.unmatched, m.phases)
 	}
 	return m
 }

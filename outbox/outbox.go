@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -28,6 +29,9 @@ type Message struct {
 	Body       string `json:"body"`
 	State      string `json:"state"`
 	ProviderID string `json:"provider_id,omitempty"`
+	// AcceptedAt is when the webhook behind the message's booking was
+	// accepted (zero: none): the relay records message_sent from it.
+	AcceptedAt time.Time `json:"accepted_at,omitzero"`
 }
 
 // Store keeps the outbox in PostgreSQL.
@@ -43,9 +47,9 @@ var ErrConflict = errors.New("outbox: a different message of this kind exists fo
 func (s *Store) Reserve(ctx context.Context, key string, m Message) (Message, error) {
 	b := make([]byte, 10)
 	_, _ = rand.Read(b)
-	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, idempotency_key)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
-		"msg_"+hex.EncodeToString(b), m.Tenant, m.Reference, m.Kind, m.Channel, m.Recipient, m.Body, key)
+	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, idempotency_key, accepted_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
+		"msg_"+hex.EncodeToString(b), m.Tenant, m.Reference, m.Kind, m.Channel, m.Recipient, m.Body, key, acceptedAt(m.AcceptedAt))
 	if err != nil {
 		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
 	}
@@ -82,3 +86,11 @@ const (
 	// provider, so the relay recorded it instead of sending it again.
 	RouteReconcile = "reconcile"
 )
+
+// acceptedAt is the column value of an accepted time: NULL for none.
+func acceptedAt(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/outcome"
 )
 
@@ -181,6 +182,7 @@ func (s *Sender) RunOnce(ctx context.Context) (sent int, err error) {
 type claimed struct {
 	id, tenant, channel, recipient, body string
 	createdAt                            time.Time
+	acceptedAt                           *time.Time // the booking's webhook, for message_sent
 	attempted                            bool
 	attemptedAt                          time.Time
 	attempts                             int
@@ -202,7 +204,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		c           claimed
 		attemptedAt *time.Time
 	)
-	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, created_at, attempted_at, attempts
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, created_at, attempted_at, attempts, accepted_at
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -210,7 +212,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &c.createdAt, &attemptedAt, &c.attempts)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &c.createdAt, &attemptedAt, &c.attempts, &c.acceptedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}
@@ -261,6 +263,9 @@ func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
 		if err := s.markSent(rctx, c, sid); err != nil {
 			// Sent; the row stays attempted and reconciliation finds it.
 			return false, fmt.Errorf("sent as %s, but not recorded: %w", sid, err)
+		}
+		if c.acceptedAt != nil {
+			telemetry.ObservePhase(telemetry.BookingPhases, c.tenant, telemetry.PhaseMessageSent, *c.acceptedAt, s.now())
 		}
 		return true, nil
 	case class == outcome.Final:
