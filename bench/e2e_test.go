@@ -130,7 +130,7 @@ func (e e2eEnv) bookingOp(t testing.TB) Op {
 		}
 		var st workflows.BookingState
 		if err := awaitResult(ctx, e.tc, id, &st); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", id, err)
 		}
 		if st.Status != workflows.StatusConfirmed {
 			return fmt.Errorf("%s ended %s: %s", id, st.Status, st.Reason)
@@ -171,6 +171,9 @@ func awaitResult(ctx context.Context, tc client.Client, id string, result any) e
 	defer poll.Stop()
 	for {
 		err := tc.GetWorkflow(ctx, id, "").Get(ctx, result)
+		if err != nil && ctx.Err() != nil {
+			return fmt.Errorf("%s not finished in time: %w", id, ctx.Err())
+		}
 		var notFound *serviceerror.NotFound
 		if !errors.As(err, &notFound) {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/config"
@@ -52,7 +53,7 @@ func fullLatency(t *testing.T) latencySizes {
 		n, err = strconv.Atoi(s)
 		require.NoError(t, err, "BOOKONCE_BENCH_LATENCY_N")
 	}
-	return latencySizes{n: n, reps: 3, rssWindow: 15 * time.Second}
+	return latencySizes{n: n, reps: 3, rssWindow: 10 * time.Second}
 }
 
 // newLatencyEnv is the stack as `make run` wires it: the production worker
@@ -80,7 +81,7 @@ func newLatencyEnv(t *testing.T) e2eEnv {
 type latencyRun struct {
 	r      Result
 	lag    time.Duration            // the open loop's largest start delay
-	phases map[telemetry.Phase]hist // this run's observations
+	phases phaseHists // this run's observations
 }
 
 type latencyResult struct {
@@ -104,35 +105,51 @@ func measureLatency(t *testing.T, sz latencySizes) latencyResult {
 	for range sz.reps {
 		before := gatherPhases(t, e.gwReg, phases)
 		r, lag := OpenLoop{N: sz.n, Every: latencyEvery, SeqBase: seq}.Run(context.Background(), e.bookingOp(t))
-		require.Zero(t, r.Errors, "latency: %v", r.FirstErr)
+		requireOnlySlow(t, r)
 		seq += r.Ops
+		// The next run starts when every booking of this one has ended
+		// and its confirmation has gone out, so that runs do not overlap.
 		awaitSent(t, e, seq)
 		run := latencyRun{r: r, lag: lag, phases: gatherPhases(t, e.gwReg, phases).minus(before)}
 		for _, p := range telemetry.Phases {
 			require.Equal(t, uint64(r.Ops), run.phases[p].count, "observations of phase %s", p)
 		}
 		res.runs = append(res.runs, run)
-		t.Logf("latency at 5/s: %v; start lag %v", r, lag)
+		t.Logf("latency at 5/s: %v; start lag %v; mean ms since accepted: %s", r, lag, run.phases.means())
 	}
 	rss := OpenLoop{N: int(sz.rssWindow / rssEvery), Every: rssEvery, SeqBase: seq}
 	r, peak := whileSampling(t, func() Result { r, _ := rss.Run(context.Background(), e.bookingOp(t)); return r })
-	require.Zero(t, r.Errors, "20 bookings/s: %v", r.FirstErr)
+	requireOnlySlow(t, r)
 	seq += r.Ops
 	res.rssLoad, res.rssN = peak, r.Ops
 	t.Logf("RSS idle %d kB, driving 20 bookings/s %d kB (%v)", res.rssIdle, res.rssLoad, r)
 	// Effects: one confirmed reservation, one captured deposit and one
 	// confirmation sent per booking.
+	awaitSent(t, e, seq)
 	require.Equal(t, seq, countRows(t, e.pool, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed'`))
 	require.Equal(t, seq, countRows(t, e.pool, `SELECT count(*) FROM payment_intents WHERE status = 'succeeded'`))
-	awaitSent(t, e, seq)
+	require.Equal(t, seq, countRows(t, e.pool, `SELECT count(*) FROM outbox_messages WHERE kind = 'confirmation' AND state <> 'pending'`))
 	return res
+}
+
+// requireOnlySlow fails on a booking that ended other than Confirmed;
+// one not Confirmed within bookingOp's wait (awaitResult) is slow, not
+// wrong: it is reported (as its latency, the wait), and awaitSent waits
+// for it before the next run.
+func requireOnlySlow(t *testing.T, r Result) {
+	for _, s := range r.Samples {
+		var deadline *serviceerror.DeadlineExceeded
+		if s.Err != nil && !errors.Is(s.Err, context.DeadlineExceeded) && !errors.As(s.Err, &deadline) {
+			require.NoError(t, s.Err, "booking %d", s.Seq)
+		}
+	}
 }
 
 // awaitSent waits until the relay has sent n confirmations (it looks
 // every stack.SendEvery), so that a run's message_sent observations are
 // all in its own window.
 func awaitSent(t *testing.T, e e2eEnv, n int) {
-	testsupport.Eventually(t, time.Minute, fmt.Sprintf("%d confirmations sent", n), func() bool {
+	testsupport.Eventually(t, 10*time.Minute, fmt.Sprintf("%d confirmations sent", n), func() bool {
 		return countRows(t, e.pool, `SELECT count(*) FROM outbox_messages WHERE kind = 'confirmation' AND state <> 'pending'`) >= n
 	})
 }

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,6 +104,15 @@ func (h hist) quantile(q float64) float64 {
 		lo, below = h.bounds[i], c
 	}
 	return lo * 1000
+}
+
+// means lists each phase's mean in milliseconds, for the log.
+func (ph phaseHists) means() string {
+	var b strings.Builder
+	for _, p := range telemetry.Phases {
+		fmt.Fprintf(&b, " %s=%.0f", p, ph[p].meanMs())
+	}
+	return b.String()
 }
 
 // meanMs is the mean observation in milliseconds.
