@@ -44,7 +44,8 @@ var smoke = sizes{
 	latency:  latencySizes{n: 3, reps: 1, rssWindow: 250 * time.Millisecond},
 }
 
-// full is the `make bench` run: about ten minutes on two cores.
+// full is the `make bench` run: about ten minutes on two cores, and 25
+// more for the latency item.
 // BOOKONCE_BENCH_KEYS lowers (or raises) the largest key count, for a
 // quicker run while working on the benchmark itself.
 func full(t *testing.T) sizes {
@@ -85,7 +86,7 @@ func TestBenchSmoke(t *testing.T) {
 // TestBenchFull runs the real sizes and writes docs/benchmarks.md.
 func TestBenchFull(t *testing.T) {
 	if os.Getenv("BOOKONCE_BENCH") != "1" {
-		t.Skip("set BOOKONCE_BENCH=1 to run the full benchmark (about ten minutes)")
+		t.Skip("set BOOKONCE_BENCH=1 to run the full benchmark (about 35 minutes)")
 	}
 	rep := &report{started: time.Now(), full: true}
 	run(t, full(t), rep)

@@ -21,7 +21,9 @@ Confirmed result), but in an open loop: booking k starts at t0 + k × 200 ms whe
 finished, as customers do not wait for each other. The stack is wired as ` + "`make run`" + ` wires it: the production
 worker (` + "`stack.Worker`" + `, its options), the gateway, the calendar and payment APIs, the outbox relay sending
 through the fake Twilio every ` + "`stack.SendEvery`" + `, and the embedded Temporal server with internal/devserver's
-configuration. "Start lag" is the load generator's own largest delay behind its schedule.`
+configuration. "Start lag" is the load generator's own largest delay behind its schedule. Only this item:
+` + "`BOOKONCE_BENCH=1 BOOKONCE_BENCH_ONLY=latency go test -count=1 -run TestBenchFull -timeout 90m -v ./bench/`" + `
+(replaces this section only; ` + "`BOOKONCE_BENCH_LATENCY_N`" + ` sets the bookings per run, default 2000).`
 
 const phasesIntro = `Where the time goes, from ` + "`bookonce_booking_phase_seconds`" + ` (the same histogram production
 exports on /metrics): each phase is the time from the webhook being accepted (the gateway's request start, carried
