@@ -53,7 +53,7 @@ const BookingPhaseName = "bookonce_booking_phase_seconds"
 // bookingPhaseBuckets resolve the interactive range (tens of milliseconds
 // to a few seconds) finely, and reach minutes for payment links and the
 // outbox relay's retries.
-var bookingPhaseBuckets = []float64{.01, .025, .05, .075, .1, .15, .2, .25, .3, .4, .5, .75, 1, 1.5, 2, 3, 5, 10, 30, 60, 300, 1800}
+var bookingPhaseBuckets = []float64{.01, .025, .05, .075, .1, .15, .2, .25, .3, .4, .5, .75, 1, 1.5, 2, 3, 5, 10, 20, 30, 60, 120, 300, 1800}
 
 // NewBookingPhases creates an unregistered bookonce_booking_phase_seconds.
 // The gateway has its own (phase accepted); the worker process shares
