@@ -80,8 +80,8 @@ func newLatencyEnv(t *testing.T) e2eEnv {
 // latencyRun is one run of the latency item.
 type latencyRun struct {
 	r      Result
-	lag    time.Duration            // the open loop's largest start delay
-	phases phaseHists // this run's observations
+	lag    time.Duration // the open loop's largest start delay
+	phases phaseHists    // this run's observations
 }
 
 type latencyResult struct {
