@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -40,6 +41,9 @@ type ConfirmationInput struct {
 	// with MessageKindAlreadyBooked, and one who lost the slot with
 	// "alternatives".
 	Kind string `json:"kind,omitempty"`
+	// AcceptedAt is when the booking's webhook was accepted (zero: none);
+	// the outbox keeps it so the relay records the phase message_sent.
+	AcceptedAt time.Time `json:"accepted_at,omitzero"`
 }
 
 // MessageKindAlreadyBooked is the outbox kind of the message that tells a
@@ -57,6 +61,7 @@ func (a *Activities) SendConfirmation(ctx context.Context, in ConfirmationInput)
 	}
 	m, err := a.Messages.Send(ctx, key, outbox.Message{
 		Tenant: in.Tenant, Reference: in.Reference, Kind: kind, Channel: in.Channel, Recipient: in.Customer, Body: in.Text,
+		AcceptedAt: in.AcceptedAt,
 	})
 	if errors.Is(err, outbox.ErrConflict) {
 		// Another text is reserved for this booking: retrying cannot help.

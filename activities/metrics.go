@@ -40,8 +40,10 @@ func countDecision(tenant string, d dedup.Decision) {
 
 // Collectors returns the activities' metrics for a worker's registry:
 // the dedup decisions and the duplicates blocked at the dedup and outbox
-// layers (the outbox reservations happen in activities too), and the
-// reconciler's repairs.
+// layers (the outbox reservations happen in activities too), the
+// reconciler's repairs, and where bookings' time goes
+// (bookonce_booking_phase_seconds: the workflows and the outbox relay of
+// the worker process observe it).
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{dedupDecisions, telemetry.DuplicatesBlocked, reconcilerRepairs}
+	return []prometheus.Collector{dedupDecisions, telemetry.DuplicatesBlocked, reconcilerRepairs, telemetry.BookingPhases}
 }

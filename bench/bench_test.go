@@ -29,6 +29,7 @@ type sizes struct {
 	reapReps int
 	profile  string // directory for CPU profiles; empty: none
 	voice    voiceLoad
+	latency  latencySizes
 }
 
 var smoke = sizes{
@@ -42,9 +43,11 @@ var smoke = sizes{
 	reapN:    1_500,
 	reapReps: 1,
 	voice:    voiceLoad{rates: []int{20}, perRun: 250 * time.Millisecond, reps: 1},
+	latency:  latencySizes{n: 3, reps: 1, rssWindow: 250 * time.Millisecond},
 }
 
-// full is the `make bench` run: about ten minutes on two cores.
+// full is the `make bench` run: about ten minutes on two cores, and 25
+// more for the latency item.
 // BOOKONCE_BENCH_KEYS lowers (or raises) the largest key count, for a
 // quicker run while working on the benchmark itself.
 func full(t *testing.T) sizes {
@@ -72,6 +75,7 @@ func full(t *testing.T) sizes {
 		reapReps: 2,
 		profile:  t.TempDir(),
 		voice:    voiceLoad{rates: []int{20, 50}, perRun: 6 * time.Second, reps: 3},
+		latency:  fullLatency(t),
 	}
 }
 
@@ -85,19 +89,28 @@ func TestBenchSmoke(t *testing.T) {
 // TestBenchFull runs the real sizes and writes docs/benchmarks.md.
 func TestBenchFull(t *testing.T) {
 	if os.Getenv("BOOKONCE_BENCH") != "1" {
-		t.Skip("set BOOKONCE_BENCH=1 to run the full benchmark (about ten minutes)")
+		t.Skip("set BOOKONCE_BENCH=1 to run the full benchmark (about 35 minutes)")
 	}
 	rep := &report{started: time.Now(), full: true}
 	run(t, full(t), rep)
 	rep.elapsed = time.Since(rep.started)
 	doc := rep.markdown()
 	fmt.Println(doc)
+	const path = "../docs/benchmarks.md"
+	old, err := os.ReadFile(path)
+	if err == nil && os.Getenv("BOOKONCE_BENCH_ONLY") != "" {
+		items, _ := rep.tables()
+		doc = replaceSections(string(old), items)
+	} else if err == nil {
+		doc = keepHandWritten(string(old), doc)
+	}
 	require.NoError(t, os.MkdirAll("../docs", 0o755))
-	require.NoError(t, os.WriteFile("../docs/benchmarks.md", []byte(doc), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
 }
 
 // run measures every item in issue order; BOOKONCE_BENCH_ONLY (a
-// comma-separated list of holds, claim, ingest, e2e, growth, reaper, voice, redis)
+// comma-separated list of holds, claim, ingest, e2e, growth, reaper, voice,
+// redis, latency)
 // restricts it while working on one item.
 func run(t *testing.T, sz sizes, rep *report) {
 	only := os.Getenv("BOOKONCE_BENCH_ONLY")
@@ -114,6 +127,7 @@ func run(t *testing.T, sz sizes, rep *report) {
 	item("reaper", func(t *testing.T) { rep.reaper = measureReaper(t, sz) })
 	item("voice", func(t *testing.T) { rep.voice = measureVoice(t, sz.voice) })
 	item("redis", func(t *testing.T) { rep.redis = measureRedis(t, sz) })
+	item("latency", func(t *testing.T) { rep.latency = measureLatency(t, sz.latency) })
 	tables, _ := rep.tables()
 	t.Log("\n" + tables)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -38,15 +39,32 @@ const (
 // the gateway; plus a worker for the bare workflows on its own queue of
 // the same server.
 type e2eEnv struct {
-	cfg       config.Config
-	pool      *pgxpool.Pool
-	tc        client.Client
-	sim       twilio.Simulator
+	cfg   config.Config
+	pool  *pgxpool.Pool
+	tc    client.Client
+	sim   twilio.Simulator
+	gwReg *prometheus.Registry // the gateway's metrics
+	// slots > 0 books slot seq%slots, so that a long run reuses slots
+	// (the calendar then takes the next free resource); 0: slot seq.
+	slots     int
 	bareQueue string
 	base      int
 }
 
 func newE2EEnv(t *testing.T) e2eEnv {
+	e := newStackEnv(t, func(tc client.Client, cfg config.Config, pool *pgxpool.Pool) {
+		testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
+			stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+		})
+	})
+	e.bareQueue = testsupport.TaskQueue(t)
+	testsupport.Worker(t, e.tc, e.bareQueue, registerBare)
+	return e
+}
+
+// newStackEnv is the whole stack in one process with the worker that
+// startWorker starts on cfg.TaskQueue.
+func newStackEnv(t *testing.T, startWorker func(tc client.Client, cfg config.Config, pool *pgxpool.Pool)) e2eEnv {
 	e := newEnv(t)
 	seedResources(t, e.pool)
 	cfg := e.cfg
@@ -59,15 +77,11 @@ func newE2EEnv(t *testing.T) e2eEnv {
 	cfg.CalendarURL, cfg.PaymentsURL = calSrv.URL, paySrv.URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := testsupport.Temporal(t)
-	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
-		stack.Register(r, stack.NewActivities(cfg, e.pool, testsupport.Tenants(t, e.pool)))
-	})
-	bare := testsupport.TaskQueue(t)
-	testsupport.Worker(t, tc, bare, registerBare)
-	gw, _ := stack.Gateway(cfg, e.pool, tc, testsupport.Tenants(t, e.pool), log)
+	startWorker(tc, cfg, e.pool)
+	gw, gwReg := stack.Gateway(cfg, e.pool, tc, testsupport.Tenants(t, e.pool), log)
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
-	return e2eEnv{cfg: cfg, pool: e.pool, tc: tc, bareQueue: bare, base: 40_000_000 + rand.IntN(40_000_000),
+	return e2eEnv{cfg: cfg, pool: e.pool, tc: tc, gwReg: gwReg, base: 40_000_000 + rand.IntN(40_000_000),
 		sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken, HTTP: newClient()}}
 }
 
@@ -100,7 +114,11 @@ func wishText(start time.Time) string {
 func (e e2eEnv) bookingOp(t testing.TB) Op {
 	tz, today := e.cfg.Timezone, time.Now().In(e.cfg.Timezone)
 	return func(ctx context.Context, seq int) error {
-		customer, start := phone(e.base, seq), bookingSlot(tz, today, seq)
+		slot := seq
+		if e.slots > 0 {
+			slot = seq % e.slots
+		}
+		customer, start := phone(e.base, seq), bookingSlot(tz, today, slot)
 		text := wishText(start)
 		r, err := intent.Rules{}.Extract(ctx, text, time.Now(), tz, intent.DemoCatalogue())
 		if err != nil || !r.Start.Equal(start) {
@@ -112,7 +130,7 @@ func (e e2eEnv) bookingOp(t testing.TB) Op {
 		}
 		var st workflows.BookingState
 		if err := awaitResult(ctx, e.tc, id, &st); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", id, err)
 		}
 		if st.Status != workflows.StatusConfirmed {
 			return fmt.Errorf("%s ended %s: %s", id, st.Status, st.Reason)
@@ -153,6 +171,9 @@ func awaitResult(ctx context.Context, tc client.Client, id string, result any) e
 	defer poll.Stop()
 	for {
 		err := tc.GetWorkflow(ctx, id, "").Get(ctx, result)
+		if err != nil && ctx.Err() != nil {
+			return fmt.Errorf("%s not finished in time: %w", id, ctx.Err())
+		}
 		var notFound *serviceerror.NotFound
 		if !errors.As(err, &notFound) {
 			return err

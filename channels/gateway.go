@@ -20,6 +20,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
+	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/review"
@@ -89,6 +90,18 @@ func (g *Gateway) keys() *customerid.Keyer {
 		return g.Keys
 	}
 	return customerid.Dev()
+}
+
+// requestStartKey keys the moment a signed webhook's request began (see
+// signed): the event's ReceivedAt, from which a booking's phases count.
+type requestStartKey struct{}
+
+// requestStart is when r began, or now for a request signed did not see.
+func (g *Gateway) requestStart(r *http.Request) time.Time {
+	if t, ok := r.Context().Value(requestStartKey{}).(time.Time); ok {
+		return t
+	}
+	return g.now()
 }
 
 func (g *Gateway) log() *slog.Logger {
@@ -173,6 +186,7 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) signed(route string, next http.HandlerFunc) http.Handler {
 	validator := twclient.NewRequestValidator(g.TwilioAuthToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(context.WithValue(r.Context(), requestStartKey{}, g.now()))
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		if err := r.ParseForm(); err != nil {
 			g.Metrics.rejected.WithLabelValues(route, "malformed").Inc()
@@ -221,6 +235,9 @@ type Metrics struct {
 	unmatched *prometheus.CounterVec
 	// voice counts what callers waiting for their booking were told.
 	voice *prometheus.CounterVec
+	// phases is bookonce_booking_phase_seconds of the gateway: phase
+	// accepted (request start until the inbox row committed).
+	phases *prometheus.HistogramVec
 }
 
 // VoiceOutcomes is the counter of what callers waiting on the line for
@@ -271,9 +288,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "bookonce_voice_outcomes_total",
 			Help: "What callers waiting on the line for their booking were told: confirmed, already_booked, not_booked, in_review, reply (the conversation's answer), follows (the written confirmation follows).",
 		}, []string{"outcome"}),
+		phases: telemetry.NewBookingPhases(),
 	}
 	if reg != nil {
-		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired, m.unconfigured, m.unmatched, m.voice)
+		reg.MustRegister(m.duplicates, m.rejected, m.accepted, m.unroutable, m.repaired, m.unconfigured, m.unmatched, m.voice, m.phases)
 	}
 	return m
 }

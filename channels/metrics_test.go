@@ -53,6 +53,20 @@ func value(mfs map[string]*dto.MetricFamily, name string, want map[string]string
 	return sum
 }
 
+// acceptedPhases is how many webhooks bookonce_booking_phase_seconds has
+// timed to their inbox row (phase accepted).
+func acceptedPhases(mfs map[string]*dto.MetricFamily) uint64 {
+	var n uint64
+	for _, m := range mfs["bookonce_booking_phase_seconds"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "phase" && l.GetValue() == "accepted" {
+				n += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return n
+}
+
 // TestReplayedWebhookMovesTheInboxCounterOnMetrics: the gateway's /metrics
 // (on its admin listener),
 // scraped over HTTP, counts every redelivery of a WhatsApp message in
@@ -92,6 +106,7 @@ func TestReplayedWebhookMovesTheInboxCounterOnMetrics(t *testing.T) {
 		require.Equal(t, 1.0, value(mfs, "bookonce_webhooks_accepted_total", map[string]string{"route": channels.RouteWhatsApp}))
 		require.Equal(t, 1.0, value(mfs, "temporal_request_total", signals), "one signal to the conversation, not one per delivery")
 		require.Equal(t, 1.0, value(mfs, "bookonce_state_up", nil))
+		require.Equal(t, uint64(1), acceptedPhases(mfs), "the first delivery's accepted phase, not a redelivery's")
 	}
 	var rows int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM inbox_events WHERE event_id = $1`, sid).Scan(&rows))

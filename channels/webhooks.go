@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
@@ -65,7 +66,7 @@ func (g *Gateway) event(r *http.Request, d delivery) (inboxEvent, string) {
 		reason = who.Reason
 	}
 	ev := inboxEvent{Tenant: tenant, Customer: who.Number, Unroutable: reason, Event: workflows.InboundEvent{
-		EventID: key, Channel: d.channel, Text: text, ReceivedAt: g.now().UTC(),
+		EventID: key, Channel: d.channel, Text: text, ReceivedAt: g.requestStart(r).UTC(),
 	}}
 	if ev.Customer == "" {
 		ev.Customer = unknownCustomer
@@ -125,6 +126,7 @@ func (g *Gateway) accept(w http.ResponseWriter, r *http.Request, d delivery, ans
 		return
 	}
 	g.Metrics.accepted.WithLabelValues(d.route).Inc()
+	telemetry.ObservePhase(g.Metrics.phases, ev.Tenant, telemetry.PhaseAccepted, ev.Event.ReceivedAt, g.now())
 	if reason != "" {
 		g.unroutable(ev)
 		writeTwiML(w, answer(reason))

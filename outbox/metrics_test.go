@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/telemetry"
@@ -69,4 +71,36 @@ func TestReserveAfterRedactionMeetsTheSameRow(t *testing.T) {
 	again, err := e.store.Reserve(ctx, "key-r", msg)
 	require.NoError(t, err)
 	require.Equal(t, first.ID, again.ID)
+}
+
+// TestMessageSentPhaseCountsFromTheAcceptedTime: a confirmation reserved
+// with its booking's accepted time records message_sent, the time from
+// then to the send, once; a message without one records nothing.
+func TestMessageSentPhaseCountsFromTheAcceptedTime(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.relay()
+	ctx := context.Background()
+	const tenant = "tenant-outbox-phase" // the histogram is process-wide
+	sent := func() (uint64, float64) {
+		h := &dto.Metric{}
+		require.NoError(t, telemetry.BookingPhases.WithLabelValues(string(telemetry.PhaseMessageSent), tenant).(prometheus.Histogram).Write(h))
+		return h.GetHistogram().GetSampleCount(), h.GetHistogram().GetSampleSum()
+	}
+	accepted := e.now().Add(-1500 * time.Millisecond)
+	for _, m := range []outbox.Message{
+		{Tenant: tenant, Reference: "bk_p1", Kind: "confirmation", Channel: "whatsapp", Recipient: customer, Body: "Bestätigt.", AcceptedAt: accepted},
+		{Tenant: tenant, Reference: "bk_p2", Kind: "reply", Channel: "whatsapp", Recipient: customer, Body: "Verstanden."},
+	} {
+		_, err := e.store.Reserve(ctx, "key-"+m.Reference, m)
+		require.NoError(t, err)
+	}
+	require.Equal(t, 2, e.runOnce(s))
+	require.Len(t, e.fake.Messages(), 2)
+	n, sum := sent()
+	require.Equal(t, uint64(1), n, "only the message with an accepted time")
+	require.InDelta(t, 1.5, sum, 0.001, "seconds from the accepted time to the send (the relay's clock)")
+	require.Equal(t, 0, e.runOnce(s))
+	n, _ = sent()
+	require.Equal(t, uint64(1), n, "a sent message is not observed again")
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,6 +30,9 @@ type Message struct {
 	Body       string `json:"body"`
 	State      string `json:"state"`
 	ProviderID string `json:"provider_id,omitempty"`
+	// AcceptedAt is when the webhook behind the message's booking was
+	// accepted (zero: none): the relay records message_sent from it.
+	AcceptedAt time.Time `json:"accepted_at,omitzero"`
 }
 
 // Store keeps the outbox in PostgreSQL.
@@ -55,9 +59,9 @@ func (s *Store) Reserve(ctx context.Context, key string, m Message) (Message, er
 	if err != nil {
 		return Message{}, err
 	}
-	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, sealed, idempotency_key)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
-		id, m.Tenant, m.Reference, m.Kind, m.Channel, cols.recipient, cols.body, cols.sealed, key)
+	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, sealed, idempotency_key, accepted_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
+		id, m.Tenant, m.Reference, m.Kind, m.Channel, cols.recipient, cols.body, cols.sealed, key, acceptedAt(m.AcceptedAt))
 	if err != nil {
 		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
 	}
@@ -98,3 +102,11 @@ const (
 	// provider, so the relay recorded it instead of sending it again.
 	RouteReconcile = "reconcile"
 )
+
+// acceptedAt is the column value of an accepted time: NULL for none.
+func acceptedAt(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

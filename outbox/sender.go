@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/outcome"
 )
@@ -190,6 +191,7 @@ type claimed struct {
 	// message: the operation key its send span carries.
 	key         string
 	createdAt   time.Time
+	acceptedAt  *time.Time // the booking's webhook, for message_sent
 	attempted   bool
 	attemptedAt time.Time
 	attempts    int
@@ -215,7 +217,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		attemptedAt *time.Time
 		sealed      []byte
 	)
-	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, idempotency_key, created_at, attempted_at, attempts
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, idempotency_key, created_at, attempted_at, attempts, accepted_at
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -223,7 +225,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts, &c.acceptedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}
@@ -291,6 +293,9 @@ func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
 		if err := s.markSent(rctx, c, sid); err != nil {
 			// Sent; the row stays attempted and reconciliation finds it.
 			return false, fmt.Errorf("sent as %s, but not recorded: %w", sid, err)
+		}
+		if c.acceptedAt != nil {
+			telemetry.ObservePhase(telemetry.BookingPhases, c.tenant, telemetry.PhaseMessageSent, *c.acceptedAt, s.now())
 		}
 		return true, nil
 	case class == outcome.Final:

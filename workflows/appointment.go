@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/internal/telemetry"
 )
 
 // act is a nil receiver used only to name activity methods.
@@ -52,6 +53,7 @@ type appointment struct {
 
 func (a *appointment) setup(ctx workflow.Context) error {
 	a.info = workflow.GetInfo(ctx)
+	a.phase(ctx, telemetry.PhaseAppointmentStarted)
 	a.state = BookingState{Status: StatusRequested, Reference: a.info.WorkflowExecution.ID, Steps: []Step{}}
 	a.cancel = workflow.GetSignalChannel(ctx, SignalCancel)
 	a.payments = workflow.GetSignalChannel(ctx, SignalPaymentStatus)
@@ -79,6 +81,9 @@ func (a *appointment) run(ctx workflow.Context) (BookingState, error) {
 		return a.end(ctx, o), nil
 	}
 	a.confirmation(ctx)
+	if a.state.MessageID != "" {
+		a.phase(ctx, telemetry.PhaseConfirmationQueued)
+	}
 	if a.honourCancel {
 		a.cancelAfterCommit(ctx)
 	}
@@ -101,6 +106,7 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 		return o
 	}
 	a.state.HoldID = hold
+	a.phase(ctx, telemetry.PhaseHold)
 	if err := a.upsert(ctx, StatusHeld, "slot held"); err != nil {
 		return &outcome{StatusRejected, err.Error()}
 	}
@@ -109,6 +115,7 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 		if o := a.authorize(ctx); o != nil {
 			return o
 		}
+		a.phase(ctx, telemetry.PhaseAuthorisation)
 	}
 	if a.cancelRequested() {
 		return &outcome{StatusCancelled, "cancelled by the customer"}
@@ -119,6 +126,7 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 	if o := a.confirm(ctx); o != nil {
 		return o
 	}
+	a.phase(ctx, telemetry.PhaseConfirm)
 	a.honourCancel = workflow.GetVersion(ctx, versionCancelUntilCommit, workflow.DefaultVersion, 1) >= 1
 	// A cancel that arrived while confirming: nothing is captured yet.
 	if a.honourCancel && a.cancelRequested() {
@@ -128,6 +136,7 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 		if o := a.capture(ctx); o != nil {
 			return o
 		}
+		a.phase(ctx, telemetry.PhaseCapture)
 		// A cancel that arrived while capturing: the compensation refunds.
 		if a.honourCancel && a.cancelRequested() {
 			return &outcome{StatusCancelled, "cancelled by the customer"}
@@ -284,4 +293,9 @@ func (a *appointment) upsert(ctx workflow.Context, status BookingStatus, details
 		return fmt.Errorf("upsert search attributes: %w", err)
 	}
 	return nil
+}
+
+// phase records that phase p of this booking ended (observePhase).
+func (a *appointment) phase(ctx workflow.Context, p telemetry.Phase) {
+	observePhase(ctx, a.req.Tenant, p, a.req.AcceptedAt)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -212,6 +213,7 @@ func (c *conversation) opts(ctx workflow.Context, id, summary string) workflow.C
 }
 
 func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
+	observePhase(ctx, c.in.Tenant, telemetry.PhaseDelivered, ev.ReceivedAt)
 	var u activities.Understood
 	if err := workflow.ExecuteActivity(c.opts(ctx, "extract-"+ev.EventID, "Understand message"), act.ExtractIntent,
 		activities.ExtractInput{Tenant: c.in.Tenant, Text: ev.Text, ReceivedAt: ev.ReceivedAt}).Get(ctx, &u); err != nil {
@@ -282,6 +284,7 @@ func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.In
 		c.reply(ctx, ev, c.text(tenants.TemplateCheckFailed, tenants.MessageData{}))
 		return
 	}
+	observePhase(ctx, c.in.Tenant, telemetry.PhaseDedupDecided, ev.ReceivedAt)
 	slot := c.slot(in.Service, in.SlotStart)
 	switch d.Kind {
 	case dedup.Merge:
@@ -292,15 +295,17 @@ func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.In
 		c.reply(ctx, ev, c.text(tenants.TemplateSimilarRequest, slot))
 	default:
 		in.WorkflowID = d.WorkflowID // a new attempt after a failed one has its own ID
-		if err := c.start(ctx, in, ev.Channel); err != nil && c.startFailed(ctx, ev, in, err) {
+		if err := c.start(ctx, in, ev); err != nil && c.startFailed(ctx, ev, in, err) {
 			return
 		}
 		c.reply(ctx, ev, c.text(tenants.TemplateBookingStarted, slot))
 	}
 }
 
-// start launches the appointment saga; it outlives the conversation's runs.
-func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) error {
+// start launches the appointment saga for the wish ev carried; it
+// outlives the conversation's runs.
+func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ev InboundEvent) error {
+	ch := ev.Channel
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            in.WorkflowID,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
@@ -312,7 +317,7 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ch Channel) 
 	f := workflow.ExecuteChildWorkflow(cctx, AppointmentWorkflow, BookingRequest{
 		Tenant: in.Tenant, Customer: in.Customer, CustomerKey: c.in.CustomerKey, Service: in.Service, SlotStart: in.SlotStart, Channel: ch, IntentID: in.IntentID,
 		DepositAmount: amount, Currency: currency, PaymentMethod: c.in.PaymentMethod, Timezone: c.timezone(),
-		DeliberateSecond: in.Separate, Terms: c.in.Terms,
+		DeliberateSecond: in.Separate, Terms: c.in.Terms, AcceptedAt: ev.ReceivedAt,
 	})
 	err := f.GetChildWorkflowExecution().Get(ctx, nil)
 	var started *temporal.ChildWorkflowExecutionAlreadyStartedError

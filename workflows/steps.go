@@ -119,6 +119,7 @@ func (a *appointment) confirmation(ctx workflow.Context) {
 	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "send-confirmation", "Send confirmation"),
 		act.SendConfirmation, activities.ConfirmationInput{
 			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer, Text: text,
+			AcceptedAt: a.req.AcceptedAt,
 		}).Get(ctx, &step)
 	a.record("send confirmation", "send-confirmation", step, err)
 	a.state.MessageID = step.DownstreamID

@@ -90,6 +90,11 @@ type BookingRequest struct {
 	// at an overlapping time (a reviewer's "separate", a second car);
 	// without it the calendar's refusal ends the saga AlreadyBooked.
 	DeliberateSecond bool `json:"deliberate_second,omitempty"`
+	// AcceptedAt is when the gateway accepted the webhook that asked for
+	// the booking (its InboundEvent.ReceivedAt): the zero point of
+	// bookonce_booking_phase_seconds. Zero (an API booking, a reviewer's
+	// decision, a run started before it existed) records no phases.
+	AcceptedAt time.Time `json:"accepted_at,omitzero"`
 }
 
 // IntentID hashes the business intent (tenant, customer, service,
