@@ -53,6 +53,11 @@ func bareActivities(ctx workflow.Context, n int) error {
 // conversation does, then waits for the next.
 func BareConversation(ctx workflow.Context, in bareInput) error {
 	ch := workflow.GetSignalChannel(ctx, "inbound")
+	// A keyed conversation's first run asks once whether a conversation
+	// under the legacy ID has state to hand over (AskHandOver).
+	if err := bareActivity(ctx); err != nil {
+		return err
+	}
 	for {
 		var ev any
 		ch.Receive(ctx, &ev)

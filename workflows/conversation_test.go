@@ -179,8 +179,11 @@ func (f *convFake) changeBooking(_ context.Context, in activities.ChangeBookingI
 	return json.Marshal(st)
 }
 
+// unitReceivedAt is when the unit tests' webhooks were accepted.
+var unitReceivedAt = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
 func unitEvent(id, text string) workflows.InboundEvent {
-	return workflows.InboundEvent{EventID: id, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	return workflows.InboundEvent{EventID: id, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: unitReceivedAt}
 }
 
 func unitConversationInput(restartAfter int) workflows.ConversationInput {
@@ -323,6 +326,7 @@ func TestConversationWish(t *testing.T) {
 			require.Equal(t, workflows.BookingRequest{
 				Tenant: "demo", Customer: unitCustomer, Service: "tire-change", SlotStart: unitSlot, Channel: tc.channel, IntentID: intentID,
 				DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin",
+				AcceptedAt: unitReceivedAt, // the booking's phases count from the wish's webhook
 			}, f.children[0])
 		})
 	}
