@@ -7,7 +7,7 @@ import (
 	"github.com/bookonce/bookonce/internal/telemetry"
 )
 
-const latencyTitle = "6. Latency: webhook → Confirmed at a steady 5 bookings/s"
+const latencyTitle = "7. Latency: webhook → Confirmed at a steady 5 bookings/s"
 
 // The latency targets, in milliseconds.
 const (
