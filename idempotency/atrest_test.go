@@ -2,7 +2,6 @@ package idempotency_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
@@ -12,26 +11,12 @@ import (
 
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
+	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
 // customerPhone is the personal data the demo responses quote.
 const customerPhone = "+4915112345678"
-
-func sealer(t *testing.T, keys ...payloadcrypt.Key) *payloadcrypt.Codec {
-	t.Helper()
-	c, err := payloadcrypt.New(keys)
-	require.NoError(t, err)
-	return c
-}
-
-func newKey(t *testing.T, id string) payloadcrypt.Key {
-	t.Helper()
-	k := payloadcrypt.Key{ID: id, Secret: make([]byte, payloadcrypt.KeySize)}
-	_, err := rand.Read(k.Secret)
-	require.NoError(t, err)
-	return k
-}
 
 // serveWith serves the demo API through another Store on the env's
 // database: the same rows as a process configured with other keys sees.
@@ -86,7 +71,7 @@ func (e *env) requireNoPlaintext(key string) {
 // response is ciphertext in PostgreSQL, and the replay (and the operation
 // lookup) still give exactly the first answer.
 func TestSealedResponseReplaysByteIdentical(t *testing.T) {
-	e := newEnv(t, idempotency.Options{Sealer: sealer(t, newKey(t, "A"))})
+	e := newEnv(t, idempotency.Options{Sealer: testsupport.Sealer(t, testsupport.PayloadKey(t, "A"))})
 	first := e.postVia(e.srv.URL, "k-sealed")
 	require.Equal(t, http.StatusCreated, first.status)
 	require.Contains(t, string(first.body), customerPhone, "the demo answer quotes the number")
@@ -104,13 +89,13 @@ func TestSealedResponseReplaysByteIdentical(t *testing.T) {
 // stored in clear (before the keys were configured) replays once they
 // are.
 func TestStoredResponseAcrossKeyChanges(t *testing.T) {
-	a, b := newKey(t, "A"), newKey(t, "B")
+	a, b := testsupport.PayloadKey(t, "A"), testsupport.PayloadKey(t, "B")
 	tests := []struct {
 		name          string
 		before, after *payloadcrypt.Codec
 	}{
-		{"rotated: B added as current", sealer(t, a), sealer(t, b, a)},
-		{"upgrade: clear row, keys configured", nil, sealer(t, a)},
+		{"rotated: B added as current", testsupport.Sealer(t, a), testsupport.Sealer(t, b, a)},
+		{"upgrade: clear row, keys configured", nil, testsupport.Sealer(t, a)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,20 +113,20 @@ func TestStoredResponseAcrossKeyChanges(t *testing.T) {
 // without keys all answer 500 with a problem that says why; never other
 // bytes, never a second effect.
 func TestSealedResponseThatDoesNotOpenIsAnError(t *testing.T) {
-	a := newKey(t, "A")
+	a := testsupport.PayloadKey(t, "A")
 	tests := []struct {
 		name   string
 		change string // SQL run on the stored rows
 		keys   *payloadcrypt.Codec
 	}{
-		{"tampered", `UPDATE idempotency_keys SET sealed = overlay(sealed placing '\x00'::bytea from 40 for 1) WHERE idempotency_key = 'k1'`, sealer(t, a)},
-		{"moved from another row", `UPDATE idempotency_keys SET sealed = (SELECT sealed FROM idempotency_keys WHERE idempotency_key = 'k2') WHERE idempotency_key = 'k1'`, sealer(t, a)},
-		{"key removed", "", sealer(t, newKey(t, "B"))},
+		{"tampered", `UPDATE idempotency_keys SET sealed = overlay(sealed placing '\x00'::bytea from 40 for 1) WHERE idempotency_key = 'k1'`, testsupport.Sealer(t, a)},
+		{"moved from another row", `UPDATE idempotency_keys SET sealed = (SELECT sealed FROM idempotency_keys WHERE idempotency_key = 'k2') WHERE idempotency_key = 'k1'`, testsupport.Sealer(t, a)},
+		{"key removed", "", testsupport.Sealer(t, testsupport.PayloadKey(t, "B"))},
 		{"no keys", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, idempotency.Options{Sealer: sealer(t, a)})
+			e := newEnv(t, idempotency.Options{Sealer: testsupport.Sealer(t, a)})
 			require.Equal(t, http.StatusCreated, e.postVia(e.srv.URL, "k1").status)
 			require.Equal(t, http.StatusCreated, e.postVia(e.srv.URL, "k2").status)
 			if tt.change != "" {

@@ -2,32 +2,17 @@ package outbox_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
+	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/outbox"
 )
 
 const text = "Ihr Termin am Dienstag um 14 Uhr ist bestätigt."
-
-func sealer(t *testing.T, keys ...payloadcrypt.Key) *payloadcrypt.Codec {
-	t.Helper()
-	c, err := payloadcrypt.New(keys)
-	require.NoError(t, err)
-	return c
-}
-
-func newKey(t *testing.T, id string) payloadcrypt.Key {
-	t.Helper()
-	k := payloadcrypt.Key{ID: id, Secret: make([]byte, payloadcrypt.KeySize)}
-	_, err := rand.Read(k.Secret)
-	require.NoError(t, err)
-	return k
-}
 
 // requireNoPlaintext: the row holds neither the number nor the text, in
 // clear or hex-encoded; the recipient column keeps the masked number.
@@ -53,7 +38,7 @@ func (e *env) requireNoPlaintext(id string) {
 func TestSealedMessageIsSentAsWritten(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.store.Sealer = sealer(t, newKey(t, "A"))
+	e.store.Sealer = testsupport.Sealer(t, testsupport.PayloadKey(t, "A"))
 	m := e.reserve("bk_1", "whatsapp", customer, text)
 	require.Equal(t, customer, m.Recipient)
 	require.Equal(t, text, m.Body)
@@ -79,13 +64,13 @@ func TestSealedMessageIsSentAsWritten(t *testing.T) {
 // keys) is sent once they are configured.
 func TestMessageAcrossKeyChanges(t *testing.T) {
 	t.Parallel()
-	a, b := newKey(t, "A"), newKey(t, "B")
+	a, b := testsupport.PayloadKey(t, "A"), testsupport.PayloadKey(t, "B")
 	tests := []struct {
 		name          string
 		before, after *payloadcrypt.Codec
 	}{
-		{"rotated: B added as current", sealer(t, a), sealer(t, b, a)},
-		{"upgrade: clear row, keys configured", nil, sealer(t, a)},
+		{"rotated: B added as current", testsupport.Sealer(t, a), testsupport.Sealer(t, b, a)},
+		{"upgrade: clear row, keys configured", nil, testsupport.Sealer(t, a)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,23 +95,23 @@ func TestMessageAcrossKeyChanges(t *testing.T) {
 // it; the other messages go out.
 func TestSealedMessageThatDoesNotOpenIsNotSent(t *testing.T) {
 	t.Parallel()
-	a := newKey(t, "A")
+	a := testsupport.PayloadKey(t, "A")
 	tests := []struct {
 		name   string
 		change string // SQL on the rows; $1 the broken row, $2 another
 		relay  *payloadcrypt.Codec
 		want   error
 	}{
-		{"tampered", `UPDATE outbox_messages SET sealed = overlay(sealed placing '\x00'::bytea from 40 for 1) WHERE id = $1 AND $2 <> ''`, sealer(t, a), payloadcrypt.ErrSealed},
-		{"moved from another row", `UPDATE outbox_messages SET sealed = (SELECT sealed FROM outbox_messages WHERE id = $2) WHERE id = $1`, sealer(t, a), payloadcrypt.ErrSealed},
-		{"key removed", "", sealer(t, newKey(t, "B")), payloadcrypt.ErrUnknownKey},
+		{"tampered", `UPDATE outbox_messages SET sealed = overlay(sealed placing '\x00'::bytea from 40 for 1) WHERE id = $1 AND $2 <> ''`, testsupport.Sealer(t, a), payloadcrypt.ErrSealed},
+		{"moved from another row", `UPDATE outbox_messages SET sealed = (SELECT sealed FROM outbox_messages WHERE id = $2) WHERE id = $1`, testsupport.Sealer(t, a), payloadcrypt.ErrSealed},
+		{"key removed", "", testsupport.Sealer(t, testsupport.PayloadKey(t, "B")), payloadcrypt.ErrUnknownKey},
 		{"no keys", "", nil, payloadcrypt.ErrNoKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := setup(t)
-			e.store.Sealer = sealer(t, a)
+			e.store.Sealer = testsupport.Sealer(t, a)
 			broken := e.reserve("bk_1", "sms", customer, text)
 			other := e.reserve("bk_2", "sms", "+4915199990000", "Ihr Termin am Mittwoch um 9 Uhr ist bestätigt.")
 			if tt.change != "" {
