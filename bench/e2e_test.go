@@ -63,8 +63,13 @@ func newE2EEnv(t *testing.T) e2eEnv {
 }
 
 // newStackEnv is the whole stack in one process with the worker that
-// startWorker starts on cfg.TaskQueue.
+// startWorker starts on cfg.TaskQueue, on the tests' in-memory server.
 func newStackEnv(t *testing.T, startWorker func(tc client.Client, cfg config.Config, pool *pgxpool.Pool)) e2eEnv {
+	return newStackEnvOn(t, testsupport.Temporal(t), startWorker)
+}
+
+// newStackEnvOn is newStackEnv on the Temporal server tc talks to.
+func newStackEnvOn(t *testing.T, tc client.Client, startWorker func(tc client.Client, cfg config.Config, pool *pgxpool.Pool)) e2eEnv {
 	e := newEnv(t)
 	seedResources(t, e.pool)
 	cfg := e.cfg
@@ -76,7 +81,6 @@ func newStackEnv(t *testing.T, startWorker func(tc client.Client, cfg config.Con
 	t.Cleanup(paySrv.Close)
 	cfg.CalendarURL, cfg.PaymentsURL = calSrv.URL, paySrv.URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)
-	tc := testsupport.Temporal(t)
 	startWorker(tc, cfg, e.pool)
 	gw, gwReg := stack.Gateway(cfg, e.pool, tc, testsupport.Tenants(t, e.pool), log)
 	srv := httptest.NewServer(gw.Handler())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,9 +19,11 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // ---- latency: webhook -> Confirmed at a steady rate ----------------------
@@ -59,9 +62,12 @@ func fullLatency(t *testing.T) latencySizes {
 // newLatencyEnv is the stack as `make run` wires it: the production worker
 // (stack.Worker: its options, the reconciler, the dedup check of ended
 // appointments) and the outbox relay sending through the fake Twilio
-// every stack.SendEvery, on the embedded server of internal/devserver.
+// every stack.SendEvery, on an embedded server of its own that keeps its
+// state in a SQLite file with make run's settings (the other items share
+// the tests' in-memory server, which grows slower as it fills: every page
+// sits in SQLite's page cache).
 func newLatencyEnv(t *testing.T) e2eEnv {
-	e := newStackEnv(t, func(tc client.Client, cfg config.Config, pool *pgxpool.Pool) {
+	e := newStackEnvOn(t, makeRunTemporal(t), func(tc client.Client, cfg config.Config, pool *pgxpool.Pool) {
 		w := stack.Worker(tc, cfg, pool, testsupport.Tenants(t, pool))
 		require.NoError(t, w.Start())
 		t.Cleanup(w.Stop)
@@ -75,6 +81,26 @@ func newLatencyEnv(t *testing.T) e2eEnv {
 	})
 	e.slots = latencySlots
 	return e
+}
+
+// makeRunTemporal starts a server as cmd/dev does (a database file,
+// config's default TEMPORAL_DB_SYNC) with bookonce's search attributes,
+// and returns a client of it.
+func makeRunTemporal(t *testing.T) client.Client {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg, err := config.Load(func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	ts, err := devserver.StartTemporal(ctx, devserver.Options{
+		Address: "127.0.0.1:0", DatabaseFile: filepath.Join(t.TempDir(), "temporal.db"), Sync: devserver.Sync(cfg.TemporalDBSync),
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, ts.Stop()) })
+	tc, err := client.DialContext(ctx, client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(), Logger: testsupport.QuietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	require.NoError(t, workflows.EnsureSearchAttributes(ctx, tc, ts.Namespace()))
+	return tc
 }
 
 // latencyRun is one run of the latency item.

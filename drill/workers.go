@@ -75,7 +75,7 @@ func runTemporal() {
 	}
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{
 		Address: cfg.TemporalAddress, DatabaseFile: os.Getenv(temporalDBEnv), Namespace: cfg.TemporalNamespace, InternalPorts: ports,
-		ProcessCrashSafeOnly: true,
+		Sync: devserver.SyncNormal,
 	})
 	if err != nil {
 		stack.Fatal(log, "Temporal server", err)

@@ -131,6 +131,7 @@ func startTemporal(ctx context.Context, cfg config.Config, log *slog.Logger, ste
 	step("embedded Temporal server (" + cfg.TemporalAddress + ")")
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{
 		Address: cfg.TemporalAddress, DatabaseFile: filepath.Join(cfg.DataDir, "temporal.db"), Namespace: cfg.TemporalNamespace,
+		Sync: devserver.Sync(cfg.TemporalDBSync),
 	})
 	if err != nil {
 		stack.Fatal(log, "embedded Temporal server", err)

@@ -18,6 +18,7 @@ func main() {
 	defer stop()
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{
 		Address: cfg.TemporalAddress, DatabaseFile: filepath.Join(cfg.DataDir, "temporal.db"), Namespace: cfg.TemporalNamespace,
+		Sync: devserver.Sync(cfg.TemporalDBSync),
 	})
 	if err != nil {
 		stack.Fatal(log, "embedded Temporal server", err)

@@ -46,6 +46,9 @@ type Config struct {
 	TaskQueue string
 	// TemporalUIPort is the port of the embedded Temporal Web UI.
 	TemporalUIPort int
+	// TemporalDBSync is how the embedded server syncs its SQLite file,
+	// "normal" or "full" (TemporalDBSyncVar).
+	TemporalDBSync string
 
 	// GatewayListen, CalendarListen and PaymentsListen are the listen
 	// addresses of the three HTTP services.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
@@ -20,6 +21,21 @@ const (
 	TemporalConfigFileVar = "TEMPORAL_CONFIG_FILE"
 )
 
+// TemporalDBSyncVar says how the embedded server syncs its SQLite file:
+// "normal" (every commit survives a crash of the process, the last ones
+// can be lost with the machine's power) or "full" (an fsync per commit).
+const TemporalDBSyncVar = "TEMPORAL_DB_SYNC"
+
+// temporalDBSync reads TemporalDBSyncVar.
+func (r *reader) temporalDBSync(c *Config) {
+	switch v := strings.ToLower(r.get(TemporalDBSyncVar, "normal")); v {
+	case "normal", "full":
+		c.TemporalDBSync = v
+	default:
+		r.fail(fmt.Sprintf("%s must be \"normal\" or \"full\", got %q", TemporalDBSyncVar, v))
+	}
+}
+
 // noEnv lets envconfig read no variable itself: Load reads the documented
 // ones and hands them over, so the README's table is the whole truth.
 type noEnv struct{}
@@ -34,6 +50,7 @@ func (noEnv) LookupEnv(string) (string, bool) { return "", false }
 // (TLS with a client certificate, a server CA and name; an API key as
 // credentials, which turns TLS on).
 func (r *reader) temporal(c *Config) {
+	r.temporalDBSync(c)
 	var prof envconfig.ClientConfigProfile
 	if name := r.get(TemporalProfileVar, ""); name != "" {
 		var err error

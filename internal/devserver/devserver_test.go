@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,6 +35,7 @@ func TestPersistentServerAndWebUI(t *testing.T) {
 
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{Address: "127.0.0.1:0", DatabaseFile: file})
 	require.NoError(t, err)
+	requireWAL(t, file)
 	ui, err := devserver.StartUI(ctx, ts.HostPort(), "127.0.0.1", freePort(t), "default", devserver.WithCodec("http://127.0.0.1:8080/ops/codec"))
 	require.NoError(t, err)
 
@@ -90,4 +92,39 @@ func TestPersistentServerAndWebUI(t *testing.T) {
 	desc, err := c.DescribeWorkflowExecution(ctx, "persisted", run.GetRunID())
 	require.NoError(t, err)
 	require.Equal(t, "Nothing", desc.GetWorkflowExecutionInfo().GetType().GetName())
+}
+
+// requireWAL checks the file's header: bytes 18 and 19 (the read and
+// write format versions) are 2 in WAL mode and 1 in rollback-journal mode
+// (https://www.sqlite.org/fileformat2.html#the_database_header), which
+// an unknown pragma name silently left in place.
+func requireWAL(t *testing.T, file string) {
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	header := make([]byte, 20)
+	_, err = io.ReadFull(f, header)
+	require.NoError(t, err)
+	require.Equal(t, []byte{2, 2}, header[18:20], "the Temporal file is in WAL mode")
+}
+
+func TestParseSync(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want devserver.Sync
+		err  string
+	}{
+		{"", devserver.SyncNormal, ""},
+		{"normal", devserver.SyncNormal, ""},
+		{" FULL ", devserver.SyncFull, ""},
+		{"off", "", `unknown sync mode "off"`},
+	} {
+		got, err := devserver.ParseSync(c.in)
+		if c.err != "" {
+			require.ErrorContains(t, err, c.err)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, c.want, got)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -41,17 +42,44 @@ type Options struct {
 	// routed to them would fail until those entries are declared dead
 	// (about a minute), stalling every workflow meanwhile.
 	InternalPorts []int
-	// ProcessCrashSafeOnly syncs the SQLite file less (synchronous=NORMAL
-	// in WAL mode): every commit survives the server process being
-	// killed, not the machine losing power. The chaos drill crashes
-	// processes only and cannot afford an fsync per write on two cores.
-	ProcessCrashSafeOnly bool
+	// Sync is how DatabaseFile is synced (SQLite's synchronous pragma in
+	// WAL mode): SyncNormal when empty.
+	Sync Sync
 	// TLS, when set, secures the frontend (the server's Global.TLS: the
 	// frontend's certificate, RequireClientAuth for mTLS, and the system
 	// workers' client certificate); ClientTLS is then how StartTemporal
 	// itself dials to see the server ready. Tests of TLS connections use it.
 	TLS       *config.RootTLS
 	ClientTLS *tls.Config
+}
+
+// Sync is SQLite's synchronous setting for the server's database file,
+// which always runs in WAL mode.
+type Sync string
+
+const (
+	// SyncNormal syncs at checkpoints only: every commit survives the
+	// server process being killed (the chaos drill kills it hundreds of
+	// times); the last commits can be lost if the machine loses power.
+	// A commit costs no fsync, which two cores cannot afford at five
+	// bookings a second.
+	SyncNormal Sync = "normal"
+	// SyncFull syncs the WAL at every commit: commits survive power
+	// loss too, for a single-box installation that wants that and can
+	// pay an fsync per Temporal write.
+	SyncFull Sync = "full"
+)
+
+// ParseSync reads a Sync setting ("" is SyncNormal).
+func ParseSync(s string) (Sync, error) {
+	switch v := Sync(strings.ToLower(strings.TrimSpace(s))); v {
+	case "", SyncNormal:
+		return SyncNormal, nil
+	case SyncFull:
+		return SyncFull, nil
+	default:
+		return "", fmt.Errorf("unknown sync mode %q: want %q or %q", s, SyncNormal, SyncFull)
+	}
 }
 
 // Temporal is a running embedded server.
@@ -114,18 +142,18 @@ func sqliteConfig(opts Options) (*config.SQL, error) {
 		sqlCfg.DatabaseName = fmt.Sprintf("bookonce-%d-%d", os.Getpid(), time.Now().UnixNano())
 		return sqlCfg, nil
 	}
-	sqlCfg.ConnectAttributes["mode"] = "rwc"
-	sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
-	sqlCfg.ConnectAttributes["_synchronous"] = "2"
-	if opts.ProcessCrashSafeOnly {
-		// Temporal's SQLite plugin passes attributes as pragmas by
-		// their exact names (the underscored ones above are not
-		// pragmas SQLite knows, so it ignores them).
-		delete(sqlCfg.ConnectAttributes, "_journal_mode")
-		delete(sqlCfg.ConnectAttributes, "_synchronous")
-		sqlCfg.ConnectAttributes["journal_mode"] = "wal"
-		sqlCfg.ConnectAttributes["synchronous"] = "normal"
+	sync, err := ParseSync(string(opts.Sync))
+	if err != nil {
+		return nil, err
 	}
+	// Temporal's SQLite plugin passes every attribute but the URI
+	// parameters as a pragma under its exact name, and SQLite ignores
+	// pragmas it does not know: go-sqlite3's "_journal_mode" spelling
+	// left the file in rollback-journal mode with an fsync per write,
+	// which could not keep up with five bookings a second.
+	sqlCfg.ConnectAttributes["mode"] = "rwc"
+	sqlCfg.ConnectAttributes["journal_mode"] = "wal"
+	sqlCfg.ConnectAttributes["synchronous"] = string(sync)
 	sqlCfg.DatabaseName = opts.DatabaseFile
 	if err := os.MkdirAll(filepath.Dir(opts.DatabaseFile), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", filepath.Dir(opts.DatabaseFile), err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/internal/devserver"
@@ -86,6 +87,10 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() boo
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// QuietLogger is a Temporal SDK logger that drops everything, for clients
+// of servers the tests start themselves.
+func QuietLogger() sdklog.Logger { return quiet{} }
 
 type quiet struct{}
 
