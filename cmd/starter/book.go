@@ -129,9 +129,9 @@ func book(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "next free slot: %s\n", req.SlotStart.Format(time.RFC3339))
 	}
-	tc, err := stack.Dial(ctx, cfg, stack.Logger(cfg, stderr))
+	tc, err := dialTemporal(ctx, cfg, stderr)
 	if err != nil {
-		return fmt.Errorf("%w\n(is `make run` running, or TEMPORAL_ADDRESS set?)", err)
+		return err
 	}
 	defer tc.Close()
 	run, existing, err := workflows.StartAppointment(ctx, tc, cfg.TaskQueue, req)

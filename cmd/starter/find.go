@@ -63,9 +63,9 @@ func findCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := stack.SignalContext()
 	defer stop()
-	tc, err := stack.Dial(ctx, cfg, stack.Logger(cfg, stderr))
+	tc, err := dialTemporal(ctx, cfg, stderr)
 	if err != nil {
-		return fmt.Errorf("%w\n(is `make run` running, or TEMPORAL_ADDRESS set?)", err)
+		return err
 	}
 	defer tc.Close()
 	found, err := findCustomer(ctx, tc, tenant, number, key)

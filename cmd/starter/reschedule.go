@@ -84,9 +84,9 @@ func nextFreeSlotFor(id string, stderr io.Writer) (time.Time, error) {
 	}
 	ctx, stop := stack.SignalContext()
 	defer stop()
-	tc, err := stack.Dial(ctx, cfg, stack.Logger(cfg, stderr))
+	tc, err := dialTemporal(ctx, cfg, stderr)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("--start next: %w\n(is `make run` running, or TEMPORAL_ADDRESS set?)", err)
+		return time.Time{}, fmt.Errorf("--start next: %w", err)
 	}
 	defer tc.Close()
 	st, err := workflows.AppointmentLifecycle(ctx, tc, id)

@@ -30,9 +30,9 @@ func status(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := stack.SignalContext()
 	defer stop()
-	tc, err := stack.Dial(ctx, cfg, stack.Logger(cfg, stderr))
+	tc, err := dialTemporal(ctx, cfg, stderr)
 	if err != nil {
-		return fmt.Errorf("%w\n(is `make run` running, or TEMPORAL_ADDRESS set?)", err)
+		return err
 	}
 	defer tc.Close()
 	st, err := workflows.AppointmentStatus(ctx, tc, id)
