@@ -23,6 +23,33 @@ import (
 // 2, ...), so an op can derive a distinct key, slot or reference from it.
 type Op func(ctx context.Context, seq int) error
 
+// endMark is where an op can leave the moment its operation really ended.
+type endMark struct{ at time.Time }
+
+type endMarkKey struct{}
+
+// MarkEnd tells the driver when the op's operation ended, for an op that
+// learns it later than it happened (a waiter that looks now and then
+// reads the server's close time afterwards); without it the op's own
+// return is the end.
+func MarkEnd(ctx context.Context, at time.Time) {
+	if m, ok := ctx.Value(endMarkKey{}).(*endMark); ok {
+		m.at = at
+	}
+}
+
+// timeOp runs op and returns its latency: until MarkEnd's moment when the
+// op left one, else until it returned.
+func timeOp(ctx context.Context, op Op, seq int) (time.Duration, error) {
+	m := &endMark{}
+	t0 := time.Now()
+	err := op(context.WithValue(ctx, endMarkKey{}, m), seq)
+	if m.at.IsZero() {
+		return time.Since(t0), err
+	}
+	return m.at.Sub(t0), err
+}
+
 // Load says how much load to drive: Concurrency workers run until Ops ops
 // have started (Ops > 0), or for Duration, or until the context ends.
 type Load struct {
@@ -83,8 +110,8 @@ func Run(ctx context.Context, l Load, op Op) Result {
 				t0 := time.Now()
 				// The op gets a context without the run's deadline: an op
 				// in flight when the duration ends finishes and counts.
-				err := op(context.WithoutCancel(ctx), l.SeqBase+i)
-				out = append(out, Sample{Seq: l.SeqBase + i, Start: t0.Sub(begin), Latency: time.Since(t0), Err: err})
+				latency, err := timeOp(context.WithoutCancel(ctx), op, l.SeqBase+i)
+				out = append(out, Sample{Seq: l.SeqBase + i, Start: t0.Sub(begin), Latency: latency, Err: err})
 			}
 			per[w] = out
 		})

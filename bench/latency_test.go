@@ -80,6 +80,7 @@ func newLatencyEnv(t *testing.T) e2eEnv {
 		t.Cleanup(func() { cancel(); done.Wait() })
 	})
 	e.slots = latencySlots
+	e.lookEvery = 500 * time.Millisecond
 	return e
 }
 

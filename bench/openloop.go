@@ -40,8 +40,8 @@ func (l OpenLoop) Run(ctx context.Context, op Op) (r Result, lag time.Duration) 
 		started++
 		wg.Go(func() {
 			t0 := time.Now()
-			err := op(context.WithoutCancel(ctx), l.SeqBase+k)
-			samples[k] = Sample{Seq: l.SeqBase + k, Start: t0.Sub(begin), Latency: time.Since(t0), Err: err}
+			latency, err := timeOp(context.WithoutCancel(ctx), op, l.SeqBase+k)
+			samples[k] = Sample{Seq: l.SeqBase + k, Start: t0.Sub(begin), Latency: latency, Err: err}
 		})
 	}
 	wg.Wait()
