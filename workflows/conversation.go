@@ -100,6 +100,10 @@ const (
 	// versionCancelWish: a cancellation wish cancels the appointment in
 	// flight or opens a review case, instead of a reply with no case.
 	versionCancelWish = "conversation-cancel-wish"
+	// versionLocalReads: understanding a message, checking it and asking
+	// a legacy conversation to hand over run as local activities (see
+	// conversation.read).
+	versionLocalReads = "conversation-local-reads"
 )
 
 // ConversationWorkflow is the long-lived dialogue with one customer. Each
@@ -215,7 +219,7 @@ func (c *conversation) opts(ctx workflow.Context, id, summary string) workflow.C
 func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 	observePhase(ctx, c.in.Tenant, telemetry.PhaseDelivered, ev.ReceivedAt)
 	var u activities.Understood
-	if err := workflow.ExecuteActivity(c.opts(ctx, "extract-"+ev.EventID, "Understand message"), act.ExtractIntent,
+	if err := c.read(ctx, "extract-"+ev.EventID, "Understand message", act.ExtractIntent,
 		activities.ExtractInput{Tenant: c.in.Tenant, Text: ev.Text, ReceivedAt: ev.ReceivedAt}).Get(ctx, &u); err != nil {
 		c.reply(ctx, ev, c.text(tenants.TemplateNotUnderstood, tenants.MessageData{}))
 		return
@@ -265,7 +269,7 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 		return
 	}
 	var q string
-	if err := workflow.ExecuteActivity(c.opts(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours"), act.ValidateIntent,
+	if err := c.read(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours", act.ValidateIntent,
 		activities.ValidateInput{Tenant: c.in.Tenant, Result: r, ReceivedAt: ev.ReceivedAt}).Get(ctx, &q); err != nil || q != "" {
 		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
 		return

@@ -59,7 +59,7 @@ func (c *conversation) move(ctx workflow.Context, ev InboundEvent, ap activities
 	r.Service = ap.Service
 	r.Kind = intent.KindBook // checked as the booking of the new slot would be
 	var q string
-	if err := workflow.ExecuteActivity(c.opts(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours"), act.ValidateIntent,
+	if err := c.read(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours", act.ValidateIntent,
 		activities.ValidateInput{Tenant: c.in.Tenant, Result: r, ReceivedAt: ev.ReceivedAt}).Get(ctx, &q); err != nil || q != "" {
 		c.in.Awaiting = &AwaitedChange{Kind: ChangeReschedule, AppointmentID: ap.WorkflowID, Service: ap.Service, AskedAt: workflow.Now(ctx)}
 		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))

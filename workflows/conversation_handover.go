@@ -67,7 +67,7 @@ func (c *conversation) takeOverLegacy(ctx workflow.Context, m moveChannels) {
 	}
 	c.in.LegacyChecked = true
 	var asked bool
-	err := workflow.ExecuteActivity(c.opts(ctx, "hand-over-ask", "Ask a conversation under the legacy ID for its state"), act.AskHandOver,
+	err := c.read(ctx, "hand-over-ask", "Ask a conversation under the legacy ID for its state", act.AskHandOver,
 		activities.AskHandOverInput{From: LegacyConversationWorkflowID(c.in.Tenant, c.in.Customer), To: c.id}).Get(ctx, &asked)
 	if err != nil {
 		workflow.GetLogger(ctx).Error("legacy conversation not asked to hand over", "error", err)

@@ -44,12 +44,11 @@ func TestRecordHistoriesHandOver(t *testing.T) {
 	signalStart(t, ctx, s, keyed, in, "REChand2", fmt.Sprintf("Ja, %d.%d. 14 Uhr passt", slot.Day(), int(slot.Month())))
 	var appointment string
 	testsupport.Eventually(t, 60*time.Second, "the appointment the keyed conversation started", func() bool {
-		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf(`CustomerKey = %q AND WorkflowType = "AppointmentWorkflow"`, in.CustomerKey)})
-		if err != nil || len(resp.GetExecutions()) != 1 {
+		ids := s.appointmentsOf(ctx, string(in.CustomerKey))
+		if len(ids) != 1 {
 			return false
 		}
-		appointment = resp.GetExecutions()[0].GetExecution().GetWorkflowId()
+		appointment = ids[0]
 		return true
 	})
 	s.save(t, ctx, appointment, "keyed.appointment.json")
@@ -67,6 +66,21 @@ func signalStart(t *testing.T, ctx context.Context, s recordStack, id string, in
 		workflows.InboundEvent{EventID: eventID, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: time.Now().UTC()},
 		client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.ConversationWorkflow, in)
 	require.NoError(t, err)
+}
+
+// appointmentsOf lists the appointment workflows of a customer key (none
+// while the list is not yet written or cannot be read).
+func (s recordStack) appointmentsOf(ctx context.Context, key string) []string {
+	resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf(`CustomerKey = %q AND WorkflowType = "AppointmentWorkflow"`, key)})
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for _, e := range resp.GetExecutions() {
+		ids = append(ids, e.GetExecution().GetWorkflowId())
+	}
+	return ids
 }
 
 func (s recordStack) count(t *testing.T, sql string, args ...any) int {

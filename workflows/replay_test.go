@@ -52,6 +52,7 @@ var recordedHistories = []string{
 	"handover-legacy.conversation.json",
 	"handover-keyed.conversation.json",
 	"keyed.appointment.json",
+	"local-reads.conversation.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

@@ -86,13 +86,19 @@ func activityCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Co
 		ActivityID:          id,
 		Summary:             summary,
 		StartToCloseTimeout: t.ActivityTimeout,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    200 * time.Millisecond,
-			BackoffCoefficient: 2,
-			MaximumInterval:    t.MaxRetryInterval,
-			MaximumAttempts:    t.ActivityAttempts,
-		},
+		RetryPolicy:         retryPolicy(t),
 	})
+}
+
+// retryPolicy is how a step retries: quickly at first, at most
+// MaxRetryInterval apart, ActivityAttempts times.
+func retryPolicy(t Tuning) *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval:    200 * time.Millisecond,
+		BackoffCoefficient: 2,
+		MaximumInterval:    t.MaxRetryInterval,
+		MaximumAttempts:    t.ActivityAttempts,
+	}
 }
 
 // compensationCtx is activityCtx for an undo: it retries transient and

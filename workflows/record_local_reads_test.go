@@ -1,0 +1,57 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// localReads are the conversation's steps that run as local activities
+// since conversation-local-reads.
+var localReads = []string{"AskHandOver", "ExtractIntent", "ValidateIntent"}
+
+// TestRecordHistoriesLocalReads records a keyed conversation that books
+// in one message after conversation-local-reads: asking for a hand-over,
+// understanding and checking the wish are markers of local activities in
+// its history, the dedup decision and the reply stay activities. Runs with
+// `make histories`.
+func TestRecordHistoriesLocalReads(t *testing.T) {
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+	s := newRecordStack(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	customer := "+4915112340040"
+	in := workflows.ConversationInput{Tenant: "demo", Customer: customer, DepositAmount: 2000, Currency: "eur",
+		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin", CustomerKey: testsupport.CustomerKey(t, "demo", customer)}
+	id := workflows.ConversationWorkflowID("demo", in.CustomerKey)
+	slot := testsupport.NextWeekday(t, time.Wednesday, 15).In(berlin(t))
+	signalStart(t, ctx, s, id, in, "REClocal1", fmt.Sprintf("Reifenwechsel am %d.%d. um 15:00 Uhr", slot.Day(), int(slot.Month())))
+	testsupport.Eventually(t, 60*time.Second, "the conversation's reply and appointment", func() bool {
+		return len(s.appointmentsOf(ctx, string(in.CustomerKey))) == 1 &&
+			s.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:REClocal1'`) == 1
+	})
+	h := fetchHistory(t, ctx, s.tc, id, "")
+	var markers int
+	for _, e := range h.GetEvents() {
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			require.NotContains(t, localReads, e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName())
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
+				markers++
+			}
+		}
+	}
+	require.Equal(t, len(localReads), markers, "one local activity marker per read")
+	writeHistory(t, h, "local-reads.conversation.json")
+}
