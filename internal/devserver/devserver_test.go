@@ -8,14 +8,17 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/devserver"
+	"github.com/bookonce/bookonce/internal/testsupport"
 )
 
 func freePort(t *testing.T) int {
@@ -127,4 +130,64 @@ func TestParseSync(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, c.want, got)
 	}
+}
+
+// TestVisibilityFileOnlyForNewData: a new data file gets its workflow
+// lists in VisibilityFile, which survives a restart; a data file found
+// without one (created before the split) keeps its lists in itself and
+// gets no second file.
+func TestVisibilityFileOnlyForNewData(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	file := filepath.Join(t.TempDir(), "temporal.db")
+	vis := devserver.VisibilityFile(file)
+	require.Equal(t, filepath.Join(filepath.Dir(file), "temporal-visibility.db"), vis)
+
+	c, stop := startOnFile(t, ctx, file)
+	requireWAL(t, file)
+	requireWAL(t, vis)
+	startAndList(t, ctx, c, "first")
+	stop()
+
+	c, stop = startOnFile(t, ctx, file)
+	require.Equal(t, []string{"first"}, listed(t, ctx, c), "the lists survive a restart")
+	stop()
+
+	for _, f := range []string{vis, vis + "-wal", vis + "-shm"} {
+		require.NoError(t, os.RemoveAll(f))
+	}
+	c, stop = startOnFile(t, ctx, file)
+	defer stop()
+	startAndList(t, ctx, c, "second")
+	_, err := os.Stat(vis)
+	require.ErrorIs(t, err, os.ErrNotExist, "a data file without a visibility file keeps its lists in itself")
+}
+
+func startOnFile(t *testing.T, ctx context.Context, file string) (client.Client, func()) {
+	t.Helper()
+	ts, err := devserver.StartTemporal(ctx, devserver.Options{Address: "127.0.0.1:0", DatabaseFile: file})
+	require.NoError(t, err)
+	c, err := client.Dial(client.Options{HostPort: ts.HostPort()})
+	require.NoError(t, err)
+	return c, func() { c.Close(); require.NoError(t, ts.Stop()) }
+}
+
+// startAndList starts a workflow nobody runs and waits until the
+// namespace's list shows it.
+func startAndList(t *testing.T, ctx context.Context, c client.Client, id string) {
+	t.Helper()
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "nobody-polls"}, "Nothing")
+	require.NoError(t, err)
+	testsupport.Eventually(t, 30*time.Second, id+" in the list", func() bool { return slices.Contains(listed(t, ctx, c), id) })
+}
+
+func listed(t *testing.T, ctx context.Context, c client.Client) []string {
+	t.Helper()
+	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{})
+	require.NoError(t, err)
+	var ids []string
+	for _, e := range resp.GetExecutions() {
+		ids = append(ids, e.GetExecution().GetWorkflowId())
+	}
+	return ids
 }

@@ -3,11 +3,8 @@ package devserver
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +15,6 @@ import (
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/log"
-	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
 )
@@ -29,6 +25,9 @@ type Options struct {
 	// free port (tests).
 	Address string
 	// DatabaseFile persists state in SQLite; empty keeps it in memory.
+	// The workflow lists (visibility) go to VisibilityFile(DatabaseFile)
+	// when the server creates DatabaseFile, and stay in it for a file
+	// created before the split.
 	DatabaseFile string
 	// Namespace is registered at start ("default" when empty).
 	Namespace string
@@ -105,18 +104,19 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 		return nil, err
 	}
 
-	sqlCfg, err := sqliteConfig(opts)
+	st, err := sqliteStores(opts)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := serverConfig(host, port, opts.InternalPorts, sqlCfg)
+	tuneGC(opts)
+	cfg, err := serverConfig(host, port, opts.InternalPorts, st)
 	if err != nil {
 		return nil, err
 	}
 	if opts.TLS != nil {
 		cfg.Global.TLS = *opts.TLS
 	}
-	srv, err := newServer(cfg, sqlCfg, opts)
+	srv, err := newServer(cfg, st.main, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -129,41 +129,6 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 		return nil, err
 	}
 	return t, nil
-}
-
-// sqliteConfig is the server's SQLite store: in memory, or in
-// DatabaseFile, whose schema is created on first use.
-func sqliteConfig(opts Options) (*config.SQL, error) {
-	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
-	if opts.DatabaseFile == "" {
-		// A shared in-memory database, unique per server in this process.
-		sqlCfg.ConnectAttributes["mode"] = "memory"
-		sqlCfg.ConnectAttributes["cache"] = "shared"
-		sqlCfg.DatabaseName = fmt.Sprintf("bookonce-%d-%d", os.Getpid(), time.Now().UnixNano())
-		return sqlCfg, nil
-	}
-	sync, err := ParseSync(string(opts.Sync))
-	if err != nil {
-		return nil, err
-	}
-	// Temporal's SQLite plugin passes every attribute but the URI
-	// parameters as a pragma under its exact name, and SQLite ignores
-	// pragmas it does not know: go-sqlite3's "_journal_mode" spelling
-	// left the file in rollback-journal mode with an fsync per write,
-	// which could not keep up with five bookings a second.
-	sqlCfg.ConnectAttributes["mode"] = "rwc"
-	sqlCfg.ConnectAttributes["journal_mode"] = "wal"
-	sqlCfg.ConnectAttributes["synchronous"] = string(sync)
-	sqlCfg.DatabaseName = opts.DatabaseFile
-	if err := os.MkdirAll(filepath.Dir(opts.DatabaseFile), 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", filepath.Dir(opts.DatabaseFile), err)
-	}
-	if _, err := os.Stat(opts.DatabaseFile); errors.Is(err, os.ErrNotExist) {
-		if err := sqlite.SetupSchema(sqlCfg); err != nil {
-			return nil, fmt.Errorf("create Temporal schema in %s: %w", opts.DatabaseFile, err)
-		}
-	}
-	return sqlCfg, nil
 }
 
 // newServer registers the namespace in the store and assembles the server.
@@ -218,6 +183,15 @@ func serverDynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.TimerProcessorMaxPollRPS.Key():      one(queueReadsPerSecond),
 		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): one(queueReadsPerSecond),
 		dynamicconfig.OutboundProcessorMaxPollRPS.Key():   one(queueReadsPerSecond),
+		// A queue forgets the tasks it has finished only at its checkpoint
+		// (every 30 s by default), and each new range of tasks is split
+		// against every task it still tracks: at a hundred tasks a second
+		// that scan took a tenth of the CPU. A short checkpoint keeps the
+		// tracked set, and the task tables, small.
+		dynamicconfig.TransferProcessorUpdateAckInterval.Key():   one(queueCheckpointEvery),
+		dynamicconfig.TimerProcessorUpdateAckInterval.Key():      one(queueCheckpointEvery),
+		dynamicconfig.VisibilityProcessorUpdateAckInterval.Key(): one(queueCheckpointEvery),
+		dynamicconfig.OutboundProcessorUpdateAckInterval.Key():   one(queueCheckpointEvery),
 		// New search attributes are visible at once, not after a cache TTL.
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): one(true),
 	}
@@ -229,6 +203,9 @@ const (
 	longPollExpiry = time.Second
 	// queueReadsPerSecond caps the history queue reads of the one shard.
 	queueReadsPerSecond = 1000
+	// queueCheckpointEvery is how often the shard's queues drop finished
+	// tasks (one small write each).
+	queueCheckpointEvery = time.Second
 )
 
 // HostPort is the frontend gRPC address.
@@ -274,7 +251,7 @@ func waitReady(ctx context.Context, o client.Options, timeout time.Duration) err
 	}
 }
 
-func serverConfig(host string, port int, fixed []int, sqlCfg *config.SQL) (*config.Config, error) {
+func serverConfig(host string, port int, fixed []int, st stores) (*config.Config, error) {
 	services, err := servicePorts(host, port, fixed)
 	if err != nil {
 		return nil, err
@@ -285,10 +262,10 @@ func serverConfig(host string, port int, fixed []int, sqlCfg *config.SQL) (*conf
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: host},
 		},
 		Persistence: config.Persistence{
-			DefaultStore:     sqliteplugin.PluginName,
-			VisibilityStore:  sqliteplugin.PluginName,
+			DefaultStore:     mainStore,
+			VisibilityStore:  visibilityStore,
 			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+			DataStores:       map[string]config.DataStore{mainStore: {SQL: st.main}, visibilityStore: {SQL: st.visibility}},
 		},
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace:    false,
