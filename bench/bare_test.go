@@ -14,9 +14,10 @@ import (
 )
 
 // The bare side of item 4: the same workflow shape as a booking made
-// through a webhook, with no-op activities. Conversation: 3 activities
-// (extract, validate, dedup), start the appointment as an abandoned child,
-// 1 activity (reply). Appointment: 1 activity (hold), child payment, wait
+// through a webhook, with no-op activities. Conversation: 1 local
+// activity (the hand-over ask) once, then per message 2 local activities
+// (extract, validate), 1 activity (dedup), start the appointment as an
+// abandoned child, 1 activity (reply). Appointment: 1 activity (hold), child payment, wait
 // for its report, 1 activity (confirm), signal it to capture, wait for it,
 // 1 activity (send confirmation), start the booking's lifecycle as an
 // abandoned child. Payment: 1 activity (authorise), report
@@ -40,13 +41,10 @@ func bareActivity(ctx workflow.Context) error {
 	return workflow.ExecuteActivity(ctx, BareNoop).Get(ctx, nil)
 }
 
-func bareActivities(ctx workflow.Context, n int) error {
-	for range n {
-		if err := bareActivity(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+// bareLocal is a no-op local activity, as the conversation's reads are.
+func bareLocal(ctx workflow.Context) error {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 15 * time.Second})
+	return workflow.ExecuteLocalActivity(ctx, BareNoop).Get(ctx, nil)
 }
 
 // BareConversation handles one inbound signal per customer like the real
@@ -55,14 +53,16 @@ func BareConversation(ctx workflow.Context, in bareInput) error {
 	ch := workflow.GetSignalChannel(ctx, "inbound")
 	// A keyed conversation's first run asks once whether a conversation
 	// under the legacy ID has state to hand over (AskHandOver).
-	if err := bareActivity(ctx); err != nil {
+	if err := bareLocal(ctx); err != nil {
 		return err
 	}
 	for {
 		var ev any
 		ch.Receive(ctx, &ev)
-		if err := bareActivities(ctx, 3); err != nil {
-			return err
+		for _, step := range []func(workflow.Context) error{bareLocal, bareLocal, bareActivity} {
+			if err := step(ctx); err != nil {
+				return err
+			}
 		}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID: in.Appointment, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
@@ -142,7 +142,7 @@ func registerBare(r worker.Registry) {
 // shape counts what one booking made the engine do, per workflow, from
 // its history.
 type shape struct {
-	Activities, Children, SignalsOut, SignalsIn, Timers, Upserts, WorkflowTasks, Events int
+	Activities, LocalActivities, Children, SignalsOut, SignalsIn, Timers, Upserts, WorkflowTasks, Events int
 	// Dispatch is the median time a workflow task waited from scheduled
 	// to started: the engine's hand-over to a worker, once per step.
 	// Run is the median time an activity ran (started to completed).
@@ -150,9 +150,9 @@ type shape struct {
 }
 
 func (s shape) String() string {
-	return fmt.Sprintf("%d activities, %d child, %d signals sent, %d received, %d timers, %d search attribute upserts, "+
+	return fmt.Sprintf("%d activities, %d local activities, %d child, %d signals sent, %d received, %d timers, %d search attribute upserts, "+
 		"%d workflow tasks (median wait scheduled → started %.0f ms), median activity run %.1f ms, %d events",
-		s.Activities, s.Children, s.SignalsOut, s.SignalsIn, s.Timers, s.Upserts, s.WorkflowTasks, ms(s.Dispatch), ms(s.Run), s.Events)
+		s.Activities, s.LocalActivities, s.Children, s.SignalsOut, s.SignalsIn, s.Timers, s.Upserts, s.WorkflowTasks, ms(s.Dispatch), ms(s.Run), s.Events)
 }
 
 func historyShape(t testing.TB, tc client.Client, id string) shape {
@@ -175,6 +175,10 @@ func historyShape(t testing.TB, tc client.Client, id string) shape {
 			runs = append(runs, float64(ev.GetEventTime().AsTime().Sub(started)))
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			s.Activities++
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if ev.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
+				s.LocalActivities++
+			}
 		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 			s.Children++
 		case enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:

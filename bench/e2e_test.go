@@ -262,6 +262,7 @@ func measureE2E(t *testing.T, sz sizes) e2eResult {
 	res.shapes["bare"] = shapesOf(t, e.tc, fmt.Sprintf("bare-customer:%d", e.base+firstBare), fmt.Sprintf("bare-appointment:%d", e.base+firstBare))
 	real, bare := res.shapes["booking"], res.shapes["bare"]
 	require.Equal(t, real.Conversation.Activities, bare.Conversation.Activities, "conversation activities")
+	require.Equal(t, real.Conversation.LocalActivities, bare.Conversation.LocalActivities, "conversation local activities")
 	require.Equal(t, real.Appointment.Activities, bare.Appointment.Activities, "appointment activities")
 	require.Equal(t, real.Payment.Activities, bare.Payment.Activities, "payment activities")
 	require.Equal(t, real.Appointment.Children+real.Conversation.Children, bare.Appointment.Children+bare.Conversation.Children, "child workflows")
