@@ -30,8 +30,7 @@ func TestRecordHistoriesHandOver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	customer := "+4915112340030"
-	in := workflows.ConversationInput{Tenant: "demo", Customer: customer, DepositAmount: 2000, Currency: "eur",
-		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin"}
+	in := recordConversation(customer)
 	legacy := workflows.LegacyConversationWorkflowID("demo", customer)
 	signalStart(t, ctx, s, legacy, in, "REChand1", "Ich brauche einen Reifenwechsel")
 	testsupport.Eventually(t, 30*time.Second, "the legacy conversation's question", func() bool {
@@ -57,6 +56,13 @@ func TestRecordHistoriesHandOver(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, d.GetWorkflowExecutionInfo().GetStatus())
 	writeHistory(t, fetchHistory(t, ctx, s.tc, keyed, ""), "handover-keyed.conversation.json")
+}
+
+// recordConversation is the demo tenant's conversation input the
+// recordings start conversations with (no customer key: a legacy one).
+func recordConversation(customer string) workflows.ConversationInput {
+	return workflows.ConversationInput{Tenant: "demo", Customer: customer, DepositAmount: 2000, Currency: "eur",
+		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin"}
 }
 
 // signalStart delivers one inbound event as the gateway does.

@@ -31,8 +31,8 @@ func TestRecordHistoriesLocalReads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	customer := "+4915112340040"
-	in := workflows.ConversationInput{Tenant: "demo", Customer: customer, DepositAmount: 2000, Currency: "eur",
-		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin", CustomerKey: testsupport.CustomerKey(t, "demo", customer)}
+	in := recordConversation(customer)
+	in.CustomerKey = testsupport.CustomerKey(t, "demo", customer)
 	id := workflows.ConversationWorkflowID("demo", in.CustomerKey)
 	slot := testsupport.NextWeekday(t, time.Wednesday, 15).In(berlin(t))
 	signalStart(t, ctx, s, id, in, "REClocal1", fmt.Sprintf("Reifenwechsel am %d.%d. um 15:00 Uhr", slot.Day(), int(slot.Month())))
