@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -109,6 +110,24 @@ func requireWAL(t *testing.T, file string) {
 	_, err = io.ReadFull(f, header)
 	require.NoError(t, err)
 	require.Equal(t, []byte{2, 2}, header[18:20], "the Temporal file is in WAL mode")
+}
+
+// TestStartReturnsWithMatchingInTheRing: once StartTemporal returns, a
+// request that needs the matching service is answered at the first try,
+// and stopping at once is safe. Matching joins the membership ring in a
+// goroutine after the server's Start; a Stop before that join finished
+// crashed the test binary inside ringpop.
+func TestStartReturnsWithMatchingInTheRing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ts, err := devserver.StartTemporal(ctx, devserver.Options{Address: "127.0.0.1:0"})
+	require.NoError(t, err)
+	c, err := client.Dial(client.Options{HostPort: ts.HostPort()})
+	require.NoError(t, err)
+	_, err = c.DescribeTaskQueue(ctx, "nobody-polls", enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	c.Close()
+	require.NoError(t, err, "matching answers as soon as the server is ready")
+	require.NoError(t, ts.Stop())
 }
 
 func TestParseSync(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/cluster"
@@ -88,7 +89,8 @@ type Temporal struct {
 	namespace string
 }
 
-// StartTemporal starts the server and returns once its frontend answers.
+// StartTemporal starts the server and returns once its frontend and its
+// matching service answer (see probeReady).
 func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 	if opts.Namespace == "" {
 		opts.Namespace = "default"
@@ -231,16 +233,9 @@ func waitReady(ctx context.Context, o client.Options, timeout time.Duration) err
 	o.Logger = quietLogger{}
 	var lastErr error
 	for {
-		c, err := client.DialContext(ctx, o)
+		err := probeReady(ctx, o)
 		if err == nil {
-			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
-			if err == nil {
-				_, err = c.WorkflowService().DescribeNamespace(ctx, describeNamespace(o.Namespace))
-			}
-			c.Close()
-			if err == nil {
-				return nil
-			}
+			return nil
 		}
 		lastErr = err
 		select {
@@ -250,6 +245,32 @@ func waitReady(ctx context.Context, o client.Options, timeout time.Duration) err
 		}
 	}
 }
+
+// probeReady asks the frontend for its health, the namespace and a task
+// queue: the last is answered by the matching service, which joins the
+// membership ring in a goroutine of its own after the server's Start has
+// returned. A server stopped before that join completes panics inside
+// ringpop (a nil label store), so the server is ready only once matching
+// is in the frontend's ring.
+func probeReady(ctx context.Context, o client.Options) error {
+	c, err := client.DialContext(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		return err
+	}
+	if _, err := c.WorkflowService().DescribeNamespace(ctx, describeNamespace(o.Namespace)); err != nil {
+		return err
+	}
+	_, err = c.DescribeTaskQueue(ctx, readyProbeQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	return err
+}
+
+// readyProbeQueue is a task queue no worker polls; describing it only
+// reaches the matching service.
+const readyProbeQueue = "bookonce-ready-probe"
 
 func serverConfig(host string, port int, fixed []int, st stores) (*config.Config, error) {
 	services, err := servicePorts(host, port, fixed)
