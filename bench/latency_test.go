@@ -97,7 +97,8 @@ func makeRunTemporal(t *testing.T) client.Client {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, ts.Stop()) })
-	tc, err := client.DialContext(ctx, client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(), Logger: testsupport.QuietLogger()})
+	tc, err := client.DialContext(ctx, client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(), Logger: testsupport.QuietLogger(),
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: config.TemporalCompression(ts.HostPort())}})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	require.NoError(t, workflows.EnsureSearchAttributes(ctx, tc, ts.Namespace()))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
@@ -65,4 +66,30 @@ func TestTemporalConnectionFromTheSDKVariables(t *testing.T) {
 		return v, ok
 	})
 	require.ErrorContains(t, err, "TEMPORAL_PROFILE")
+}
+
+// TestTemporalCompressionOnlyOffLoopback: calls to a server on this
+// machine go uncompressed, calls to a cluster elsewhere gzip-compressed
+// (the SDK's default).
+func TestTemporalCompressionOnlyOffLoopback(t *testing.T) {
+	for _, c := range []struct {
+		hostPort string
+		none     bool
+	}{
+		{"127.0.0.1:7233", true},
+		{"127.0.0.2:7233", true},
+		{"localhost:7233", true},
+		{"[::1]:7233", true},
+		{"temporal:7233", false},
+		{"10.0.0.5:7233", false},
+		{"shop.a1b2c.tmprl.cloud:7233", false},
+		{"not a host port", false},
+	} {
+		got := config.TemporalCompression(c.hostPort)
+		if c.none {
+			require.IsType(t, &client.GrpcCompressionNone{}, got, c.hostPort)
+		} else {
+			require.IsType(t, &client.GrpcCompressionGzip{}, got, c.hostPort)
+		}
+	}
 }

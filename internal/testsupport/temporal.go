@@ -13,6 +13,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -36,7 +37,7 @@ func Temporal(t testing.TB) client.Client {
 		if temporalErr != nil {
 			return
 		}
-		c, err := client.DialContext(ctx, client.Options{HostPort: temporalSrv.HostPort(), Namespace: temporalSrv.Namespace()})
+		c, err := client.DialContext(ctx, loopbackOptions(client.Options{}))
 		if err != nil {
 			temporalErr = err
 			return
@@ -45,10 +46,18 @@ func Temporal(t testing.TB) client.Client {
 		temporalErr = workflows.EnsureSearchAttributes(ctx, c, temporalSrv.Namespace())
 	})
 	require.NoError(t, temporalErr, "start in-process Temporal server")
-	c, err := client.Dial(client.Options{HostPort: temporalSrv.HostPort(), Namespace: temporalSrv.Namespace(), Logger: quiet{}})
+	c, err := client.Dial(loopbackOptions(client.Options{Logger: quiet{}}))
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return c
+}
+
+// loopbackOptions are o for the package's server, compressed as bookonce's
+// processes compress calls to a loopback server.
+func loopbackOptions(o client.Options) client.Options {
+	o.HostPort, o.Namespace = temporalSrv.HostPort(), temporalSrv.Namespace()
+	o.ConnectionOptions.GrpcCompression = config.TemporalCompression(o.HostPort)
+	return o
 }
 
 // TemporalHostPort is the address of the package's in-process server.
