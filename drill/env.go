@@ -182,7 +182,8 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 // search attributes the workflows use.
 func (e *env) dialTemporal(ctx context.Context) error {
 	var err error
-	o := client.Options{HostPort: e.cfg.TemporalAddress, Namespace: e.cfg.TemporalNamespace, Logger: sdklog.NewStructuredLogger(e.opts.Log)}
+	o := e.cfg.TemporalOptions()
+	o.Logger = sdklog.NewStructuredLogger(e.opts.Log)
 	if e.cfg.PayloadCodec != nil {
 		e.cfg.PayloadCodec.Apply(&o)
 	}
