@@ -76,10 +76,18 @@ func (r *report) latencyTables(b *strings.Builder) []target {
 	b.WriteString("\n" + phasesIntro + "\n\n")
 	r.phaseTable(b)
 	fmt.Fprintf(b, "\nMemory (VmRSS of the benchmark's process, which holds the whole stack as `make run`'s process does, "+
-		"plus the load generator: a proxy for `make run`'s RSS): idle after the stack started %.0f MB; "+
-		"the largest reading while driving 20 bookings/s (%d bookings, read every 250 ms) %.0f MB.\n",
-		float64(l.rssIdle)/1024, l.rssN, float64(l.rssLoad)/1024)
+		"plus the load generator: a proxy for `make run`'s RSS): idle after the stack started %s; "+
+		"the largest reading while driving 20 bookings/s (%d bookings, read every 250 ms, after the %d bookings of the runs above) %s.\n",
+		l.rssIdle, l.rssN, l.n*len(l.runs)+1, l.rssLoad)
 	return targets
+}
+
+// String says a reading in MB: the resident set, its anonymous part with
+// what the Go runtime holds of it, and its file-backed part.
+func (m memReading) String() string {
+	mb := func(kb int64) float64 { return float64(kb) / 1024 }
+	return fmt.Sprintf("%.0f MB (anonymous %.0f MB, of which the Go runtime holds %.0f MB with %.0f MB of heap objects; file-backed %.0f MB)",
+		mb(m.rss), mb(m.anon), mb(m.goHeld), mb(m.heap), mb(m.file))
 }
 
 // phaseTable prints each phase's time since the webhook was accepted,

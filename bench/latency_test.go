@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,16 +118,16 @@ type latencyRun struct {
 type latencyResult struct {
 	runs    []latencyRun
 	n       int
-	rssIdle int64 // kB
-	rssLoad int64 // kB, the largest reading while driving 20 bookings/s
-	rssN    int   // bookings during that window
+	rssIdle memReading
+	rssLoad memReading // the largest reading while driving 20 bookings/s
+	rssN    int        // bookings during that window
 }
 
 func measureLatency(t *testing.T, sz latencySizes) latencyResult {
 	e := newLatencyEnv(t)
 	phases := prometheus.NewRegistry()
 	require.NoError(t, phases.Register(telemetry.BookingPhases))
-	res := latencyResult{n: sz.n, rssIdle: rssKB(t)}
+	res := latencyResult{n: sz.n, rssIdle: mustReadMem(t)}
 	// One booking first, to warm up.
 	warm, _ := OpenLoop{N: 1, Every: latencyEvery}.Run(context.Background(), e.bookingOp(t))
 	require.Zero(t, warm.Errors, "first booking: %v", warm.FirstErr)
@@ -150,7 +153,7 @@ func measureLatency(t *testing.T, sz latencySizes) latencyResult {
 	requireOnlySlow(t, r)
 	seq += r.Ops
 	res.rssLoad, res.rssN = peak, r.Ops
-	t.Logf("RSS idle %d kB, driving 20 bookings/s %d kB (%v)", res.rssIdle, res.rssLoad, r)
+	t.Logf("memory idle %+v, driving 20 bookings/s %+v (%v)", res.rssIdle, res.rssLoad, r)
 	// Effects: one confirmed reservation, one captured deposit and one
 	// confirmation sent per booking.
 	awaitSent(t, e, seq)
@@ -182,45 +185,77 @@ func awaitSent(t *testing.T, e e2eEnv, n int) {
 	})
 }
 
-// rssKB is this process's resident set (VmRSS): the load driver, the
-// servers, the worker and the embedded Temporal server, as `make run`
-// holds them in one process.
-func rssKB(t *testing.T) int64 {
-	kb, err := readRSS()
-	require.NoError(t, err)
-	return kb
+// memReading is one reading of this process's memory: the resident set
+// (VmRSS) of the load driver, the servers, the worker and the embedded
+// Temporal server, as `make run` holds them in one process, split into
+// anonymous and file-backed pages (SQLite's memory maps count there once
+// touched); within the anonymous part, what the Go runtime holds (heap,
+// stacks, its own structures, less what it returned to the system) and
+// of that the heap's objects, live or not yet swept. What is anonymous
+// and not Go's is mostly SQLite's page caches (the pure-Go SQLite
+// allocates outside the Go heap).
+type memReading struct {
+	rss, anon, file int64 // kB
+	goHeld, heap    int64 // kB
 }
 
-func readRSS() (int64, error) {
+// readMem reads /proc/self/status and the Go heap.
+func readMem() (memReading, error) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0, err
+		return memReading{}, err
 	}
+	var m memReading
+	fields := map[string]*int64{"VmRSS:": &m.rss, "RssAnon:": &m.anon, "RssFile:": &m.file}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("VmRSS %q: %w", v, err)
+		for name, to := range fields {
+			if v, ok := strings.CutPrefix(l, name); ok {
+				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				if err != nil {
+					return memReading{}, fmt.Errorf("%s %q: %w", name, v, err)
+				}
+				*to = kb
+				delete(fields, name)
 			}
-			return kb, nil
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/self/status")
+	if len(fields) > 0 {
+		return memReading{}, fmt.Errorf("/proc/self/status lacks %v", slices.Collect(maps.Keys(fields)))
+	}
+	sample := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+	}
+	metrics.Read(sample)
+	m.heap = int64(sample[0].Value.Uint64() / 1024)
+	m.goHeld = int64((sample[1].Value.Uint64() - sample[2].Value.Uint64()) / 1024)
+	return m, nil
 }
 
-// whileSampling runs f and reads the RSS every 250 ms meanwhile; it
-// returns f's result and the largest reading.
-func whileSampling(t *testing.T, f func() Result) (Result, int64) {
+// mustReadMem is readMem in a test.
+func mustReadMem(t *testing.T) memReading {
+	m, err := readMem()
+	require.NoError(t, err)
+	return m
+}
+
+// whileSampling runs f and reads the memory every 250 ms meanwhile; it
+// returns f's result and the reading with the largest resident set.
+func whileSampling(t *testing.T, f func() Result) (Result, memReading) {
 	stop := make(chan struct{})
-	var peak int64
+	var peak memReading
 	var readErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			kb, err := readRSS()
-			peak, readErr = max(peak, kb), errors.Join(readErr, err)
+			m, err := readMem()
+			if m.rss > peak.rss {
+				peak = m
+			}
+			readErr = errors.Join(readErr, err)
 			select {
 			case <-stop:
 				return
@@ -232,5 +267,8 @@ func whileSampling(t *testing.T, f func() Result) (Result, int64) {
 	close(stop)
 	wg.Wait()
 	require.NoError(t, readErr)
-	return r, max(peak, rssKB(t))
+	if last := mustReadMem(t); last.rss > peak.rss {
+		peak = last
+	}
+	return r, peak
 }
