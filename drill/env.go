@@ -22,6 +22,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/chaos"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/internal/postgres"
 	"github.com/bookonce/bookonce/internal/web"
@@ -286,13 +287,15 @@ func envList(vars map[string]string) []string {
 }
 
 // freeAddrs returns n free loopback addresses, held open together so that
-// they differ.
+// they differ; the drill's processes bind them again after every kill,
+// so they are drawn where no outgoing connection takes a port meanwhile
+// (devserver.ListenFree).
 func freeAddrs(n int) ([]string, error) {
 	var out []string
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := devserver.ListenFree("127.0.0.1")
 		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
+			return nil, err
 		}
 		defer l.Close()
 		out = append(out, l.Addr().String())

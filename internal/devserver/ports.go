@@ -9,30 +9,40 @@ import (
 	"strings"
 )
 
-// freePort finds a port on host that the server can bind a moment later.
-// A port the kernel hands out for port 0 comes from the ephemeral range,
-// which is also where every outgoing connection takes its local port: in
-// the gap between this probe and the server's own listen, a connection
-// can take it, and Temporal's membership listener then fails where its
-// error is only logged (a nil listener, a panic inside ringpop). So the
-// port is drawn below the ephemeral range, where nothing takes a port
-// without asking for it by number; where that range is unknown (not
-// Linux), the kernel picks.
+// freePort finds a port on host that the server can bind a moment later
+// (see ListenFree).
 func freePort(host string) (int, error) {
+	l, err := ListenFree(host)
+	if err != nil {
+		return 0, err
+	}
+	return l.Addr().(*net.TCPAddr).Port, l.Close()
+}
+
+// ListenFree listens on a free port of host that is safe to close and
+// bind again later: a server restarted on it, or started on it a moment
+// after this probe. A port the kernel hands out for port 0 comes from the
+// ephemeral range, which is also where every outgoing connection takes
+// its local port: in the gap before the server's own listen, a
+// connection can take it (Temporal's membership listener then fails
+// where its error is only logged: a nil listener, a panic inside
+// ringpop). So the port is drawn below the ephemeral range, where nothing
+// takes a port without asking for it by number; where that range is
+// unknown (not Linux), the kernel picks.
+func ListenFree(host string) (net.Listener, error) {
 	if low, ok := ephemeralLow(); ok && low > belowEphemeralFrom+1 {
 		for range 64 {
 			p := belowEphemeralFrom + rand.IntN(low-belowEphemeralFrom)
 			if l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p))); err == nil {
-				return p, l.Close()
+				return l, nil
 			}
 		}
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+		return nil, fmt.Errorf("find a free port: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return l, nil
 }
 
 // belowEphemeralFrom is the lowest port freePort draws: above the ports
