@@ -181,9 +181,10 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 	for {
 		var report PaymentState
 		var childDone, timedOut, cancelled bool
+		var childErr error
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(a.payments, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &report) })
-		sel.AddFuture(a.child, func(f workflow.Future) { childDone = true; _ = f.Get(ctx, &report) })
+		sel.AddFuture(a.child, func(f workflow.Future) { childDone = true; childErr = f.Get(ctx, &report) })
 		sel.AddFuture(timer, func(f workflow.Future) {
 			if f.Get(ctx, nil) != nil {
 				cancelled = true // the timer was cancelled with the workflow
@@ -207,7 +208,7 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 			a.recordChild("authorize deposit (payment saga)", report)
 			return nil
 		case PaymentNeedsReview:
-			_ = a.upsert(ctx, StatusNeedsReview, "deposit outcome unknown: waiting for review")
+			a.show(ctx, StatusNeedsReview, "deposit outcome unknown: waiting for review")
 			// A person decides now; give them the review's time.
 			timer = workflow.NewTimer(ctx, a.tuning.ReviewTimeout+a.tuning.AuthorizationTimeout)
 		case PaymentExpired:
@@ -218,6 +219,9 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 			a.recordChild("authorize deposit (payment saga)", report)
 			return &outcome{StatusPaymentFailed, report.Reason}
 		default:
+			if childDone && childErr != nil {
+				return &outcome{StatusPaymentFailed, "payment saga failed: " + childErr.Error()}
+			}
 			if childDone {
 				return &outcome{StatusPaymentFailed, "payment saga ended: " + string(report.Status)}
 			}
@@ -293,6 +297,15 @@ func (a *appointment) upsert(ctx workflow.Context, status BookingStatus, details
 		return fmt.Errorf("upsert search attributes: %w", err)
 	}
 	return nil
+}
+
+// show is upsert where the saga goes on whatever the Web UI shows: the
+// status is in the state (and the status query) either way, and a failed
+// upsert is logged rather than dropped.
+func (a *appointment) show(ctx workflow.Context, status BookingStatus, details string) {
+	if err := a.upsert(ctx, status, details); err != nil {
+		workflow.GetLogger(ctx).Warn("status not shown in the Web UI", "status", status, "error", err)
+	}
 }
 
 // phase records that phase p of this booking ended (observePhase).

@@ -255,7 +255,9 @@ func (p *payment) finish(ctx workflow.Context, s PaymentStatus, reason string) (
 	return p.state, nil
 }
 
-// notifyParent signals the appointment; it may have ended, which is fine.
+// notifyParent signals the appointment; it may have ended, which is fine:
+// the appointment also reads the saga's end from the child's result.
+// A failed signal is logged.
 func (p *payment) notifyParent(ctx workflow.Context) {
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
 	if parent == nil {
@@ -263,7 +265,9 @@ func (p *payment) notifyParent(ctx workflow.Context) {
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	_ = workflow.SignalExternalWorkflow(dctx, parent.ID, "", SignalPaymentStatus, p.state).Get(dctx, nil)
+	if err := workflow.SignalExternalWorkflow(dctx, parent.ID, "", SignalPaymentStatus, p.state).Get(dctx, nil); err != nil {
+		workflow.GetLogger(ctx).Info("payment status not signalled to the appointment", "status", p.state.Status, "error", err)
+	}
 }
 
 func (p *payment) record(name, activityID string, s activities.Step, err error) {

@@ -57,13 +57,13 @@ func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outc
 		}
 		action, rerr := awaitReview(ctx, a.tuning, a.req.Tenant, id, err, func(caseID string) {
 			a.state.ReviewCase = caseID
-			_ = a.upsert(ctx, StatusNeedsReview, "hold outcome unknown: waiting for review case "+caseID)
+			a.show(ctx, StatusNeedsReview, "hold outcome unknown: waiting for review case "+caseID)
 		})
 		a.state.ReviewCase = ""
 		if rerr != nil || action != review.ActionRetry {
 			return "", &outcome{StatusRejected, fmt.Sprintf("hold outcome unknown; review decided %s", action)}
 		}
-		_ = a.upsert(ctx, StatusHolding, "retrying the hold after review")
+		a.show(ctx, StatusHolding, "retrying the hold after review")
 	}
 }
 
