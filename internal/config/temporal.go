@@ -130,11 +130,7 @@ func (c Config) TemporalOptions() client.Options {
 // embedded server), where compressing every task, request and response
 // saves no byte on a wire and took 7 % of the latency bench's CPU.
 func TemporalCompression(hostPort string) client.GrpcCompression {
-	host, _, err := net.SplitHostPort(hostPort)
-	if err != nil {
-		host = hostPort
-	}
-	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+	if host, _, err := net.SplitHostPort(hostPort); err == nil && loopbackHost(host) {
 		return &client.GrpcCompressionNone{}
 	}
 	return &client.GrpcCompressionGzip{}
