@@ -50,7 +50,7 @@ func TestBookThroughMCP(t *testing.T) {
 	require.Empty(t, call(t, s, agent.ToolBeginOperation, nil, &op))
 	require.Equal(t, agent.CapabilitiesVersion(), op.CapabilitiesVersion)
 	customer := newCustomer()
-	start := testsupport.NextWeekday(t, time.Wednesday, 10)
+	start := testsupport.Slot(t, time.Wednesday, 10)
 	var a agent.BookingAnswer
 	require.Empty(t, call(t, s, agent.ToolBookAppointment, map[string]any{
 		"customer": customer, "service": "tire-change", "start": start.Format(time.RFC3339), "operation_id": op.OperationID,
@@ -83,7 +83,7 @@ func TestSameBookingFiveTimesAtOnce(t *testing.T) {
 	require.Empty(t, call(t, s, agent.ToolBeginOperation, nil, &op))
 	customer := newCustomer()
 	args := map[string]any{"customer": customer, "service": "oil-change",
-		"start": testsupport.NextWeekday(t, time.Thursday, 11).Format(time.RFC3339), "operation_id": op.OperationID}
+		"start": testsupport.Slot(t, time.Thursday, 11).Format(time.RFC3339), "operation_id": op.OperationID}
 	answers := make([]agent.BookingAnswer, 5)
 	var wg sync.WaitGroup
 	for i := range answers {
@@ -112,7 +112,7 @@ func TestRephrasedSlotIsTheSameBooking(t *testing.T) {
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	customer := newCustomer()
-	day := testsupport.NextWeekday(t, time.Tuesday, 14)
+	day := testsupport.SpokenWeekday(t, time.Tuesday, 14)
 	spoken := "Dienstag 14 Uhr"
 	if time.Now().In(day.Location()).Weekday() == time.Tuesday {
 		spoken = day.Format("2.1.") + " um 14 Uhr" // "Dienstag" today would mean today
@@ -139,7 +139,7 @@ func TestDifferentSlotInWindowNeedsConfirmation(t *testing.T) {
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	customer := newCustomer()
-	first := testsupport.NextWeekday(t, time.Friday, 10)
+	first := testsupport.Slot(t, time.Friday, 10)
 	a := book(t, s, map[string]any{"customer": customer, "service": "tire-change", "start": first.Format(time.RFC3339)}, agent.StatusConfirmed)
 
 	later := map[string]any{"customer": customer, "service": "tire-change", "start": first.Add(3 * time.Hour).Format(time.RFC3339)}
@@ -163,7 +163,7 @@ func TestOperationIDsTheServerDidNotIssueAreRefused(t *testing.T) {
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	customer := newCustomer()
-	start := testsupport.NextWeekday(t, time.Monday, 9)
+	start := testsupport.Slot(t, time.Monday, 9)
 	var used agent.OperationOutput
 	require.Empty(t, call(t, s, agent.ToolBeginOperation, nil, &used))
 	var a agent.BookingAnswer

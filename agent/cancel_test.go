@@ -22,7 +22,7 @@ func TestCancelBookingActsOnce(t *testing.T) {
 	customer := newCustomer()
 	var booked agent.BookingAnswer
 	require.Empty(t, call(t, s, agent.ToolBookAppointment, map[string]any{
-		"customer": customer, "service": "tire-change", "start": testsupport.NextWeekday(t, time.Friday, 9).Format(time.RFC3339),
+		"customer": customer, "service": "tire-change", "start": testsupport.Slot(t, time.Friday, 9).Format(time.RFC3339),
 	}, &booked))
 	require.Equal(t, agent.StatusConfirmed, booked.Status, booked.Message)
 	testsupport.Eventually(t, 30*time.Second, "the booking's lifecycle started", func() bool {

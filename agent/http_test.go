@@ -80,7 +80,7 @@ func TestHTTPToolListingIsOpenAIStyle(t *testing.T) {
 func TestHTTPToolCallKeyedByToolCallID(t *testing.T) {
 	e := newEnv(t)
 	customer := newCustomer()
-	args := map[string]any{"customer": customer, "service": "oil-change", "start": testsupport.NextWeekday(t, time.Tuesday, 10).Format(time.RFC3339)}
+	args := map[string]any{"customer": customer, "service": "oil-change", "start": testsupport.Slot(t, time.Tuesday, 10).Format(time.RFC3339)}
 	status, _, first := e.post(t, agent.ToolBookAppointment, "call_abc123", args)
 	require.Equal(t, http.StatusOK, status, string(first))
 	var a agent.BookingAnswer
@@ -92,7 +92,7 @@ func TestHTTPToolCallKeyedByToolCallID(t *testing.T) {
 	require.Equal(t, "true", h.Get("Idempotent-Replayed"))
 	require.Equal(t, first, again)
 
-	other := map[string]any{"customer": customer, "service": "oil-change", "start": testsupport.NextWeekday(t, time.Tuesday, 12).Format(time.RFC3339)}
+	other := map[string]any{"customer": customer, "service": "oil-change", "start": testsupport.Slot(t, time.Tuesday, 12).Format(time.RFC3339)}
 	status, _, body := e.post(t, agent.ToolBookAppointment, "call_abc123", other)
 	require.Equal(t, http.StatusUnprocessableEntity, status, string(body))
 	require.Contains(t, string(body), "idempotency_key_reused")
@@ -121,7 +121,7 @@ func TestHTTPToolCallKeyedByToolCallID(t *testing.T) {
 func TestFindSlotsByPhrase(t *testing.T) {
 	e := newEnv(t)
 	s := e.connect(t, devToken)
-	day := testsupport.NextWeekday(t, time.Wednesday, 0)
+	day := testsupport.Slot(t, time.Wednesday, 0)
 	var found agent.FindSlotsOutput
 	require.Empty(t, call(t, s, agent.ToolFindSlots, map[string]any{"service": "inspection", "when": day.Format("2.1."), "resource_id": "tech-anna"}, &found))
 	require.NotEmpty(t, found.Slots)
@@ -142,7 +142,7 @@ func TestFindSlotsByPhrase(t *testing.T) {
 func TestAgentListenerServesHealthAndMetrics(t *testing.T) {
 	e := newEnv(t)
 	s := e.connect(t, devToken)
-	args := map[string]any{"customer": newCustomer(), "service": "tire-change", "start": testsupport.NextWeekday(t, time.Monday, 15).Format(time.RFC3339)}
+	args := map[string]any{"customer": newCustomer(), "service": "tire-change", "start": testsupport.Slot(t, time.Monday, 15).Format(time.RFC3339)}
 	for range 2 {
 		var a agent.BookingAnswer
 		require.Empty(t, call(t, s, agent.ToolBookAppointment, args, &a))

@@ -31,7 +31,7 @@ func TestUnknownCalendarOutcomeAnswersPending(t *testing.T) {
 	customer := newCustomer()
 	var a agent.BookingAnswer
 	require.Empty(t, call(t, s, agent.ToolBookAppointment, map[string]any{
-		"customer": customer, "service": "inspection", "start": testsupport.NextWeekday(t, time.Wednesday, 9).Format(time.RFC3339),
+		"customer": customer, "service": "inspection", "start": testsupport.Slot(t, time.Wednesday, 9).Format(time.RFC3339),
 	}, &a))
 	require.Equal(t, agent.StatusPending, a.Status, a.Message)
 	require.NotEmpty(t, a.WorkflowID)
@@ -61,7 +61,7 @@ func TestPaymentLinkInTheAnswer(t *testing.T) {
 	s := e.connect(t, devToken)
 	var a agent.BookingAnswer
 	require.Empty(t, call(t, s, agent.ToolBookAppointment, map[string]any{
-		"customer": newCustomer(), "service": "tire-change", "start": testsupport.NextWeekday(t, time.Thursday, 15).Format(time.RFC3339),
+		"customer": newCustomer(), "service": "tire-change", "start": testsupport.Slot(t, time.Thursday, 15).Format(time.RFC3339),
 	}, &a))
 	require.Equal(t, agent.StatusPending, a.Status, a.Message)
 	require.True(t, strings.HasPrefix(a.PaymentURL, e.cfg.PaymentsURL+"/pay/"), a.PaymentURL)
@@ -83,7 +83,7 @@ func TestPaymentLinkInTheAnswer(t *testing.T) {
 func TestADecisionWhoseSagaNeverStartedIsStarted(t *testing.T) {
 	e := newEnv(t)
 	e.svc.Wait = time.Second
-	customer, start := newCustomer(), testsupport.NextWeekday(t, time.Friday, 14)
+	customer, start := newCustomer(), testsupport.Slot(t, time.Friday, 14)
 	intentID := workflows.IntentID("demo", customer, "tire-change", "", start)
 	workflowID := workflows.AppointmentWorkflowID("demo", intentID)
 	_, err := e.pool.Exec(context.Background(), `INSERT INTO booking_intents (tenant_id, intent_id, customer, service, slot_start, channel, workflow_id, events)

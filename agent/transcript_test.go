@@ -43,7 +43,7 @@ func TestTranscriptOfARetryingAgent(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &tr))
 	e := newEnv(t)
 	s := e.connect(t, devToken)
-	day := testsupport.NextWeekday(t, time.Tuesday, 14)
+	day := testsupport.Slot(t, time.Tuesday, 14)
 	vars := map[string]string{"customer": newCustomer(), "day": day.Format("2.1."), "iso_14": day.Format(time.RFC3339)}
 	answers := map[string]agent.BookingAnswer{}
 	for i, st := range tr.Steps {

@@ -111,16 +111,10 @@ func (e env) count(t *testing.T, sql string, args ...any) int {
 // package (and by reruns with -count), so each test talks as someone new.
 func newCustomer() string { return fmt.Sprintf("+49151%08d", rand.IntN(100000000)) }
 
-// tuesdayText names next Tuesday explicitly, so the wish is in the future
-// whatever day the test runs.
-func nextTuesday() time.Time {
-	berlin, _ := time.LoadLocation("Europe/Berlin")
-	d := time.Now().In(berlin).AddDate(0, 0, 1)
-	for d.Weekday() != time.Tuesday {
-		d = d.AddDate(0, 0, 1)
-	}
-	return d
-}
+// nextTuesday is the day of the next Tuesday at least
+// testsupport.SlotLead away, named in the wish by its date ("8.12."), so
+// a booking on it may be cancelled or moved free whatever day the test runs.
+func nextTuesday(t testing.TB) time.Time { return testsupport.Slot(t, time.Tuesday, 0) }
 
 func dateText(d time.Time) string { return fmt.Sprintf("%d.%d.", d.Day(), int(d.Month())) }
 
@@ -171,7 +165,7 @@ func TestUnsignedOrWronglySignedWebhooksAreRejected(t *testing.T) {
 func TestMatrix05WebhookReplayedThreeTimes(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	day := nextTuesday()
+	day := nextTuesday(t)
 	form := twilio.WhatsApp("SMdup1", newCustomer(), "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
 	deliveries := make([]delivery, 3)
 	for i := range deliveries {
@@ -198,7 +192,7 @@ func TestMatrix05WebhookReplayedThreeTimes(t *testing.T) {
 func TestMatrix09VoiceAndWhatsAppAtOnce(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	day := nextTuesday()
+	day := nextTuesday(t)
 	call, customer := twilio.NewSID("CA"), newCustomer()
 	status, _, err := e.sim.Post(ctx, channels.RouteVoice, url.Values{"CallSid": {call}, "From": {customer}})
 	require.NoError(t, err)
@@ -226,7 +220,7 @@ func TestMatrix09VoiceAndWhatsAppAtOnce(t *testing.T) {
 func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	day, customer := nextTuesday(), newCustomer()
+	day, customer := nextTuesday(t), newCustomer()
 	_, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp("SMa", customer, "Reifenwechsel am "+dateText(day)+" um 14 Uhr"))
 	require.NoError(t, err)
 	testsupport.Eventually(t, 30*time.Second, "the first intent", func() bool {

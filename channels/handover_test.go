@@ -36,7 +36,7 @@ func TestLegacyConversationHandsOverItsState(t *testing.T) {
 	})
 
 	// After the upgrade: the confirmation names date and time, not the service.
-	day := nextTuesday()
+	day := nextTuesday(t)
 	status, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp("SMafter", customer, "Ja, "+dateText(day)+" 14 Uhr passt"))
 	require.NoError(t, err)
 	require.Equal(t, 200, status)
@@ -88,7 +88,7 @@ func (e env) signalLegacy(t *testing.T, customer, eventID, text string) {
 func TestLegacyConversationsPendingReviewMovesWithIt(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	day, customer := nextTuesday(), newCustomer()
+	day, customer := nextTuesday(t), newCustomer()
 	legacy, keyed := workflows.LegacyConversationWorkflowID("demo", customer), testsupport.ConversationID(t, "demo", customer)
 	e.signalLegacy(t, customer, "SMa", "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
 	e.signalLegacy(t, customer, "SMb", "Inspektion am "+dateText(day)+" um 14 Uhr")

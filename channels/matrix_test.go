@@ -89,7 +89,7 @@ func TestMatrix04GatewayCrashAfterInboxCommit(t *testing.T) {
 	crashed := e.sim
 	crashed.GatewayURL = srv.URL
 	customer, sid := newCustomer(), twilio.NewSID("SM")
-	form := twilio.WhatsApp(sid, customer, "Reifenwechsel am "+dateText(nextTuesday())+" um 14 Uhr")
+	form := twilio.WhatsApp(sid, customer, "Reifenwechsel am "+dateText(nextTuesday(t))+" um 14 Uhr")
 
 	_, _, err := crashed.Post(ctx, channels.RouteWhatsApp, form)
 	require.Error(t, err, "the gateway died before answering")
@@ -129,7 +129,7 @@ func TestMatrix04GatewayCrashAfterInboxCommit(t *testing.T) {
 func TestMatrix11GenuineSecondBooking(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	tuesday, customer := nextTuesday(), newCustomer()
+	tuesday, customer := nextTuesday(t), newCustomer()
 	status, _, err := e.sim.Post(ctx, channels.RouteWhatsApp,
 		twilio.WhatsApp(twilio.NewSID("SM"), customer, "Reifenwechsel am "+dateText(tuesday)+" um 14 Uhr"))
 	require.NoError(t, err)

@@ -113,7 +113,7 @@ func TestPaymentLinkPaidInTheBrowserConfirmsOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	customer := newCustomer()
-	day := nextTuesday()
+	day := nextTuesday(t)
 	wish := fmt.Sprintf("Reifenwechsel am %s um 10 Uhr", dateText(day))
 	status, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp(twilio.NewSID("SM"), customer, wish))
 	require.NoError(t, err)

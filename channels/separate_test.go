@@ -21,7 +21,7 @@ import (
 func TestReviewersSeparateBooksAnOverlappingSecondCar(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	day, customer := nextTuesday(), newCustomer()
+	day, customer := nextTuesday(t), newCustomer()
 	_, _, err := e.sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp(twilio.NewSID("SM"), customer, "Reifenwechsel am "+dateText(day)+" um 14 Uhr"))
 	require.NoError(t, err)
 	testsupport.Eventually(t, 60*time.Second, "the first booking confirmed", func() bool {

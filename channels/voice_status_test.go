@@ -72,7 +72,7 @@ func TestVoiceBookingConfirmedWithinTheCall(t *testing.T) {
 	e := newCancelEnv(t)
 	e.gw.VoiceConfirmWait = 10 * time.Minute // the booking's speed must not end the wait here
 	c := newCall(twilio.Simulator{GatewayURL: e.url, PublicBaseURL: e.gw.PublicBaseURL, AuthToken: e.gw.TwilioAuthToken})
-	day := nextTuesday()
+	day := nextTuesday(t)
 
 	wish := "Reifenwechsel am " + dateText(day) + " um 14 Uhr"
 	first := c.say(t, wish)
@@ -120,7 +120,7 @@ func TestVoiceBookingNotConfirmedInTimeFollowsInWriting(t *testing.T) {
 	e.gw.VoiceConfirmWait = time.Millisecond // one poll
 	c := newCall(e.sim)
 
-	first := c.say(t, "Reifenwechsel am "+dateText(nextTuesday())+" um 10 Uhr")
+	first := c.say(t, "Reifenwechsel am "+dateText(nextTuesday(t))+" um 10 Uhr")
 	e.link(t, c.customer) // the booking runs and waits for the deposit
 	last := c.follow(t, first)
 	require.Nil(t, last.Redirect, "one poll allowed: no further wait")

@@ -31,7 +31,7 @@ func TestLostHoldAnswerWithTheRealCalendar(t *testing.T) {
 	req := calendar.HoldRequest{
 		ResourceID: "bay-1",
 		Service:    "tire-change",
-		Start:      nextTuesdayAt14(),
+		Start:      testsupport.SpokenWeekday(t, time.Tuesday, 14),
 		Customer:   "cust-chaos",
 		Reference:  "wf-chaos-1",
 	}
@@ -55,17 +55,4 @@ func TestLostHoldAnswerWithTheRealCalendar(t *testing.T) {
 	require.Equal(t, 1, n, "the retry must not reserve twice")
 	require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM calendar_reservations").Scan(&n))
 	require.Equal(t, 1, n)
-}
-
-// nextTuesdayAt14 is inside opening hours whatever day the test runs.
-func nextTuesdayAt14() time.Time {
-	berlin, err := time.LoadLocation("Europe/Berlin")
-	if err != nil {
-		panic(err)
-	}
-	d := time.Now().In(berlin).AddDate(0, 0, 1)
-	for d.Weekday() != time.Tuesday {
-		d = d.AddDate(0, 0, 1)
-	}
-	return time.Date(d.Year(), d.Month(), d.Day(), 14, 0, 0, 0, berlin)
 }

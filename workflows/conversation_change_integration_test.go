@@ -24,7 +24,7 @@ func moveThenCancel(t *testing.T, s convStack, customer string) string {
 	testsupport.Eventually(t, 60*time.Second, "the confirmation at Twilio", func() bool {
 		return messagesTo(fake, customer, "") == 2 // the reply and the confirmation
 	})
-	thursday := testsupport.NextWeekday(t, time.Thursday, 10)
+	thursday := testsupport.Slot(t, time.Thursday, 10)
 	s.say(t, in, "SMmove", fmt.Sprintf("Bitte verschieben auf den %d.%d. um 10 Uhr", thursday.Day(), int(thursday.Month())))
 	testsupport.Eventually(t, 60*time.Second, "the message about the move", func() bool { return messagesTo(fake, customer, "") == 3 })
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed' AND lower(slot) = $2`, customer, thursday.UTC()),

@@ -82,7 +82,7 @@ func conversationInput(customer string, restartAfter int) workflows.Conversation
 
 // slotText names hour:00 on the next Tuesday as a customer writes it.
 func slotText(t *testing.T, hour int) string {
-	d := testsupport.NextWeekday(t, time.Tuesday, hour)
+	d := testsupport.Slot(t, time.Tuesday, hour)
 	return fmt.Sprintf("am %d.%d. um %d Uhr", d.Day(), int(d.Month()), hour)
 }
 

@@ -70,6 +70,10 @@ func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnviro
 	// A loaded CI machine can stall the workflow goroutine past the 1 s
 	// default and fail a correct run as a deadlock.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
+	// The test clock starts when the webhooks were accepted, so unitSlot
+	// is eight days ahead whatever day the test runs (a test about a rule
+	// of time sets its own start after this).
+	env.SetStartTime(unitReceivedAt)
 	env.RegisterWorkflow(workflows.ConversationWorkflow)
 	env.RegisterWorkflow(workflows.AppointmentWorkflow)
 	env.RegisterActivity(&activities.Activities{})

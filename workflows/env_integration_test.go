@@ -57,7 +57,7 @@ func (e env) startWorker(t *testing.T) worker.Worker {
 // rerun (go test -count=N) on the shared server starts fresh workflows.
 func request(t *testing.T, customer string, wd time.Weekday, hour int) workflows.BookingRequest {
 	return workflows.BookingRequest{
-		IntentID: testsupport.TaskQueue(t), Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: testsupport.NextWeekday(t, wd, hour),
+		IntentID: testsupport.TaskQueue(t), Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: testsupport.Slot(t, wd, hour),
 		Channel: workflows.ChannelAPI, DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
 		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 3 * time.Second},
 	}

@@ -226,7 +226,7 @@ func TestReconcilerReleasesHoldsOfMissingSagasOnly(t *testing.T) {
 	ghostBooked := ghost + "-booked"
 	desk := "desk-" + testsupport.TaskQueue(t)
 	hold := func(ref string, hour int) calendar.Hold {
-		h, err := cal.CreateHold(ctx, "k-"+ref, calendar.HoldRequest{Service: "tire-change", Start: testsupport.NextWeekday(t, time.Tuesday, hour), Customer: "+4915112340016", Reference: ref})
+		h, err := cal.CreateHold(ctx, "k-"+ref, calendar.HoldRequest{Service: "tire-change", Start: testsupport.Slot(t, time.Tuesday, hour), Customer: "+4915112340016", Reference: ref})
 		require.NoError(t, err)
 		return h
 	}

@@ -39,7 +39,7 @@ func TestRecordHistoriesHandOver(t *testing.T) {
 
 	in.CustomerKey = testsupport.CustomerKey(t, "demo", customer)
 	keyed := workflows.ConversationWorkflowID("demo", in.CustomerKey)
-	slot := testsupport.NextWeekday(t, time.Tuesday, 14).In(berlin(t))
+	slot := testsupport.Slot(t, time.Tuesday, 14).In(berlin(t))
 	signalStart(t, ctx, s, keyed, in, "REChand2", fmt.Sprintf("Ja, %d.%d. 14 Uhr passt", slot.Day(), int(slot.Month())))
 	var appointment string
 	testsupport.Eventually(t, 60*time.Second, "the appointment the keyed conversation started", func() bool {

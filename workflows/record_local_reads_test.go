@@ -34,7 +34,7 @@ func TestRecordHistoriesLocalReads(t *testing.T) {
 	in := recordConversation(customer)
 	in.CustomerKey = testsupport.CustomerKey(t, "demo", customer)
 	id := workflows.ConversationWorkflowID("demo", in.CustomerKey)
-	slot := testsupport.NextWeekday(t, time.Wednesday, 15).In(berlin(t))
+	slot := testsupport.Slot(t, time.Wednesday, 15).In(berlin(t))
 	signalStart(t, ctx, s, id, in, "REClocal1", fmt.Sprintf("Reifenwechsel am %d.%d. um 15:00 Uhr", slot.Day(), int(slot.Month())))
 	testsupport.Eventually(t, 60*time.Second, "the conversation's reply and appointment", func() bool {
 		return len(s.appointmentsOf(ctx, string(in.CustomerKey))) == 1 &&

@@ -35,7 +35,7 @@ func TestMatrixRescheduleWorkerKilledMidMove(t *testing.T) {
 			r, st := run(t, e, request(t, "+491511234570"+string(rune('0'+i)), time.Wednesday, 16))
 			require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 			id := r.GetID()
-			to := testsupport.NextWeekday(t, time.Thursday, 10)
+			to := testsupport.Slot(t, time.Thursday, 10)
 
 			pause := e.calendar.PauseAt("POST", tc.path, true)
 			pause.Drop = true
@@ -106,7 +106,7 @@ func TestReconcilerJudgesAMoveByItsAppointment(t *testing.T) {
 	require.True(t, ok)
 	ghost := workflows.MoveReference(workflows.AppointmentWorkflowID("demo", "ghost-"+testsupport.TaskQueue(t)), 1)
 	_, err := calendar.NewClient(e.cfg.CalendarURL, tok).CreateHold(context.Background(), "k-"+ghost, calendar.HoldRequest{
-		Service: "tire-change", Start: testsupport.NextWeekday(t, time.Tuesday, 9), Customer: "+4915112340017", Reference: ghost,
+		Service: "tire-change", Start: testsupport.Slot(t, time.Tuesday, 9), Customer: "+4915112340017", Reference: ghost,
 	})
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{activities.RepairReleaseHold: 1}, e.reconcile(t).Repairs)

@@ -51,7 +51,7 @@ func TestWebhookBookingShowsNoNumberAndFindFindsIt(t *testing.T) {
 	customer := fmt.Sprintf("+49151%08d", time.Now().UnixNano()%100000000)
 	digits := customer[len(customer)-8:] // the subscriber part, never shown
 	ctx := context.Background()
-	_, _, err := sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp("SMfind1", customer, "Reifenwechsel am "+tuesdayText()+" um 14 Uhr"))
+	_, _, err := sim.Post(ctx, channels.RouteWhatsApp, twilio.WhatsApp("SMfind1", customer, "Reifenwechsel am "+tuesdayText(t)+" um 14 Uhr"))
 	require.NoError(t, err)
 	testsupport.Eventually(t, 60*time.Second, "the booking confirmed", func() bool {
 		var n int
@@ -99,15 +99,8 @@ func TestWebhookBookingShowsNoNumberAndFindFindsIt(t *testing.T) {
 
 // tuesdayText is next Tuesday as a customer writes it ("2.12."), so the
 // wish lies in the future whatever day the test runs.
-func tuesdayText() string {
-	berlin, err := time.LoadLocation("Europe/Berlin")
-	if err != nil {
-		panic(err)
-	}
-	d := time.Now().In(berlin).AddDate(0, 0, 1)
-	for d.Weekday() != time.Tuesday {
-		d = d.AddDate(0, 0, 1)
-	}
+func tuesdayText(t testing.TB) string {
+	d := testsupport.SpokenWeekday(t, time.Tuesday, 14)
 	return fmt.Sprintf("%d.%d.", d.Day(), int(d.Month()))
 }
 
