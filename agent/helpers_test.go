@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // devToken is the demo tenant's API token in a testsupport database.
@@ -32,6 +33,8 @@ type env struct {
 	cfg  config.Config
 	svc  *agent.Service
 	url  string // the agent listener's base URL
+	// twilio receives what the outbox relay sends: what reached customers.
+	twilio *twilio.FakeServer
 }
 
 // newEnv runs the real stack: PostgreSQL, Temporal in-process, a worker,
@@ -62,7 +65,8 @@ func newEnv(t *testing.T, calendarVia ...func(string) string) env {
 	svc.Wait = 45 * time.Second // the tests wait for the saga's end, not a bound
 	srv := httptest.NewServer(stack.AgentService(svc, gw, reg, log).Mux())
 	t.Cleanup(srv.Close)
-	return env{pool: pool, tc: tc, cfg: cfg, svc: svc, url: srv.URL}
+	fake := stacktest.TwilioRelay(t, cfg, pool, log, 100*time.Millisecond)
+	return env{pool: pool, tc: tc, cfg: cfg, svc: svc, url: srv.URL, twilio: fake}
 }
 
 // bearer adds a token to every request, as an MCP client's HTTP client does.

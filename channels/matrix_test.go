@@ -15,6 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/channels"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/twilio"
 )
@@ -78,7 +80,8 @@ func (crashingTemporal) SignalWithStartWorkflow(context.Context, string, string,
 // answering; Twilio redelivers the same webhook to a healthy gateway, which
 // drops it as a duplicate; the relay hands the pending event on. One inbox
 // row, one duplicate counted; downstream one reservation, one captured
-// deposit, one confirmation row.
+// deposit, one confirmation row, and one reply at the customer (counted at
+// the fake Twilio).
 func TestMatrix04GatewayCrashAfterInboxCommit(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -88,6 +91,8 @@ func TestMatrix04GatewayCrashAfterInboxCommit(t *testing.T) {
 	defer srv.Close()
 	crashed := e.sim
 	crashed.GatewayURL = srv.URL
+	cfg := testsupport.Config(t)
+	fake := stacktest.TwilioRelay(t, cfg, e.pool, stack.Logger(cfg, testLog{t}), 100*time.Millisecond)
 	customer, sid := newCustomer(), twilio.NewSID("SM")
 	form := twilio.WhatsApp(sid, customer, "Reifenwechsel am "+dateText(nextTuesday(t))+" um 14 Uhr")
 
@@ -114,7 +119,8 @@ func TestMatrix04GatewayCrashAfterInboxCommit(t *testing.T) {
 	e.requireBookings(t, 1)
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events`))
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE state = 'delivered'`))
-	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = $1`, "reply:"+sid))
+	require.Len(t, testsupport.Delivered(t, e.pool, fake, testsupport.ConversationID(t, "demo", customer), customer, "Danke! Wir buchen"), 1,
+		"one reply reached the customer")
 	n, err = e.gw.RelayPending(ctx, -time.Second)
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing left to relay")

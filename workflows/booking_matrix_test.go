@@ -17,6 +17,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/workflows"
@@ -64,8 +66,9 @@ func TestMatrixCancelRacingTheRefundBoundary(t *testing.T) {
 
 // TestMatrixReminderAnswerLost: the reminder's activity reserves its
 // outbox row (the real outbox in PostgreSQL), then its answer is lost
-// and it is retried: one outbox row for that offset, and the booking
-// records the reminder as sent.
+// and it is retried: one outbox row for that offset, one reminder at the
+// customer (counted at the fake Twilio, where a double send would show),
+// and the booking records the reminder as sent.
 func TestMatrixReminderAnswerLost(t *testing.T) {
 	pool := testsupport.Database(t)
 	var suite testsuite.WorkflowTestSuite
@@ -74,6 +77,8 @@ func TestMatrixReminderAnswerLost(t *testing.T) {
 	env.RegisterWorkflow(workflows.BookingWorkflow)
 	a := &activities.Activities{Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}}}
 	env.RegisterActivity(a)
+	cfg := testsupport.Config(t)
+	fake := stacktest.TwilioRelay(t, cfg, pool, stack.Logger(cfg, testsupport.LogWriter(t)), 100*time.Millisecond)
 	ref := workflows.AppointmentWorkflowID("demo", testsupport.TaskQueue(t))
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(ref), TaskQueue: workflows.TaskQueue})
 	env.SetStartTime(time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
@@ -103,6 +108,7 @@ func TestMatrixReminderAnswerLost(t *testing.T) {
 	var id string
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*), min(id) FROM outbox_messages
 		WHERE reference = $1 AND kind = $2`, ref, workflows.MessageKindReminder+"2h0m0s").Scan(&rows, &id))
-	require.Equal(t, 1, rows, "one outbox row for the offset: one message")
+	require.Equal(t, 1, rows, "one outbox row for the offset")
 	require.Equal(t, id, st.Steps[len(st.Steps)-1].DownstreamID, "the retry answered the row the lost attempt reserved")
+	require.Len(t, testsupport.Delivered(t, pool, fake, ref, in.Customer, "Erinnerung"), 1, "one reminder reached the customer")
 }
