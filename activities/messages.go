@@ -44,6 +44,10 @@ type ConfirmationInput struct {
 	// AcceptedAt is when the booking's webhook was accepted (zero: none);
 	// the outbox keeps it so the relay records the phase message_sent.
 	AcceptedAt time.Time `json:"accepted_at,omitzero"`
+	// SendBy is the message's business deadline (zero: none): a reserved
+	// message the relay reaches later is recorded as expired (with the
+	// reason, on the ops page), never sent late.
+	SendBy time.Time `json:"send_by,omitzero"`
 }
 
 // MessageKindAlreadyBooked is the outbox kind of the message that tells a
@@ -61,7 +65,7 @@ func (a *Activities) SendConfirmation(ctx context.Context, in ConfirmationInput)
 	}
 	m, err := a.Messages.Send(ctx, key, outbox.Message{
 		Tenant: in.Tenant, Reference: in.Reference, Kind: kind, Channel: in.Channel, Recipient: in.Customer, Body: in.Text,
-		AcceptedAt: in.AcceptedAt,
+		AcceptedAt: in.AcceptedAt, SendBy: in.SendBy,
 	})
 	if errors.Is(err, outbox.ErrConflict) {
 		// Another text is reserved for this booking: retrying cannot help.

@@ -33,6 +33,10 @@ type Message struct {
 	// AcceptedAt is when the webhook behind the message's booking was
 	// accepted (zero: none): the relay records message_sent from it.
 	AcceptedAt time.Time `json:"accepted_at,omitzero"`
+	// SendBy is the moment after which the message must not go out (the
+	// slot's start, a link's expiry; zero: none): a row the relay reaches
+	// later is recorded 'expired', never sent late.
+	SendBy time.Time `json:"send_by,omitzero"`
 }
 
 // Store keeps the outbox in PostgreSQL.
@@ -59,9 +63,9 @@ func (s *Store) Reserve(ctx context.Context, key string, m Message) (Message, er
 	if err != nil {
 		return Message{}, err
 	}
-	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, sealed, idempotency_key, accepted_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
-		id, m.Tenant, m.Reference, m.Kind, m.Channel, cols.recipient, cols.body, cols.sealed, key, acceptedAt(m.AcceptedAt))
+	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, sealed, idempotency_key, accepted_at, send_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
+		id, m.Tenant, m.Reference, m.Kind, m.Channel, cols.recipient, cols.body, cols.sealed, key, nullTime(m.AcceptedAt), nullTime(m.SendBy))
 	if err != nil {
 		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
 	}
@@ -103,8 +107,8 @@ const (
 	RouteReconcile = "reconcile"
 )
 
-// acceptedAt is the column value of an accepted time: NULL for none.
-func acceptedAt(t time.Time) *time.Time {
+// nullTime is the column value of an optional time: NULL for none.
+func nullTime(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
 	}

@@ -164,6 +164,9 @@ func (s *Sender) RunOnce(ctx context.Context) (sent int, err error) {
 			break
 		}
 		handled = append(handled, c.id)
+		if c.expired {
+			continue
+		}
 		if c.unreadable != nil {
 			errs = append(errs, c.unreadable)
 			continue
@@ -199,6 +202,28 @@ type claimed struct {
 	// unreadable: the row's sealed text did not open (a key missing in
 	// this process, a tampered row); it is left pending, untouched.
 	unreadable error
+	// expired: the row was reached after its send-by moment and is
+	// recorded 'expired' instead of being sent.
+	expired bool
+}
+
+// expire records a never-attempted row whose moment has passed as not
+// sent, with the reason for the ops page, and commits tx. Sending it now
+// would tell the customer something late (a reminder after the slot, a
+// link that no longer works).
+func (s *Sender) expire(ctx context.Context, tx pgx.Tx, id string, sendBy time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE outbox_messages
+		SET state = 'expired', claimed_until = NULL, claim_token = NULL, updated_at = now(),
+		    last_error = $2
+		WHERE id = $1`, id, "not sent: its moment passed at "+sendBy.UTC().Format(time.RFC3339)+" before the relay reached it")
+	if err == nil {
+		err = tx.Commit(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("expire outbox message %s: %w", id, err)
+	}
+	s.log().Warn("outbox message not sent: its moment passed", "id", id, "send_by", sendBy)
+	return nil
 }
 
 // claim takes the oldest due row: never attempted, or attempted and past
@@ -217,7 +242,8 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		attemptedAt *time.Time
 		sealed      []byte
 	)
-	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, idempotency_key, created_at, attempted_at, attempts, accepted_at
+	var sendBy *time.Time
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, idempotency_key, created_at, attempted_at, attempts, accepted_at, send_by
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -225,12 +251,15 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts, &c.acceptedAt)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts, &c.acceptedAt, &sendBy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}
 	if err != nil {
 		return claimed{}, false, fmt.Errorf("claim outbox message: %w", err)
+	}
+	if attemptedAt == nil && sendBy != nil && now.After(*sendBy) {
+		return claimed{id: c.id, expired: true}, true, s.expire(ctx, tx, c.id, *sendBy)
 	}
 	if c.recipient, c.body, err = s.Store.Open(c.id, c.recipient, c.body, sealed); err != nil {
 		// Never sent as garbage, never given up: the row waits, unclaimed,

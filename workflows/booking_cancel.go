@@ -172,11 +172,10 @@ func (b *booking) tell(ctx workflow.Context) {
 	case DepositKept:
 		name = tenants.TemplateBookingCancelledKept
 	}
-	var step activities.Step
-	err := workflow.ExecuteActivity(activityCtx(ctx, b.tuning, id, "Send cancellation"), act.SendConfirmation, activities.ConfirmationInput{
+	step, err := sendMessage(ctx, b.tuning, id, "Send cancellation", activities.ConfirmationInput{
 		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: render(b.in.Terms, name, data), Kind: MessageKindCancellation,
-	}).Get(ctx, &step)
+		Text: render(b.in.Terms, name, data), Kind: MessageKindCancellation, SendBy: b.in.SlotStart,
+	})
 	b.record(ctx, "send cancellation", id, step, err)
 	b.state.MessageID = step.DownstreamID
 }

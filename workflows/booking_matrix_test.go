@@ -81,7 +81,9 @@ func TestMatrixReminderAnswerLost(t *testing.T) {
 	fake := stacktest.TwilioRelay(t, cfg, pool, stack.Logger(cfg, testsupport.LogWriter(t)), 100*time.Millisecond)
 	ref := workflows.AppointmentWorkflowID("demo", testsupport.TaskQueue(t))
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(ref), TaskQueue: workflows.TaskQueue})
-	env.SetStartTime(time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
+	// In the relay's (real) future: a reminder reached after its slot
+	// would be recorded as expired, not sent.
+	env.SetStartTime(time.Date(2030, 6, 3, 10, 0, 0, 0, time.UTC))
 	var mu sync.Mutex
 	attempts := 0
 	env.OnActivity(a.SendConfirmation, mock.Anything, mock.Anything).Return(

@@ -100,12 +100,10 @@ func (b *booking) remind(ctx workflow.Context, r reminder) {
 	data := tenants.MessageData{
 		Service: label(b.in.Terms, b.in.Service), When: when(b.in.SlotStart, b.in.Timezone, language(b.in.Terms)), Booking: b.in.BookingID,
 	}
-	var step activities.Step
-	err := workflow.ExecuteActivity(activityCtx(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset)), act.SendConfirmation,
-		activities.ConfirmationInput{
-			Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
-			Text: render(b.in.Terms, name, data), Kind: MessageKindReminder + r.kind(),
-		}).Get(ctx, &step)
+	step, err := sendMessage(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset), activities.ConfirmationInput{
+		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
+		Text: render(b.in.Terms, name, data), Kind: MessageKindReminder + r.kind(), SendBy: b.in.SlotStart,
+	})
 	b.record(ctx, "send reminder "+r.offset.String()+" before", id, step, err)
 	if err == nil {
 		b.state.Reminders = append(b.state.Reminders, r.kind())

@@ -251,12 +251,11 @@ func (b *booking) tellMoved(ctx workflow.Context) {
 	if b.in.Deposit > 0 {
 		data.Amount = money(b.in.Deposit, b.in.Currency, lang)
 	}
-	var step activities.Step
-	err := workflow.ExecuteActivity(activityCtx(ctx, b.tuning, id, "Tell the customer the new time"), act.SendConfirmation,
-		activities.ConfirmationInput{
-			Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
-			Text: render(b.in.Terms, tenants.TemplateBookingRescheduled, data), Kind: MessageKindRescheduled + strconv.Itoa(n),
-		}).Get(ctx, &step)
+	step, err := sendMessage(ctx, b.tuning, id, "Tell the customer the new time", activities.ConfirmationInput{
+		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
+		Text: render(b.in.Terms, tenants.TemplateBookingRescheduled, data), Kind: MessageKindRescheduled + strconv.Itoa(n),
+		SendBy: b.in.SlotStart,
+	})
 	b.record(ctx, "send rescheduled", id, step, err)
 }
 

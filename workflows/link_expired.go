@@ -65,11 +65,9 @@ func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
 	default:
 		return
 	}
-	var step activities.Step
-	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, id, summary),
-		act.SendConfirmation, activities.ConfirmationInput{
-			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: linkChannel(a.req.Channel), Customer: a.req.Customer,
-			Kind: kind, Text: render(a.req.Terms, name, a.slot(a.req.SlotStart)),
-		}).Get(ctx, &step)
+	step, err := sendMessage(ctx, a.tuning, id, summary, activities.ConfirmationInput{
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: linkChannel(a.req.Channel), Customer: a.req.Customer,
+		Kind: kind, Text: render(a.req.Terms, name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
+	})
 	a.record("send "+kind, id, step, err)
 }

@@ -273,7 +273,7 @@ func (p *payment) notifyParent(ctx workflow.Context) {
 func (p *payment) record(name, activityID string, s activities.Step, err error) {
 	step := stepFrom(name, activityID, s)
 	if err != nil {
-		step.Result, step.Error = "failed", err.Error()
+		step.Result, step.Error = failedResult(err), err.Error()
 	}
 	p.state.Steps = append(p.state.Steps, step)
 }

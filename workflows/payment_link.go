@@ -112,7 +112,8 @@ func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
 func (p *payment) giveUp(ctx workflow.Context) (PaymentState, error) {
 	err := p.undo(ctx)
 	if p.last.Authorized() {
-		p.tell(ctx, "send-payment-late-refund", activities.MessageKindPaymentLateRefund, tenants.TemplatePaymentRefundedLate)
+		// Owed to the customer whenever it lands: no moment after which it is late.
+		p.tell(ctx, "send-payment-late-refund", activities.MessageKindPaymentLateRefund, tenants.TemplatePaymentRefundedLate, time.Time{})
 	}
 	if err != nil && p.saga.durable {
 		return p.finish(ctx, PaymentFailed, "void: "+err.Error())

@@ -118,11 +118,11 @@ func (p *payment) expireLinkUndo(ctx workflow.Context) error {
 // sendLink sends the link through the outbox, once per booking. A failure
 // is visible in the steps; the deadline still reconciles the link.
 func (p *payment) sendLink(ctx workflow.Context) {
-	p.tell(ctx, "send-payment-link", activities.MessageKindPaymentLink, tenants.TemplatePaymentLink)
+	p.tell(ctx, "send-payment-link", activities.MessageKindPaymentLink, tenants.TemplatePaymentLink, p.state.PaymentExpiresAt)
 }
 
 // tell sends the customer one payment message of kind.
-func (p *payment) tell(ctx workflow.Context, id, kind string, name tenants.TemplateName) {
+func (p *payment) tell(ctx workflow.Context, id, kind string, name tenants.TemplateName, sendBy time.Time) {
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
 	lang := language(p.req.Terms)
@@ -130,12 +130,10 @@ func (p *payment) tell(ctx workflow.Context, id, kind string, name tenants.Templ
 		Amount: money(p.req.Amount, p.req.Currency, lang), Link: p.state.PaymentURL,
 		Until: until(p.state.PaymentExpiresAt, p.timezone()),
 	}
-	var step activities.Step
-	err := workflow.ExecuteActivity(activityCtx(dctx, p.tuning, id, "Send "+kind),
-		act.SendConfirmation, activities.ConfirmationInput{
-			Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: linkChannel(p.req.Channel), Customer: p.req.Customer,
-			Kind: kind, Text: render(p.req.Terms, name, data),
-		}).Get(dctx, &step)
+	step, err := sendMessage(dctx, p.tuning, id, "Send "+kind, activities.ConfirmationInput{
+		Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: linkChannel(p.req.Channel), Customer: p.req.Customer,
+		Kind: kind, Text: render(p.req.Terms, name, data), SendBy: sendBy,
+	})
 	p.record("send "+kind, id, step, err)
 }
 

@@ -109,18 +109,16 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 	return &outcome{StatusRejected, "hold_expired"}
 }
 
-// confirmation sends the confirmation once; its failure does not undo a
-// paid booking, it is visible in the step table.
+// confirmation sends the confirmation once, until the slot begins; its
+// failure does not undo a paid booking, it is visible in the step table.
 func (a *appointment) confirmation(ctx workflow.Context) {
 	data := a.slot(a.req.SlotStart)
 	data.Booking = a.state.BookingID
 	text := render(a.req.Terms, tenants.TemplateConfirmation, data)
-	var step activities.Step
-	err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "send-confirmation", "Send confirmation"),
-		act.SendConfirmation, activities.ConfirmationInput{
-			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer, Text: text,
-			AcceptedAt: a.req.AcceptedAt,
-		}).Get(ctx, &step)
+	step, err := sendMessage(ctx, a.tuning, "send-confirmation", "Send confirmation", activities.ConfirmationInput{
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer, Text: text,
+		AcceptedAt: a.req.AcceptedAt, SendBy: a.req.SlotStart,
+	})
 	a.record("send confirmation", "send-confirmation", step, err)
 	a.state.MessageID = step.DownstreamID
 }
@@ -175,7 +173,7 @@ func keyedStep(info *workflow.Info, name, activityID string, s activities.Step, 
 		step.Key = activities.Key(info.Namespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, activityID)
 	}
 	if err != nil {
-		step.Result, step.Error = "failed", err.Error()
+		step.Result, step.Error = failedResult(err), err.Error()
 	}
 	return step
 }

@@ -1,0 +1,63 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/stack/stacktest"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// refuseConfirmationsSQL makes PostgreSQL refuse to reserve confirmations
+// in the outbox, as a database failing over does, and counts each refused
+// attempt in a sequence (which a rollback keeps).
+const refuseConfirmationsSQL = `
+CREATE SEQUENCE reserve_attempts;
+CREATE FUNCTION refuse_reserve() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM nextval('reserve_attempts');
+	RAISE EXCEPTION 'the outbox cannot take messages right now';
+END $$;
+CREATE TRIGGER refuse_reserve BEFORE INSERT ON outbox_messages FOR EACH ROW
+	WHEN (NEW.kind = 'confirmation') EXECUTE FUNCTION refuse_reserve();`
+
+// TestConfirmationOutlastsOutboxOutage: the outbox refuses the booking's
+// confirmation for three step retry budgets (the ordinary policy gave up
+// after one, and the customer was booked and charged and never told). The
+// reservation retries with its key until the outbox takes it: the
+// confirmation reaches the customer once, at the fake Twilio.
+func TestConfirmationOutlastsOutboxOutage(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker(t)
+	fake := stacktest.TwilioRelay(t, e.cfg, e.pool, stack.Logger(e.cfg, testsupport.LogWriter(t)), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := e.pool.Exec(ctx, refuseConfirmationsSQL)
+	require.NoError(t, err)
+	refused := func() int {
+		var n int
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM reserve_attempts`).Scan(&n))
+		return n
+	}
+
+	req := request(t, "+4915112345631", time.Thursday, 10)
+	req.Tuning = shortSteps
+	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	require.NoError(t, err)
+	budget := 3 * int(shortSteps.ActivityAttempts)
+	endWhen(t, r, "the confirmation refused for three step budgets", func() bool { return refused() >= budget })
+	_, err = e.pool.Exec(ctx, `DROP TRIGGER refuse_reserve ON outbox_messages`)
+	require.NoError(t, err)
+
+	st := result(t, r)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.GreaterOrEqual(t, refused(), budget, "the outbox refused longer than the step budget")
+	require.Len(t, testsupport.Delivered(t, e.pool, fake, r.GetID(), req.Customer, "ist bestätigt"), 1,
+		"the confirmation reached the customer once")
+	require.Equal(t, booked, e.effects(t, r.GetID()))
+}
