@@ -27,8 +27,8 @@ import (
 func Agent(cfg config.Config, pool *pgxpool.Pool, tc client.Client, reg *prometheus.Registry, gw *channels.Gateway, tenants *tenants.Registry, log *slog.Logger) *agent.Service {
 	log = log.With("service", "agent")
 	store := &dedup.Store{Pool: pool, Window: cfg.DedupWindow, Retention: cfg.IdempotencyTTL, Location: cfg.Timezone,
-		Ended: func(ctx context.Context, workflowID string) (bool, error) {
-			return workflows.AppointmentEnded(ctx, tc, workflowID)
+		Target: func(ctx context.Context, workflowID string) (dedup.Target, error) {
+			return workflows.BookingTarget(ctx, tc, workflowID)
 		}}
 	var duplicates *prometheus.CounterVec
 	if gw != nil && gw.Metrics != nil {
