@@ -82,12 +82,15 @@ type Store struct {
 	// Location decides "the same day".
 	Location *time.Location
 	Now      func() time.Time
-	// Ended reports whether an appointment workflow has ended without a
-	// booking. A merge target that has (its close was lost, or it was
-	// terminated) is closed here and the wish becomes a new attempt: a
-	// merge into it would answer "bereits in Bearbeitung" and book nothing.
-	// nil: only the intent's closed_at counts.
-	Ended func(ctx context.Context, workflowID string) (bool, error)
+	// Target reads the booking an intent points to (Target): a merge
+	// target that is over (its appointment ended without a booking, its
+	// close was lost or it was terminated; or its booking was cancelled,
+	// completed or a no-show) is closed here and the wish becomes a new
+	// attempt, and a booking moved to another slot no longer covers the
+	// intent's slot but its new one. A merge into a booking that is over
+	// would answer "bereits in Bearbeitung" and book nothing. nil: only the
+	// intent's closed_at counts.
+	Target func(ctx context.Context, workflowID string) (Target, error)
 }
 
 func (s *Store) now() time.Time {
@@ -130,33 +133,14 @@ func (s *Store) decide(ctx context.Context, tx pgx.Tx, key string, in Intent) (D
 		return d, err
 	}
 	now := s.now()
-	var existingWF, existingChannel string
-	err = tx.QueryRow(ctx, `SELECT workflow_id, channel FROM booking_intents
-		WHERE tenant_id = $1 AND intent_id = $2 AND created_at > $3 AND closed_at IS NULL`,
-		in.Tenant, in.IntentID, now.Add(-s.Retention)).Scan(&existingWF, &existingChannel)
-	if err == nil {
-		ended, eerr := s.targetEnded(ctx, tx, in, existingWF, now)
-		if eerr != nil {
-			return d, eerr
-		}
-		if ended {
-			err = pgx.ErrNoRows // as if closed: a new attempt
-		}
-	}
-	switch {
-	case err == nil:
-		d = Decision{Kind: Merge, IntentID: in.IntentID, WorkflowID: existingWF, ChannelPair: existingChannel + "+" + in.Channel}
-		if _, err := tx.Exec(ctx, `UPDATE booking_intents SET events = array_append(events, $3) WHERE tenant_id = $1 AND intent_id = $2 AND NOT ($3 = ANY(events))`,
-			in.Tenant, in.IntentID, in.EventID); err != nil {
-			return d, err
-		}
-	case errors.Is(err, pgx.ErrNoRows):
-		d, err = s.newOrReview(ctx, tx, key, in, now)
-		if err != nil {
-			return d, err
-		}
-	default:
+	d, found, err := s.merge(ctx, tx, in, now)
+	if err != nil {
 		return d, err
+	}
+	if !found {
+		if d, err = s.newOrReview(ctx, tx, key, in, now); err != nil {
+			return d, err
+		}
 	}
 	if d.Kind == Ask {
 		return d, nil // nothing decided: the caller asks its human first
@@ -185,12 +169,15 @@ func (s *Store) newOrReview(ctx context.Context, tx pgx.Tx, key string, in Inten
 				ChannelPair: close.channel + "+" + in.Channel, Conflicting: close.intentID}, nil
 		}
 	}
-	// A row that is still here is closed (its appointment failed) or past
-	// retention: this is a new attempt and gets its own workflow ID, since
-	// the old one has completed.
+	// A row that is still here is closed (its appointment failed, its
+	// booking was cancelled or is over), past retention, or moved to
+	// another slot (it still names the first workflow ID): this is a new
+	// attempt and gets its own workflow ID, since the old one is taken.
+	// The suffix comes from the key, so a retry converges on one workflow.
 	workflowID := in.WorkflowID
 	var old int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM booking_intents WHERE tenant_id = $1 AND intent_id = $2`, in.Tenant, in.IntentID).Scan(&old); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM booking_intents WHERE tenant_id = $1 AND (intent_id = $2 OR workflow_id = $3)`,
+		in.Tenant, in.IntentID, in.WorkflowID).Scan(&old); err != nil {
 		return Decision{}, err
 	}
 	if old > 0 {
@@ -206,22 +193,6 @@ func (s *Store) newOrReview(ctx context.Context, tx pgx.Tx, key string, in Inten
 		return Decision{}, err
 	}
 	return Decision{Kind: New, IntentID: in.IntentID, WorkflowID: workflowID, ChannelPair: in.Channel}, nil
-}
-
-// targetEnded asks Ended whether the merge target has ended without a
-// booking and, if so, closes its intent now (as the appointment should
-// have). An error is not "running": the decision fails and is retried.
-func (s *Store) targetEnded(ctx context.Context, tx pgx.Tx, in Intent, workflowID string, now time.Time) (bool, error) {
-	if s.Ended == nil {
-		return false, nil
-	}
-	ended, err := s.Ended(ctx, workflowID)
-	if err != nil || !ended {
-		return false, err
-	}
-	_, err = tx.Exec(ctx, `UPDATE booking_intents SET closed_at = $4
-		WHERE tenant_id = $1 AND intent_id = $2 AND workflow_id = $3 AND closed_at IS NULL`, in.Tenant, in.IntentID, workflowID, now)
-	return err == nil, err
 }
 
 // Close marks the intent of an appointment that ended without a booking,

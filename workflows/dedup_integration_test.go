@@ -101,7 +101,9 @@ func TestWishAfterTerminatedAppointmentIsNewAttempt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	store := &dedup.Store{Pool: e.pool, Window: 3 * time.Minute, Retention: 72 * time.Hour, Location: time.UTC,
-		Ended: func(ctx context.Context, id string) (bool, error) { return workflows.AppointmentEnded(ctx, e.tc, id) }}
+		Target: func(ctx context.Context, id string) (dedup.Target, error) {
+			return workflows.BookingTarget(ctx, e.tc, id)
+		}}
 	req := request(t, "+4915112345619", time.Friday, 10)
 	wish := dedup.Intent{
 		Tenant: req.Tenant, IntentID: req.IntentID, Customer: req.Customer, Service: req.Service, SlotStart: req.SlotStart,

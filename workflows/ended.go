@@ -4,18 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/bookonce/bookonce/dedup"
 )
 
 // AppointmentEnded reports whether the appointment workflowID has ended
 // without a booking: closed (completed, failed, terminated, timed out)
 // with a BookingStatus other than Confirmed. A running appointment, a
-// confirmed one and one that does not exist (yet) have not. dedup uses it
-// so that a wish never merges into an appointment that is over.
+// confirmed one and one that does not exist (yet) have not.
 func AppointmentEnded(ctx context.Context, c client.Client, workflowID string) (bool, error) {
 	status, running, err := PublishedStatus(ctx, c, workflowID)
 	if err != nil || running || status == "" {
@@ -24,30 +26,100 @@ func AppointmentEnded(ctx context.Context, c client.Client, workflowID string) (
 	return status != StatusConfirmed, nil
 }
 
+// BookingTarget is what dedup asks of the appointment workflowID an
+// intent points to (dedup.Store.Target), read from the server alone:
+// over when the appointment ended without a booking, or when its booking's
+// lifecycle is cancelled, completed or a no-show; the lifecycle's current
+// slot otherwise (a move changes it). A wish never merges into a booking
+// that is over, and merges into a moved one only for its new slot.
+func BookingTarget(ctx context.Context, c client.Client, workflowID string) (dedup.Target, error) {
+	ended, err := AppointmentEnded(ctx, c, workflowID)
+	if err != nil || ended {
+		return dedup.Target{Over: ended}, err
+	}
+	life, err := describeBooking(ctx, c, BookingWorkflowID(workflowID))
+	if err != nil || life.status == "" {
+		return dedup.Target{}, err // no lifecycle (yet): the appointment decides
+	}
+	return dedup.Target{Over: LifecycleOver(life.status), Slot: life.slot}, nil
+}
+
+// LifecycleOver reports whether a booking whose lifecycle published
+// status is over for its customer: cancelled, completed or a no-show.
+func LifecycleOver(status BookingStatus) bool {
+	switch status {
+	case StatusCancelled, StatusCompleted, StatusNoShow:
+		return true
+	}
+	return false
+}
+
+// BookingStatusOf is the status a customer's booking has now, read from
+// the server: the lifecycle's published status once the appointment is
+// confirmed and its lifecycle runs (cancelled, moved, no-show, completed
+// are known there only), else the appointment's. running is the
+// appointment's; "" when neither exists (yet).
+func BookingStatusOf(ctx context.Context, c client.Client, workflowID string) (status BookingStatus, running bool, err error) {
+	status, running, err = PublishedStatus(ctx, c, workflowID)
+	if err != nil || status != StatusConfirmed {
+		return status, running, err
+	}
+	life, err := describeBooking(ctx, c, BookingWorkflowID(workflowID))
+	if err != nil || life.status == "" {
+		return status, running, err
+	}
+	return life.status, running, nil
+}
+
 // PublishedStatus is the BookingStatus the appointment workflowID last
 // published and whether it still runs, read from the server alone (no
 // worker answers it, unlike QueryStatus): "" when the workflow does not
 // exist (yet). A closed appointment without a status (none published)
 // reads as Rejected.
 func PublishedStatus(ctx context.Context, c client.Client, workflowID string) (status BookingStatus, running bool, err error) {
+	d, err := describeBooking(ctx, c, workflowID)
+	if err != nil || !d.found {
+		return "", false, err
+	}
+	if d.status == "" && !d.running {
+		d.status = StatusRejected
+	}
+	return d.status, d.running, nil
+}
+
+// published is what a workflow of a booking last published in its
+// search attributes.
+type published struct {
+	found, running bool
+	status         BookingStatus
+	slot           time.Time
+}
+
+// describeBooking reads the BookingStatus and SlotStart workflowID last
+// published; found is false when it does not exist (yet).
+func describeBooking(ctx context.Context, c client.Client, workflowID string) (published, error) {
 	resp, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
-		return "", false, nil
+		return published{}, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("describe appointment %s: %w", workflowID, err)
+		return published{}, fmt.Errorf("describe %s: %w", workflowID, err)
 	}
 	info := resp.GetWorkflowExecutionInfo()
+	fields := info.GetSearchAttributes().GetIndexedFields()
+	d := published{found: true, running: info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}
 	var s string
-	if p, ok := info.GetSearchAttributes().GetIndexedFields()[BookingStatusKey.GetName()]; ok {
+	if p, ok := fields[BookingStatusKey.GetName()]; ok {
 		if err := converter.GetDefaultDataConverter().FromPayload(p, &s); err != nil {
-			return "", false, fmt.Errorf("read BookingStatus of %s: %w", workflowID, err)
+			return published{}, fmt.Errorf("read BookingStatus of %s: %w", workflowID, err)
 		}
 	}
-	running = info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
-	if s == "" && !running {
-		s = string(StatusRejected)
+	d.status = BookingStatus(s)
+	if p, ok := fields[SlotStartKey.GetName()]; ok {
+		if err := converter.GetDefaultDataConverter().FromPayload(p, &d.slot); err != nil {
+			return published{}, fmt.Errorf("read SlotStart of %s: %w", workflowID, err)
+		}
 	}
-	return BookingStatus(s), running, nil
+	return d, nil
 }

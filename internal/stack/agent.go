@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"log/slog"
@@ -18,7 +17,6 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/tenants"
-	"github.com/bookonce/bookonce/workflows"
 )
 
 // Agent builds the AI agent tools the gateway process serves on
@@ -27,9 +25,7 @@ import (
 func Agent(cfg config.Config, pool *pgxpool.Pool, tc client.Client, reg *prometheus.Registry, gw *channels.Gateway, tenants *tenants.Registry, log *slog.Logger) *agent.Service {
 	log = log.With("service", "agent")
 	store := &dedup.Store{Pool: pool, Window: cfg.DedupWindow, Retention: cfg.IdempotencyTTL, Location: cfg.Timezone,
-		Ended: func(ctx context.Context, workflowID string) (bool, error) {
-			return workflows.AppointmentEnded(ctx, tc, workflowID)
-		}}
+		Target: DedupTarget(tc)}
 	var duplicates *prometheus.CounterVec
 	if gw != nil && gw.Metrics != nil {
 		duplicates = gw.Metrics.DuplicatesBlocked()

@@ -136,14 +136,21 @@ func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *ten
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
 	acts := NewActivities(cfg, pool, tenants)
 	acts.Temporal = c // moves conversations from their legacy IDs
-	// A wish never merges into an appointment that is over, even when its
-	// CloseIntent was lost or it was terminated.
-	acts.Understanding.Dedup.Ended = func(ctx context.Context, workflowID string) (bool, error) {
-		return workflows.AppointmentEnded(ctx, c, workflowID)
-	}
+	// A wish never merges into a booking that is over, even when its
+	// CloseIntent was lost, it was terminated or cancelled, and follows a
+	// moved booking to its new slot.
+	acts.Understanding.Dedup.Target = DedupTarget(c)
 	Register(w, acts)
 	RegisterReconciler(w, NewReconciler(acts, c))
 	return w
+}
+
+// DedupTarget reads, for dedup, the booking an intent points to
+// (workflows.BookingTarget) from c.
+func DedupTarget(c client.Client) func(context.Context, string) (dedup.Target, error) {
+	return func(ctx context.Context, workflowID string) (dedup.Target, error) {
+		return workflows.BookingTarget(ctx, c, workflowID)
+	}
 }
 
 // extractor understands messages: the deterministic rules, or a model
