@@ -10,21 +10,11 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/dedup"
+	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 )
-
-// refuseCloseSQL makes PostgreSQL refuse to close booking intents, and
-// counts each refused attempt in a sequence (which a rollback keeps).
-const refuseCloseSQL = `
-CREATE SEQUENCE close_attempts;
-CREATE FUNCTION refuse_close() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	PERFORM nextval('close_attempts');
-	RAISE EXCEPTION 'booking intents cannot be closed right now';
-END $$;
-CREATE TRIGGER refuse_close BEFORE UPDATE OF closed_at ON booking_intents FOR EACH ROW EXECUTE FUNCTION refuse_close();`
 
 // TestMatrix18ClosedIntentIsNotMergedInto: an appointment ends without a
 // booking (card declined) while the database refuses to close its intent
@@ -49,20 +39,14 @@ func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, dedup.New, first.Kind)
 
-	_, err = e.pool.Exec(ctx, refuseCloseSQL)
-	require.NoError(t, err)
-	closeAttempts := func() int {
-		var n int
-		require.NoError(t, e.pool.QueryRow(ctx, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM close_attempts`).Scan(&n))
-		return n
-	}
+	refusal := testsupport.Refuse(t, e.pool, "refuse_close", "BEFORE UPDATE OF closed_at", "booking_intents", "")
+	closeAttempts := refusal.Attempts
 	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
 	require.NoError(t, err)
 	require.Equal(t, first.WorkflowID, r.GetID())
 	budget := 3 * int(shortSteps.ActivityAttempts)
 	endWhen(t, r, "closing the intent refused for three step budgets", func() bool { return closeAttempts() >= budget })
-	_, err = e.pool.Exec(ctx, `DROP TRIGGER refuse_close ON booking_intents`)
-	require.NoError(t, err)
+	refusal.Lift()
 	st := result(t, r)
 	require.Equal(t, workflows.StatusPaymentFailed, st.Status, st.Reason)
 

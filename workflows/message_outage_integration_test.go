@@ -13,19 +13,6 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 )
 
-// refuseConfirmationsSQL makes PostgreSQL refuse to reserve confirmations
-// in the outbox, as a database failing over does, and counts each refused
-// attempt in a sequence (which a rollback keeps).
-const refuseConfirmationsSQL = `
-CREATE SEQUENCE reserve_attempts;
-CREATE FUNCTION refuse_reserve() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	PERFORM nextval('reserve_attempts');
-	RAISE EXCEPTION 'the outbox cannot take messages right now';
-END $$;
-CREATE TRIGGER refuse_reserve BEFORE INSERT ON outbox_messages FOR EACH ROW
-	WHEN (NEW.kind = 'confirmation') EXECUTE FUNCTION refuse_reserve();`
-
 // TestConfirmationOutlastsOutboxOutage: the outbox refuses the booking's
 // confirmation for three step retry budgets (the ordinary policy gave up
 // after one, and the customer was booked and charged and never told). The
@@ -37,13 +24,9 @@ func TestConfirmationOutlastsOutboxOutage(t *testing.T) {
 	fake := stacktest.TwilioRelay(t, e.cfg, e.pool, stack.Logger(e.cfg, testsupport.LogWriter(t)), 100*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := e.pool.Exec(ctx, refuseConfirmationsSQL)
-	require.NoError(t, err)
-	refused := func() int {
-		var n int
-		require.NoError(t, e.pool.QueryRow(ctx, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM reserve_attempts`).Scan(&n))
-		return n
-	}
+	// The outbox refuses confirmations, as a database failing over does.
+	refusal := testsupport.Refuse(t, e.pool, "refuse_reserve", "BEFORE INSERT", "outbox_messages", "NEW.kind = 'confirmation'")
+	refused := refusal.Attempts
 
 	req := request(t, "+4915112345631", time.Thursday, 10)
 	req.Tuning = shortSteps
@@ -51,8 +34,7 @@ func TestConfirmationOutlastsOutboxOutage(t *testing.T) {
 	require.NoError(t, err)
 	budget := 3 * int(shortSteps.ActivityAttempts)
 	endWhen(t, r, "the confirmation refused for three step budgets", func() bool { return refused() >= budget })
-	_, err = e.pool.Exec(ctx, `DROP TRIGGER refuse_reserve ON outbox_messages`)
-	require.NoError(t, err)
+	refusal.Lift()
 
 	st := result(t, r)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
