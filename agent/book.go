@@ -77,7 +77,15 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	if err != nil {
 		return BookingAnswer{}, plan{}, err
 	}
-	d, err := s.Dedup.Decide(ctx, dedupKey(c.Tenant, opKey, intentID, w.second), dedup.Intent{
+	key := dedupKey(c.Tenant, opKey, intentID, w.second)
+	if in.OperationID == "" {
+		// The implicit operation is the wish: once its booking is over
+		// (cancelled, ended), the same wish is a new booking.
+		if key, err = s.Dedup.Current(ctx, key); err != nil {
+			return BookingAnswer{}, plan{}, fmt.Errorf("dedup decision (nothing was booked; the same call may be repeated): %w", err)
+		}
+	}
+	d, err := s.Dedup.Decide(ctx, key, dedup.Intent{
 		Tenant: c.Tenant, IntentID: intentID, Customer: w.customer, Service: w.service, SlotStart: w.start.UTC(),
 		Channel: string(workflows.ChannelAgent), EventID: "agent:" + opKey, WorkflowID: workflows.AppointmentWorkflowID(c.Tenant, intentID),
 		Separate: w.second, Ask: true,

@@ -83,3 +83,39 @@ func TestCancelBookingRefusesWhatCannotBeCancelled(t *testing.T) {
 		})
 	}
 }
+
+// TestBookAgainAfterCancelIsANewBooking: the tool description's advice
+// "cancel_booking, then book_appointment" works. After a cancel the same
+// customer, service and slot is a new booking (its own workflow, a
+// confirmed calendar row beside the cancelled one, a second deposit), and
+// get_booking answers the first one as cancelled, by either ID.
+func TestBookAgainAfterCancelIsANewBooking(t *testing.T) {
+	e := newEnv(t)
+	s := e.connect(t, devToken)
+	customer := newCustomer()
+	slot := testsupport.Slot(t, time.Thursday, 11)
+	wish := map[string]any{"customer": customer, "service": "tire-change", "start": slot.Format(time.RFC3339)}
+	var first, again agent.BookingAnswer
+	require.Empty(t, call(t, s, agent.ToolBookAppointment, wish, &first))
+	require.Equal(t, agent.StatusConfirmed, first.Status, first.Message)
+	var cancelled agent.ChangeOutput
+	require.Empty(t, call(t, s, agent.ToolCancelBooking, map[string]any{"id": first.WorkflowID}, &cancelled))
+	require.Equal(t, agent.StatusCancelled, cancelled.Status, cancelled.Message)
+
+	require.Empty(t, call(t, s, agent.ToolBookAppointment, wish, &again))
+	require.Equal(t, agent.StatusConfirmed, again.Status, again.Message)
+	require.NotEqual(t, first.WorkflowID, again.WorkflowID, "a new booking, not the cancelled one")
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed' AND lower(slot) = $2`, customer, slot.UTC()))
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'cancelled' AND lower(slot) = $2`, customer, slot.UTC()))
+	require.Equal(t, 2, e.count(t, `SELECT count(*) FROM payment_intents WHERE booking_reference IN ($1, $2) AND status = 'succeeded'`, first.WorkflowID, again.WorkflowID),
+		"each booking took its own deposit")
+
+	for _, id := range []string{first.WorkflowID, first.BookingID} {
+		var got agent.BookingAnswer
+		require.Empty(t, call(t, s, agent.ToolGetBooking, map[string]any{"id": id}, &got))
+		require.Equal(t, agent.StatusCancelled, got.Status, "get_booking %s: %s", id, got.Message)
+	}
+	var now agent.BookingAnswer
+	require.Empty(t, call(t, s, agent.ToolGetBooking, map[string]any{"id": again.WorkflowID}, &now))
+	require.Equal(t, agent.StatusConfirmed, now.Status, now.Message)
+}

@@ -54,7 +54,7 @@ func newEnv(t *testing.T, calendarVia ...func(string) string) env {
 		wcfg.CalendarURL = via(cfg.CalendarURL)
 	}
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
-		stack.Register(r, stack.NewActivities(wcfg, pool, testsupport.Tenants(t, pool)))
+		stack.Register(r, stack.NewActivities(wcfg, pool, testsupport.Tenants(t, pool), tc))
 	})
 	// Assembled as the gateway process does: the gateway's registry and
 	// duplicates counter, its health, the agent listener's own mux.

@@ -75,7 +75,36 @@ func (s *Service) describe(ctx context.Context, tenant string, p *tenants.Profil
 	if err != nil && a.Service == "" {
 		return BookingAnswer{}, errNoBooking
 	}
-	return answer(a, st, err == nil, false), nil
+	a = answer(a, st, err == nil, false)
+	if err != nil || st.Status != workflows.StatusConfirmed {
+		return a, nil
+	}
+	now, err := workflows.BookingStatusOf(qctx, s.Temporal, a.WorkflowID)
+	if err != nil {
+		return BookingAnswer{}, fmt.Errorf("read the lifecycle of %s (try again): %w", a.WorkflowID, err)
+	}
+	return afterConfirmation(a, now, p), nil
+}
+
+// afterConfirmation is a confirmed booking's answer as its lifecycle has
+// it now: moved, cancelled, no-show or passed are known there only.
+func afterConfirmation(a BookingAnswer, now workflows.BookingNow, p *tenants.Profile) BookingAnswer {
+	if !now.Slot.IsZero() {
+		a.Start = now.Slot.In(p.Location).Format(time.RFC3339)
+	}
+	switch now.Status {
+	case workflows.StatusCancelled:
+		a.Status, a.Message = StatusCancelled, "This booking is cancelled; nothing stands at this time. To book it again, call book_appointment: that is a new booking."
+	case workflows.StatusCancelling:
+		a.Status, a.Message = StatusPending, "This booking is being cancelled. Call get_booking again for the outcome."
+	case workflows.StatusNoShow:
+		a.Status, a.Message = StatusNoShow, "The customer did not come to this appointment; the deposit was kept."
+	case workflows.StatusCompleted:
+		a.Status, a.Message = StatusCompleted, "This appointment has taken place."
+	case workflows.StatusNeedsReview:
+		a.Status, a.Message = StatusPending, "A change to this booking is under review by a person at the business; the customer will be told."
+	}
+	return a
 }
 
 // maxListed bounds list_bookings (each is a state query).

@@ -152,7 +152,7 @@ func defineTools() []tool {
 			&mcp.ToolAnnotations{Title: "Begin a booking operation", ReadOnlyHint: true, OpenWorldHint: hint(false)}, (*Service).BeginOperation),
 		define(ToolBookAppointment, "Book one appointment for a customer. Safe to retry: the same customer, service and slot is booked once, whatever the wording, and a retry returns the same answer. status: confirmed, pending (call get_booking later; give the customer payment_url if present), needs_confirmation (ask the customer about the existing booking first), rejected, already_booked.",
 			&mcp.ToolAnnotations{Title: "Book an appointment", DestructiveHint: hint(false), IdempotentHint: true, OpenWorldHint: hint(true)}, (*Service).Book),
-		define(ToolGetBooking, "Get a booking's current state by workflow_id or booking_id. Use it after a pending answer instead of booking again.",
+		define(ToolGetBooking, "Get a booking's current state by workflow_id or booking_id. Use it after a pending answer instead of booking again. status: as book_appointment's, or cancelled, no_show, completed for a booking that is over (start is its current time, after a move too).",
 			&mcp.ToolAnnotations{Title: "Get a booking", ReadOnlyHint: true, OpenWorldHint: hint(false)}, (*Service).GetBooking),
 		define(ToolListBookings, "List a customer's upcoming appointments (booked or under way) with their state.",
 			&mcp.ToolAnnotations{Title: "List a customer's bookings", ReadOnlyHint: true, OpenWorldHint: hint(false)}, (*Service).ListBookings),

@@ -37,6 +37,10 @@ const (
 	// StatusCancelled: the booking is cancelled (cancel_booking); the
 	// message says whether the deposit was refunded or kept.
 	StatusCancelled Status = "cancelled"
+	// StatusNoShow: the customer did not come; the deposit was kept.
+	StatusNoShow Status = "no_show"
+	// StatusCompleted: the appointment has taken place.
+	StatusCompleted Status = "completed"
 	// StatusNotChanged: the booking was not changed (not cancellable, or
 	// the tool is not available); the message says why.
 	StatusNotChanged Status = "not_changed"
@@ -104,7 +108,7 @@ type BookInput struct {
 // BookingAnswer is what a booking tool answers: the same for every call
 // of one operation, so a retry learns exactly what the first call did.
 type BookingAnswer struct {
-	Status     Status `json:"status" jsonschema:"confirmed, pending, needs_confirmation, rejected or already_booked"`
+	Status     Status `json:"status" jsonschema:"confirmed, pending, needs_confirmation, rejected, already_booked; for an earlier booking also cancelled, no_show or completed"`
 	WorkflowID string `json:"workflow_id,omitempty" jsonschema:"the booking's handle: pass it to get_booking"`
 	BookingID  string `json:"booking_id,omitempty" jsonschema:"the calendar's booking ID once booked"`
 	Service    string `json:"service,omitempty"`

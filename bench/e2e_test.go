@@ -57,7 +57,7 @@ type e2eEnv struct {
 func newE2EEnv(t *testing.T) e2eEnv {
 	e := newStackEnv(t, func(tc client.Client, cfg config.Config, pool *pgxpool.Pool) {
 		testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
-			stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+			stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool), tc))
 		})
 	})
 	e.bareQueue = testsupport.TaskQueue(t)

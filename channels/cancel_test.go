@@ -40,7 +40,7 @@ func newCancelEnv(t *testing.T) cancelEnv {
 	tc := testsupport.Temporal(t)
 	registry := testsupport.Tenants(t, pool)
 	log := stack.Logger(cfg, testLog{t})
-	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
+	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry, tc)) })
 	gw, reg := stack.Gateway(cfg, pool, tc, registry, log)
 	srv, admin := serveGateway(t, gw)
 

@@ -57,7 +57,7 @@ func newEnv(t *testing.T, configure ...func(*config.Config)) env {
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := testsupport.Temporal(t)
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
-		acts := stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool))
+		acts := stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool), tc)
 		acts.Temporal = tc // as stack.Worker: conversations move from legacy IDs
 		stack.Register(r, acts)
 	})

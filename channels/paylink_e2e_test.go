@@ -51,7 +51,7 @@ func newLinkEnv(t *testing.T) linkEnv {
 	cfg.StripeWebhookURL, cfg.StripeWebhookSecret = gwSrv.URL+channels.RouteStripe, testWebhookSecret
 	cal, pay := stacktest.CalendarAPI(t, cfg, pool), stacktest.PaymentsAPI(t, cfg, pool)
 	cfg.CalendarURL, cfg.PaymentsURL = cal.URL, pay.URL
-	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
+	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry, tc)) })
 	gw, reg := stack.Gateway(cfg, pool, tc, registry, log)
 	gwSrv.Config.Handler = gw.Handler()
 

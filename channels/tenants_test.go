@@ -61,7 +61,7 @@ func newTwoTenants(t *testing.T) twoTenants {
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := testsupport.Temporal(t)
 	registry := testsupport.Tenants(t, pool)
-	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
+	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry, tc)) })
 	log := stack.Logger(cfg, testLog{t})
 	gw, reg := stack.Gateway(cfg, pool, tc, registry, log)
 	gw.PublicBaseURL = "https://bookonce.example"

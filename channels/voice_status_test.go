@@ -232,3 +232,41 @@ func TestVoiceReplyWithoutBookingIsSaid(t *testing.T) {
 	require.Zero(t, e.count(t, `SELECT count(*) FROM booking_intents`), "nothing booked")
 	require.Equal(t, 1.0, testutil.ToFloat64(e.gw.Metrics.VoiceOutcomes().WithLabelValues(channels.VoiceOutcomeReply)))
 }
+
+// TestVoiceRebookAfterCancelIsConfirmedInTheCall: a caller books, cancels
+// in a second call, and asks for the same slot in a third: the third
+// call's poll says the new confirmation (it used to say the cancelled
+// booking was "in Bearbeitung"), the calendar holds the new booking under
+// a reference of its own, and two written confirmations reached Twilio.
+func TestVoiceRebookAfterCancelIsConfirmedInTheCall(t *testing.T) {
+	e := newCancelEnv(t)
+	e.gw.VoiceConfirmWait = 10 * time.Minute
+	sim := twilio.Simulator{GatewayURL: e.url, PublicBaseURL: e.gw.PublicBaseURL, AuthToken: e.gw.TwilioAuthToken}
+	first := newCall(sim)
+	day := nextTuesday(t)
+	wish := "Reifenwechsel am " + dateText(day) + " um 15 Uhr"
+	first.follow(t, first.say(t, wish))
+	testsupport.Eventually(t, 90*time.Second, "the first confirmation", func() bool {
+		return sentTo(e.twilio, first.customer, "Ihr Termin ist bestätigt") == 1
+	})
+	cancel := newCall(sim)
+	cancel.customer = first.customer
+	cancel.say(t, "Ich muss absagen")
+	testsupport.Eventually(t, 90*time.Second, "the cancellation", func() bool {
+		return sentTo(e.twilio, first.customer, "storniert") == 1
+	})
+
+	again := newCall(sim)
+	again.customer = first.customer
+	next := again.follow(t, again.say(t, wish))
+	testsupport.Eventually(t, 90*time.Second, "the second confirmation", func() bool {
+		return sentTo(e.twilio, first.customer, "Ihr Termin ist bestätigt") == 2
+	})
+	if next.Redirect != nil {
+		next = again.follow(t, next)
+	}
+	require.Contains(t, next.spoken(), "Ihr Termin ist bestätigt")
+	require.NotContains(t, next.spoken(), "Bearbeitung")
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed'`, first.customer))
+	require.Equal(t, 2, e.count(t, `SELECT count(DISTINCT reference) FROM calendar_reservations WHERE customer = $1`, first.customer))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -134,4 +135,42 @@ func (s *Store) follow(ctx context.Context, tx pgx.Tx, tenant string, r openInte
 		return fmt.Errorf("follow the move of %s: %w", r.workflowID, err)
 	}
 	return nil
+}
+
+// maxGenerations bounds how many bookings one standing key follows.
+const maxGenerations = 50
+
+// Current is the key a standing operation decides under now. A caller
+// whose key names the wish rather than one request (the agent's call
+// without an operation ID) replays one decision for every repeat; once
+// the booking that decision started is over (Target), the same wish is a
+// new business operation and needs a key of its own. That key is derived
+// from the booking before it, so parallel and repeated calls after the
+// cancel converge on one new decision, and the chain stays walkable.
+// Without Target, key stands.
+func (s *Store) Current(ctx context.Context, key string) (string, error) {
+	if s.Target == nil {
+		return key, nil
+	}
+	base := key
+	for range maxGenerations {
+		var workflowID string
+		err := s.Pool.QueryRow(ctx, `SELECT workflow_id FROM dedup_decisions WHERE idempotency_key = $1`, key).Scan(&workflowID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return key, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("dedup current key: %w", err)
+		}
+		t, err := s.Target(ctx, workflowID)
+		if err != nil {
+			return "", fmt.Errorf("dedup current key: read booking %s: %w", workflowID, err)
+		}
+		if !t.Over {
+			return key, nil
+		}
+		sum := sha256.Sum256([]byte(workflowID))
+		key = base + "/after:" + hex.EncodeToString(sum[:8])
+	}
+	return "", fmt.Errorf("dedup current key: %s has been booked and ended %d times; ask a person", base, maxGenerations)
 }

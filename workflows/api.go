@@ -2,8 +2,11 @@ package workflows
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -16,14 +19,49 @@ import (
 
 // StartAppointment starts the saga for req under its deterministic workflow
 // ID. A second start of the same intent attaches to the existing run, or,
-// once that run has completed, returns it instead of booking again:
-// existing reports the completed case; attaching to a running one is not
-// distinguished by the SDK.
+// once that run has completed with its booking standing, returns it
+// instead of booking again: existing reports the completed case;
+// attaching to a running one is not distinguished by the SDK. A booking
+// that is over (cancelled, completed, ended without a booking:
+// BookingTarget) does not stand in the way: the same wish is then a new
+// booking, under the next ID of the intent's chain (NextAttemptID).
 func StartAppointment(ctx context.Context, c client.Client, taskQueue string, req BookingRequest) (run client.WorkflowRun, existing bool, err error) {
 	if req.IntentID == "" {
 		req.IntentID = IntentID(req.Tenant, req.Customer, req.Service, req.ResourceID, req.SlotStart)
 	}
-	return StartAppointmentAs(ctx, c, taskQueue, AppointmentWorkflowID(req.Tenant, req.IntentID), req)
+	id := AppointmentWorkflowID(req.Tenant, req.IntentID)
+	for range maxAttempts {
+		run, existing, err = StartAppointmentAs(ctx, c, taskQueue, id, req)
+		if err != nil || !existing {
+			return run, existing, err
+		}
+		t, err := BookingTarget(ctx, c, id)
+		if err != nil {
+			return nil, false, fmt.Errorf("read the booking of %s: %w", id, err)
+		}
+		if !t.Over {
+			return run, true, nil
+		}
+		id = NextAttemptID(id)
+	}
+	return nil, false, fmt.Errorf("intent %s was booked and ended %d times; ask a person", req.IntentID, maxAttempts)
+}
+
+// maxAttempts bounds the bookings one intent's chain of IDs follows.
+const maxAttempts = 50
+
+// NextAttemptID is the workflow ID of the booking that follows the one
+// under id when that one is over: derived from id, so every start of the
+// same wish after it converges on one booking.
+func NextAttemptID(id string) string {
+	base := id // appointment:<tenant>:<intent>[-<attempt>]
+	if i := strings.LastIndexByte(id, ':'); i >= 0 {
+		if j := strings.IndexByte(id[i+1:], '-'); j >= 0 {
+			base = id[:i+1+j]
+		}
+	}
+	sum := sha256.Sum256([]byte(id))
+	return base + "-" + hex.EncodeToString(sum[:4])
 }
 
 // StartAppointmentAs is StartAppointment under the workflow ID a dedup

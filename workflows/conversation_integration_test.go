@@ -39,8 +39,7 @@ type convStack struct {
 func (s convStack) worker(t *testing.T) func() {
 	t.Helper()
 	w := worker.New(s.tc, s.queue, worker.Options{WorkflowPanicPolicy: worker.FailWorkflow})
-	acts := stack.NewActivities(s.cfg, s.pool, testsupport.Tenants(t, s.pool))
-	acts.Understanding.Dedup.Target = stack.DedupTarget(s.tc) // as stack.Worker wires it
+	acts := stack.NewActivities(s.cfg, s.pool, testsupport.Tenants(t, s.pool), s.tc)
 	stack.Register(w, acts)
 	require.NoError(t, w.Start())
 	var once sync.Once

@@ -54,21 +54,33 @@ func LifecycleOver(status BookingStatus) bool {
 	return false
 }
 
-// BookingStatusOf is the status a customer's booking has now, read from
-// the server: the lifecycle's published status once the appointment is
-// confirmed and its lifecycle runs (cancelled, moved, no-show, completed
-// are known there only), else the appointment's. running is the
-// appointment's; "" when neither exists (yet).
-func BookingStatusOf(ctx context.Context, c client.Client, workflowID string) (status BookingStatus, running bool, err error) {
-	status, running, err = PublishedStatus(ctx, c, workflowID)
+// BookingNow is what a customer's booking is now (BookingStatusOf).
+type BookingNow struct {
+	// Status is the lifecycle's once the appointment is confirmed and its
+	// lifecycle runs (cancelled, no-show, completed are known there only),
+	// else the appointment's; "" when neither exists (yet).
+	Status BookingStatus
+	// Running is the appointment's.
+	Running bool
+	// Slot is the lifecycle's current start (a move changes it); zero
+	// before the lifecycle published one.
+	Slot time.Time
+}
+
+// BookingStatusOf reads, from the server alone, what the booking of the
+// appointment workflowID is now.
+func BookingStatusOf(ctx context.Context, c client.Client, workflowID string) (BookingNow, error) {
+	status, running, err := PublishedStatus(ctx, c, workflowID)
+	now := BookingNow{Status: status, Running: running}
 	if err != nil || status != StatusConfirmed {
-		return status, running, err
+		return now, err
 	}
 	life, err := describeBooking(ctx, c, BookingWorkflowID(workflowID))
 	if err != nil || life.status == "" {
-		return status, running, err
+		return now, err
 	}
-	return life.status, running, nil
+	now.Status, now.Slot = life.status, life.slot
+	return now, nil
 }
 
 // PublishedStatus is the BookingStatus the appointment workflowID last

@@ -49,7 +49,7 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) env {
 
 func (e env) startWorker(t *testing.T) worker.Worker {
 	return testsupport.Worker(t, e.tc, e.queue, func(r worker.Registry) {
-		stack.Register(r, stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool)))
+		stack.Register(r, stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool), e.tc))
 	})
 }
 

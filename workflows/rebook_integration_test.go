@@ -5,6 +5,7 @@ package workflows_test
 // own, instead of "Ihr Termin … ist bereits in Bearbeitung" and nothing.
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -46,5 +47,40 @@ func TestConversationRebooksAfterCancel(t *testing.T) {
 	require.Equal(t, 2, s.count(t, `SELECT count(DISTINCT reference) FROM calendar_reservations WHERE customer = $1`, customer),
 		"the rebooking has a workflow ID (business reference) of its own")
 	require.Zero(t, messagesTo(fake, customer, "bereits in Bearbeitung"))
+	require.Zero(t, s.count(t, `SELECT count(*) FROM review_cases`))
+}
+
+// TestConversationAfterAMoveFollowsTheNewSlot: book Tuesday 11, move it to
+// Thursday 10, then ask for both: Thursday 10 merges into the moved
+// booking (nothing new in the calendar), Tuesday 11 is a new wish and is
+// booked again, with a workflow ID of its own.
+func TestConversationAfterAMoveFollowsTheNewSlot(t *testing.T) {
+	s := newConvStack(t)
+	s.worker(t)
+	fake := fakeTwilio(t, s)
+	customer := conversationCustomer()
+	in := conversationInput(customer, 0)
+	tuesday, thursday := testsupport.Slot(t, time.Tuesday, 11), testsupport.Slot(t, time.Thursday, 10)
+	s.say(t, in, "SMbook", "Reifenwechsel "+slotText(t, 11))
+	testsupport.Eventually(t, 60*time.Second, "the confirmation at Twilio", func() bool { return messagesTo(fake, customer, "") == 2 })
+	s.say(t, in, "SMmove", fmt.Sprintf("Bitte verschieben auf den %d.%d. um 10 Uhr", thursday.Day(), int(thursday.Month())))
+	testsupport.Eventually(t, 60*time.Second, "the message about the move", func() bool { return messagesTo(fake, customer, "") == 3 })
+	confirmedAt := func(slot time.Time) int {
+		return s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed' AND lower(slot) = $2`, customer, slot.UTC())
+	}
+	require.Equal(t, 1, confirmedAt(thursday), "moved to Thursday")
+
+	s.say(t, in, "SMnew", fmt.Sprintf("Reifenwechsel am %d.%d. um 10 Uhr", thursday.Day(), int(thursday.Month())))
+	testsupport.Eventually(t, 60*time.Second, "the answer to the wish for the new slot", func() bool { return messagesTo(fake, customer, "") == 4 })
+	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1`, customer), "the wish for the new slot merged")
+
+	s.say(t, in, "SMold", "Reifenwechsel "+slotText(t, 11))
+	testsupport.Eventually(t, 60*time.Second, "the old slot booked again", func() bool { return confirmedAt(tuesday) == 1 })
+	testsupport.Eventually(t, 60*time.Second, "its reply and confirmation", func() bool { return messagesTo(fake, customer, "") == 6 })
+	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
+	require.Equal(t, 1, confirmedAt(thursday), "the moved booking stands")
+	require.Equal(t, 3, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1`, customer))
+	require.Equal(t, 2, s.count(t, `SELECT count(DISTINCT reference) FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed'`, customer))
 	require.Zero(t, s.count(t, `SELECT count(*) FROM review_cases`))
 }

@@ -59,8 +59,7 @@ func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
 	}
 	s := recordStack{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), calendarURL: cfg.CalendarURL}
 	testsupport.Worker(t, s.tc, s.queue, func(r worker.Registry) {
-		acts := stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool))
-		acts.Temporal = s.tc // as stack.Worker: conversations move from legacy IDs
+		acts := stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool), s.tc)
 		stack.Register(r, acts)
 	})
 	return s

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -98,4 +99,37 @@ func rescheduleStack(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	pool, _, _ := starterStack(t)
 	return pool
+}
+
+// TestBookAgainAfterCancelCommand: "starter book", "starter cancel", then
+// the same "starter book" again books anew under an ID of its own (it
+// used to answer "already booked" with nothing in the calendar), and a
+// third "starter book" answers that second booking.
+func TestBookAgainAfterCancelCommand(t *testing.T) {
+	pool, _, _ := starterStack(t)
+	slot := testsupport.Slot(t, time.Wednesday, 10).Format(time.RFC3339)
+	book := []string{"book", "--customer", "+4915112340031", "--service", "tire-change", "--start", slot, "--wait"}
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run(book, &stdout, &stderr), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	m := startedID.FindStringSubmatch(stdout.String())
+	require.NotNil(t, m, stdout.String())
+	first := m[1]
+	stdout.Reset()
+	require.Equal(t, exitOK, run([]string{"cancel", first}, &stdout, &stderr), "stderr: %s", stderr.String())
+	require.Contains(t, stdout.String(), "status    Cancelled")
+
+	stdout.Reset()
+	require.Equal(t, exitOK, run(book, &stdout, &stderr), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	m = startedID.FindStringSubmatch(stdout.String())
+	require.NotNil(t, m, "a new booking started: %s", stdout.String())
+	again := m[1]
+	require.NotEqual(t, first, again)
+	stdout.Reset()
+	require.Equal(t, exitOK, run(book, &stdout, &stderr), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	require.Contains(t, stdout.String(), "already booked: "+again)
+
+	var confirmed, cancelled int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE status = 'confirmed'), count(*) FILTER (WHERE status = 'cancelled')
+		FROM calendar_reservations WHERE reference IN ($1, $2)`, first, again).Scan(&confirmed, &cancelled))
+	require.Equal(t, []int{1, 1}, []int{confirmed, cancelled}, "the rebooking confirmed, the first cancelled")
 }

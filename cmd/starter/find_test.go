@@ -38,7 +38,7 @@ func TestWebhookBookingShowsNoNumberAndFindFindsIt(t *testing.T) {
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	registry := testsupport.Tenants(t, pool)
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
-		acts := stack.NewActivities(cfg, pool, registry)
+		acts := stack.NewActivities(cfg, pool, registry, tc)
 		acts.Temporal = tc
 		stack.Register(r, acts)
 	})

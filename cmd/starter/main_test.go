@@ -84,7 +84,7 @@ func TestBookExitStatus(t *testing.T) {
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	testsupport.Worker(t, tc, queue, func(r worker.Registry) {
-		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool)))
+		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool), tc))
 	})
 	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
 	t.Setenv("TEMPORAL_TASK_QUEUE", queue)

@@ -32,7 +32,7 @@ func starterStack(t *testing.T) (*pgxpool.Pool, client.Client, string) {
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	registry := testsupport.Tenants(t, pool)
-	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry)) })
+	testsupport.Worker(t, tc, queue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry, tc)) })
 	gw, _ := stack.Gateway(cfg, pool, tc, registry, stack.Logger(cfg, &bytes.Buffer{}))
 	srv := httptest.NewServer(gw.AdminHandler())
 	t.Cleanup(srv.Close)

@@ -70,7 +70,7 @@ func TestWorkerPaysWithStripeSecretKey(t *testing.T) {
 	for _, tc := range []struct{ key, want string }{{"sk_test_shared", "Bearer sk_test_shared"}, {"", "Bearer " + config.DefaultAPIToken}} {
 		cfg := testsupport.Config(t)
 		cfg.PaymentsURL, cfg.StripeSecretKey = provider.URL, tc.key
-		gw, err := stack.NewActivities(cfg, nil, nil).Payments(config.DefaultTenant)
+		gw, err := stack.NewActivities(cfg, nil, nil, nil).Payments(config.DefaultTenant)
 		require.NoError(t, err)
 		_, err = gw.Void(context.Background(), "k-void-"+tc.key, "pi_x")
 		require.Error(t, err, "the provider refused")

@@ -82,8 +82,21 @@ func DialPatiently(ctx context.Context, cfg config.Config, log *slog.Logger, pat
 // NewActivities wires the activities to the configured APIs, the outbox,
 // the review queue and the tenants (catalogue, time zone and terms of
 // each message's tenant). The worker calls the APIs with the token of the
-// booking's tenant (BOOKONCE_API_TOKENS).
-func NewActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) *activities.Activities {
+// booking's tenant (BOOKONCE_API_TOKENS). With a Temporal client c,
+// conversations move from their legacy IDs and a wish never merges into a
+// booking that is over, even when its CloseIntent was lost or it was
+// terminated, and follows a moved booking to its new slot; c is nil only
+// where no workflow runs (reading a tenant's payment gateway).
+func NewActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, c client.Client) *activities.Activities {
+	acts := newActivities(cfg, pool, tenants)
+	if c != nil {
+		acts.Temporal = c
+		acts.Understanding.Dedup.Target = DedupTarget(c)
+	}
+	return acts
+}
+
+func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) *activities.Activities {
 	token := func(tenant string) (string, error) {
 		tok, ok := cfg.TokenFor(tenant)
 		if !ok {
@@ -134,12 +147,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 // Worker creates the bookonce worker on the configured task queue.
 func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) worker.Worker {
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
-	acts := NewActivities(cfg, pool, tenants)
-	acts.Temporal = c // moves conversations from their legacy IDs
-	// A wish never merges into a booking that is over, even when its
-	// CloseIntent was lost, it was terminated or cancelled, and follows a
-	// moved booking to its new slot.
-	acts.Understanding.Dedup.Target = DedupTarget(c)
+	acts := NewActivities(cfg, pool, tenants, c)
 	Register(w, acts)
 	RegisterReconciler(w, NewReconciler(acts, c))
 	return w
