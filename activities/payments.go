@@ -101,10 +101,14 @@ func (a *Activities) CaptureDeposit(ctx context.Context, in IntentInput) (Intent
 }
 
 // VoidDeposit releases the authorisation (the compensation of
-// AuthorizeDeposit). Nothing to void, or already voided, is success. A
-// deposit that was captured after all (a capture whose answer was lost) is
-// refunded instead: the customer must get the money back, once (the refund
-// has its own key, and the payment API refuses refunds beyond the capture).
+// AuthorizeDeposit). Already voided is success. A deposit that was
+// captured after all (a capture whose answer was lost, or one that raced
+// a cancellation) is refunded instead: the customer must get the money
+// back, once (the refund has its own key, and the payment API refuses
+// refunds beyond the capture). With the intent's ID no search is needed;
+// without it, "nothing to void" is success only when the lookup is
+// authoritative. Against a search that lags writes (Stripe's) it is an
+// unknown, retried until the search shows the intent, then a person's.
 func (a *Activities) VoidDeposit(ctx context.Context, in IntentInput) (IntentResult, error) {
 	traceBooking(ctx, in.Tenant, in.Reference)
 	traceID(ctx, tracing.PaymentIntentID, in.IntentID)
@@ -113,26 +117,25 @@ func (a *Activities) VoidDeposit(ctx context.Context, in IntentInput) (IntentRes
 		return IntentResult{}, err
 	}
 	key := KeyOf(ctx)
-	id := in.IntentID
-	if id != "" {
-		pi, err := g.Void(ctx, key, id)
-		if err == nil {
+	if in.IntentID != "" {
+		pi, err := g.Void(ctx, key, in.IntentID)
+		switch {
+		case err == nil:
 			return IntentResult{Step: stepOf(ctx, key, pi.ID), Intent: pi, Found: true}, nil
+		case payments.CodeOf(err) == payments.CodeUnexpectedState:
+			// Not voidable: captured (a requires_payment_method or
+			// canceled intent is voidable or voided).
+			return refundCaptured(ctx, g, payments.Intent{ID: in.IntentID})
 		}
-		if payments.CodeOf(err) != payments.CodeUnexpectedState {
-			return IntentResult{}, paymentError("void deposit", err)
-		}
-		// Not voidable: look at what it is (captured, most likely).
+		return IntentResult{}, paymentError("void deposit", err)
 	}
 	pi, found, err := g.FindByReference(ctx, in.Reference, DepositStep)
 	if err != nil {
 		return IntentResult{}, paymentError("find deposit", err)
 	}
 	switch {
-	case !found && id != "" && !g.AuthoritativeLookup():
-		// The intent exists (it refused the void), yet the lagging search
-		// does not show it: retry until it does, never call it voided.
-		return IntentResult{}, fmt.Errorf("void deposit: intent %s is not voidable and the search does not show it yet", id)
+	case !found && !g.AuthoritativeLookup():
+		return IntentResult{}, fmt.Errorf("void deposit: the search, which lags writes, shows no deposit of %s yet: not proven absent", in.Reference)
 	case !found:
 		return IntentResult{Step: stepOf(ctx, key, "")}, nil
 	case pi.Status == payments.StatusRequiresCapture:
@@ -141,14 +144,20 @@ func (a *Activities) VoidDeposit(ctx context.Context, in IntentInput) (IntentRes
 			return IntentResult{}, paymentError("void deposit", err)
 		}
 	case pi.Status == payments.StatusSucceeded && pi.AmountRefunded < pi.AmountCaptured:
-		refundKey := SubKey(ctx, "refund")
-		r, err := g.Refund(ctx, refundKey, pi.ID, 0)
-		if err != nil && payments.CodeOf(err) != payments.CodeChargeAlreadyRefunded {
-			return IntentResult{}, paymentError("refund deposit", err)
-		}
-		return IntentResult{Step: stepOf(ctx, refundKey, r.ID), Intent: pi, Found: true}, nil
+		return refundCaptured(ctx, g, pi)
 	}
 	return IntentResult{Step: stepOf(ctx, key, pi.ID), Intent: pi, Found: true}, nil
+}
+
+// refundCaptured refunds what is left of the captured deposit pi under
+// the activity's refund key; nothing left is success.
+func refundCaptured(ctx context.Context, g payments.Gateway, pi payments.Intent) (IntentResult, error) {
+	refundKey := SubKey(ctx, "refund")
+	r, err := g.Refund(ctx, refundKey, pi.ID, 0)
+	if err != nil && payments.CodeOf(err) != payments.CodeChargeAlreadyRefunded {
+		return IntentResult{}, paymentError("refund deposit", err)
+	}
+	return IntentResult{Step: stepOf(ctx, refundKey, r.ID), Intent: pi, Found: true}, nil
 }
 
 // RefundDeposit gives a captured deposit back. The key makes a second run

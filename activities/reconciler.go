@@ -26,6 +26,7 @@ const (
 	RepairReleaseHold       = "release_hold"
 	RepairVoidAuthorisation = "void_authorisation"
 	RepairCancelBooking     = "cancel_booking"
+	RepairRefundDeposit     = "refund_deposit"
 	RepairReview            = "review"
 )
 
@@ -89,6 +90,9 @@ type SagaShape struct {
 	// booking state and its value once the saga confirmed.
 	StatusAttribute string `json:"status_attribute"`
 	Confirmed       string `json:"confirmed"`
+	// NeedsReview is the state of a saga a person settles: its captured
+	// deposit is theirs to decide, never refunded by the sweep.
+	NeedsReview string `json:"needs_review,omitempty"`
 }
 
 // SweepInput asks for the orphans of one tenant.
@@ -125,6 +129,8 @@ type SweepResult struct {
 type suspects struct {
 	holds, bookings []calendar.Hold
 	intents         []payments.Intent
+	// captured are deposits taken and not fully refunded.
+	captured []payments.Intent
 }
 
 func (r *Reconciler) now() time.Time {
@@ -189,6 +195,10 @@ func (r *Reconciler) listSuspects(ctx context.Context, in SweepInput) (map[strin
 	if err != nil {
 		return nil, paymentError("list authorisations", err)
 	}
+	captured, err := lister.CapturedSince(ctx, from)
+	if err != nil {
+		return nil, paymentError("list captured deposits", err)
+	}
 	by := map[string]*suspects{}
 	of := func(ref string) *suspects {
 		if by[ref] == nil {
@@ -206,9 +216,17 @@ func (r *Reconciler) listSuspects(ctx context.Context, in SweepInput) (map[strin
 			of(b.Reference).bookings = append(of(b.Reference).bookings, b)
 		}
 	}
+	ours := func(pi payments.Intent) bool {
+		return pi.Step == DepositStep && strings.HasPrefix(pi.Reference, in.Shape.ReferencePrefix) && !pi.Created.Before(from) && pi.Created.Before(to)
+	}
 	for _, pi := range auths {
-		if pi.Step == DepositStep && strings.HasPrefix(pi.Reference, in.Shape.ReferencePrefix) && !pi.Created.Before(from) && pi.Created.Before(to) {
+		if ours(pi) {
 			of(pi.Reference).intents = append(of(pi.Reference).intents, pi)
+		}
+	}
+	for _, pi := range captured {
+		if ours(pi) && pi.AmountRefunded < pi.AmountCaptured {
+			of(pi.Reference).captured = append(of(pi.Reference).captured, pi)
 		}
 	}
 	return by, nil
@@ -253,6 +271,11 @@ func (r *Reconciler) decide(ctx context.Context, in SweepInput, ref string, st s
 	}
 	for _, pi := range s.intents {
 		out = append(out, Orphan{Reference: ref, Kind: RepairVoidAuthorisation, ObjectID: pi.ID, Why: "live authorisation of a saga that " + st.String()})
+	}
+	refunds, why := capturedOrphans(in.Shape, ref, st, s)
+	out = append(out, refunds...)
+	if needsPerson == "" {
+		needsPerson = why
 	}
 	if needsPerson != "" {
 		exists, err := r.Reviews.HasCase(ctx, in.Tenant, ref, review.ReasonOrphanedEffect)
@@ -314,6 +337,8 @@ type sagaState struct {
 	missing, running, confirmed bool
 	status                      enumspb.WorkflowExecutionStatus
 	closedAt                    time.Time
+	// booking is the state a completed saga published last.
+	booking string
 }
 
 // orphaned: the saga will not settle its effects any more, and it closed
@@ -374,7 +399,7 @@ func (r *Reconciler) describe(ctx context.Context, shape SagaShape, id string) (
 		if err := converter.GetDefaultDataConverter().FromPayload(p, &status); err != nil {
 			return sagaState{}, fmt.Errorf("decode %s of %s: %w", shape.StatusAttribute, id, err)
 		}
-		st.confirmed = status == shape.Confirmed
+		st.confirmed, st.booking = status == shape.Confirmed, status
 	}
 	return st, nil
 }

@@ -53,6 +53,8 @@ func (r *Reconciler) RepairOrphan(ctx context.Context, in RepairInput) (RepairRe
 		res, err = cancelOrphanBooking(ctx, cal, o)
 	case RepairVoidAuthorisation:
 		res, err = voidOrphanAuthorisation(ctx, g, o)
+	case RepairRefundDeposit:
+		res, err = refundOrphanDeposit(ctx, g, o)
 	case RepairReview:
 		res, err = r.openOrphanReview(ctx, in.Tenant, o)
 	default:

@@ -160,6 +160,8 @@ func (s *Server) search(ctx context.Context, tenant string, clauses []searchClau
 			sql += ` AND metadata ->> $` + strconv.Itoa(len(args)) + ` = ` + n
 		case c.field == "amount":
 			sql += ` AND amount = ` + n + `::bigint`
+		case c.field == "created":
+			sql += ` AND created_at > to_timestamp(` + n + `::bigint)`
 		default:
 			sql += ` AND coalesce(` + searchColumns[c.field] + `, '') = ` + n
 		}
@@ -199,6 +201,7 @@ type searchClause struct{ field, key, value string }
 //
 //	status:'requires_capture'   currency:'eur'   customer:'cus_123'
 //	amount:500                  metadata['booking_reference']:'wf-1'
+//	created>1767225600          (Unix seconds: created after)
 //
 // with values in single or double quotes (backslash escapes a quote).
 // Anything else (OR, negation, ~ or range operators) is rejected rather
@@ -238,6 +241,11 @@ func parseTerm(s string) (searchClause, string, error) {
 			return c, "", errors.New("write metadata['key']:'value'")
 		}
 		c.field, c.key, s = "metadata", key, rest[1:]
+	case strings.HasPrefix(s, "created>"):
+		c.field = "created"
+		v, rest, err := integer(s[len("created>"):], "created must be compared to Unix seconds: created>1767225600")
+		c.value = v
+		return c, rest, err
 	default:
 		i := strings.IndexByte(s, ':')
 		if i <= 0 {
@@ -253,15 +261,9 @@ func parseTerm(s string) (searchClause, string, error) {
 	}
 	s = s[1:]
 	if c.field == "amount" {
-		end := strings.IndexByte(s, ' ')
-		if end < 0 {
-			end = len(s)
-		}
-		if _, err := strconv.ParseInt(s[:end], 10, 64); err != nil {
-			return c, "", errors.New("amount must be an integer")
-		}
-		c.value = s[:end]
-		return c, s[end:], nil
+		v, rest, err := integer(s, "amount must be an integer")
+		c.value = v
+		return c, rest, err
 	}
 	v, rest, err := quoted(s)
 	if err != nil {
@@ -269,6 +271,19 @@ func parseTerm(s string) (searchClause, string, error) {
 	}
 	c.value = v
 	return c, rest, nil
+}
+
+// integer reads an unquoted integer from the front of s; problem is the
+// error when there is none.
+func integer(s, problem string) (string, string, error) {
+	end := strings.IndexByte(s, ' ')
+	if end < 0 {
+		end = len(s)
+	}
+	if _, err := strconv.ParseInt(s[:end], 10, 64); err != nil {
+		return "", "", errors.New(problem)
+	}
+	return s[:end], s[end:], nil
 }
 
 // quoted reads a '...' or "..." string with backslash escapes.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/stretchr/testify/require"
@@ -18,8 +19,17 @@ import (
 // the calendar confirms the hold, or while the deposit is captured (the
 // downstream request is held at a proxy until the signal was sent). The
 // booking is undone: no active reservation, the deposit voided or
-// refunded, no confirmation.
+// refunded, no confirmation. Each case runs against our authoritative
+// API and behind a search that lags every query (Stripe's): the
+// compensation voids or refunds by the intent ID it knows, never by a
+// search that does not show the deposit yet.
 func TestMatrix15CancelDuringConfirmIsHonoured(t *testing.T) {
+	for _, lagging := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lagging search %v", lagging), func(t *testing.T) { cancelDuringConfirm(t, lagging) })
+	}
+}
+
+func cancelDuringConfirm(t *testing.T, lagging bool) {
 	cases := []struct {
 		name    string
 		pause   func(e env) *testsupport.Pause
@@ -33,7 +43,10 @@ func TestMatrix15CancelDuringConfirmIsHonoured(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := newEnv(t, func(c *config.Config) { c.PaymentsAuthoritativeLookup = !lagging })
+			if lagging {
+				e.cfg.PaymentsURL = testsupport.NewLaggingSearch(t, e.payments.URL, 1<<20, 0).URL
+			}
 			e.startWorker(t)
 			pause := tc.pause(e)
 			req := request(t, fmt.Sprintf("+491511234561%d", i), time.Tuesday, 15)

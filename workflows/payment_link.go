@@ -110,6 +110,10 @@ func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
 // refunds) whatever was paid by reference. A payment that landed before
 // the link closed is returned and the customer told, once.
 func (p *payment) giveUp(ctx workflow.Context) (PaymentState, error) {
+	if p.state.IntentID == "" && p.last.Intent.ID != "" &&
+		workflow.GetVersion(ctx, versionVoidKnownIntent, workflow.DefaultVersion, 1) >= 1 {
+		p.state.IntentID = p.last.Intent.ID // paid too late: void by its ID, not by a search
+	}
 	err := p.undo(ctx)
 	if p.last.Authorized() {
 		// Owed to the customer whenever it lands: no moment after which it is late.

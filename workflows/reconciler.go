@@ -78,7 +78,7 @@ func (r *reconciler) run(ctx workflow.Context) (ReconcileResult, error) {
 	for _, tenant := range r.in.Tenants {
 		shape := activities.SagaShape{
 			ReferencePrefix: AppointmentWorkflowID(tenant, ""), ChildPrefix: PaymentWorkflowID(""),
-			StatusAttribute: BookingStatusKey.GetName(), Confirmed: string(StatusConfirmed),
+			StatusAttribute: BookingStatusKey.GetName(), Confirmed: string(StatusConfirmed), NeedsReview: string(StatusNeedsReview),
 		}
 		var found activities.SweepResult
 		err := workflow.ExecuteActivity(r.sweepCtx(ctx, "find-orphans/"+tenant), rec.FindOrphans, activities.SweepInput{

@@ -132,7 +132,13 @@ func (a *appointment) release(ctx workflow.Context) error {
 	return err
 }
 
+// versionVoidKnownIntent: compensations that void a deposit pass the
+// intent ID they know, so no search (which lags on Stripe) decides
+// whether money stays captured.
+const versionVoidKnownIntent = "void-known-intent"
+
 func (a *appointment) voidDeposit(ctx workflow.Context) error {
+	intentID := a.state.IntentID
 	if a.child != nil {
 		// The payment saga may still be authorising (its answer not yet
 		// back): tell it to void and wait until it has finished, so an
@@ -143,12 +149,20 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 			if a.child.Get(ctx, &final) == nil {
 				a.state.Payment = final.Status
 				a.noteChildCase(final)
+				if final.IntentID != "" {
+					intentID = final.IntentID
+				}
 			}
 		}
 	}
+	// Older runs voided by reference alone, which a lagging search can
+	// miss (a deposit captured while the cancel landed stayed captured).
+	if workflow.GetVersion(ctx, versionVoidKnownIntent, workflow.DefaultVersion, 1) < 1 {
+		intentID = ""
+	}
 	var res activities.IntentResult
 	err := workflow.ExecuteActivity(a.saga.opts(ctx, a.tuning, "void-deposit", "Void deposit of "+a.state.Reference),
-		act.VoidDeposit, activities.IntentInput{Tenant: a.req.Tenant, Reference: a.state.Reference}).Get(ctx, &res)
+		act.VoidDeposit, activities.IntentInput{Tenant: a.req.Tenant, Reference: a.state.Reference, IntentID: intentID}).Get(ctx, &res)
 	a.recordCompensation("void deposit", "void-deposit", res.Step, err)
 	return err
 }
