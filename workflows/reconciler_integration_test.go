@@ -20,6 +20,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -244,4 +245,35 @@ func TestReconcilerReleasesHoldsOfMissingSagasOnly(t *testing.T) {
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM review_cases WHERE workflow_id = $1 AND status = 'open'`, ghostBooked).Scan(&reason))
 	require.Equal(t, "orphaned_effect", reason)
 	require.Empty(t, e.reconcile(t).Repairs, "the second sweep repairs nothing")
+}
+
+// TestReconcilerRefundsCapturedDepositOfEndedSaga: money captured under
+// the reference of a saga that ended without a booking (what a void
+// compensation behind a lagging search used to leave) is refunded by the
+// sweep, once: the second sweep finds nothing left to give back.
+func TestReconcilerRefundsCapturedDepositOfEndedSaga(t *testing.T) {
+	e := newEnv(t)
+	e.startWorkerWithReconciler(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	req := request(t, "+4915112340019", time.Wednesday, 13)
+	req.PaymentMethod = "pm_card_chargeDeclined"
+	r, st := run(t, e, req)
+	require.Equal(t, workflows.StatusPaymentFailed, st.Status, st.Reason)
+
+	g, err := stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool), nil).Payments("demo")
+	require.NoError(t, err)
+	pi, err := g.Authorize(ctx, "test-left-behind-"+r.GetID(), payments.Authorization{
+		Amount: 2000, Currency: "eur", Reference: r.GetID(), Step: activities.DepositStep, PaymentMethod: "pm_card_visa"})
+	require.NoError(t, err)
+	_, err = g.Capture(ctx, "test-left-behind-capture-"+r.GetID(), pi.ID)
+	require.NoError(t, err)
+
+	first := e.reconcile(t)
+	require.Equal(t, map[string]int{activities.RepairRefundDeposit: 1}, first.Repairs, "first sweep: %+v", first)
+	require.Empty(t, first.Failed)
+	require.Equal(t, 1, e.effects(t, r.GetID()).Refunds)
+	second := e.reconcile(t)
+	require.Empty(t, second.Repairs, "nothing left to give back: %+v", second)
+	require.Equal(t, 1, e.effects(t, r.GetID()).Refunds)
 }
