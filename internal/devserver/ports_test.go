@@ -1,6 +1,10 @@
 package devserver
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,5 +22,33 @@ func TestFreePortIsBelowTheEphemeralRange(t *testing.T) {
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, p, belowEphemeralFrom)
 		require.Less(t, p, low, "below the ephemeral range %d-", low)
+	}
+}
+
+// TestFreePortNeverRepeats: a port handed out is not handed out again,
+// in this process or another, while the server it was meant for may
+// still be about to bind it. Two draws of the same port used to make
+// one server's membership listener fail, and ringpop panic.
+func TestFreePortNeverRepeats(t *testing.T) {
+	if _, ok := ephemeralLow(); !ok {
+		t.Skip("no /proc/sys/net/ipv4/ip_local_port_range: the kernel picks the port")
+	}
+	seen := map[int]bool{}
+	for range 2000 {
+		p, err := freePort("127.0.0.1")
+		require.NoError(t, err)
+		require.False(t, seen[p], "port %d handed out twice", p)
+		seen[p] = true
+		require.False(t, claimPort(p), "port %d is claimed once handed out", p)
+	}
+	// Another process opens the same lock file: its lock is refused (a
+	// second open file description conflicts just as another process's).
+	for p := range seen {
+		f, err := os.Open(filepath.Join(os.TempDir(), "bookonce-ports", strconv.Itoa(p)))
+		require.NoError(t, err)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		require.NoError(t, f.Close())
+		require.ErrorIs(t, err, syscall.EWOULDBLOCK, "port %d is held against other processes", p)
+		break
 	}
 }
