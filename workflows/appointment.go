@@ -84,11 +84,17 @@ func (a *appointment) run(ctx workflow.Context) (BookingState, error) {
 	if a.state.MessageID != "" {
 		a.phase(ctx, telemetry.PhaseConfirmationQueued)
 	}
-	if a.honourCancel {
+	forward := a.honourCancel && workflow.GetVersion(ctx, versionForwardLateCancel, workflow.DefaultVersion, 1) >= 1
+	if a.honourCancel && !forward {
 		a.cancelAfterCommit(ctx)
 	}
 	if workflow.GetVersion(ctx, versionBookingLifecycle, workflow.DefaultVersion, 1) >= 1 {
 		a.startLifecycle(ctx)
+	}
+	if forward {
+		// After the last wait: a cancel that lands while the workflow
+		// completes fails the completion and is read here on the retry.
+		a.forwardLateCancel(ctx)
 	}
 	return a.state, a.upsert(ctx, StatusConfirmed, "booked "+a.state.BookingID)
 }

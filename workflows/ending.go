@@ -102,11 +102,10 @@ func (a *appointment) noteChildCase(p PaymentState) {
 	}
 }
 
-// cancelAfterCommit handles a cancel that arrived once the booking was
-// confirmed and paid (while the confirmation was sent). Until bookings get
-// a lifecycle of their own it cannot be undone here: a person cancels,
-// from a cancellation_request case, and the booking stays Confirmed so the
-// calendar and the deposit are not touched behind the reviewer's back.
+// cancelAfterCommit is how runs recorded before versionForwardLateCancel
+// handle a cancel that arrived once the booking was confirmed and paid:
+// a person cancels, from a cancellation_request case, and the booking
+// stays Confirmed. New runs forward it to the lifecycle (late_cancel.go).
 func (a *appointment) cancelAfterCommit(ctx workflow.Context) {
 	if !a.cancelRequested() {
 		return

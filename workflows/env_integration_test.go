@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 )
 
@@ -47,10 +48,10 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) env {
 	return e
 }
 
-func (e env) startWorker(t *testing.T) worker.Worker {
+func (e env) startWorker(t *testing.T, interceptors ...interceptor.WorkerInterceptor) worker.Worker {
 	return testsupport.Worker(t, e.tc, e.queue, func(r worker.Registry) {
 		stack.Register(r, stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool), e.tc))
-	})
+	}, interceptors...)
 }
 
 // request is a booking of its own: the intent ID is unique per call, so a

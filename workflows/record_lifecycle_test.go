@@ -40,6 +40,28 @@ func TestRecordHistoriesLifecycle(t *testing.T) {
 	writeHistory(t, fetchHistory(t, ctx, s.tc, st.Lifecycle, ""), "lifecycle-cancel.booking.json")
 }
 
+// TestRecordHistoriesLateCancel records an appointment (versioned:
+// forward-late-cancel) that a cancel reaches while it starts the
+// lifecycle: the cancel is forwarded as the lifecycle's cancel Update.
+// Runs with `make histories`.
+func TestRecordHistoriesLateCancel(t *testing.T) {
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+	gate := testsupport.NewChildGate("BookingWorkflow")
+	s := newRecordStack(t, nil, gate)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req := recordRequest(t, "+4915112340012", time.Tuesday, 11)
+	run, _, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+	require.NoError(t, err)
+	gate.SignalAtGate(ctx, t, s.tc, run.GetID(), workflows.SignalCancel)
+	var st workflows.BookingState
+	require.NoError(t, run.Get(ctx, &st))
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	s.save(t, ctx, run.GetID(), "late-cancel.appointment.json")
+}
+
 // TestRecordHistoriesReschedule records a lifecycle (versioned:
 // booking-reschedule) through a refused move (the slot taken), a move
 // (hold, confirm, cancel of the old booking, the message, the timers

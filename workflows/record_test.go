@@ -22,6 +22,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -45,7 +46,7 @@ type recordStack struct {
 	calendarURL string
 }
 
-func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
+func newRecordStack(t *testing.T, tweak func(*config.Config), interceptors ...interceptor.WorkerInterceptor) recordStack {
 	t.Helper()
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
@@ -61,7 +62,7 @@ func newRecordStack(t *testing.T, tweak func(*config.Config)) recordStack {
 	testsupport.Worker(t, s.tc, s.queue, func(r worker.Registry) {
 		acts := stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool), s.tc)
 		stack.Register(r, acts)
-	})
+	}, interceptors...)
 	return s
 }
 

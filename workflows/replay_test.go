@@ -53,6 +53,7 @@ var recordedHistories = []string{
 	"handover-keyed.conversation.json",
 	"keyed.appointment.json",
 	"local-reads.conversation.json",
+	"late-cancel.appointment.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/internal/config"
@@ -75,9 +76,9 @@ func TaskQueue(t testing.TB) string {
 
 // Worker starts a worker on queue that registers what register adds, and
 // stops it when the test ends.
-func Worker(t testing.TB, c client.Client, queue string, register func(worker.Registry)) worker.Worker {
+func Worker(t testing.TB, c client.Client, queue string, register func(worker.Registry), interceptors ...interceptor.WorkerInterceptor) worker.Worker {
 	t.Helper()
-	w := worker.New(c, queue, worker.Options{WorkflowPanicPolicy: worker.FailWorkflow})
+	w := worker.New(c, queue, worker.Options{WorkflowPanicPolicy: worker.FailWorkflow, Interceptors: interceptors})
 	register(w)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)

@@ -1,0 +1,62 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/review"
+)
+
+// versionForwardLateCancel: a cancel that reaches the appointment after
+// its commit (the conversation saw it still running and was told "we
+// cancel") is carried out by the booking's lifecycle, read once the
+// lifecycle has started. Before, one read before the lifecycle's start
+// opened a case and one landing during the start was never read.
+const versionForwardLateCancel = "forward-late-cancel"
+
+// lateCancelReason is the reason the lifecycle records for such a cancel.
+const lateCancelReason = "asked by the customer while the booking was being confirmed"
+
+// forwardLateCancel drains the cancel signals and hands them, as one
+// wish, to the lifecycle's cancel Update. The customer was told nothing
+// about a kept deposit, so the cancel is sent on the condition that it
+// refunds; a refusal, a lifecycle that did not start, or a failure opens
+// a cancellation_request case: a person decides, the wish is not lost.
+func (a *appointment) forwardLateCancel(ctx workflow.Context) {
+	if !a.cancelRequested() {
+		return
+	}
+	for a.cancelRequested() { // one wish however often the customer asked
+	}
+	err := a.cancelLifecycle(ctx)
+	for a.cancelRequested() { // asked again meanwhile: the same wish
+	}
+	if err == nil || errorType(err) == activities.ErrTypeChangePending {
+		return // cancelled, or under way: the booking sends its message
+	}
+	workflow.GetLogger(ctx).Warn("cancel after commit: a person decides", "lifecycle", a.state.Lifecycle, "error", err)
+	caseID, cerr := openCase(ctx, a.tuning, a.req.Tenant, "cancellation-request", review.ReasonCancellationRequest, err)
+	a.noteCase(ctx, caseID, cerr)
+}
+
+// cancelLifecycle sends the lifecycle the cancel Update under an ID
+// derived from this appointment, so a retry or a replay reaches the same
+// Update and the booking acts once.
+func (a *appointment) cancelLifecycle(ctx workflow.Context) error {
+	if a.state.Lifecycle == "" {
+		return fmt.Errorf("the booking's lifecycle did not start: cancel %s by hand", a.state.Reference)
+	}
+	args, err := json.Marshal(CancelRequest{Reason: lateCancelReason, OnlyIfRefunded: true})
+	if err != nil {
+		return err
+	}
+	in := activities.ChangeBookingInput{
+		Tenant: a.req.Tenant, AppointmentID: a.state.Reference, Update: UpdateCancel,
+		UpdateID: CancelUpdateID(a.req.Tenant, "appointment:"+a.state.Reference), Args: args,
+	}
+	cctx := compensationCtx(ctx, a.tuning, "forward-cancel", "Cancel the booking: asked while it was confirmed")
+	return workflow.ExecuteActivity(cctx, act.ChangeBooking, in).Get(ctx, nil)
+}

@@ -1,0 +1,61 @@
+package workflows_test
+
+// The customer cancels after the deposit was captured, while the
+// appointment starts the booking's lifecycle (failure-matrix item 29).
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// TestMatrix29CancelWhileTheLifecycleStartsIsCarriedOut: the cancel
+// signal lands exactly while the committed appointment starts its
+// BookingWorkflow (the appointment is held at that start by a gate until
+// the signal is in its history). The conversation told the customer "we
+// cancel", so the wish is carried out by the lifecycle: the calendar
+// booking cancelled, the deposit refunded, the cancellation message
+// reserved. When the cancel would keep the deposit (inside the tenant's
+// window) the customer was not warned: nothing is cancelled and a person
+// gets a cancellation_request case. Before, the signal was never read:
+// booking and deposit stood and nobody knew.
+func TestMatrix29CancelWhileTheLifecycleStartsIsCarriedOut(t *testing.T) {
+	cases := []struct {
+		name   string
+		window time.Duration
+		want   effects
+		cases  map[string]int
+	}{
+		{"free cancel", 0, effects{Reservations: map[string]int{"cancelled": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000, Refunds: 1, Messages: 2}, map[string]int{}},
+		{"deposit would be kept", 30 * 24 * time.Hour, booked, map[string]int{"cancellation_request": 1}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			gate := testsupport.NewChildGate("BookingWorkflow")
+			e.startWorker(t, gate)
+			req := request(t, fmt.Sprintf("+491511234571%d", i), time.Tuesday, 16)
+			req.Terms = &activities.TenantTerms{Language: "de", CancellationWindow: tc.window}
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+			require.NoError(t, err)
+			gate.SignalAtGate(ctx, t, e.tc, r.GetID(), workflows.SignalCancel)
+			st := result(t, r)
+			require.Equal(t, workflows.StatusConfirmed, st.Status, "the appointment committed: %s", st.Reason)
+			testsupport.Eventually(t, 30*time.Second, "the late cancel carried out or handed to a person", func() bool {
+				got := e.effects(t, r.GetID())
+				return got.Reservations["cancelled"]+len(e.reviewCases(t, r.GetID())) > 0
+			})
+			require.Equal(t, tc.want, e.effects(t, r.GetID()))
+			require.Equal(t, tc.cases, e.reviewCases(t, r.GetID()))
+		})
+	}
+}
