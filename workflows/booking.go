@@ -149,6 +149,9 @@ type LifecycleState struct {
 	RefundID     string         `json:"refund_id,omitempty"`
 	CancelReason string         `json:"cancel_reason,omitempty"`
 	CancelledAt  time.Time      `json:"cancelled_at,omitzero"`
+	// CancelCase is the cancellation_request case of a cancel that came
+	// while a change waited for a person (ReviewCase is that change's).
+	CancelCase string `json:"cancel_case,omitempty"`
 	// Reminders are the offsets whose reminder was sent ("24h0m0s").
 	Reminders []string `json:"reminders,omitempty"`
 	// MessageID is the cancellation message's outbox row.

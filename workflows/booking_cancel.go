@@ -78,7 +78,11 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 		return b.state, err
 	}
 	if b.state.Status == StatusNeedsReview {
-		// The move it waited for left two bookings: a person settles both.
+		// The move it waited for left two bookings: a person settles both,
+		// and must know the customer has since asked to cancel.
+		if workflow.GetVersion(ctx, versionCancelAfterMoveReview, workflow.DefaultVersion, 1) >= 1 {
+			b.cancelWishInReview(ctx, in, now)
+		}
 		return b.state, nil
 	}
 	free := !now.After(b.in.SlotStart.Add(-b.window()))
@@ -105,6 +109,29 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 	}
 	b.tell(ctx)
 	return b.state, b.upsert(ctx, StatusCancelled, b.state.Reason)
+}
+
+// versionCancelAfterMoveReview: a cancel that waited for a move which
+// ended in review opens a cancellation_request case next to the move's.
+const versionCancelAfterMoveReview = "cancel-after-move-review"
+
+// cancelWishInReview records the cancel a person must carry out: its own
+// cancellation_request case, naming the move's case, so the review queue
+// shows both wishes for the booking (the customer was told staff have
+// the cancellation).
+func (b *booking) cancelWishInReview(ctx workflow.Context, in CancelRequest, at time.Time) {
+	details := map[string]any{
+		"situation": "cancel asked during a move that ended in review", "cancel_reason": in.Reason,
+		"asked_at": at, "move_case": b.state.ReviewCase, "booking_id": b.state.BookingID,
+	}
+	caseID, err := openCaseWith(ctx, b.tuning, b.in.Tenant, "cancel-after-move", review.ReasonCancellationRequest, details)
+	if err != nil {
+		workflow.GetLogger(ctx).Error("cancel during a move in review: case not opened", "error", err)
+		b.state.Reason += "; a cancel asked meanwhile could not be recorded: " + err.Error()
+		return
+	}
+	b.state.CancelCase = caseID
+	b.state.Reason += "; the customer then asked to cancel: review case " + caseID
 }
 
 func (b *booking) window() time.Duration {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -240,6 +241,34 @@ func TestBookingRescheduleOldCancelFails(t *testing.T) {
 	require.Equal(t, "bk_hold_1", got.state.BookingID)
 	require.Equal(t, "case_1", got.state.ReviewCase)
 	require.Equal(t, 1, f.cases)
+	require.Empty(t, f.messages)
+}
+
+// TestBookingCancelDuringAMoveInReviewIsRecorded: a cancel that waited
+// for a move which then needed a person (the old booking could not be
+// cancelled) is in the review queue too: a cancellation_request case
+// naming the move's case, besides the move's compensation_failed case.
+// Before, the customer was told staff had the cancellation, and the only
+// case described the move.
+func TestBookingCancelDuringAMoveInReviewIsRecorded(t *testing.T) {
+	f := &bookingFake{calendarE: temporal.NewNonRetryableApplicationError("invalid state", activities.ErrTypeCalendarFinal, nil)}
+	env := newMoveEnv(t, f, &calendarFake{confirmDelay: 10 * time.Minute})
+	in := lifecycleInput(env)
+	var moved, cancelled answer
+	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &moved)
+	cancelAt(env, time.Hour+2*time.Minute, "cancel-1", &cancelled)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, moved.err)
+	require.NoError(t, cancelled.err)
+	require.Equal(t, workflows.StatusNeedsReview, cancelled.state.Status)
+	require.Len(t, f.reviews, 2, "the move's case and the cancel's")
+	require.Equal(t, review.ReasonCompensationFailed, f.reviews[0].Reason)
+	require.Equal(t, review.ReasonCancellationRequest, f.reviews[1].Reason)
+	require.Equal(t, "customer asked", f.reviews[1].Details["cancel_reason"])
+	require.Equal(t, "case_1", f.reviews[1].Details["move_case"])
+	require.Equal(t, "case_2", cancelled.state.CancelCase)
+	require.Zero(t, f.refunds, "nothing refunded behind the reviewer's back")
 	require.Empty(t, f.messages)
 }
 

@@ -8,6 +8,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ type bookingFake struct {
 	messages  []activities.ConfirmationInput
 	sentAt    []time.Time
 	cases     int
+	reviews   []activities.ReviewInput
 	calendarE error // CancelBooking's answer when non-nil
 	// calls logs the calendar calls in order ("cancel bk_1").
 	calls []string
@@ -91,9 +93,12 @@ func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironm
 			return activities.Step{Key: "k-msg", Attempt: 1, DownstreamID: "msg_c"}, nil
 		})
 	env.OnActivity(a.OpenReviewCase, mock.Anything, mock.Anything).Return(
-		func(context.Context, activities.ReviewInput) (activities.Step, error) {
-			f.count(&f.cases)
-			return activities.Step{Key: "k-case", DownstreamID: "case_1"}, nil
+		func(_ context.Context, in activities.ReviewInput) (activities.Step, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.cases++
+			f.reviews = append(f.reviews, in)
+			return activities.Step{Key: "k-case", DownstreamID: fmt.Sprintf("case_%d", f.cases)}, nil
 		})
 	return env
 }

@@ -71,11 +71,18 @@ func (s *saga) opts(ctx workflow.Context, t Tuning, id, summary string) workflow
 // case is opened with compensationCtx (an outage delays it, it is never
 // dropped) and its ID returned. step names the case's activity (its key).
 func openCase(ctx workflow.Context, t Tuning, tenant, step string, reason review.Reason, cause error) (string, error) {
-	info := workflow.GetInfo(ctx)
-	details := map[string]any{"step": step, "run_id": info.WorkflowExecution.RunID}
+	details := map[string]any{}
 	if cause != nil {
 		details["error"] = cause.Error()
 	}
+	return openCaseWith(ctx, t, tenant, step, reason, details)
+}
+
+// openCaseWith is openCase with details of the caller's (the step and the
+// run are added).
+func openCaseWith(ctx workflow.Context, t Tuning, tenant, step string, reason review.Reason, details map[string]any) (string, error) {
+	info := workflow.GetInfo(ctx)
+	details["step"], details["run_id"] = step, info.WorkflowExecution.RunID
 	var opened activities.Step
 	err := workflow.ExecuteActivity(compensationCtx(ctx, t, "open-review-"+step, "Open review case: "+string(reason)),
 		act.OpenReviewCase, activities.ReviewInput{
