@@ -244,14 +244,11 @@ func TestBookingRescheduleOldCancelFails(t *testing.T) {
 	require.Empty(t, f.messages)
 }
 
-// TestBookingCancelDuringAMoveInReviewIsRecorded: a cancel that waited
-// for a move which then needed a person (the old booking could not be
-// cancelled) is in the review queue too: a cancellation_request case
-// naming the move's case, besides the move's compensation_failed case.
-// Before, the customer was told staff had the cancellation, and the only
-// case described the move.
-func TestBookingCancelDuringAMoveInReviewIsRecorded(t *testing.T) {
-	f := &bookingFake{calendarE: temporal.NewNonRetryableApplicationError("invalid state", activities.ErrTypeCalendarFinal, nil)}
+// cancelDuringAMove moves the booking a day on (its confirmation takes
+// ten minutes) and cancels it two minutes into the move; it returns the
+// cancel's answer.
+func cancelDuringAMove(t *testing.T, f *bookingFake) answer {
+	t.Helper()
 	env := newMoveEnv(t, f, &calendarFake{confirmDelay: 10 * time.Minute})
 	in := lifecycleInput(env)
 	var moved, cancelled answer
@@ -261,6 +258,18 @@ func TestBookingCancelDuringAMoveInReviewIsRecorded(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, moved.err)
 	require.NoError(t, cancelled.err)
+	return cancelled
+}
+
+// TestBookingCancelDuringAMoveInReviewIsRecorded: a cancel that waited
+// for a move which then needed a person (the old booking could not be
+// cancelled) is in the review queue too: a cancellation_request case
+// naming the move's case, besides the move's compensation_failed case.
+// Before, the customer was told staff had the cancellation, and the only
+// case described the move.
+func TestBookingCancelDuringAMoveInReviewIsRecorded(t *testing.T) {
+	f := &bookingFake{calendarE: temporal.NewNonRetryableApplicationError("invalid state", activities.ErrTypeCalendarFinal, nil)}
+	cancelled := cancelDuringAMove(t, f)
 	require.Equal(t, workflows.StatusNeedsReview, cancelled.state.Status)
 	require.Len(t, f.reviews, 2, "the move's case and the cancel's")
 	require.Equal(t, review.ReasonCompensationFailed, f.reviews[0].Reason)
@@ -373,15 +382,7 @@ func TestBookingRescheduleValidator(t *testing.T) {
 // cancelled by the move, once.
 func TestBookingCancelWaitsForAMove(t *testing.T) {
 	f := &bookingFake{}
-	env := newMoveEnv(t, f, &calendarFake{confirmDelay: 10 * time.Minute})
-	in := lifecycleInput(env)
-	var moved, cancelled answer
-	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &moved)
-	cancelAt(env, time.Hour+2*time.Minute, "cancel-1", &cancelled)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
-	require.NoError(t, env.GetWorkflowError())
-	require.NoError(t, moved.err)
-	require.NoError(t, cancelled.err)
+	cancelled := cancelDuringAMove(t, f)
 	require.Equal(t, workflows.StatusCancelled, cancelled.state.Status)
 	require.Equal(t, workflows.DepositRefunded, cancelled.state.Deposit)
 	ref := workflows.MoveReference(unitWorkflowID, 1)
