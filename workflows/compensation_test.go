@@ -87,24 +87,25 @@ func TestUnitFinalCompensationFailureOpensReview(t *testing.T) {
 	require.Equal(t, f.child.ReviewCase, st.ReviewCase, "the payment saga handed its failed void to a person")
 }
 
-// TestUnitCancelWhileSendingConfirmationOpensReview: a cancel that arrives
-// after commit (booked and paid) cannot be undone by the saga yet; it is
-// not dropped: a cancellation_request case is opened, the booking stays
-// Confirmed and untouched for the person who cancels it.
-func TestUnitCancelWhileSendingConfirmationOpensReview(t *testing.T) {
+// TestUnitCancelWhileSendingConfirmationGoesToTheLifecycle: a cancel
+// that lands after the commit (while the confirmation is sent) is carried
+// out by the booking's lifecycle: one cancel Update, on the condition
+// that it refunds, under an ID derived from the appointment; no review
+// case, and the saga itself cancels nothing behind the lifecycle's back.
+func TestUnitCancelWhileSendingConfirmationGoesToTheLifecycle(t *testing.T) {
 	env, f := newUnitEnv(t)
 	f.delays["SendConfirmation"] = 10 * time.Second
-	sent := false
-	f.confirmation = func(ctx context.Context, _ activities.ConfirmationInput) (activities.Step, error) {
-		sent = true
-		return unitStep(ctx, "msg_1"), nil
-	}
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalCancel, nil) }, 5*time.Second)
 	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
 	st := unitResult(t, env)
-	require.True(t, sent)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.NotEmpty(t, st.ReviewCase)
-	require.Equal(t, []review.Reason{review.ReasonCancellationRequest}, reviewReasons(f))
-	require.Empty(t, f.started("CancelBooking"), "a person cancels, not the saga behind the reviewer's back")
+	require.Empty(t, st.ReviewCase)
+	require.Empty(t, reviewReasons(f))
+	calls := f.started("ChangeBooking")
+	require.Len(t, calls, 1)
+	in := f.input(calls[0].Saga, calls[0].ID).(activities.ChangeBookingInput)
+	require.Equal(t, workflows.UpdateCancel, in.Update)
+	require.Equal(t, workflows.CancelUpdateID("demo", "appointment:"+st.Reference), in.UpdateID)
+	require.JSONEq(t, `{"reason":"asked by the customer while the booking was being confirmed","only_if_refunded":true}`, string(in.Args))
+	require.Empty(t, f.started("CancelBooking"), "the lifecycle cancels, not the saga")
 }

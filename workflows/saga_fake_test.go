@@ -12,6 +12,7 @@ package workflows_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -317,6 +318,11 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 				return f.confirmation(ctx, in)
 			}
 			return unitStep(ctx, "msg_1"), nil
+		})
+	env.OnActivity(a.ChangeBooking, mock.Anything, mock.Anything).AfterFn(f.delay("ChangeBooking")).Return(
+		func(ctx context.Context, in activities.ChangeBookingInput) (json.RawMessage, error) {
+			f.note(ctx, in)
+			return json.RawMessage(`{"status":"Cancelled"}`), nil
 		})
 	env.OnActivity(a.OpenReviewCase, mock.Anything, mock.Anything).AfterFn(f.delay("OpenReviewCase")).Return(
 		func(ctx context.Context, in activities.ReviewInput) (activities.Step, error) {
