@@ -17,6 +17,7 @@ import (
 
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/review"
 )
 
@@ -33,24 +34,6 @@ const (
 // ErrTypeNotRepairable: the effect changed under the reconciler (a void of
 // an intent that was captured meanwhile); the next sweep looks again.
 const ErrTypeNotRepairable = "NotRepairable"
-
-// MoveMark separates an appointment's workflow ID from the number of a
-// move in the calendar reference of a moved booking
-// ("appointment:demo:pi_1#move-1", workflows.MoveReference): the calendar
-// allows one active reservation per reference, so a move's new slot is
-// held under a reference of its own while the old booking still holds the
-// appointment's.
-const MoveMark = "#move-"
-
-// SagaOf is the workflow ID of the saga that owns the effects of a
-// reference: the reference itself, or for a move's reference the
-// appointment it moves (whose booking lifecycle placed it).
-func SagaOf(reference string) string {
-	if i := strings.Index(reference, MoveMark); i > 0 {
-		return reference[:i]
-	}
-	return reference
-}
 
 // WorkflowDescriber is the part of the Temporal client the reconciler
 // needs: is the saga behind a business reference still running?
@@ -366,7 +349,7 @@ func (s sagaState) String() string {
 // A move's reference is the appointment's: a confirmed appointment owns
 // the bookings its lifecycle moved.
 func (r *Reconciler) sagaState(ctx context.Context, shape SagaShape, ref string) (sagaState, error) {
-	ref = SagaOf(ref)
+	ref = reference.SagaOf(ref)
 	st, err := r.describe(ctx, shape, ref)
 	if err != nil || st.running || st.confirmed {
 		return st, err

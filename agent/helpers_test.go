@@ -43,8 +43,23 @@ type env struct {
 // calendar's URL the worker uses (a fault proxy in front of it).
 func newEnv(t *testing.T, calendarVia ...func(string) string) env {
 	t.Helper()
+	return buildEnv(t, false, calendarVia...)
+}
+
+// newTwoTenantEnv is newEnv with London Garage next to the demo tenant
+// (testsupport.TwoTenants).
+func newTwoTenantEnv(t *testing.T) env {
+	t.Helper()
+	return buildEnv(t, true)
+}
+
+func buildEnv(t *testing.T, twoTenants bool, calendarVia ...func(string) string) env {
+	t.Helper()
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
+	if twoTenants {
+		cfg.APITokens = testsupport.TwoTenants(t, pool)
+	}
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -40,9 +41,9 @@ func (s *Service) GetBooking(ctx context.Context, c Caller, in GetBookingInput) 
 func (s *Service) resolve(ctx context.Context, c Caller, p *tenants.Profile, raw string) (BookingAnswer, error) {
 	id := strings.TrimSpace(raw)
 	switch {
-	case strings.HasPrefix(id, workflows.AppointmentWorkflowID(c.Tenant, "")):
+	case reference.IsAppointmentOf(c.Tenant, id):
 		return BookingAnswer{WorkflowID: id}, nil
-	case strings.HasPrefix(id, "appointment:") || id == "":
+	case reference.Reserved(id) || id == "":
 		return BookingAnswer{}, errNoBooking
 	}
 	b, err := calendar.NewClient(s.CalendarURL, c.Token).GetBooking(ctx, id)
@@ -52,7 +53,15 @@ func (s *Service) resolve(ctx context.Context, c Caller, p *tenants.Profile, raw
 		}
 		return BookingAnswer{}, fmt.Errorf("ask the calendar for booking %s (try again): %w", id, err)
 	}
-	return BookingAnswer{WorkflowID: b.Reference, Service: b.Service, Start: b.Start.In(p.Location).Format(time.RFC3339)}, nil
+	// The booking is the caller's (the calendar answers only its own), but
+	// its reference is a string the caller stored: it leads to a workflow
+	// only inside the caller's namespace (a move's reference to the
+	// appointment it moves), never to another tenant's booking.
+	saga := reference.SagaOf(b.Reference)
+	if !reference.IsAppointmentOf(c.Tenant, saga) {
+		return BookingAnswer{}, errNoBooking
+	}
+	return BookingAnswer{WorkflowID: saga, Service: b.Service, Start: b.Start.In(p.Location).Format(time.RFC3339)}, nil
 }
 
 // describe fills a's state from the saga (and service and slot from the

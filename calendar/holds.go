@@ -10,6 +10,7 @@ import (
 
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/reference"
 )
 
 func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
@@ -26,6 +27,12 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p := validateHold(req); p != nil {
+		web.WriteProblem(w, p)
+		return
+	}
+	if err := reference.CheckStored(tenant, req.Reference); err != nil {
+		p := web.NewProblem(http.StatusBadRequest, CodeInvalidRequest, "the reference is not this tenant's")
+		p.Errors = []web.FieldError{{Field: "reference", Detail: err.Error()}}
 		web.WriteProblem(w, p)
 		return
 	}

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -70,7 +70,7 @@ func cancelRefusal(e *temporal.ApplicationError) *web.Problem {
 func changeTarget(w http.ResponseWriter, r *http.Request) (tenant, id, key string, ok bool) {
 	tenant, _ = web.Tenant(r.Context())
 	id = r.PathValue("id")
-	if !strings.HasPrefix(id, workflows.AppointmentWorkflowID(tenant, "")) {
+	if !reference.IsAppointmentOf(tenant, id) {
 		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "no appointment "+id))
 		return "", "", "", false
 	}

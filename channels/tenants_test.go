@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +14,10 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/channels"
-	"github.com/bookonce/bookonce/deploy"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/review"
-	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/twilio"
 )
 
@@ -29,8 +26,8 @@ import (
 // catalogue, time zone, deposit and confirmation text).
 const (
 	demoToken    = "dev-token"
-	londonToken  = "london-token"
-	londonNumber = "+442071234567"
+	londonToken  = testsupport.LondonToken
+	londonNumber = testsupport.LondonNumber
 )
 
 // twoTenants is the whole stack on a database with both tenants: the
@@ -45,17 +42,10 @@ func newTwoTenants(t *testing.T) twoTenants {
 	t.Helper()
 	ctx := context.Background()
 	pool := testsupport.Database(t)
-	london, err := os.ReadFile("testdata/tenants.london.yaml")
-	require.NoError(t, err)
-	f, err := tenants.Parse("tenants.yaml", append(append([]byte{}, deploy.DemoTenants...), london...))
-	require.NoError(t, err)
-	_, err = tenants.Apply(ctx, pool, f, tenants.ApplyOptions{})
-	require.NoError(t, err)
-
 	cfg := testsupport.Config(t)
 	cfg.TwilioAuthToken = authToken
 	// Client-side credentials of the worker: one token per tenant.
-	cfg.APITokens = map[string]string{demoToken: "demo", londonToken: "london"}
+	cfg.APITokens = testsupport.TwoTenants(t, pool)
 	cal, pay := stacktest.CalendarAPI(t, cfg, pool), stacktest.PaymentsAPI(t, cfg, pool)
 	cfg.CalendarURL, cfg.PaymentsURL = cal.URL, pay.URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -75,7 +76,7 @@ func (p *Page) change(w http.ResponseWriter, r *http.Request, c bookingChange) {
 		return
 	}
 	id := r.PathValue("id")
-	if p.Temporal == nil || !strings.HasPrefix(id, workflows.AppointmentWorkflowID(a.tenant, "")) {
+	if p.Temporal == nil || !reference.IsAppointmentOf(a.tenant, id) {
 		p.errorPage(w, http.StatusNotFound, "No such booking", fmt.Sprintf("There is no booking %q for tenant %s. Nothing was changed.", mask.Phones(id), a.tenant))
 		return
 	}
@@ -118,7 +119,7 @@ func (p *Page) changeFailed(w http.ResponseWriter, c bookingChange, id string, e
 // changedNotice tells, after a button, the booking's state as the booking
 // itself reports it (never text from the URL).
 func (p *Page) changedNotice(ctx context.Context, tenant, id string) string {
-	if p.Temporal == nil || !strings.HasPrefix(id, workflows.AppointmentWorkflowID(tenant, "")) {
+	if p.Temporal == nil || !reference.IsAppointmentOf(tenant, id) {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, policyBudget)

@@ -87,6 +87,12 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.now()
 	row, apiErr := validateSession(f, now)
+	if apiErr == nil {
+		apiErr = checkReference(tenantOf(r), "metadata", row.Metadata)
+	}
+	if apiErr == nil {
+		apiErr = checkReference(tenantOf(r), "payment_intent_data[metadata]", row.IntentMetadata)
+	}
 	if apiErr != nil {
 		writeError(ctx, w, apiErr)
 		return

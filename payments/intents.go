@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookonce/bookonce/idempotency"
+	"github.com/bookonce/bookonce/reference"
 )
 
 // MaxAmount is the largest amount in minor units, Stripe's eight digits.
@@ -94,6 +95,21 @@ func validateCreate(f form) (intentRow, bool, *apiError) {
 	}, confirm, nil
 }
 
+// checkReference refuses a booking_reference in a namespace bookonce
+// reserves for another tenant: the reference leads webhooks, the
+// reconciler and lookups to a workflow, so a tenant may name only its own
+// (reference.CheckStored); param is the map's form name.
+func checkReference(tenant, param string, metadata map[string]string) *apiError {
+	ref, ok := metadata[MetadataReference]
+	if !ok {
+		return nil
+	}
+	if err := reference.CheckStored(tenant, ref); err != nil {
+		return invalidRequest(param+"["+MetadataReference+"]", "", err.Error())
+	}
+	return nil
+}
+
 // mutation starts a mutating intent request: the idempotency transaction,
 // the form checked against spec, and the expand list; false means the
 // answer was written.
@@ -124,6 +140,9 @@ func (s *Server) createIntent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	row, confirm, apiErr := validateCreate(f)
+	if apiErr == nil {
+		apiErr = checkReference(tenantOf(r), "metadata", row.Metadata)
+	}
 	if apiErr != nil {
 		writeError(ctx, w, apiErr)
 		return

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/bookonce/bookonce/reference"
 )
 
 // SignalDecision is the signal that carries a reviewer's Decision to the
@@ -132,7 +134,9 @@ func (r *Resolver) Resolve(ctx context.Context, tenant, id string, action Action
 	// retry) resolves it again and the workflow ignores the second
 	// decision. Recorded first, a crash would leave a resolved case whose
 	// workflow never heard of it.
-	if c.Reason != ReasonOrphanedEffect {
+	// Only a workflow in the tenant's own namespace is told; a case on any
+	// other (none is opened so, but a row is data) is only recorded.
+	if c.Reason != ReasonOrphanedEffect && reference.Owned(tenant, c.WorkflowID) {
 		if err := r.Temporal.SignalWorkflow(ctx, c.WorkflowID, "", SignalDecision, Decision{CaseID: c.ID, Action: action}); err != nil {
 			return c, &SignalError{Err: err}
 		}

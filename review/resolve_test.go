@@ -28,7 +28,7 @@ func (s *signaler) SignalWorkflow(_ context.Context, workflowID, _, name string,
 
 func openCase(t *testing.T, store *review.Store, key, tenant string, reason review.Reason) review.Case {
 	t.Helper()
-	c, err := store.Open(context.Background(), key, review.Case{Tenant: tenant, WorkflowID: "wf-" + key, Reason: reason})
+	c, err := store.Open(context.Background(), key, review.Case{Tenant: tenant, WorkflowID: "appointment:" + tenant + ":" + key, Reason: reason})
 	require.NoError(t, err)
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/tenants"
 )
 
@@ -44,7 +45,7 @@ const MessageKindRescheduled = "rescheduled_"
 // moveMark separates the appointment's workflow ID from a move's number
 // in the calendar reference of a moved booking ("<id>#move-1"); the
 // reconciler maps such a reference back to its appointment.
-const moveMark = activities.MoveMark
+const moveMark = reference.MoveMark
 
 // maxResourceID bounds the resource ID stored in the history.
 const maxResourceID = 200

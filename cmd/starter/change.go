@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -17,10 +17,17 @@ func appointmentArg(rest []string) error {
 	switch {
 	case len(rest) != 1:
 		return errors.New("want exactly one workflow ID, e.g. appointment:demo:<intent-id>")
-	case !strings.HasPrefix(rest[0], "appointment:"):
+	case !isAppointmentID(rest[0]):
 		return fmt.Errorf("%q is not an appointment's workflow ID (appointment:<tenant>:<intent-id>; `starter book` prints it)", rest[0])
 	}
 	return nil
+}
+
+// isAppointmentID reports whether id has an appointment's form
+// (appointment:<tenant>:<intent-id>); whose it is, the API decides.
+func isAppointmentID(id string) bool {
+	tenant, ok := reference.TenantOf(id)
+	return ok && reference.IsAppointmentOf(tenant, id)
 }
 
 // postChange sends a change of the booking id (change: "cancel",

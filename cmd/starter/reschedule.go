@@ -15,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/nextslot"
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -93,7 +94,7 @@ func nextFreeSlotFor(id string, stderr io.Writer) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("--start next: %w", err)
 	}
-	tenant := strings.SplitN(strings.TrimPrefix(id, "appointment:"), ":", 2)[0]
+	tenant, _ := reference.TenantOf(id) // appointmentArg checked the form
 	token, ok := cfg.TokenFor(tenant)
 	if !ok {
 		return time.Time{}, fmt.Errorf("--start next: no API token for tenant %s in BOOKONCE_API_TOKENS", tenant)

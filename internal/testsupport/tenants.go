@@ -2,11 +2,14 @@ package testsupport
 
 import (
 	"context"
+	_ "embed"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/deploy"
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/tenants"
 )
 
@@ -19,4 +22,27 @@ func Tenants(t testing.TB, pool *pgxpool.Pool) *tenants.Registry {
 	reg, err := tenants.LoadRegistry(context.Background(), pool, nil)
 	require.NoError(t, err)
 	return reg
+}
+
+// The second tenant of TwoTenants: London Garage (English, its own
+// number, catalogue, time zone, deposit and wording).
+const (
+	LondonTenant = "london"
+	LondonToken  = "london-token"
+	LondonNumber = "+442071234567"
+)
+
+//go:embed tenants.london.yaml
+var londonTenant []byte
+
+// TwoTenants applies the demo tenant and London Garage to pool, and
+// returns the worker's client-side credentials for both (set them as
+// config.Config.APITokens before the APIs and the worker are built).
+func TwoTenants(t testing.TB, pool *pgxpool.Pool) map[string]string {
+	t.Helper()
+	f, err := tenants.Parse("tenants.yaml", append(append([]byte{}, deploy.DemoTenants...), londonTenant...))
+	require.NoError(t, err)
+	_, err = tenants.Apply(context.Background(), pool, f, tenants.ApplyOptions{})
+	require.NoError(t, err)
+	return map[string]string{config.DefaultAPIToken: "demo", LondonToken: LondonTenant}
 }
