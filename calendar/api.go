@@ -19,6 +19,9 @@ import (
 
 // Server is the calendar API.
 type Server struct {
+	// AuthLimiter is the failed-authentication budget per client; nil:
+	// the default, keyed on the connection's peer.
+	AuthLimiter *web.AuthLimiter
 	Pool        *pgxpool.Pool
 	Idempotency *idempotency.Store
 	// Tokens authenticates bearer tokens (token -> tenant).
@@ -82,7 +85,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, web.NewProblem(http.StatusNotFound, CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
 	})
-	return web.BearerAuth(s.Tokens, mux)
+	return web.BearerAuthLimited(s.Tokens, s.AuthLimiter, mux)
 }
 
 func (s *Server) now() time.Time {

@@ -31,9 +31,12 @@ import (
 // and the review API, the booking API (cancel, reschedule, no-show) and
 // the ops page on its admin listener (AdminHandler).
 type Gateway struct {
-	Pool      *pgxpool.Pool
-	Temporal  client.Client
-	TaskQueue string
+	// AuthLimiter is the failed-authentication budget the gateway's doors
+	// share (its API, the agent tools, the ops page); nil: one of its own.
+	AuthLimiter *web.AuthLimiter
+	Pool        *pgxpool.Pool
+	Temporal    client.Client
+	TaskQueue   string
 	// Tenants routes every webhook to the tenant owning its To number and
 	// gives each conversation its tenant's terms; reload it (Run) and a
 	// new number or tenant is answered without a restart.
@@ -159,7 +162,7 @@ func (g *Gateway) AdminHandler() http.Handler {
 	api.HandleFunc(RouteCancelAppointment, g.cancelAppointment)
 	api.HandleFunc(RouteNoShowAppointment, g.noShowAppointment)
 	api.HandleFunc(RouteRescheduleAppointment, g.rescheduleAppointment)
-	mux.Handle("/v1/", web.BearerAuth(g.Tokens, api))
+	mux.Handle("/v1/", web.BearerAuthLimited(g.Tokens, g.AuthLimiter, api))
 	if g.Ops != nil {
 		mux.Handle("/ops", g.Ops)
 		mux.Handle("/ops/", g.Ops)

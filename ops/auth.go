@@ -89,15 +89,15 @@ func (p *Page) limiter() *web.AuthLimiter {
 	return p.Limiter
 }
 
-// throttle answers 429 with Retry-After, before any token is looked at,
-// to a request that presents a token (sign-in form, bearer header) from an address that has spent its failure budget. Sessions
-// are not throttled: a signed-in user behind the same proxy keeps working.
+// throttle answers 429 with Retry-After to a request that presents a
+// wrong token (sign-in form, bearer header) from an address that has
+// spent its failure budget. A valid token and a session are never
+// throttled: staff behind the same proxy as a guesser keep working.
 func (p *Page) throttle(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		presents := r.Header.Get("Authorization") != "" ||
-			(r.Method == http.MethodPost && r.URL.Path == RouteLogin)
+		presented, presents := p.presented(w, r)
 		if presents {
-			if wait, blocked := p.limiter().Blocked(r); blocked {
+			if wait, blocked := p.limiter().Blocked(r); blocked && !p.valid(presented) {
 				web.RetryAfter(w, wait)
 				p.errorPage(w, http.StatusTooManyRequests, "Too many failed sign-ins",
 					"Too many wrong tokens came from your address. Wait a minute, then try again.")
@@ -106,6 +106,36 @@ func (p *Page) throttle(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// presented is the token r presents: its bearer header, or the sign-in
+// form's token field (the form read here, size-limited, as the sign-in
+// handler reads it).
+func (p *Page) presented(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return "", true
+		}
+		return strings.TrimSpace(tok), true
+	}
+	if r.Method != http.MethodPost || r.URL.Path != RouteLogin {
+		return "", false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if r.ParseForm() != nil {
+		return "", true
+	}
+	return r.PostForm.Get("token"), true
+}
+
+// valid reports whether token authenticates a tenant (nothing spent).
+func (p *Page) valid(token string) bool {
+	if token == "" || p.Tokens == nil {
+		return false
+	}
+	tenant, ok := p.Tokens.Authenticate(token)
+	return ok && tenant != ""
 }
 
 // sessionKey keys the session and CSRF MACs: the configured SessionKey,
@@ -221,11 +251,6 @@ func (p *Page) logout(w http.ResponseWriter, r *http.Request) {
 // session, for routes served next to the page with its sign-in (the
 // codec server). Wrong bearer tokens spend the address's failure budget.
 func (p *Page) Authorized(r *http.Request) bool {
-	if r.Header.Get("Authorization") != "" {
-		if _, blocked := p.limiter().Blocked(r); blocked {
-			return false
-		}
-	}
 	_, ok := p.authenticate(r)
 	return ok
 }

@@ -41,6 +41,9 @@ import (
 //     and delivered to webhook endpoints by a Deliverer (see
 //     docs/payment-links.md).
 type Server struct {
+	// AuthLimiter is the failed-authentication budget per client; nil:
+	// the default, keyed on the connection's peer.
+	AuthLimiter *web.AuthLimiter
 	Pool        *pgxpool.Pool
 	Idempotency *idempotency.Store
 	// Tokens authenticates secret keys (key -> tenant); stripe-go sends
@@ -101,7 +104,7 @@ func (s *Server) Handler() http.Handler {
 	pages := http.NewServeMux()
 	pages.HandleFunc("GET /pay/{session}", s.payPage)
 	pages.HandleFunc("POST /pay/{session}", s.pay)
-	pages.Handle("/", requestID(stripeAuthErrors(web.BearerAuth(s.Tokens, mux))))
+	pages.Handle("/", requestID(stripeAuthErrors(web.BearerAuthLimited(s.Tokens, s.AuthLimiter, mux))))
 	return pages
 }
 

@@ -8,6 +8,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"sort"
 	"strings"
@@ -94,6 +95,10 @@ type Config struct {
 
 	// APITokens maps bearer token to tenant.
 	APITokens map[string]string
+	// TrustedProxies are TRUSTED_PROXIES: the reverse proxies (addresses
+	// or CIDR ranges) whose X-Forwarded-For names the client a failed
+	// authentication is counted against; unset: the connection's peer.
+	TrustedProxies []netip.Prefix
 	// TwilioAccountSID and TwilioAuthToken authenticate with Twilio and
 	// verify its webhook signatures.
 	TwilioAccountSID string
@@ -301,6 +306,9 @@ func (r *reader) derived(c *Config) {
 	if c.APITokens, err = ParseAPITokens(r.get("BOOKONCE_API_TOKENS", DefaultTenant+":"+DefaultAPIToken)); err != nil {
 		r.fail(err.Error())
 	}
+	if c.TrustedProxies, err = ParseTrustedProxies(r.get("TRUSTED_PROXIES", "")); err != nil {
+		r.fail(err.Error())
+	}
 	if c.Timezone, err = time.LoadLocation(r.get("BOOKONCE_TIMEZONE", "Europe/Berlin")); err != nil {
 		r.fail(fmt.Sprintf("BOOKONCE_TIMEZONE: %v (use an IANA name such as Europe/Berlin)", err))
 	}
@@ -315,6 +323,28 @@ func (r *reader) derived(c *Config) {
 		r.fail(err.Error())
 	}
 	c.CodecOrigins = codecOrigins(r.get("CODEC_CORS_ORIGINS", ""), c.TemporalUIPort)
+}
+
+// ParseTrustedProxies parses TRUSTED_PROXIES: comma-separated addresses
+// or CIDR ranges (10.0.0.0/8, 192.168.1.7).
+func ParseTrustedProxies(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("TRUSTED_PROXIES: %q is neither an address nor a CIDR range (e.g. 10.0.0.0/8)", f)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // codecOrigins parses CODEC_CORS_ORIGINS (comma-separated origins such

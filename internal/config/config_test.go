@@ -71,7 +71,7 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "README's configuration table lacks %s", k)
 	}
-	require.Len(t, looked, 57, "a new variable needs a README row and this count") // VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC
+	require.Len(t, looked, 58, "a new variable needs a README row and this count") // VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this
@@ -131,5 +131,30 @@ func TestReminderLead(t *testing.T) {
 		}
 		require.NoError(t, err, tc.value)
 		require.Equal(t, tc.want, c.ReminderLead, tc.value)
+	}
+}
+
+func TestParseTrustedProxies(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{"", nil, ""},
+		{"10.0.0.0/8, 192.168.1.7 ,::1", []string{"10.0.0.0/8", "192.168.1.7/32", "::1/128"}, ""},
+		{"10.1.2.3/8", []string{"10.0.0.0/8"}, ""},
+		{"ingress.local", nil, `"ingress.local" is neither an address nor a CIDR range`},
+	} {
+		got, err := config.ParseTrustedProxies(c.in)
+		if c.err != "" {
+			require.ErrorContains(t, err, c.err)
+			continue
+		}
+		require.NoError(t, err)
+		var s []string
+		for _, p := range got {
+			s = append(s, p.String())
+		}
+		require.Equal(t, c.want, s, c.in)
 	}
 }

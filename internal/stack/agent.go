@@ -55,8 +55,7 @@ const AgentLease = 30 * time.Second
 // AgentService serves the agent tools (MCP at /mcp, HTTP function calls)
 // with the gateway's health and metrics.
 func AgentService(a *agent.Service, gw *channels.Gateway, reg *prometheus.Registry, log *slog.Logger) web.Service {
-	limiter := web.NewAuthLimiter(web.AuthFailuresPerMinute, web.AuthFailureBurst)
-	return web.Service{Name: "agent", Handler: a.Handler(limiter), Health: gw.Health, Gatherer: reg, Logger: log}
+	return web.Service{Name: "agent", Handler: a.Handler(gw.AuthLimiter), Health: gw.Health, Gatherer: reg, Logger: log}
 }
 
 // agentKey signs operation IDs with a secret every gateway replica shares

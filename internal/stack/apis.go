@@ -48,7 +48,8 @@ func CalendarService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 	reg := Registry()
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, Logger: log.With("service", "calendar"), Sealer: cfg.PayloadCodec})
 	srv := &calendar.Server{
-		Pool: pool, Idempotency: store, Tokens: tenants.Authenticate, Timezone: cfg.Timezone, Zones: tenants.Zone,
+		AuthLimiter: AuthLimiter(cfg),
+		Pool:        pool, Idempotency: store, Tokens: tenants.Authenticate, Timezone: cfg.Timezone, Zones: tenants.Zone,
 		HoldTTL: cfg.HoldTTL, Logger: log.With("service", "calendar"),
 	}
 	return web.Service{Name: "calendar", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
@@ -60,7 +61,8 @@ func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 	reg := Registry()
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON, Logger: log.With("service", "payments"), Sealer: cfg.PayloadCodec})
 	srv := &payments.Server{
-		Pool: pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments"), Timezone: cfg.Timezone,
+		AuthLimiter: AuthLimiter(cfg),
+		Pool:        pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments"), Timezone: cfg.Timezone,
 		PageBaseURL: cfg.PaymentsPublicURL, // empty: the address the API was called on
 	}
 	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
@@ -132,13 +134,21 @@ func Gateway(cfg config.Config, pool *pgxpool.Pool, tc client.Client, tenants *t
 	return GatewayOn(Registry(), cfg, pool, tc, tenants, log, more...)
 }
 
+// AuthLimiter is a process's failed-authentication budget per client,
+// the client's address taken from X-Forwarded-For behind
+// TRUSTED_PROXIES only.
+func AuthLimiter(cfg config.Config) *web.AuthLimiter {
+	return web.NewAuthLimiter(web.AuthFailuresPerMinute, web.AuthFailureBurst).Trust(cfg.TrustedProxies)
+}
+
 // GatewayOn is Gateway with its metrics on reg, the registry tc was
 // dialled WithMetrics on, so /metrics shows the gateway's Temporal calls too.
 func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, tc client.Client, tenants *tenants.Registry, log *slog.Logger, more ...prometheus.Gatherer) (*channels.Gateway, *prometheus.Registry) {
 	reg.MustRegister(&telemetry.State{Pool: pool, Log: log})
 	reviews := &review.Resolver{Store: &review.Store{Pool: pool}, Temporal: tc}
 	gw := &channels.Gateway{
-		Pool: pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenants: tenants,
+		AuthLimiter: AuthLimiter(cfg),
+		Pool:        pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenants: tenants,
 		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", PaymentMethod: ConversationPaymentMethod(cfg),
 		StripeWebhookSecret: cfg.StripeWebhookSecret, Keys: cfg.CustomerKeys(), VoiceConfirmWait: cfg.VoiceConfirmWait,
 		Tokens: tenants.Authenticate, Reviews: reviews, Outbox: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}, Sealer: cfg.PayloadCodec, Metrics: channels.NewMetrics(reg),
@@ -149,6 +159,7 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 		Gatherers: append([]prometheus.Gatherer{reg}, more...),
 		UIBaseURL: fmt.Sprintf("http://127.0.0.1:%d", cfg.TemporalUIPort), Namespace: cfg.TemporalNamespace,
 		Tokens: tenants, SessionKey: opsSessionKey(cfg), Logger: log.With("service", "ops"), Temporal: tc,
+		Limiter: gw.AuthLimiter,
 	}
 	gw.Ops = page.Handler()
 	if cfg.PayloadCodec != nil { // the codec server, behind the ops sign-in

@@ -31,23 +31,29 @@ type TokenLookup func(token string) (tenant string, ok bool)
 // cannot act in another's key space. Failed attempts are limited per
 // client address with the default budget (BearerAuthLimited).
 func BearerAuth(lookup TokenLookup, next http.Handler) http.Handler {
-	return BearerAuthLimited(lookup, NewAuthLimiter(AuthFailuresPerMinute, AuthFailureBurst), next)
+	return BearerAuthLimited(lookup, nil, next)
 }
 
-// BearerAuthLimited is BearerAuth with the failure budget of limiter: an
-// address that has spent it is answered 429 with Retry-After, before its
-// token is even looked at.
+// BearerAuthLimited is BearerAuth with the failure budget of limiter: a
+// wrong token from an address that has spent it is answered 429 with
+// Retry-After. A valid token is always served: a client behind the same
+// address as a guesser is never locked out (a guess that happens to be
+// right is a valid token too; tokens of 32+ random characters make that
+// moot, and the lookup is constant time).
 func BearerAuthLimited(lookup TokenLookup, limiter *AuthLimiter, next http.Handler) http.Handler {
+	if limiter == nil {
+		limiter = NewAuthLimiter(AuthFailuresPerMinute, AuthFailureBurst)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if wait, blocked := limiter.Blocked(r); blocked {
-			TooManyFailures(w, wait)
-			return
-		}
 		tenant, ok := "", false
 		if tok := bearer(r); tok != "" && lookup != nil {
 			tenant, ok = lookup(tok)
 		}
 		if !ok || tenant == "" {
+			if wait, blocked := limiter.Blocked(r); blocked {
+				TooManyFailures(w, wait)
+				return
+			}
 			limiter.Failed(r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="bookonce"`)
 			WriteProblem(w, NewProblem(http.StatusUnauthorized, "unauthenticated",
