@@ -33,6 +33,8 @@ type env struct {
 	cfg  config.Config
 	svc  *agent.Service
 	url  string // the agent listener's base URL
+	// admin is the gateway's admin listener: its /metrics has the agent's.
+	admin string
 	// twilio receives what the outbox relay sends: what reached customers.
 	twilio *twilio.FakeServer
 }
@@ -80,8 +82,10 @@ func buildEnv(t *testing.T, twoTenants bool, calendarVia ...func(string) string)
 	svc.Wait = 45 * time.Second // the tests wait for the saga's end, not a bound
 	srv := httptest.NewServer(stack.AgentService(svc, gw, reg, log).Mux())
 	t.Cleanup(srv.Close)
+	admin := httptest.NewServer(stack.AdminService(gw, reg, log).Mux())
+	t.Cleanup(admin.Close)
 	fake := stacktest.TwilioRelay(t, cfg, pool, log, 100*time.Millisecond)
-	return env{pool: pool, tc: tc, cfg: cfg, svc: svc, url: srv.URL, twilio: fake}
+	return env{pool: pool, tc: tc, cfg: cfg, svc: svc, url: srv.URL, admin: admin.URL, twilio: fake}
 }
 
 // bearer adds a token to every request, as an MCP client's HTTP client does.

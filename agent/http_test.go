@@ -136,10 +136,11 @@ func TestFindSlotsByPhrase(t *testing.T) {
 	require.Contains(t, msg, "tire-change", "an unknown service names the real ones")
 }
 
-// TestAgentListenerServesHealthAndMetrics: the agent listener is one of
-// the gateway's: /healthz without a token, /metrics with the tool calls
-// and the agent layer of duplicates_blocked on the gateway's registry.
-func TestAgentListenerServesHealthAndMetrics(t *testing.T) {
+// TestAgentMetricsAreOnTheAdminListener: the agent listener answers a
+// bare /healthz without a token; the tool calls and the agent layer of
+// duplicates_blocked are on the gateway's registry, served by its
+// private admin listener.
+func TestAgentMetricsAreOnTheAdminListener(t *testing.T) {
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	args := map[string]any{"customer": newCustomer(), "service": "tire-change", "start": testsupport.Slot(t, time.Monday, 15).Format(time.RFC3339)}
@@ -152,7 +153,7 @@ func TestAgentListenerServesHealthAndMetrics(t *testing.T) {
 	require.NoError(t, err)
 	health.Body.Close()
 	require.Equal(t, http.StatusOK, health.StatusCode)
-	resp, err := http.Get(e.url + "/metrics")
+	resp, err := http.Get(e.admin + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)

@@ -8,6 +8,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net"
 	"net/netip"
 	"os"
 	"sort"
@@ -323,6 +324,37 @@ func (r *reader) derived(c *Config) {
 		r.fail(err.Error())
 	}
 	c.CodecOrigins = codecOrigins(r.get("CODEC_CORS_ORIGINS", ""), c.TemporalUIPort)
+	r.errs = append(r.errs, gatewayListenersApart(*c)...)
+}
+
+// gatewayListenersApart refuses gateway listeners that share an address:
+// the gateway serves them from one process, and the admin surface on the
+// public address would be served to the internet.
+func gatewayListenersApart(c Config) []string {
+	ls := []struct{ name, addr string }{
+		{"GATEWAY_LISTEN", c.GatewayListen}, {"ADMIN_LISTEN", c.AdminListen}, {"AGENT_LISTEN", c.AgentListen},
+	}
+	var errs []string
+	for i := range ls {
+		for _, o := range ls[i+1:] {
+			if sameListener(ls[i].addr, o.addr) {
+				errs = append(errs, fmt.Sprintf("%s and %s are both %s: each gateway listener needs an address of its own (the admin one must stay private)", ls[i].name, o.name, o.addr))
+			}
+		}
+	}
+	return errs
+}
+
+// sameListener reports whether two listen addresses would take one port:
+// the same port on the same host, or on any host where one is a wildcard.
+func sameListener(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	wild := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return pa == pb && (ha == hb || wild(ha) || wild(hb))
 }
 
 // ParseTrustedProxies parses TRUSTED_PROXIES: comma-separated addresses

@@ -158,3 +158,26 @@ func TestParseTrustedProxies(t *testing.T) {
 		require.Equal(t, c.want, s, c.in)
 	}
 }
+
+// TestGatewayListenersMustDiffer: an admin listener on the public
+// address would serve the ops page and the review API to the internet;
+// the configuration refuses it instead of letting one listener win.
+func TestGatewayListenersMustDiffer(t *testing.T) {
+	for _, c := range []struct {
+		vars map[string]string
+		err  string
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080", "ADMIN_LISTEN": "0.0.0.0:8090"}, ""},
+		{map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080", "ADMIN_LISTEN": "0.0.0.0:8080"}, "GATEWAY_LISTEN and ADMIN_LISTEN are both"},
+		{map[string]string{"GATEWAY_LISTEN": ":8080", "ADMIN_LISTEN": "127.0.0.1:8080"}, "GATEWAY_LISTEN and ADMIN_LISTEN are both"},
+		{map[string]string{"AGENT_LISTEN": "127.0.0.1:8090"}, "ADMIN_LISTEN and AGENT_LISTEN are both"},
+	} {
+		_, err := config.Load(func(k string) (string, bool) { v, ok := c.vars[k]; return v, ok })
+		if c.err == "" {
+			require.NoError(t, err, c.vars)
+			continue
+		}
+		require.ErrorContains(t, err, c.err, c.vars)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,10 +27,15 @@ type Service struct {
 	Gatherer prometheus.Gatherer
 	Logger   *slog.Logger
 	// Public marks a listener the internet reaches (the gateway's, which
-	// Twilio and the payment provider call): no /metrics, and a /healthz
-	// that says only ok or unhealthy, never why (the error names hosts
-	// and databases); the admin listener serves both in full.
+	// Twilio and the payment provider call; the agent tools'): no
+	// /metrics, and a /healthz that says only ok or unhealthy, never why
+	// (the error names hosts and databases), from a check made at most
+	// once per HealthEvery however many ask; the admin listener serves
+	// both in full.
 	Public bool
+	// HealthEvery bounds how often a Public /healthz checks (zero: once a
+	// second), so anonymous requests cannot drain the database pool.
+	HealthEvery time.Duration
 }
 
 // Mux returns the service's routes with /healthz and /metrics mounted
@@ -42,11 +48,19 @@ func (s Service) Mux() http.Handler {
 
 func (s Service) mux() http.Handler {
 	mux := http.NewServeMux()
+	health := s.Health
+	if s.Public && health != nil {
+		every := s.HealthEvery
+		if every <= 0 {
+			every = time.Second
+		}
+		health = (&sharedHealth{check: health, every: every}).Check
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if s.Health != nil {
-			if err := s.Health(ctx); err != nil {
+		if health != nil {
+			if err := health(ctx); err != nil {
 				body := map[string]string{"status": "unhealthy", "service": s.Name, "error": err.Error()}
 				if s.Public {
 					body = map[string]string{"status": "unhealthy"}
@@ -55,6 +69,10 @@ func (s Service) mux() http.Handler {
 				WriteJSON(w, http.StatusServiceUnavailable, body)
 				return
 			}
+		}
+		if s.Public {
+			WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+			return
 		}
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "service": s.Name})
 	})
@@ -70,6 +88,29 @@ func (s Service) mux() http.Handler {
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	return mux
+}
+
+// sharedHealth runs check at most once per every; callers in between,
+// and those waiting while it runs, get its last answer.
+type sharedHealth struct {
+	check Health
+	every time.Duration
+
+	mu   sync.Mutex
+	at   time.Time
+	last error
+}
+
+// Check answers the last check's result, checking again once it is older
+// than every.
+func (h *sharedHealth) Check(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.at.IsZero() && time.Since(h.at) < h.every {
+		return h.last
+	}
+	h.last, h.at = h.check(ctx), time.Now()
+	return h.last
 }
 
 func (s Service) log() *slog.Logger {
