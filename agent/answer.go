@@ -62,7 +62,6 @@ func settled(st workflows.BookingState) bool {
 // intent was booked under another operation (or channel) before.
 func answer(a BookingAnswer, st workflows.BookingState, found, merged bool) BookingAnswer {
 	a.BookingID = st.BookingID
-	a.PaymentURL = st.PaymentURL
 	handle := fmt.Sprintf("Call get_booking with id %q for the outcome; do not book again.", a.WorkflowID)
 	switch {
 	case !found:
@@ -79,6 +78,9 @@ func answer(a BookingAnswer, st workflows.BookingState, found, merged bool) Book
 	case st.Status == workflows.StatusNeedsReview:
 		a.Status, a.Message = StatusPending, "The outcome is under review by a person at the business; the customer will be told. "+handle
 	case st.PaymentURL != "":
+		// Only while the customer has yet to pay: a link of a booking that
+		// is paid, cancelled or over must not be read out.
+		a.PaymentURL = st.PaymentURL
 		a.Status, a.Message = StatusPending, "Held, waiting for the deposit: give the customer payment_url (it was also sent to them). "+handle
 	case merged:
 		a.Status, a.Message = StatusAlreadyBooked, "This appointment was already requested and is being booked; it will not be booked twice. "+handle

@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/twilio"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // simulateFlags are the flags of "starter simulate".
@@ -59,7 +60,13 @@ func simulate(args []string, stdout, _ io.Writer) error {
 	if status != http.StatusOK {
 		return fmt.Errorf("gateway answered %d", status)
 	}
-	fmt.Fprintf(stdout, "\nThe conversation is workflow customer:%s:%s in the Web UI; replies wait in the outbox.\n", config.DefaultTenant, f.from)
+	// The conversation's ID carries the customer key, not the number
+	// (docs/privacy.md): the same key the gateway derives.
+	key, err := cfg.CustomerKeys().Key(config.DefaultTenant, f.from)
+	if err != nil {
+		return fmt.Errorf("--from %q: %w", f.from, err)
+	}
+	fmt.Fprintf(stdout, "\nThe conversation is workflow %s in the Web UI; replies wait in the outbox.\n", workflows.ConversationWorkflowID(config.DefaultTenant, key))
 	return nil
 }
 
