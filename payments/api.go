@@ -104,7 +104,7 @@ func (s *Server) Handler() http.Handler {
 	pages := http.NewServeMux()
 	pages.HandleFunc("GET /pay/{session}", s.payPage)
 	pages.HandleFunc("POST /pay/{session}", s.pay)
-	pages.Handle("/", requestID(stripeAuthErrors(web.BearerAuthLimited(s.Tokens, s.AuthLimiter, mux))))
+	pages.Handle("/", requestID(stripeAuthErrors(web.StripeKeyAuth(s.Tokens, s.AuthLimiter, mux))))
 	return pages
 }
 

@@ -233,7 +233,11 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, locale string, o
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+	// frame-ancestors is what browsers honour over X-Frame-Options (no
+	// clickjacking of the pay button); no-referrer: the URL carries the
+	// session ID, which must not leak to another site.
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Length", strconv.Itoa(body.Len()))
 	w.WriteHeader(out.status)
 	_, _ = w.Write(body.Bytes()) // the customer's connection; nothing to decide on failure

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -325,6 +326,30 @@ func (r *reader) derived(c *Config) {
 	}
 	c.CodecOrigins = codecOrigins(r.get("CODEC_CORS_ORIGINS", ""), c.TemporalUIPort)
 	r.errs = append(r.errs, gatewayListenersApart(*c)...)
+	if err := llmInClear(c.LLMBaseURL, c.LLMAPIKey); err != nil {
+		r.fail(err.Error())
+	}
+}
+
+// llmInClear refuses an LLM API key sent over plain http to a host other
+// than this machine: the key and every customer's message would cross the
+// network in clear.
+func llmInClear(base, key string) error {
+	if base == "" || key == "" {
+		return nil
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return fmt.Errorf("LLM_BASE_URL %q: %v", base, err)
+	}
+	if u.Scheme == "https" {
+		return nil
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); (err == nil && ip.IsLoopback()) || host == "localhost" {
+		return nil
+	}
+	return fmt.Errorf("LLM_BASE_URL %q is not https: LLM_API_KEY and the customers' messages would travel in clear (http is allowed on loopback only)", base)
 }
 
 // gatewayListenersApart refuses gateway listeners that share an address:

@@ -181,3 +181,35 @@ func TestGatewayListenersMustDiffer(t *testing.T) {
 		require.ErrorContains(t, err, c.err, c.vars)
 	}
 }
+
+// TestLLMKeyNeverInClear: an LLM API key is sent over https, or over
+// plain http to this machine only.
+func TestLLMKeyNeverInClear(t *testing.T) {
+	for _, c := range []struct {
+		base, key string
+		ok        bool
+	}{
+		{"https://api.openai.com/v1", "sk-1", true},
+		{"http://127.0.0.1:11434/v1", "sk-1", true},
+		{"http://localhost:11434/v1", "sk-1", true},
+		{"http://llm.internal:8000/v1", "", true},
+		{"http://llm.internal:8000/v1", "sk-1", false},
+		{"http://10.0.0.7/v1", "sk-1", false},
+	} {
+		_, err := config.Load(func(k string) (string, bool) {
+			switch k {
+			case "LLM_BASE_URL":
+				return c.base, true
+			case "LLM_API_KEY":
+				return c.key, c.key != ""
+			}
+			return "", false
+		})
+		if c.ok {
+			require.NoError(t, err, c.base)
+		} else {
+			require.ErrorContains(t, err, "LLM_BASE_URL", c.base)
+			require.NotContains(t, err.Error(), c.key, "the key is never in the message")
+		}
+	}
+}

@@ -41,12 +41,24 @@ func BearerAuth(lookup TokenLookup, next http.Handler) http.Handler {
 // right is a valid token too; tokens of 32+ random characters make that
 // moot, and the lookup is constant time).
 func BearerAuthLimited(lookup TokenLookup, limiter *AuthLimiter, next http.Handler) http.Handler {
+	return authenticate(lookup, limiter, false, next)
+}
+
+// StripeKeyAuth is BearerAuthLimited that also takes the key as a Basic
+// auth user name, as Stripe's API does (stripe-go sends a bearer header;
+// curl -u sk_…: does not). Only the Stripe-compatible payment API needs
+// it; every other API takes a bearer token alone.
+func StripeKeyAuth(lookup TokenLookup, limiter *AuthLimiter, next http.Handler) http.Handler {
+	return authenticate(lookup, limiter, true, next)
+}
+
+func authenticate(lookup TokenLookup, limiter *AuthLimiter, basic bool, next http.Handler) http.Handler {
 	if limiter == nil {
 		limiter = NewAuthLimiter(AuthFailuresPerMinute, AuthFailureBurst)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tenant, ok := "", false
-		if tok := bearer(r); tok != "" && lookup != nil {
+		if tok := bearer(r, basic); tok != "" && lookup != nil {
 			tenant, ok = lookup(tok)
 		}
 		if !ok || tenant == "" {
@@ -64,13 +76,13 @@ func BearerAuthLimited(lookup TokenLookup, limiter *AuthLimiter, next http.Handl
 	})
 }
 
-func bearer(r *http.Request) string {
+func bearer(r *http.Request, basic bool) string {
 	h := r.Header.Get("Authorization")
 	if scheme, tok, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
 		return strings.TrimSpace(tok)
 	}
-	// Stripe clients send the secret key as the basic-auth user name.
-	if user, _, ok := r.BasicAuth(); ok {
+	// Stripe clients may send the secret key as the basic-auth user name.
+	if user, _, ok := r.BasicAuth(); ok && basic {
 		return user
 	}
 	return ""

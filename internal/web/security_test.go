@@ -75,3 +75,27 @@ func TestClientBehindProxies(t *testing.T) {
 		require.Equal(t, c.want, limiter.Client(r), "%s via %s", c.xff, c.peer)
 	}
 }
+
+// TestBasicAuthOnlyWhereStripeClientsNeedIt: a token sent as a Basic
+// auth user name (curl -u, Stripe's own convention) is accepted by the
+// Stripe-compatible payment API alone; the other APIs take a bearer
+// token only, so a credential in a URL's userinfo or a browser's saved
+// Basic login never authenticates there.
+func TestBasicAuthOnlyWhereStripeClientsNeedIt(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	tokens := web.StaticTokens(map[string]string{goodToken: "demo"})
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+		want int
+	}{
+		{"bearer-only API", web.BearerAuthLimited(tokens, nil, ok), http.StatusUnauthorized},
+		{"Stripe-compatible API", web.StripeKeyAuth(tokens, nil, ok), http.StatusOK},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/v1/thing", nil)
+		r.SetBasicAuth(goodToken, "")
+		w := httptest.NewRecorder()
+		c.h.ServeHTTP(w, r)
+		require.Equal(t, c.want, w.Code, c.name)
+	}
+}
