@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,8 +34,15 @@ const (
 // deliverers may share a database.
 type Deliverer struct {
 	Pool *pgxpool.Pool
-	// Client sends the webhooks; nil means one with DefaultDeliveryTimeout.
+	// Client sends the webhooks to the endpoints from configuration (an
+	// operator's: the gateway, on any address); nil means one with
+	// DefaultDeliveryTimeout.
 	Client *http.Client
+	// AllowPrivate lets tenants' endpoints (POST /v1/webhook_endpoints) be
+	// private, loopback or link-local addresses: for development only
+	// (make run, tests). Otherwise they reach public addresses alone,
+	// without redirects (publicClient).
+	AllowPrivate bool
 	// Now is the clock; nil means time.Now. It also dates the signature,
 	// which receivers check against their own clock (5 minutes' tolerance).
 	Now func() time.Time
@@ -50,6 +58,7 @@ type Deliverer struct {
 	Logger *slog.Logger
 
 	ensured bool // Endpoints exist
+	public  *http.Client
 }
 
 // due is one claimed delivery.
@@ -153,11 +162,12 @@ func (d *Deliverer) attempt(ctx context.Context, c due) error {
 	}
 	now := d.now()
 	header := sign(payload, c.secret, now)
-	status, sendErr := d.send(ctx, c.url, payload, header)
+	client := d.clientFor(c.endpointID)
+	status, sendErr := d.send(ctx, client, c.url, payload, header)
 	ok := sendErr == nil && status >= 200 && status < 300
 	if ok && d.Twice {
 		// The duplicate's answer changes nothing: the first was a 2xx.
-		if st, err := d.send(ctx, c.url, payload, header); err != nil || st >= 300 {
+		if st, err := d.send(ctx, client, c.url, payload, header); err != nil || st >= 300 {
 			d.log().WarnContext(ctx, "payments: deliberate duplicate webhook not accepted", "event", c.eventID, "status", st, "err", err)
 		}
 	}
@@ -182,8 +192,26 @@ func (d *Deliverer) attempt(ctx context.Context, c due) error {
 	return nil
 }
 
+// clientFor is the client of an endpoint: the operator's configured ones
+// go anywhere, a tenant's only to public addresses (unless AllowPrivate).
+func (d *Deliverer) clientFor(endpointID string) *http.Client {
+	if strings.HasPrefix(endpointID, configEndpointPrefix) || d.AllowPrivate {
+		if d.Client != nil {
+			return d.Client
+		}
+		return defaultClient
+	}
+	if d.public == nil {
+		d.public = publicClient(DefaultDeliveryTimeout)
+	}
+	return d.public
+}
+
+// defaultClient sends to the configured endpoints.
+var defaultClient = &http.Client{Timeout: DefaultDeliveryTimeout}
+
 // send posts one webhook and returns the HTTP status.
-func (d *Deliverer) send(ctx context.Context, url string, payload []byte, signature string) (int, error) {
+func (d *Deliverer) send(ctx context.Context, client *http.Client, url string, payload []byte, signature string) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
 		return 0, err
@@ -191,10 +219,6 @@ func (d *Deliverer) send(ctx context.Context, url string, payload []byte, signat
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)")
 	req.Header.Set(SignatureHeader, signature)
-	client := d.Client
-	if client == nil {
-		client = &http.Client{Timeout: DefaultDeliveryTimeout}
-	}
 	res, err := client.Do(req)
 	if err != nil {
 		return 0, err

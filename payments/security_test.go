@@ -5,12 +5,17 @@ package payments_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/stripe/stripe-go/v84"
+
+	"github.com/bookonce/bookonce/payments"
 )
 
 // TestForeignBookingReferenceIsRefused: a booking_reference leads
@@ -68,4 +73,64 @@ func TestHostedPageCannotBeFramedOrLeakItsURL(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Contains(t, res.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
 	require.Equal(t, "no-referrer", res.Header.Get("Referrer-Policy"))
+}
+
+// TestTenantEndpointCannotReachPrivateAddresses: a tenant registers a
+// webhook endpoint on a loopback address (as it would the cloud metadata
+// service or a cluster service) and pays a link so that events are due.
+// The deliverer refuses to connect, after resolution, and records why;
+// nothing reaches the receiver from the tenant's endpoint. The
+// operator's configured endpoint on the same address still gets its
+// events. Before, any URL was called and pending_webhooks told the
+// tenant whether it answered.
+func TestTenantEndpointCannotReachPrivateAddresses(t *testing.T) {
+	e, c := newClockEnv(t)
+	ctx := context.Background()
+	tenantRc, operatorRc := newReceiver(t), newReceiver(t)
+	e.endpoint("k-we-ssrf", tenantRc.endpoint.URL, "*")
+	d := e.deliverer(c)
+	d.AllowPrivate = false
+	d.Endpoints = []payments.ConfigEndpoint{{Tenant: "demo", URL: operatorRc.endpoint.URL, Secret: "whsec_operator"}}
+	_, err := d.Pass(ctx) // creates the operator's endpoint before the events
+	require.NoError(t, err)
+
+	cs, err := e.sc.V1CheckoutSessions.Create(ctx, sessionParams("k-cs-ssrf", "appointment:demo:ssrf", time.Time{}))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, e.payForm(cs.URL, url.Values{"payment_method": {"pm_card_visa"}}).status)
+	_, err = d.Pass(ctx)
+	require.NoError(t, err)
+
+	require.Empty(t, tenantRc.received(t, "unused"), "nothing from the tenant's endpoint")
+	require.NotEmpty(t, operatorRc.received(t, "whsec_operator"), "the operator's endpoint is served")
+	require.Positive(t, e.count("webhook_deliveries", "endpoint_id NOT LIKE 'we_config_%' AND delivered_at IS NULL AND last_error LIKE '%private, loopback%'"))
+}
+
+func TestPublicAddresses(t *testing.T) {
+	for addr, public := range map[string]bool{
+		"203.0.113.7": true, "2001:4860:4860::8888": true, "8.8.8.8": true,
+		"127.0.0.1": false, "::1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
+		"169.254.169.254": false, "fe80::1": false, "100.64.0.1": false, "0.0.0.0": false, "::": false,
+		"0.1.2.3": false, "fd00::1": false, "::ffff:127.0.0.1": false, "224.0.0.1": false,
+	} {
+		require.Equal(t, public, payments.Public(netip.MustParseAddr(addr)), addr)
+	}
+}
+
+// TestEndpointsPerTenantAreCapped: a tenant has at most MaxEndpoints
+// webhook endpoints (each failing one is retried, and their number bounds
+// what one tenant can cost the others); one more is refused, nothing
+// written.
+func TestEndpointsPerTenantAreCapped(t *testing.T) {
+	e := newEnv(t)
+	for i := range payments.MaxEndpoints {
+		e.endpoint(fmt.Sprintf("k-cap-%d", i), fmt.Sprintf("https://hooks.example/%d", i), "*")
+	}
+	p := &stripe.WebhookEndpointCreateParams{URL: stripe.String("https://hooks.example/one-more"), EnabledEvents: stripe.StringSlice([]string{"*"})}
+	p.SetIdempotencyKey("k-cap-more")
+	_, err := e.sc.V1WebhookEndpoints.Create(context.Background(), p)
+	var se *stripe.Error
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusBadRequest, se.HTTPStatusCode)
+	require.Contains(t, se.Msg, "maximum of 16")
+	require.Equal(t, payments.MaxEndpoints, e.count("webhook_endpoints", "tenant_id = 'demo'"))
 }

@@ -50,6 +50,15 @@ func (s *Server) createWebhookEndpoint(w http.ResponseWriter, r *http.Request) {
 		writeError(ctx, w, apiErr)
 		return
 	}
+	full, err := endpointsFull(ctx, tx, tenantOf(r))
+	if err != nil {
+		s.internalError(w, r, "count webhook endpoints", err)
+		return
+	}
+	if full != nil {
+		writeError(ctx, w, full)
+		return
+	}
 	u, _ := f.str("url")
 	desc, _ := f.str("description")
 	o := &webhookObject{
@@ -64,6 +73,28 @@ func (s *Server) createWebhookEndpoint(w http.ResponseWriter, r *http.Request) {
 	}
 	idempotency.SetResource(ctx, "webhook_endpoint", o.ID)
 	writeJSON(w, http.StatusOK, o)
+}
+
+// MaxEndpoints is how many webhook endpoints a tenant may have (Stripe's
+// own limit per account): each failing one is retried, so their number
+// bounds what one tenant can cost every other.
+const MaxEndpoints = 16
+
+// endpointsFull refuses a tenant's endpoint beyond MaxEndpoints (nil:
+// room for one more); the tenant's lock makes concurrent creates count
+// one after another.
+func endpointsFull(ctx context.Context, q querier, tenant string) (*apiError, error) {
+	if _, err := q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints:' || $1))`, tenant); err != nil {
+		return nil, err
+	}
+	var n int
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1`, tenant).Scan(&n); err != nil {
+		return nil, err
+	}
+	if n >= MaxEndpoints {
+		return invalidRequest("url", "", fmt.Sprintf("You have reached the maximum of %d webhook endpoints; delete one first.", MaxEndpoints)), nil
+	}
+	return nil, nil
 }
 
 func checkEndpoint(f form) *apiError {
@@ -86,6 +117,9 @@ func checkEndpoint(f form) *apiError {
 	return nil
 }
 
+// configEndpointPrefix starts the IDs of endpoints from configuration.
+const configEndpointPrefix = "we_config_"
+
 // ConfigEndpoint is a webhook endpoint from configuration
 // (STRIPE_WEBHOOK_URL and STRIPE_WEBHOOK_SECRET) for one tenant: it
 // receives every event type, signed with the configured secret.
@@ -97,7 +131,7 @@ type ConfigEndpoint struct {
 // secret) instead of adding a second one that would double every event.
 func (c ConfigEndpoint) id() string {
 	sum := sha256.Sum256([]byte(c.Tenant + "\x00" + c.URL))
-	return "we_config_" + hex.EncodeToString(sum[:12])
+	return configEndpointPrefix + hex.EncodeToString(sum[:12])
 }
 
 // ensureEndpoint creates or updates a configured endpoint.
