@@ -58,7 +58,7 @@ func newLinkEnv(t *testing.T) linkEnv {
 	fake := twilio.NewFakeServer()
 	t.Cleanup(fake.Close)
 	sender := stack.OutboxSender(cfg, pool, twilio.New(fake.AccountSID, fake.AuthToken, "+4930123456", twilio.WithBaseURL(fake.URL())), log)
-	deliverer := stack.PaymentsWebhooks(cfg, pool, log)
+	deliverer := stack.PaymentsWebhooks(cfg, pool, nil, log)
 	done := make(chan struct{}, 2)
 	go func() { defer func() { done <- struct{}{} }(); _ = sender.Run(ctx, 100*time.Millisecond) }()
 	go func() { defer func() { done <- struct{}{} }(); deliverer.Run(ctx, 100*time.Millisecond) }()

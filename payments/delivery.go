@@ -50,14 +50,16 @@ type Deliverer struct {
 	// doubled per failed attempt, at most MaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
 	// Endpoints from configuration are created or updated before the first
-	// delivery.
-	Endpoints []ConfigEndpoint
+	// delivery; EndpointsOf adds those of tenants applied while the API
+	// runs (each one created at the first pass that lists it).
+	Endpoints   []ConfigEndpoint
+	EndpointsOf func() []ConfigEndpoint
 	// Twice sends every successful delivery a second time at once, byte
 	// for byte: the drill's proof that receivers deduplicate by event ID.
 	Twice  bool
 	Logger *slog.Logger
 
-	ensured bool // Endpoints exist
+	ensured map[string]bool // IDs of the configured endpoints that exist
 	public  *http.Client
 }
 
@@ -87,13 +89,8 @@ func (d *Deliverer) Run(ctx context.Context, every time.Duration) {
 // makes one attempt at every due delivery; it returns how many attempts
 // it made. Passes must not overlap within one Deliverer.
 func (d *Deliverer) Pass(ctx context.Context) (int, error) {
-	if !d.ensured {
-		for _, c := range d.Endpoints {
-			if err := ensureEndpoint(ctx, d.Pool, c, d.now()); err != nil {
-				return 0, err
-			}
-		}
-		d.ensured = true
+	if err := d.ensureEndpoints(ctx); err != nil {
+		return 0, err
 	}
 	if _, err := ExpireDue(ctx, d.Pool, d.now(), 100); err != nil {
 		return 0, err
@@ -108,6 +105,27 @@ func (d *Deliverer) Pass(ctx context.Context) (int, error) {
 		}
 	}
 	return len(batch), nil
+}
+
+// ensureEndpoints creates the configured endpoints not created yet.
+func (d *Deliverer) ensureEndpoints(ctx context.Context) error {
+	all := d.Endpoints
+	if d.EndpointsOf != nil {
+		all = append(append([]ConfigEndpoint(nil), all...), d.EndpointsOf()...)
+	}
+	if d.ensured == nil {
+		d.ensured = map[string]bool{}
+	}
+	for _, c := range all {
+		if d.ensured[c.id()] {
+			continue
+		}
+		if err := ensureEndpoint(ctx, d.Pool, c, d.now()); err != nil {
+			return err
+		}
+		d.ensured[c.id()] = true
+	}
+	return nil
 }
 
 // claim takes due deliveries and pushes them out by the lease, in one

@@ -169,7 +169,7 @@ func TestPaymentLinkThroughTheStack(t *testing.T) {
 	api := stacktest.PaymentsAPI(t, cfg, pool)
 	rc := newReceiver(t)
 	cfg.StripeWebhookURL, cfg.StripeWebhookSecret = rc.endpoint.URL, "whsec_stack"
-	d := stack.PaymentsWebhooks(cfg, pool, slog.New(slog.DiscardHandler))
+	d := stack.PaymentsWebhooks(cfg, pool, nil, slog.New(slog.DiscardHandler))
 	sc := rawClient(api, config.DefaultAPIToken)
 	ctx := context.Background()
 

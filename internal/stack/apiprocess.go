@@ -30,7 +30,7 @@ func RunPayments(ctx context.Context, p Process) error {
 		return err
 	}
 	svc, store := PaymentsService(p.Config, p.Pool, reg, p.Log)
-	webhooks := PaymentsWebhooks(p.Config, p.Pool, p.Log)
+	webhooks := PaymentsWebhooks(p.Config, p.Pool, reg, p.Log)
 	p.Log.Info("payment API listening", "addr", p.Config.PaymentsListen)
 	return Serve(ctx, p.Log, map[string]web.Service{p.Config.PaymentsListen: svc},
 		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) },

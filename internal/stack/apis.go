@@ -73,12 +73,28 @@ func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 const DeliverEvery = time.Second
 
 // PaymentsWebhooks builds the payment API's webhook deliverer, with the
-// configured endpoint (STRIPE_WEBHOOK_URL) for every tenant.
-func PaymentsWebhooks(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *payments.Deliverer {
+// configured endpoint (STRIPE_WEBHOOK_URL) for every tenant: those of
+// the tenants registry (reg, nil: none), including shops applied while it
+// runs, and those BOOKONCE_API_TOKENS names. The payment API itself holds
+// no shop's plain token, so the registry is what lists them all.
+func PaymentsWebhooks(cfg config.Config, pool *pgxpool.Pool, reg *tenants.Registry, log *slog.Logger) *payments.Deliverer {
 	d := &payments.Deliverer{Pool: pool, Twice: cfg.StripeWebhookTwice, Logger: log.With("service", "payments")}
-	if cfg.StripeWebhookURL != "" {
-		for _, tenant := range cfg.Tenants() {
-			d.Endpoints = append(d.Endpoints, payments.ConfigEndpoint{Tenant: tenant, URL: cfg.StripeWebhookURL, Secret: cfg.StripeWebhookSecret})
+	if cfg.StripeWebhookURL == "" {
+		return d
+	}
+	endpoint := func(tenant string) payments.ConfigEndpoint {
+		return payments.ConfigEndpoint{Tenant: tenant, URL: cfg.StripeWebhookURL, Secret: cfg.StripeWebhookSecret}
+	}
+	for _, tenant := range cfg.Tenants() {
+		d.Endpoints = append(d.Endpoints, endpoint(tenant))
+	}
+	if reg != nil {
+		d.EndpointsOf = func() []payments.ConfigEndpoint {
+			var out []payments.ConfigEndpoint
+			for _, p := range reg.All() {
+				out = append(out, endpoint(p.ID))
+			}
+			return out
 		}
 	}
 	return d
