@@ -15,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/tenants"
 )
 
@@ -202,7 +203,7 @@ func (ap Appointment) Current() time.Time {
 // BookingWorkflowID is the lifecycle workflow's ID of the appointment
 // appointmentID: derived, so any caller who knows the booking finds it.
 func BookingWorkflowID(appointmentID string) string {
-	return "booking:" + appointmentID
+	return reference.BookingPrefix + appointmentID
 }
 
 // bookingStatusKey and slotStartKey are search attributes package

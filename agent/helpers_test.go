@@ -80,7 +80,7 @@ func buildEnv(t *testing.T, twoTenants bool, calendarVia ...func(string) string)
 	gw, reg := stack.Gateway(cfg, pool, tc, tenants, log)
 	svc := stack.Agent(cfg, pool, tc, reg, gw, tenants, log)
 	svc.Wait = 45 * time.Second // the tests wait for the saga's end, not a bound
-	srv := httptest.NewServer(stack.AgentService(svc, gw, reg, log).Mux())
+	srv := httptest.NewServer(stack.AgentService(svc, gw, log).Mux())
 	t.Cleanup(srv.Close)
 	admin := httptest.NewServer(stack.AdminService(gw, reg, log).Mux())
 	t.Cleanup(admin.Close)

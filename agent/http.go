@@ -91,7 +91,7 @@ func (s *Service) serveCall(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "malformed_body", "the body must be the tool's arguments as a JSON object"))
 		return
 	}
-	c := Caller{Tenant: tenant, Token: bearerToken(r.Header), ClientKey: r.Header.Get(idempotency.HeaderKey)}
+	c := Caller{Tenant: tenant, Token: web.BearerToken(r.Header), ClientKey: r.Header.Get(idempotency.HeaderKey)}
 	out, err := t.run(r.Context(), s, c, args)
 	var ae *argsError
 	switch {

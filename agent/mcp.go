@@ -3,7 +3,6 @@ package agent
 import (
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -54,7 +53,7 @@ func (s *Service) callerOf(req *mcp.CallToolRequest) (Caller, error) {
 	if req.Extra == nil {
 		return Caller{}, errUnauthenticated
 	}
-	tok := bearerToken(req.Extra.Header)
+	tok := web.BearerToken(req.Extra.Header)
 	tenant, ok := s.Tokens(tok)
 	if tok == "" || !ok {
 		return Caller{}, errUnauthenticated
@@ -69,12 +68,4 @@ func (s *Service) callerOf(req *mcp.CallToolRequest) (Caller, error) {
 		}
 	}
 	return c, nil
-}
-
-func bearerToken(h http.Header) string {
-	scheme, tok, ok := strings.Cut(h.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimSpace(tok)
 }

@@ -30,7 +30,7 @@ func (e *env) startAgent(ctx context.Context, reg *prometheus.Registry, registry
 	if err != nil {
 		return fmt.Errorf("agent tools listener: %w", err)
 	}
-	svc := stack.AgentService(tools, e.gateway, reg, e.opts.Log)
+	svc := stack.AgentService(tools, e.gateway, e.opts.Log)
 	e.wg.Add(2)
 	go func() { defer e.wg.Done(); _ = svc.Serve(ctx, l) }()
 	go func() { defer e.wg.Done(); tools.RunReaper(ctx, stack.ReapEvery) }()

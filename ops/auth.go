@@ -112,12 +112,8 @@ func (p *Page) throttle(next http.Handler) http.Handler {
 // form's token field (the form read here, size-limited, as the sign-in
 // handler reads it).
 func (p *Page) presented(w http.ResponseWriter, r *http.Request) (string, bool) {
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, tok, _ := strings.Cut(h, " ")
-		if !strings.EqualFold(scheme, "Bearer") {
-			return "", true
-		}
-		return strings.TrimSpace(tok), true
+	if r.Header.Get("Authorization") != "" {
+		return web.BearerToken(r.Header), true
 	}
 	if r.Method != http.MethodPost || r.URL.Path != RouteLogin {
 		return "", false

@@ -31,8 +31,15 @@ const (
 	ConversationPrefix = "customer:"
 )
 
+// Prefixes of the workflows named after an appointment: its booking
+// lifecycle and its payment saga.
+const (
+	BookingPrefix = "booking:"
+	PaymentPrefix = "payment:"
+)
+
 // wrappers are the prefixes of workflows named after another one.
-var wrappers = []string{"booking:", "payment:"}
+var wrappers = []string{BookingPrefix, PaymentPrefix}
 
 // SagaOf is the workflow ID of the saga that owns the effects of a
 // reference: the reference itself, or for a move's reference the

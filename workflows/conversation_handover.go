@@ -2,13 +2,13 @@ package workflows
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/customerid"
+	"github.com/bookonce/bookonce/reference"
 )
 
 // ConversationWorkflowID is the one conversation per customer that voice
@@ -16,14 +16,14 @@ import (
 // customer's keyed hash (package customerid), never the phone number,
 // which IDs would show to anyone with Web UI or gRPC access.
 func ConversationWorkflowID(tenant string, key customerid.Key) string {
-	return fmt.Sprintf("customer:%s:%s", tenant, key)
+	return reference.ConversationPrefix + tenant + ":" + string(key)
 }
 
 // LegacyConversationWorkflowID is the ID conversations had before keys:
 // customer:<tenant>:<E.164>. Only the move to the keyed ID still uses it
 // (docs/privacy.md, "Moving running conversations").
 func LegacyConversationWorkflowID(tenant, number string) string {
-	return fmt.Sprintf("customer:%s:%s", tenant, number)
+	return reference.ConversationPrefix + tenant + ":" + number
 }
 
 // versionHandOver: a conversation under its keyed ID takes over the state

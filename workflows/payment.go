@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/review"
 )
 
@@ -24,7 +25,7 @@ func PaymentWorkflow(ctx workflow.Context, req PaymentRequest) (PaymentState, er
 
 // PaymentWorkflowID derives the child's ID from the appointment's, so a
 // re-run of the parent meets the same child.
-func PaymentWorkflowID(appointmentID string) string { return "payment:" + appointmentID }
+func PaymentWorkflowID(appointmentID string) string { return reference.PaymentPrefix + appointmentID }
 
 type payment struct {
 	req    PaymentRequest

@@ -6,12 +6,12 @@ package workflows
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/customerid"
+	"github.com/bookonce/bookonce/reference"
 )
 
 // TaskQueue is the default task queue of the bookonce worker.
@@ -109,7 +109,7 @@ func IntentID(tenant, customer, service, resource string, start time.Time) strin
 // AppointmentWorkflowID is the meaningful, deterministic workflow ID of a
 // booking intent; it is also the business reference sent downstream.
 func AppointmentWorkflowID(tenant, intentID string) string {
-	return fmt.Sprintf("appointment:%s:%s", tenant, intentID)
+	return reference.AppointmentPrefix + tenant + ":" + intentID
 }
 
 // Step is one row of the saga's status table.

@@ -190,7 +190,7 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	if err := stack.ServeAll(ctx, g, log, map[string]web.Service{
 		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
 		cfg.AdminListen:    stack.AdminService(gw, gwReg, log),
-		cfg.AgentListen:    stack.AgentService(tools, gw, gwReg, log),
+		cfg.AgentListen:    stack.AgentService(tools, gw, log),
 		cfg.CalendarListen: calendarSvc,
 		cfg.PaymentsListen: paymentsSvc,
 		cfg.WorkerListen:   workerSvc,

@@ -54,10 +54,10 @@ const AgentLease = 30 * time.Second
 
 // AgentService serves the agent tools (MCP at /mcp, HTTP function calls)
 // with the gateway's health, as a public listener.
-func AgentService(a *agent.Service, gw *channels.Gateway, reg *prometheus.Registry, log *slog.Logger) web.Service {
+func AgentService(a *agent.Service, gw *channels.Gateway, log *slog.Logger) web.Service {
 	// Internet-facing by design: no /metrics (the agent's counters are on
 	// the gateway's admin listener), a bare /healthz.
-	return web.Service{Name: "agent", Handler: a.Handler(gw.AuthLimiter), Health: gw.Health, Gatherer: reg, Logger: log, Public: true}
+	return web.Service{Name: "agent", Handler: a.Handler(gw.AuthLimiter), Health: gw.Health, Logger: log, Public: true}
 }
 
 // agentKey signs operation IDs with a secret every gateway replica shares

@@ -36,7 +36,7 @@ func RunGateway(ctx context.Context, p Process) error {
 	return Serve(ctx, p.Log, map[string]web.Service{
 		p.Config.GatewayListen: GatewayService(gw, reg, p.Log),
 		p.Config.AdminListen:   AdminService(gw, reg, p.Log),
-		p.Config.AgentListen:   AgentService(tools, gw, reg, p.Log),
+		p.Config.AgentListen:   AgentService(tools, gw, p.Log),
 	},
 		func(ctx context.Context) { gw.RunRelay(ctx, RelayEvery) }, RunTenants(tenants),
 		func(ctx context.Context) { tools.RunReaper(ctx, ReapEvery) })

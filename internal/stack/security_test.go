@@ -33,7 +33,7 @@ func TestAgentListenerShowsNothingWithoutAToken(t *testing.T) {
 	tenants := testsupport.Tenants(t, pool)
 	gw, reg := stack.Gateway(cfg, pool, tc, tenants, log)
 	tools := stack.Agent(cfg, pool, tc, reg, gw, tenants, log)
-	srv := httptest.NewServer(stack.AgentService(tools, gw, reg, log).Mux())
+	srv := httptest.NewServer(stack.AgentService(tools, gw, log).Mux())
 	t.Cleanup(srv.Close)
 
 	res, err := http.Get(srv.URL + "/metrics")

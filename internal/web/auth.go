@@ -76,10 +76,18 @@ func authenticate(lookup TokenLookup, limiter *AuthLimiter, basic bool, next htt
 	})
 }
 
-func bearer(r *http.Request, basic bool) string {
-	h := r.Header.Get("Authorization")
-	if scheme, tok, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
+// BearerToken is the token of an "Authorization: Bearer <token>" header,
+// "" for none or another scheme.
+func BearerToken(h http.Header) string {
+	if scheme, tok, ok := strings.Cut(h.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
 		return strings.TrimSpace(tok)
+	}
+	return ""
+}
+
+func bearer(r *http.Request, basic bool) string {
+	if tok := BearerToken(r.Header); tok != "" {
+		return tok
 	}
 	// Stripe clients may send the secret key as the basic-auth user name.
 	if user, _, ok := r.BasicAuth(); ok && basic {
