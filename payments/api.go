@@ -58,6 +58,13 @@ type Server struct {
 	PageBaseURL string
 	// Timezone is the zone the hosted page shows times in; nil means UTC.
 	Timezone *time.Location
+	// SearchLag, when positive, makes GET /v1/payment_intents/search lag
+	// writes as Stripe's search index does: an intent created less than
+	// SearchLag ago (by Now, the clock of created) is not found. Only
+	// creation lags: an intent that is found shows its current state,
+	// where Stripe's index may still show an older one. List and retrieve
+	// stay consistent, as at Stripe. Zero: search is consistent.
+	SearchLag time.Duration
 }
 
 // Operation names: the idempotency scope of each mutating route.

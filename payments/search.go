@@ -77,9 +77,11 @@ func (s *Server) listIntents(w http.ResponseWriter, r *http.Request) {
 var searchSpec = formSpec{scalars: []string{"query", "limit", "page"}, lists: []string{"expand"}}
 
 // searchIntents is GET /v1/payment_intents/search with a subset of
-// Stripe's search query language (see parseSearch). Unlike Stripe's
-// search index, which lags writes by up to a minute, this reads the table,
-// so it is consistent; callers must not rely on that against real Stripe.
+// Stripe's search query language (see parseSearch). Stripe's search index
+// lags writes by up to a minute (longer in incidents); this reads the
+// table, so by default it is consistent, and callers must not rely on
+// that against real Stripe. With Server.SearchLag set it leaves out the
+// intents created within the lag (their later changes do not lag).
 func (s *Server) searchIntents(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	f, apiErr := readQuery(r, searchSpec)
@@ -145,7 +147,8 @@ func pageParams(f form) (int, bool, *apiError) {
 }
 
 // search runs the clauses as one parameterised query; field names come
-// from a fixed list, values are always bind parameters.
+// from a fixed list, values are always bind parameters. Intents created
+// within SearchLag are left out.
 func (s *Server) search(ctx context.Context, tenant string, clauses []searchClause, before int64, limit int) ([]intentRow, []int64, error) {
 	sql := `SELECT seq, ` + intentColumns + ` FROM payment_intents WHERE tenant_id = $1`
 	args := []any{tenant}
@@ -165,6 +168,12 @@ func (s *Server) search(ctx context.Context, tenant string, clauses []searchClau
 		default:
 			sql += ` AND coalesce(` + searchColumns[c.field] + `, '') = ` + n
 		}
+	}
+	if s.SearchLag > 0 {
+		// Not yet indexed; in the query, so that limit and paging count
+		// only what is found.
+		args = append(args, s.now().Add(-s.SearchLag))
+		sql += ` AND created_at <= $` + strconv.Itoa(len(args))
 	}
 	if before > 0 {
 		args = append(args, before)

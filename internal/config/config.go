@@ -74,6 +74,11 @@ type Config struct {
 	// yes; Stripe, whose search index lags: no). Only then does "not
 	// found" prove absence, and may the saga try again under a new key.
 	PaymentsAuthoritativeLookup bool
+	// PaymentsSearchLag is PAYMENTS_SEARCH_LAG: our payment API's search
+	// leaves out intents created less than this ago, as Stripe's lagging
+	// index would (payments.Server.SearchLag); 0, the default: consistent.
+	// A lagging search is no authoritative lookup (authoritativeLookup).
+	PaymentsSearchLag time.Duration
 	// StripeWebhookURL, when set, receives every event of the payment API
 	// of each tenant, signed with StripeWebhookSecret (whsec_...), the
 	// secret the gateway verifies /webhooks/stripe with;
@@ -302,7 +307,10 @@ func (r *reader) derived(c *Config) {
 		c.ReminderLead = d
 	}
 	var err error
-	if c.PaymentsAuthoritativeLookup, err = authoritativeLookup(r.get("PAYMENTS_AUTHORITATIVE_LOOKUP", ""), c.PaymentsURL); err != nil {
+	if c.PaymentsSearchLag, err = searchLag(r.get("PAYMENTS_SEARCH_LAG", "0")); err != nil {
+		r.fail(err.Error())
+	}
+	if c.PaymentsAuthoritativeLookup, err = authoritativeLookup(r.get("PAYMENTS_AUTHORITATIVE_LOOKUP", ""), c.PaymentsURL, c.PaymentsSearchLag); err != nil {
 		r.fail(err.Error())
 	}
 	if c.APITokens, err = ParseAPITokens(r.get("BOOKONCE_API_TOKENS", DefaultTenant+":"+DefaultAPIToken)); err != nil {

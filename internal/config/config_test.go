@@ -49,6 +49,7 @@ func TestOverridesAndErrors(t *testing.T) {
 		"bad port":     {"TEMPORAL_UI_PORT": "http"},
 		"no retention": {"BOOKONCE_RETENTION": "0s"},
 		"bad db sync":  {"TEMPORAL_DB_SYNC": "sometimes"},
+		"negative lag": {"PAYMENTS_SEARCH_LAG": "-1m"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := config.Load(env(e))
@@ -71,7 +72,7 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "README's configuration table lacks %s", k)
 	}
-	require.Len(t, looked, 58, "a new variable needs a README row and this count") // VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
+	require.Len(t, looked, 59, "a new variable needs a README row and this count") // VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this

@@ -5,17 +5,19 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // authoritativeLookup reads PAYMENTS_AUTHORITATIVE_LOOKUP. Unset, it is
 // true for our own payment API and false for Stripe (PAYMENTS_URL on
-// stripe.com), whose search index lags writes. Set, it is taken as given,
-// except that Stripe is never authoritative: claiming so would let the
-// saga authorise a card twice under a second key.
-func authoritativeLookup(value, paymentsURL string) (bool, error) {
+// stripe.com), whose search index lags writes, or for our API made to lag
+// like it (searchLag > 0, PAYMENTS_SEARCH_LAG). Set, it is taken as given,
+// except that a lagging search is never authoritative: claiming so would
+// let the saga authorise a card twice under a second key.
+func authoritativeLookup(value, paymentsURL string, searchLag time.Duration) (bool, error) {
 	stripe := isStripe(paymentsURL)
 	if value == "" {
-		return !stripe, nil
+		return !stripe && searchLag == 0, nil
 	}
 	v, err := strconv.ParseBool(value)
 	if err != nil {
@@ -24,7 +26,20 @@ func authoritativeLookup(value, paymentsURL string) (bool, error) {
 	if v && stripe {
 		return false, fmt.Errorf("PAYMENTS_AUTHORITATIVE_LOOKUP=true is wrong for Stripe (%s): its search lags writes", paymentsURL)
 	}
+	if v && searchLag > 0 {
+		return false, fmt.Errorf("PAYMENTS_AUTHORITATIVE_LOOKUP=true contradicts PAYMENTS_SEARCH_LAG=%s: a search that lags writes proves no absence", searchLag)
+	}
 	return v, nil
+}
+
+// searchLag reads PAYMENTS_SEARCH_LAG, how long the payment API's search
+// misses a new intent (payments.Server.SearchLag): a duration of 0 or more.
+func searchLag(value string) (time.Duration, error) {
+	d, err := time.ParseDuration(value)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("PAYMENTS_SEARCH_LAG must be a duration of 0 or more such as \"1m\" (0: search is consistent), got %q", value)
+	}
+	return d, nil
 }
 
 // isStripe reports whether u is Stripe's API (or empty, which the gateway

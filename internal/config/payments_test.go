@@ -2,30 +2,70 @@ package config
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
 // TestAuthoritativeLookup: our payment API's search is authoritative by
-// default, Stripe's never (its index lags writes), whatever is claimed.
+// default, Stripe's never (its index lags writes), nor ours made to lag
+// (PAYMENTS_SEARCH_LAG), whatever is claimed.
 func TestAuthoritativeLookup(t *testing.T) {
 	cases := []struct {
 		value, url string
+		lag        time.Duration
 		want       bool
 		wantErr    bool
 	}{
-		{"", "http://127.0.0.1:8082", true, false},
-		{"", "http://payments:8082", true, false},
-		{"", "https://api.stripe.com", false, false},
-		{"", "", false, false},
-		{"false", "http://127.0.0.1:8082", false, false},
-		{"true", "https://api.stripe.com", false, true},
-		{"maybe", "http://127.0.0.1:8082", false, true},
+		{"", "http://127.0.0.1:8082", 0, true, false},
+		{"", "http://payments:8082", 0, true, false},
+		{"", "https://api.stripe.com", 0, false, false},
+		{"", "", 0, false, false},
+		{"false", "http://127.0.0.1:8082", 0, false, false},
+		{"true", "https://api.stripe.com", 0, false, true},
+		{"maybe", "http://127.0.0.1:8082", 0, false, true},
+		{"", "http://127.0.0.1:8082", time.Minute, false, false},
+		{"false", "http://127.0.0.1:8082", time.Minute, false, false},
+		{"true", "http://127.0.0.1:8082", time.Minute, false, true},
 	}
 	for _, tc := range cases {
-		got, err := authoritativeLookup(tc.value, tc.url)
-		require.Equal(t, tc.wantErr, err != nil, "%q %q: %v", tc.value, tc.url, err)
-		require.Equal(t, tc.want, got, "%q %q", tc.value, tc.url)
+		got, err := authoritativeLookup(tc.value, tc.url, tc.lag)
+		require.Equal(t, tc.wantErr, err != nil, "%q %q %s: %v", tc.value, tc.url, tc.lag, err)
+		require.Equal(t, tc.want, got, "%q %q %s", tc.value, tc.url, tc.lag)
+	}
+}
+
+// TestSearchLagConfig: PAYMENTS_SEARCH_LAG is a Go duration, 0 (a
+// consistent search) by default; a lag makes the lookup non-authoritative
+// unless PAYMENTS_AUTHORITATIVE_LOOKUP contradicts it, which is an error.
+func TestSearchLagConfig(t *testing.T) {
+	cases := []struct {
+		name          string
+		env           map[string]string
+		wantLag       time.Duration
+		authoritative bool
+		wantErr       string
+	}{
+		{"unset", nil, 0, true, ""},
+		{"zero", map[string]string{"PAYMENTS_SEARCH_LAG": "0s"}, 0, true, ""},
+		{"a minute", map[string]string{"PAYMENTS_SEARCH_LAG": "1m"}, time.Minute, false, ""},
+		{"lag with lookup false", map[string]string{"PAYMENTS_SEARCH_LAG": "90s", "PAYMENTS_AUTHORITATIVE_LOOKUP": "false"}, 90 * time.Second, false, ""},
+		{"lag with lookup true", map[string]string{"PAYMENTS_SEARCH_LAG": "90s", "PAYMENTS_AUTHORITATIVE_LOOKUP": "true"}, 0, false, "contradicts PAYMENTS_SEARCH_LAG"},
+		{"no unit", map[string]string{"PAYMENTS_SEARCH_LAG": "60"}, 0, false, `PAYMENTS_SEARCH_LAG must be a duration`},
+		{"not a duration", map[string]string{"PAYMENTS_SEARCH_LAG": "soon"}, 0, false, `PAYMENTS_SEARCH_LAG must be a duration`},
+		{"negative", map[string]string{"PAYMENTS_SEARCH_LAG": "-1s"}, 0, false, `PAYMENTS_SEARCH_LAG must be a duration of 0 or more`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.wantLag, c.PaymentsSearchLag)
+			require.Equal(t, tc.authoritative, c.PaymentsAuthoritativeLookup)
+		})
 	}
 }
 

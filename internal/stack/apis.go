@@ -64,6 +64,7 @@ func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 		AuthLimiter: AuthLimiter(cfg),
 		Pool:        pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments"), Timezone: cfg.Timezone,
 		PageBaseURL: cfg.PaymentsPublicURL, // empty: the address the API was called on
+		SearchLag:   cfg.PaymentsSearchLag, // 0: search is consistent
 	}
 	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
 }
