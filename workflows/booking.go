@@ -131,6 +131,10 @@ type CancelRequest struct {
 	// the caller told the customer nothing about losing it and must ask
 	// first. The booking's own window and clock decide, not the caller's.
 	OnlyIfRefunded bool `json:"only_if_refunded,omitempty"`
+	// RefundInFull refunds the deposit whatever the window: the customer
+	// cancelled before the booking was confirmed to them, and was told the
+	// unconfirmed booking is being cancelled (late_cancel.go).
+	RefundInFull bool `json:"refund_in_full,omitempty"`
 }
 
 // maxCancelReason bounds the reason stored in the history.

@@ -86,6 +86,7 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 		return b.state, nil
 	}
 	free := !now.After(b.in.SlotStart.Add(-b.window()))
+	before := in.RefundInFull && workflow.GetVersion(ctx, versionRefundInFull, workflow.DefaultVersion, 1) >= 1
 	b.state.CancelReason, b.state.CancelledAt = in.Reason, now
 	if err := b.upsert(ctx, StatusCancelling, "cancelling: "+in.Reason); err != nil {
 		return b.state, err
@@ -95,12 +96,15 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 	}
 	b.state.Deposit = DepositNone
 	switch {
-	case b.in.Deposit > 0 && free:
+	case b.in.Deposit > 0 && (free || before):
 		if !b.refund(ctx) {
 			return b.state, nil
 		}
 		b.state.Deposit = DepositRefunded
 		b.state.Reason = fmt.Sprintf("cancelled at least %s before the slot: deposit refunded in full", b.window())
+		if before && !free {
+			b.state.Reason = "cancelled before the booking was confirmed to the customer: deposit refunded in full"
+		}
 	case b.in.Deposit > 0:
 		b.state.Deposit = DepositKept
 		b.state.Reason = fmt.Sprintf("cancelled less than %s before the slot: deposit kept", b.window())
@@ -110,6 +114,10 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 	b.tell(ctx)
 	return b.state, b.upsert(ctx, StatusCancelled, b.state.Reason)
 }
+
+// versionRefundInFull: a cancel sent with RefundInFull refunds the
+// deposit inside the cancellation window too.
+const versionRefundInFull = "cancel-refund-in-full"
 
 // versionCancelAfterMoveReview: a cancel that waited for a move which
 // ended in review opens a cancellation_request case next to the move's.

@@ -106,6 +106,6 @@ func TestUnitCancelWhileSendingConfirmationGoesToTheLifecycle(t *testing.T) {
 	in := f.input(calls[0].Saga, calls[0].ID).(activities.ChangeBookingInput)
 	require.Equal(t, workflows.UpdateCancel, in.Update)
 	require.Equal(t, workflows.CancelUpdateID("demo", "appointment:"+st.Reference), in.UpdateID)
-	require.JSONEq(t, `{"reason":"asked by the customer while the booking was being confirmed","only_if_refunded":true}`, string(in.Args))
+	require.JSONEq(t, `{"reason":"asked by the customer while the booking was being confirmed","refund_in_full":true}`, string(in.Args))
 	require.Empty(t, f.started("CancelBooking"), "the lifecycle cancels, not the saga")
 }

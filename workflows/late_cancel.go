@@ -17,14 +17,21 @@ import (
 // opened a case and one landing during the start was never read.
 const versionForwardLateCancel = "forward-late-cancel"
 
+// versionForwardRefunds: the forwarded cancel asks for a full refund
+// instead of refusing inside the cancellation window: a person had to
+// decide what the customer had already been told.
+const versionForwardRefunds = "forward-cancel-refunds"
+
 // lateCancelReason is the reason the lifecycle records for such a cancel.
 const lateCancelReason = "asked by the customer while the booking was being confirmed"
 
 // forwardLateCancel drains the cancel signals and hands them, as one
-// wish, to the lifecycle's cancel Update. The customer was told nothing
-// about a kept deposit, so the cancel is sent on the condition that it
-// refunds; a refusal, a lifecycle that did not start, or a failure opens
-// a cancellation_request case: a person decides, the wish is not lost.
+// wish, to the lifecycle's cancel Update. The customer was told the
+// booking, not yet confirmed, is being cancelled, and nothing about a
+// kept deposit: the cancel refunds in full whatever the window (before
+// versionForwardRefunds: only on the condition that it refunds, and a
+// person decided otherwise). A lifecycle that did not start, or a
+// failure, opens a cancellation_request case: the wish is not lost.
 func (a *appointment) forwardLateCancel(ctx workflow.Context) {
 	if !a.cancelRequested() {
 		return
@@ -49,7 +56,11 @@ func (a *appointment) cancelLifecycle(ctx workflow.Context) error {
 	if a.state.Lifecycle == "" {
 		return fmt.Errorf("the booking's lifecycle did not start: cancel %s by hand", a.state.Reference)
 	}
-	args, err := json.Marshal(CancelRequest{Reason: lateCancelReason, OnlyIfRefunded: true})
+	req := CancelRequest{Reason: lateCancelReason, OnlyIfRefunded: true}
+	if workflow.GetVersion(ctx, versionForwardRefunds, workflow.DefaultVersion, 1) >= 1 {
+		req = CancelRequest{Reason: lateCancelReason, RefundInFull: true}
+	}
+	args, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
