@@ -74,7 +74,7 @@ const (
 // payment (events are hints, the provider's state decides), then continue
 // as after a card authorisation.
 func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
-	p.saga.add("void deposit", func(ctx workflow.Context) error { return p.void(ctx) })
+	p.saga.add("void deposit", func(ctx workflow.Context) error { return p.voidLink(ctx) })
 	// Expired before the void runs (compensations run in reverse): once
 	// the link is closed no payment can land behind the void.
 	p.saga.add("expire payment link", func(ctx workflow.Context) error { return p.expireLinkUndo(ctx) })
@@ -104,6 +104,31 @@ func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
 		return p.finish(ctx, PaymentExpired, reasonLinkExpired)
 	}
 	return p.giveUp(ctx)
+}
+
+// versionVoidUnpaidLink: the link saga's void trusts the link's session
+// over a search. Before, a link that closed unpaid was voided by a search
+// for the deposit, which against a search that lags (Stripe's) can never
+// prove that nothing was paid: the compensation retried for ever.
+const versionVoidUnpaidLink = "void-unpaid-link"
+
+// voidLink is the link saga's void. In link mode only the session's
+// payment creates an intent, and the session, read by its ID, is
+// consistent where a search is not: a session that expired without a
+// payment, or a link never created (nobody holds its URL), proves that
+// there is no deposit; a session that names its intent gives the ID to
+// void. Otherwise the void looks the deposit up as before.
+func (p *payment) voidLink(ctx workflow.Context) error {
+	if p.state.IntentID == "" && workflow.GetVersion(ctx, versionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
+		switch {
+		case p.last.HasIntent && p.last.Intent.ID != "":
+			p.state.IntentID = p.last.Intent.ID
+		case p.state.SessionID == "" || p.last.Session.Status == payments.SessionExpired:
+			p.state.Steps = append(p.state.Steps, Step{Name: "void deposit", Result: "nothing to void: the payment link closed unpaid"})
+			return nil
+		}
+	}
+	return p.void(ctx)
 }
 
 // giveUp closes the link of an appointment that gave up, then voids (or

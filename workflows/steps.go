@@ -139,12 +139,19 @@ const versionVoidKnownIntent = "void-known-intent"
 
 func (a *appointment) voidDeposit(ctx workflow.Context) error {
 	intentID := a.state.IntentID
+	undone := false // the payment saga ended with nothing held
 	if a.child != nil {
 		// The payment saga may still be authorising (its answer not yet
 		// back): tell it to void and wait until it has finished, so an
 		// authorisation that lands after the cancellation is voided too.
 		// The saga's own waits are bounded (retries, review timeout).
-		if err := a.signalPayment(ctx, PaymentVoid); err == nil {
+		// A saga that has already ended refuses the signal; its result
+		// still says what it left.
+		err := a.signalPayment(ctx, PaymentVoid)
+		if err != nil && workflow.GetVersion(ctx, versionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
+			err = nil
+		}
+		if err == nil {
 			var final PaymentState
 			if a.child.Get(ctx, &final) == nil {
 				a.state.Payment = final.Status
@@ -152,8 +159,16 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 				if final.IntentID != "" {
 					intentID = final.IntentID
 				}
+				undone = final.IntentID == "" && (final.Status == PaymentVoided || final.Status == PaymentExpired)
 			}
 		}
+	}
+	// The saga that owned the deposit voided it or proved there is none
+	// (its link closed unpaid): a search by reference, which a lagging
+	// one (Stripe's) never lets prove absent, would retry for ever.
+	if undone && intentID == "" && workflow.GetVersion(ctx, versionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
+		a.recordCompensation("void deposit", "void-deposit", activities.Step{}, nil)
+		return nil
 	}
 	// Older runs voided by reference alone, which a lagging search can
 	// miss (a deposit captured while the cancel landed stayed captured).
