@@ -103,6 +103,7 @@ func (a AgentTraffic) String() string {
 // agentCustomer plays AI agents calling the tools' HTTP door through the
 // agent fault proxy.
 type agentCustomer struct {
+	db         *dbGate
 	url, token string
 	http       *http.Client
 
@@ -111,8 +112,8 @@ type agentCustomer struct {
 	links   map[string]bool
 }
 
-func newAgentCustomer(url, token string, tr http.RoundTripper) *agentCustomer {
-	return &agentCustomer{url: url, token: token, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}, links: map[string]bool{},
+func newAgentCustomer(url, token string, tr http.RoundTripper, db *dbGate) *agentCustomer {
+	return &agentCustomer{db: db, url: url, token: token, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}, links: map[string]bool{},
 		traffic: AgentTraffic{Follows: map[string]int{}, PostsByStatus: map[string]int{}, AnswersByStatus: map[string]int{}, Learnt: map[string]int{}}}
 }
 

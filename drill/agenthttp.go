@@ -45,6 +45,7 @@ func (c *agentCustomer) post(ctx context.Context, tool, key string, args, out an
 			}
 			backoff = min(2*backoff, agentMaxBackoff)
 		}
+		c.db.wait(ctx)
 		code, replayed, resp := c.postOnce(ctx, tool, key, body)
 		status = code
 		c.count(func(t *AgentTraffic) {

@@ -47,6 +47,7 @@ func (c *changer) post(ctx context.Context, a *appliedChange, key string) {
 			}
 			backoff = min(backoff*2, 5*time.Second)
 		}
+		c.e.db.wait(ctx)
 		status, code := c.postOnce(ctx, path, key, raw)
 		answer = strings.TrimSpace(fmt.Sprintf("%d %s", status, code))
 		if status == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -58,10 +59,14 @@ type ChangeChecks struct {
 	// CancellationMessages are cancellation messages at Twilio; NotOne the
 	// cancelled bookings without exactly one, Unexpected those of bookings
 	// nobody cancelled.
-	CancellationMessages int      `json:"cancellation_messages"`
-	CancellationsNotOne  int      `json:"cancellations_not_one_message"`
-	UnexpectedCancels    int      `json:"unexpected_cancellation_messages"`
-	Examples             []string `json:"examples,omitempty"`
+	CancellationMessages int `json:"cancellation_messages"`
+	CancellationsNotOne  int `json:"cancellations_not_one_message"`
+	UnexpectedCancels    int `json:"unexpected_cancellation_messages"`
+	// Rebooks judge the second wishes of rebooks; Early the cancels sent
+	// while the saga ran.
+	Rebooks  RebookChecks `json:"rebooks"`
+	Early    EarlyChecks  `json:"early_cancels"`
+	Examples []string     `json:"examples,omitempty"`
 }
 
 // example keeps one finding's description (the first ten).
@@ -88,6 +93,11 @@ func (c ChangeChecks) failures() []string {
 		{c.RemindersExtra, "reminders sent twice for one booking and offset"},
 		{c.CancellationsNotOne, "cancelled bookings without exactly one cancellation message"},
 		{c.UnexpectedCancels, "cancellation messages for bookings nobody cancelled"},
+		{c.Rebooks.FalseAnswers, "false \"already booked / in Bearbeitung\" answers to a rebook"},
+		{c.Rebooks.Lost, "rebooks without a new booking"},
+		{c.Early.NotCarriedOut, "acknowledged early cancels not carried out"},
+		{c.Early.DepositsHeld, "deposits captured or authorised on an early-cancelled booking"},
+		{c.Early.Unanswered, "early cancels the customer got no answer to"},
 	} {
 		if f.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", f.n, f.what))
@@ -118,10 +128,16 @@ type changeRows struct {
 	atTwilio map[string]int
 	// byRef are the outbox rows by reference and kind.
 	byRef map[string]outboxRow
-	// active counts held and confirmed reservations per wish key.
-	active map[string]int
-	// captured and refunds are per booking reference.
-	captured, refunds map[string]int64
+	// active counts held and confirmed reservations per booking (its
+	// saga: a move's reservation counts for the booking it moves) and
+	// slot, activeOf per booking; confirmedAt lists the bookings with a
+	// confirmed reservation per wish key.
+	active      map[string]int
+	activeOf    map[string]int
+	confirmedAt map[string][]string
+	// captured, refunds and authorised (intents still requires_capture)
+	// are per booking reference.
+	captured, refunds, authorised map[string]int64
 }
 
 // checkChanges measures the changes sent against the rows, the messages
@@ -137,14 +153,25 @@ func (e *env) checkChanges(ctx context.Context, sent []*appliedChange, confirmed
 		HAVING count(r.id) > 1 OR coalesce(sum(r.amount), 0) > p.amount_captured OR p.amount_refunded > p.amount_captured) x`); err != nil {
 		return c, fmt.Errorf("double refunds: %w", err)
 	}
+	cases, err := e.stringSet(ctx, `SELECT workflow_id FROM review_cases WHERE status = 'open'`)
+	if err != nil {
+		return c, fmt.Errorf("open cases: %w", err)
+	}
 	cancelled := map[string]time.Time{} // reference -> its cancellation row's creation
 	changed := map[string]bool{}
 	for _, a := range sent {
 		changed[a.workflowID] = true
-		if a.change.Kind == Cancel {
+		owned := cases[a.workflowID] || cases[e.conversationID(a.scenario.Customer)]
+		switch {
+		case a.change.Kind == CancelEarly:
+			c.checkEarly(a, rows, pol, cancelled, owned, msgs)
+		case a.change.Kind.cancels():
 			c.checkCancel(a, rows, pol, cancelled)
-		} else {
+		default:
 			c.checkMove(a, rows)
+		}
+		if a.change.Kind == Rebook || a.change.Kind == MoveBack {
+			c.checkRebook(a, rows, owned)
 		}
 	}
 	for _, st := range confirmed {
@@ -175,7 +202,7 @@ func (c *ChangeChecks) checkCancel(a *appliedChange, rows changeRows, pol change
 		c.CancellationsNotOne++
 		c.example("cancelled %s: %d cancellation messages at Twilio", ref, n)
 	}
-	if n := rows.active[wishKey(a.scenario.Customer, a.wish.Service, a.wish.Start)]; n > 0 {
+	if n := rows.activeOf[a.workflowID]; n > 0 {
 		c.OrphanedHolds++
 		c.example("cancelled %s: %d active reservations left", ref, n)
 	}
@@ -209,8 +236,8 @@ func (c *ChangeChecks) checkCancel(a *appliedChange, rows changeRows, pol change
 // new slot (at the old one if refused), and the deposit kept.
 func (c *ChangeChecks) checkMove(a *appliedChange, rows changeRows) {
 	ref := a.workflowID
-	old := rows.active[wishKey(a.scenario.Customer, a.wish.Service, a.wish.Start)]
-	moved := rows.active[wishKey(a.scenario.Customer, a.wish.Service, a.change.To)]
+	old := rows.active[activeKey(ref, a.wish.Start)]
+	moved := rows.active[activeKey(ref, a.change.To)]
 	switch {
 	case a.refused:
 		c.Refused++
@@ -296,7 +323,8 @@ func remindable(s Scenario) bool { return s.Kind != Agent }
 // need, and maps the messages at Twilio to their outbox rows.
 func (e *env) changeRows(ctx context.Context, msgs []twilio.FakeMessage) (changeRows, error) {
 	r := changeRows{outbox: map[string]outboxRow{}, atTwilio: map[string]int{}, byRef: map[string]outboxRow{},
-		active: map[string]int{}, captured: map[string]int64{}, refunds: map[string]int64{}}
+		active: map[string]int{}, activeOf: map[string]int{}, confirmedAt: map[string][]string{},
+		captured: map[string]int64{}, refunds: map[string]int64{}, authorised: map[string]int64{}}
 	rows, err := e.pool.Query(ctx, `SELECT id, reference, kind, state, created_at FROM outbox_messages
 		WHERE kind IN ('cancellation', 'confirmation') OR kind LIKE 'reminder\_%'`)
 	if err != nil {
@@ -319,20 +347,12 @@ func (e *env) changeRows(ctx context.Context, msgs []twilio.FakeMessage) (change
 			r.atTwilio[o.reference+"|"+o.kind]++
 		}
 	}
-	active, err := e.pairs(ctx, `SELECT customer || '|' || service || '|' || to_char(lower(slot) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), count(*)::text
-		FROM calendar_reservations WHERE status IN ('held', 'confirmed') GROUP BY 1`)
-	if err != nil {
-		return r, fmt.Errorf("active reservations: %w", err)
+	if err := e.activeRows(ctx, &r); err != nil {
+		return r, err
 	}
-	for k, v := range active {
-		var n int
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			return r, err
-		}
-		r.active[k] = n
-	}
-	money, err := e.pool.Query(ctx, `SELECT booking_reference, sum(amount_captured)::bigint, sum(n)::bigint FROM (
-		SELECT p.booking_reference, p.amount_captured,
+	money, err := e.pool.Query(ctx, `SELECT booking_reference, sum(amount_captured)::bigint, sum(n)::bigint,
+		count(*) FILTER (WHERE status = 'requires_capture') FROM (
+		SELECT p.booking_reference, p.amount_captured, p.status,
 			(SELECT count(*) FROM refunds f WHERE f.tenant_id = p.tenant_id AND f.payment_intent_id = p.id) AS n
 		FROM payment_intents p WHERE p.booking_reference IS NOT NULL) x GROUP BY booking_reference`)
 	if err != nil {
@@ -341,13 +361,42 @@ func (e *env) changeRows(ctx context.Context, msgs []twilio.FakeMessage) (change
 	defer money.Close()
 	for money.Next() {
 		var ref string
-		var captured, refunds int64
-		if err := money.Scan(&ref, &captured, &refunds); err != nil {
+		var captured, refunds, authorised int64
+		if err := money.Scan(&ref, &captured, &refunds, &authorised); err != nil {
 			return r, err
 		}
-		r.captured[ref], r.refunds[ref] = captured, refunds
+		r.captured[ref], r.refunds[ref], r.authorised[ref] = captured, refunds, authorised
 	}
 	return r, money.Err()
+}
+
+// activeKey names a booking's reservations at one slot.
+func activeKey(ref string, start time.Time) string {
+	return reference.SagaOf(ref) + "|" + start.UTC().Format(time.RFC3339)
+}
+
+// activeRows reads the held and confirmed reservations into r.
+func (e *env) activeRows(ctx context.Context, r *changeRows) error {
+	rows, err := e.pool.Query(ctx, `SELECT reference, customer, service, lower(slot), status FROM calendar_reservations WHERE status IN ('held', 'confirmed')`)
+	if err != nil {
+		return fmt.Errorf("active reservations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ref, customer, service, status string
+		var start time.Time
+		if err := rows.Scan(&ref, &customer, &service, &start, &status); err != nil {
+			return fmt.Errorf("active reservations: %w", err)
+		}
+		saga := reference.SagaOf(ref)
+		r.active[activeKey(ref, start)]++
+		r.activeOf[saga]++
+		if status == "confirmed" {
+			key := wishKey(customer, service, start)
+			r.confirmedAt[key] = append(r.confirmedAt[key], saga)
+		}
+	}
+	return rows.Err()
 }
 
 // reminderKind reports whether an outbox kind is a reminder's: the

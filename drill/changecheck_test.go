@@ -82,7 +82,7 @@ func (f *changeFixture) booking(id int, ref, customer string, start time.Time, s
 // cancellation a minute later.
 func (f *changeFixture) change(s Scenario, ref string, c Change) {
 	f.sent = append(f.sent, &appliedChange{scenario: s, wish: s.Wishes[0], change: c, workflowID: ref, sentAt: f.t0, answer: "200"})
-	if c.Kind == Cancel {
+	if c.Kind.cancels() {
 		f.message("cancel-"+ref, ref, "cancellation", s.Customer, f.t0.Add(time.Minute), "sent")
 	}
 }
@@ -97,9 +97,23 @@ func newChangeFixture(t *testing.T) *changeFixture {
 	b := f.booking(2, "wf-b", "+49151B", day(2), "cancelled", 0) // 48 h before: inside the 72 h window
 	f.change(b, "wf-b", Change{Kind: Cancel, Dup: AcrossChannels})
 	c := f.booking(3, "wf-c", "+49151C", day(5), "cancelled", 0)
-	f.reservation("bk_wf-c-moved", "bay-2", "+49151C", "wf-c/moved", day(6), "confirmed")
+	f.reservation("bk_wf-c-moved", "bay-2", "+49151C", "wf-c#move-1", day(6), "confirmed")
 	f.change(c, "wf-c", Change{Kind: Reschedule, To: day(6), Dup: Redelivered})
 	f.booking(4, "wf-d", "+49151D", day(7), "confirmed", 0)
+	// A rebook: cancelled in time (refunded), then booked again at the
+	// same slot under the new attempt's workflow ID, and told.
+	e := f.booking(5, "wf-e", "+49151E", day(9), "cancelled", 1)
+	f.change(e, "wf-e", Change{Kind: Rebook})
+	f.sent[len(f.sent)-1].again = rebookAttempt{sentAt: f.t0.Add(2 * time.Minute), channel: "whatsapp", answer: "confirmed"}
+	f.reservation("bk_wf-e-2", "bay-1", "+49151E", "wf-e-2", day(9), "confirmed")
+	f.message("conf-wf-e-2", "wf-e-2", "confirmation", "+49151E", f.t0.Add(3*time.Minute), "sent")
+	// An early cancel the saga carried out: the hold released, nothing
+	// told but the acknowledgement, nothing charged.
+	f.reservation("bk_wf-f", "bay-2", "+49151F", "wf-f", day(8), "released")
+	sf := Scenario{ID: 6, Kind: WhatsApp, Customer: "+49151F", Wishes: []Wish{{"inspection", day(8)}}}
+	f.msgs = append(f.msgs, twilio.FakeMessage{To: "+49151F", Body: "Verstanden: Wir stornieren Ihre noch nicht bestätigte Buchung", DateCreated: f.t0})
+	f.sent = append(f.sent, &appliedChange{scenario: sf, wish: sf.Wishes[0], change: Change{Kind: CancelEarly, Phase: PhaseWaitingLink},
+		workflowID: "wf-f", sentAt: f.t0, answer: "cancelling_in_saga", phaseSeen: PhaseWaitingLink})
 	return f
 }
 
@@ -115,12 +129,14 @@ func (f *changeFixture) check() ChangeChecks {
 func TestChangeChecksPassOnAGoodEnd(t *testing.T) {
 	c := newChangeFixture(t).check()
 	require.Empty(t, c.failures(), "%+v", c)
-	require.Equal(t, 2, c.Cancelled)
+	require.Equal(t, 3, c.Cancelled)
+	require.Equal(t, 1, c.Rebooks.Rebooked)
+	require.Equal(t, 1, c.Early.InSaga)
 	require.Equal(t, 1, c.Moved)
-	require.Equal(t, 1, c.Refunded)
+	require.Equal(t, 2, c.Refunded)
 	require.Equal(t, 1, c.Kept)
-	require.Equal(t, 2, c.CancellationMessages)
-	require.Equal(t, map[string]int{"17520h0m0s": 4, "8760h0m0s": 4}, c.RemindersByOffset)
+	require.Equal(t, 3, c.CancellationMessages)
+	require.Equal(t, map[string]int{"17520h0m0s": 5, "8760h0m0s": 5}, c.RemindersByOffset)
 }
 
 // TestChangeChecksFail: each check finds the one defect made for it.
@@ -165,6 +181,21 @@ func TestChangeChecksFail(t *testing.T) {
 			f.exec(`DELETE FROM outbox_messages WHERE id = 'cancel-wf-d'`)
 			f.msgs = dropCallback(f.msgs, "cancel-wf-d")
 		}, func(c ChangeChecks) int { return c.WithoutEffect }},
+		{"a rebook answered in progress", func(f *changeFixture) {
+			f.sent[3].again.answer = "false: bereits in Bearbeitung"
+		}, func(c ChangeChecks) int { return c.Rebooks.FalseAnswers }},
+		{"a rebook that booked nothing", func(f *changeFixture) {
+			f.exec(`UPDATE calendar_reservations SET status = 'released' WHERE id = 'bk_wf-e-2'`)
+		}, func(c ChangeChecks) int { return c.Rebooks.Lost }},
+		{"an early cancel acknowledged and the booking kept", func(f *changeFixture) {
+			f.exec(`UPDATE calendar_reservations SET status = 'confirmed' WHERE id = 'bk_wf-f'`)
+		}, func(c ChangeChecks) int { return c.Early.NotCarriedOut }},
+		{"an early cancel whose deposit stayed captured", func(f *changeFixture) {
+			f.deposit("pi_wf-f", "wf-f", 0)
+		}, func(c ChangeChecks) int { return c.Early.DepositsHeld }},
+		{"an early cancel nobody answered", func(f *changeFixture) {
+			f.msgs = dropTo(f.msgs, "+49151F")
+		}, func(c ChangeChecks) int { return c.Early.Unanswered }},
 		{"a move that changed nothing", func(f *changeFixture) {
 			f.exec(`UPDATE calendar_reservations SET status = 'confirmed' WHERE id = 'bk_wf-c'`)
 			f.exec(`DELETE FROM calendar_reservations WHERE id = 'bk_wf-c-moved'`)
@@ -179,6 +210,16 @@ func TestChangeChecksFail(t *testing.T) {
 			require.NotEmpty(t, c.failures(), "the finding fails the drill")
 		})
 	}
+}
+
+func dropTo(msgs []twilio.FakeMessage, to string) []twilio.FakeMessage {
+	var out []twilio.FakeMessage
+	for _, m := range msgs {
+		if m.To != to {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func dropCallback(msgs []twilio.FakeMessage, id string) []twilio.FakeMessage {

@@ -30,6 +30,11 @@ type appliedChange struct {
 	// chat: "sent"), unanswered when every try failed.
 	answer     string
 	unanswered bool
+	// phaseSeen is the saga phase the rows showed when an early cancel
+	// went out.
+	phaseSeen SagaPhase
+	// again is what followed a rebook's second wish (rebook.go).
+	again rebookAttempt
 }
 
 // changer sends the planned changes of confirmed bookings, once each
@@ -42,8 +47,13 @@ type changer struct {
 	token string
 	seed  uint64
 
+	// early are the scenarios that cancel during the saga (set by plan
+	// before anything runs, read-only afterwards).
+	early []Scenario
+
 	mu      sync.Mutex
 	sent    map[string]*appliedChange // by appointment workflow ID
+	done    map[int]*appliedChange    // by scenario ID
 	answers map[string]int
 	posts   int
 	wg      sync.WaitGroup
@@ -53,17 +63,43 @@ type changer struct {
 func newChanger(e *env, d *driver, mode ChangeMode, seed uint64) *changer {
 	token, _ := e.cfg.TokenFor(config.DefaultTenant) // its absence fails every API change, visibly
 	return &changer{e: e, mode: mode, d: d, http: d.sim.HTTP, token: token, seed: seed,
-		sent: map[string]*appliedChange{}, answers: map[string]int{}, sem: make(chan struct{}, 8)}
+		sent: map[string]*appliedChange{}, done: map[int]*appliedChange{}, answers: map[string]int{}, sem: make(chan struct{}, 8)}
 }
 
-// applied reports whether the drill changed the booking of workflowID.
-func (c *changer) applied(workflowID string) bool {
+// plan remembers the scenarios whose change the payer must know of.
+func (c *changer) plan(all []Scenario) {
+	for _, s := range all {
+		if s.Change != nil && s.Change.Kind == CancelEarly {
+			c.early = append(c.early, s)
+		}
+	}
+}
+
+// applied reports whether the drill changed the booking of workflowID
+// after its confirmation (an early cancel counts once the booking's
+// confirmation was told: told says so).
+func (c *changer) applied(workflowID string, told bool) bool {
 	if c == nil {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sent[workflowID] != nil
+	a := c.sent[workflowID]
+	return a != nil && (a.change.Kind != CancelEarly || told)
+}
+
+// workflowOf is the booking the change of scenario id went to ("" if
+// none went out): after a rebook, the wish's intent names the new one.
+func (c *changer) workflowOf(id int) string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a := c.done[id]; a != nil {
+		return a.workflowID
+	}
+	return ""
 }
 
 // list returns the changes sent so far, in scenario order.
@@ -84,6 +120,7 @@ func (c *changer) list() []*appliedChange {
 // run sends changes as bookings get confirmed, every second until ctx
 // ends; the sends themselves last as long as sendCtx (finish waits).
 func (c *changer) run(ctx, sendCtx context.Context, all []Scenario) {
+	go c.watchEarly(ctx, sendCtx, all)
 	every(ctx, time.Second, func() { c.round(sendCtx, all) })
 }
 
@@ -105,17 +142,20 @@ func (c *changer) round(ctx context.Context, all []Scenario) {
 		return // the next round asks again (PostgreSQL may be restarting)
 	}
 	for _, s := range all {
-		if s.Change == nil {
+		if s.Change == nil || s.Change.Kind == CancelEarly {
 			continue
 		}
 		w := s.Wishes[0]
 		wf := booked[wishKey(s.Customer, w.Service, w.Start)]
-		if wf == "" || c.applied(wf) || !c.lifecycleStarted(ctx, wf) {
+		c.mu.Lock()
+		done := c.done[s.ID] != nil
+		c.mu.Unlock()
+		if wf == "" || done || !c.lifecycleStarted(ctx, wf) {
 			continue
 		}
 		a := &appliedChange{scenario: s, wish: w, change: *s.Change, workflowID: wf, sentAt: time.Now()}
 		c.mu.Lock()
-		c.sent[wf] = a
+		c.sent[wf], c.done[s.ID] = a, a
 		c.mu.Unlock()
 		c.wg.Add(1)
 		go func() {
@@ -140,11 +180,14 @@ func (c *changer) lifecycleStarted(ctx context.Context, workflowID string) bool 
 
 // send delivers one change the way the mode says.
 func (c *changer) send(ctx context.Context, a *appliedChange) {
-	if c.mode == ChangesChat {
+	if c.mode == ChangesChat || a.change.Kind == CancelEarly {
 		c.chat(ctx, a)
-		return
+	} else {
+		c.api(ctx, a)
 	}
-	c.api(ctx, a)
+	if a.change.Kind == Rebook || a.change.Kind == MoveBack {
+		c.bookAgain(ctx, a)
+	}
 }
 
 // chat sends the change as the customer writes or says it: one message
@@ -176,10 +219,10 @@ func (c *changer) chat(ctx context.Context, a *appliedChange) {
 		}
 	}
 	answer := "sent"
-	switch a.change.Kind {
-	case Cancel:
-		c.confirmLateCancel(ctx, s, rng)
-	case Reschedule:
+	switch {
+	case a.change.Kind.cancels():
+		answer = c.confirmLateCancel(ctx, s, a.sentAt, rng)
+	case a.change.Kind.moves():
 		answer = c.moveAnswer(ctx, a, s)
 	}
 	// A webhook never accepted counts in the traffic's refused events,
@@ -269,41 +312,74 @@ func (c *changer) moveAnswer(ctx context.Context, a *appliedChange, s Scenario) 
 	}
 }
 
-// keptQuestion is in the conversation's question before a cancel that
-// keeps the deposit (template cancel_confirm_kept, German: the drill
-// tenant's language); cancelledWord in the booking's cancellation message.
+// confirmLateCancel answers "Ja" when the conversation asks before a
+// cancel that keeps the deposit, as the customer would, and returns what
+// the customer heard: the cancellation message, the acknowledgement of a
+// cancel during the saga, a person's, or nothing within lateCancelWait
+// (what happened is judged from the rows, changecheck.go).
+func (c *changer) confirmLateCancel(ctx context.Context, s Scenario, since time.Time, rng *rand.Rand) string {
+	asked, from := false, 0
+	for {
+		heard, at := c.await(ctx, s.Customer, since, from, keptQuestion, cancelledWord, inFlightWords, staffWords)
+		from = at + 1
+		switch {
+		case heard == keptQuestion && !asked:
+			asked = true
+			c.d.whatsapp(ctx, s, "Ja", rng)
+		case heard == keptQuestion:
+			// The same cancel by a second channel asked again; the one
+			// "Ja" answers both.
+		case heard == "":
+			return "no answer"
+		default:
+			return answerOf[heard]
+		}
+	}
+}
+
+// The words of the answers to a cancel (German: the drill tenant's
+// language): the question before a cancel that keeps the deposit
+// (template cancel_confirm_kept), the booking's cancellation message, the
+// acknowledgement of a cancel during the saga (cancel_in_flight) and a
+// person's case (cancel_confirmed and its kin).
 const (
 	keptQuestion   = "Möchten Sie trotzdem absagen"
 	cancelledWord  = "storniert"
+	inFlightWords  = "Wir stornieren"
+	staffWords     = "Stornierungswunsch"
 	lateCancelWait = 3 * time.Minute
 )
 
-// confirmLateCancel answers "Ja" when the conversation asks before a
-// cancel that keeps the deposit, as the customer would; a cancel inside
-// the free window is carried out without a question, and the wait ends
-// at the cancellation message.
-func (c *changer) confirmLateCancel(ctx context.Context, s Scenario, rng *rand.Rand) {
+// answerOf names the answers in the report.
+var answerOf = map[string]string{cancelledWord: "cancelled", inFlightWords: "cancelling_in_saga", staffWords: "with_staff"}
+
+// await waits up to lateCancelWait for a message to customer at Twilio,
+// from the from-th message on and sent after since, that contains one of
+// words (in their order of priority within one message), and returns the
+// word and the message's index ("" and the count looked at if none came).
+func (c *changer) await(ctx context.Context, customer string, since time.Time, from int, words ...string) (string, int) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(lateCancelWait)
 	for {
-		for _, m := range c.e.twilio.Messages() {
-			if !strings.HasSuffix(m.To, s.Customer) {
+		msgs := c.e.twilio.Messages()
+		for i := from; i < len(msgs); i++ {
+			m := msgs[i]
+			if !strings.HasSuffix(m.To, customer) || m.DateCreated.Before(since.Add(-time.Second)) {
 				continue
 			}
-			switch {
-			case strings.Contains(m.Body, keptQuestion):
-				c.d.whatsapp(ctx, s, "Ja", rng)
-				return
-			case strings.Contains(m.Body, cancelledWord):
-				return
+			for _, w := range words {
+				if strings.Contains(m.Body, w) {
+					return w, i
+				}
 			}
 		}
+		from = len(msgs)
 		select {
 		case <-ctx.Done():
-			return
+			return "", from
 		case <-deadline:
-			return // what happened is judged from the rows (changecheck.go)
+			return "", from
 		case <-tick.C:
 		}
 	}

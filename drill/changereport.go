@@ -9,6 +9,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -86,19 +87,20 @@ func (e *env) changeReport(ctx context.Context, opts Options, all []Scenario, st
 // by the checks.
 func (e *env) settleChanges(ctx context.Context, timeout time.Duration, progress func(string, ...any)) {
 	deadline := time.Now().Add(timeout)
+	var waiting []string
 	for ctx.Err() == nil && time.Now().Before(deadline) {
 		rows, err := e.changeRows(ctx, nil)
 		busy, err2 := e.count(ctx, `SELECT count(*) FROM outbox_messages WHERE state = 'pending'`)
 		unreminded, err3 := e.count(ctx, unremindedSQL)
 		busy += unreminded
 		if err == nil && err2 == nil && err3 == nil {
-			waiting := 0
+			waiting = waiting[:0]
 			for _, a := range e.changes.list() {
 				if !a.unanswered && !changeDone(a, rows) {
-					waiting++
+					waiting = append(waiting, fmt.Sprintf("%s %s", a.change.Kind, a.workflowID))
 				}
 			}
-			if waiting == 0 && busy == 0 {
+			if len(waiting) == 0 && busy == 0 {
 				return
 			}
 		}
@@ -107,7 +109,7 @@ func (e *env) settleChanges(ctx context.Context, timeout time.Duration, progress
 		case <-time.After(time.Second):
 		}
 	}
-	progress("changes: some still without effect after %s; the checks count them", timeout)
+	progress("changes: some still without effect after %s; the checks count them: %s", timeout, mask.Phones(strings.Join(waiting, ", ")))
 	e.describeUnreminded(ctx, progress)
 }
 
@@ -162,23 +164,57 @@ const unremindedSQL = `SELECT count(*) FROM outbox_messages c WHERE c.kind = 'co
 
 // changeDone reports whether a change's effect is in the rows.
 func changeDone(a *appliedChange, rows changeRows) bool {
-	if a.change.Kind == Cancel {
+	switch {
+	case a.change.Kind == CancelEarly:
 		m, ok := rows.byRef[a.workflowID+"|cancellation"]
-		return ok && m.state != "pending"
+		return rows.activeOf[a.workflowID] == 0 && (!ok || m.state != "pending")
+	case a.change.Kind.cancels():
+		m, ok := rows.byRef[a.workflowID+"|cancellation"]
+		return ok && m.state != "pending" && rebookDone(a, rows)
+	case a.change.Kind == MoveBack && !rebookDone(a, rows):
+		return false
 	}
-	return a.refused || (rows.active[wishKey(a.scenario.Customer, a.wish.Service, a.change.To)] == 1 &&
-		rows.active[wishKey(a.scenario.Customer, a.wish.Service, a.wish.Start)] == 0)
+	return a.refused || (rows.active[activeKey(a.workflowID, a.change.To)] == 1 &&
+		rows.active[activeKey(a.workflowID, a.wish.Start)] == 0)
+}
+
+// rebookDone reports whether a rebook's second wish (if it went out) has
+// its new booking confirmed and told.
+func rebookDone(a *appliedChange, rows changeRows) bool {
+	if a.again.sentAt.IsZero() {
+		return true
+	}
+	for _, fam := range rows.confirmedAt[wishKey(a.scenario.Customer, a.wish.Service, a.wish.Start)] {
+		if fam != a.workflowID && rows.atTwilio[fam+"|confirmation"] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // summary is the changes' lines of the report's summary.
 func (c ChangeReport) summary(b *strings.Builder) {
 	k := c.Checks
-	fmt.Fprintf(b, "changes (%s): cancels %d of %d planned, reschedules %d of %d; duplicated %s; %d posts, answers %s, unanswered %d\n",
-		c.Mode, c.Sent[Cancel], c.Planned[Cancel], c.Sent[Reschedule], c.Planned[Reschedule], dupLine(c.Duplicated), c.Posts, intLine(c.Answers), c.Unanswered)
+	fmt.Fprintf(b, "changes (%s): cancels %d of %d planned, reschedules %d of %d, rebooks %d of %d, move-backs %d of %d, early cancels %d of %d; duplicated %s; %d posts, answers %s, unanswered %d\n",
+		c.Mode, c.Sent[Cancel], c.Planned[Cancel], c.Sent[Reschedule], c.Planned[Reschedule], c.Sent[Rebook], c.Planned[Rebook],
+		c.Sent[MoveBack], c.Planned[MoveBack], c.Sent[CancelEarly], c.Planned[CancelEarly], dupLine(c.Duplicated), c.Posts, intLine(c.Answers), c.Unanswered)
+	r, e := k.Rebooks, k.Early
+	fmt.Fprintf(b, "rebooks: second wishes sent %d (skipped %d), rebooked %d, in review %d, false answers %d, lost %d\n",
+		r.Sent, r.Skipped, r.Rebooked, r.InReview, r.FalseAnswers, r.Lost)
+	fmt.Fprintf(b, "early cancels: aimed %s, seen %s; carried out in the saga %d, after the confirmation %d, in review %d, not carried out %d, deposits held %d, unanswered %d\n",
+		phaseLine(e.Aimed), phaseLine(e.Seen), e.InSaga, e.AfterConfirmation, e.InReview, e.NotCarriedOut, e.DepositsHeld, e.Unanswered)
 	fmt.Fprintf(b, "change effects: cancelled %d (deposit refunded %d, kept %d, either side of the window %d), moved %d, refused %d, without effect %d; double refunds %d, refunds on kept deposits %d, missing refunds %d, orphaned holds %d\n",
 		k.Cancelled, k.Refunded, k.Kept, k.EitherSide, k.Moved, k.Refused, k.WithoutEffect, k.DoubleRefunds, k.RefundsOnKept, k.MissingRefunds, k.OrphanedHolds)
 	fmt.Fprintf(b, "reminders sent per offset: %s; after a cancellation %d, due but missing %d, twice %d; cancellation messages %d (cancelled bookings without exactly one %d, for bookings nobody cancelled %d)\n",
 		intLine(k.RemindersByOffset), k.RemindersAfterCancel, k.RemindersMissing, k.RemindersExtra, k.CancellationMessages, k.CancellationsNotOne, k.UnexpectedCancels)
+}
+
+func phaseLine(m map[SagaPhase]int) string {
+	s := map[string]int{}
+	for k, v := range m {
+		s[string(k)] = v
+	}
+	return intLine(s)
 }
 
 func dupLine(m map[Duplication]int) string {

@@ -21,7 +21,22 @@ const (
 	Cancel ChangeKind = "cancel"
 	// Reschedule: "Können wir auf Donnerstag 14 Uhr verschieben?".
 	Reschedule ChangeKind = "reschedule"
+	// Rebook: a cancel, then the same wish again once the cancellation
+	// message arrived (rebook.go): a new booking at the same slot.
+	Rebook ChangeKind = "rebook"
+	// MoveBack: a reschedule, then a booking request for the old slot once
+	// the move is confirmed: a new booking there, the moved one stays.
+	MoveBack ChangeKind = "move_back"
+	// CancelEarly: a cancel sent while the booking saga is in Phase, not
+	// after its confirmation (earlycancel.go).
+	CancelEarly ChangeKind = "cancel_early"
 )
+
+// cancels reports whether k starts with a cancel of the booking.
+func (k ChangeKind) cancels() bool { return k == Cancel || k == Rebook || k == CancelEarly }
+
+// moves reports whether k starts with a reschedule.
+func (k ChangeKind) moves() bool { return k == Reschedule || k == MoveBack }
 
 // Duplication is how a change reaches bookonce more than once.
 type Duplication string
@@ -45,6 +60,8 @@ type Change struct {
 	// competes with no other booking.
 	To  time.Time   `json:"to,omitzero"`
 	Dup Duplication `json:"dup"`
+	// Phase is when a CancelEarly is sent: the saga phase it aims at.
+	Phase SagaPhase `json:"phase,omitempty"`
 	// Phrasing picks the words (and, for Once, the channel).
 	Phrasing int `json:"phrasing"`
 }
@@ -65,15 +82,29 @@ const (
 )
 
 // DefaultChangeShare is the default share (percent of scenarios with one
-// wish) of cancels and of reschedules each.
-const DefaultChangeShare = 10
+// wish) of cancels and of reschedules each; DefaultRebookShare of rebooks
+// (two of three after a cancel, one after a move) and
+// DefaultEarlyCancelShare of cancels during the saga (spread over the
+// phases).
+const (
+	DefaultChangeShare      = 10
+	DefaultRebookShare      = 8
+	DefaultEarlyCancelShare = 12
+)
 
-// planChanges gives about cancelPct percent of the one-wish scenarios a
-// cancel and reschedulePct percent a reschedule, with new slots from s
-// that compete with nothing. A change only happens to a booking that was
-// confirmed (a contention loser's is never sent). Scenarios with two
-// wishes are left alone: "ich muss absagen" would not say which.
-func planChanges(all []Scenario, rng *rand.Rand, s *slots, cancelPct, reschedulePct int) {
+// ChangeShares are the percent of one-wish scenarios given each change.
+type ChangeShares struct {
+	Cancel, Reschedule, Rebook, EarlyCancel int
+}
+
+// planChanges gives the one-wish scenarios their changes in the shares
+// of sh, with new slots from s that compete with nothing. A change after
+// the booking only happens to a booking that was confirmed (a contention
+// loser's is never sent). Scenarios with two wishes are left alone: "ich
+// muss absagen" would not say which; so are contention rivals, whose slot
+// others want. The draws for cancels and reschedules come first, so a
+// seed plans them as it did before rebooks and early cancels came in.
+func planChanges(all []Scenario, rng *rand.Rand, s *slots, sh ChangeShares) {
 	busy := busySpans(all)
 	for i := range all {
 		if len(all[i].Wishes) != 1 {
@@ -81,13 +112,28 @@ func planChanges(all []Scenario, rng *rand.Rand, s *slots, cancelPct, reschedule
 		}
 		r := rng.IntN(100)
 		c := &Change{Dup: []Duplication{Once, Once, AcrossChannels, Redelivered}[rng.IntN(4)], Phrasing: rng.IntN(1 << 16)}
-		switch {
-		case r < cancelPct:
-			c.Kind = Cancel
-		case r < cancelPct+reschedulePct:
-			c.Kind = Reschedule
+		moveTo := func() {
 			c.To = s.moveTarget(busy)
 			busy.add(c.To)
+		}
+		late := sh.Cancel + sh.Reschedule
+		switch {
+		case r < sh.Cancel:
+			c.Kind = Cancel
+		case r < late:
+			c.Kind = Reschedule
+			moveTo()
+		case all[i].Kind == Contention:
+			continue
+		case r < late+sh.Rebook:
+			c.Kind = Rebook
+			if c.Phrasing%3 == 0 {
+				c.Kind = MoveBack
+				moveTo()
+			}
+		case r < late+sh.Rebook+sh.EarlyCancel:
+			c.Kind = CancelEarly
+			c.Phase = SagaPhases[c.Phrasing%len(SagaPhases)]
 		default:
 			continue
 		}
@@ -203,7 +249,7 @@ var (
 
 // changeText is what the customer says for c, at now.
 func changeText(c Change, now time.Time) string {
-	if c.Kind == Cancel {
+	if c.Kind.cancels() {
 		return cancelTexts[c.Phrasing%len(cancelTexts)]
 	}
 	if withinWeek(c.To, now.In(c.To.Location())) && c.Phrasing%3 != 0 {

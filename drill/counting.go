@@ -33,12 +33,16 @@ const activeUntil = `CASE WHEN %[1]s.status IN ('held', 'confirmed') THEN 'infin
 
 var duplicateQueries = []struct {
 	name, effect, sql string
+	// again: the query takes the rebooks' new references as $1.
+	again bool
 }{
 	// Every reservation that became a booking, whatever its status now
 	// (a second booking later cancelled is still a second booking) and
-	// whatever its reference (a second saga, the front desk).
+	// whatever its reference (a second saga, the front desk). A rebook's
+	// booking (the customer cancelled or moved away, then asked for the
+	// slot again: a new wish) counts apart, in a group of its own.
 	{"calendar_bookings_per_wish", "calendar", `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM calendar_reservations
-		WHERE booking_id IS NOT NULL GROUP BY ` + wishOfReservation + ` HAVING count(*) > 1) x`},
+		WHERE booking_id IS NOT NULL GROUP BY ` + wishOfReservation + `, reference = ANY($1) HAVING count(*) > 1) x`, true},
 	// Two references holding the same wish at the same time (not both
 	// booked: that is the check above). A later attempt after a failed
 	// one does not overlap the failed one's hold, so it is not counted.
@@ -46,18 +50,18 @@ var duplicateQueries = []struct {
 		ON a.tenant_id = b.tenant_id AND a.customer = b.customer AND a.service = b.service AND lower(a.slot) = lower(b.slot)
 		AND a.reference < b.reference
 		AND tstzrange(a.created_at, greatest(a.created_at, ` + fmt.Sprintf(activeUntil, "a") + `)) && tstzrange(b.created_at, greatest(b.created_at, ` + fmt.Sprintf(activeUntil, "b") + `))
-		WHERE NOT (a.booking_id IS NOT NULL AND b.booking_id IS NOT NULL)`},
+		WHERE NOT (a.booking_id IS NOT NULL AND b.booking_id IS NOT NULL)`, false},
 	// Every intent ever authorised (a charge exists: live, captured,
 	// voided or refunded alike), per wish across references.
 	{"payment_authorisations_per_wish", "payment", `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM payment_intents p
 		LEFT JOIN (SELECT DISTINCT tenant_id, workflow_id, customer, service, slot_start FROM booking_intents) b ON b.tenant_id = p.tenant_id AND b.workflow_id = p.booking_reference
 		WHERE p.charge_id IS NOT NULL
 		GROUP BY p.tenant_id, coalesce(b.customer || '|' || b.service || '|' || b.slot_start::text, 'ref:' || coalesce(p.booking_reference, p.id)),
-			coalesce(p.step, '') HAVING count(*) > 1) x`},
+			coalesce(p.step, '') HAVING count(*) > 1) x`, false},
 	// More than one refund of one intent (partial refunds are not capped
 	// by the refunded <= captured check).
 	{"refunds_per_intent", "payment", `SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM refunds
-		GROUP BY tenant_id, payment_intent_id HAVING count(*) > 1) x`},
+		GROUP BY tenant_id, payment_intent_id HAVING count(*) > 1) x`, false},
 }
 
 // Duplicates is the breakdown of the duplicate effects by check.
@@ -68,8 +72,16 @@ type Duplicates map[string]float64
 func (e *env) duplicates(ctx context.Context) (Effects, Duplicates, error) {
 	var d Effects
 	by := Duplicates{}
+	again, err := e.rebookRefs(ctx)
+	if err != nil {
+		return d, by, fmt.Errorf("count duplicates (rebooks): %w", err)
+	}
 	for _, q := range duplicateQueries {
-		n, err := e.count(ctx, q.sql)
+		var args []any
+		if q.again {
+			args = append(args, again)
+		}
+		n, err := e.count(ctx, q.sql, args...)
 		if err != nil {
 			return d, by, fmt.Errorf("count duplicates (%s): %w", q.name, err)
 		}
@@ -81,7 +93,7 @@ func (e *env) duplicates(ctx context.Context) (Effects, Duplicates, error) {
 			d.Payment += float64(n)
 		}
 	}
-	kinds, err := e.pairs(ctx, `SELECT id, kind FROM outbox_messages`)
+	kinds, err := e.pairs(ctx, `SELECT id, CASE WHEN reference = ANY($1) THEN 'again:' ELSE '' END || kind FROM outbox_messages`, again)
 	if err != nil {
 		return d, by, fmt.Errorf("count duplicates (outbox kinds): %w", err)
 	}
@@ -106,11 +118,15 @@ func duplicateMessages(msgs []twilio.FakeMessage, kinds map[string]string) int {
 	for _, m := range msgs {
 		id := callbackOutboxID(m.StatusCallback)
 		identity := "text " + m.To + "|" + bookingIDs.ReplaceAllString(m.Body, "bk_")
-		if strings.HasPrefix(kinds[id], "reply:") {
+		if strings.Contains(kinds[id], "reply:") {
 			identity = "row " + id
 		}
-		if reminderKind(kinds[id]) {
-			identity += "|" + kinds[id] // two offsets' reminders may say the same
+		kind, again := strings.CutPrefix(kinds[id], "again:")
+		if reminderKind(kind) {
+			identity += "|" + kind // two offsets' reminders may say the same
+		}
+		if again {
+			identity += "|again" // a rebook's messages may say what the first booking's said
 		}
 		seen[identity]++
 	}

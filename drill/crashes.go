@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,8 +33,15 @@ type Crashes struct {
 	// that steps and compensations due meanwhile exhaust their retries.
 	Outage   time.Duration
 	OutageOf string
-	// After is when the first one-shot crash (PostgreSQL, then Temporal,
-	// then the outage) comes after the first webhook; Gap separates them.
+	// PostgresOutage is how long the drill's PostgreSQL cluster is kept
+	// down, once (pg_ctl -m immediate stop, then a start on its port); 0:
+	// no PostgreSQL outage. It should exceed two minutes, so that the
+	// confirmations (outbox messages) and reminders of the bookings
+	// confirmed before it fall due while no process reaches the database.
+	PostgresOutage time.Duration
+	// After is when the first one-shot crash (the PostgreSQL restart, the
+	// Temporal restart, the API outage, then the PostgreSQL outage) comes
+	// after the first webhook; Gap separates them.
 	After, Gap time.Duration
 }
 
@@ -43,17 +51,24 @@ type Crashes struct {
 // attempts themselves, which fail at once while a service is down).
 const StepRetryBudget = 43 * time.Second
 
+// DefaultPostgresOutage is how long `make chaos` keeps PostgreSQL down:
+// longer than two minutes.
+const DefaultPostgresOutage = 130 * time.Second
+
 // DefaultCrashes are the crashes of `make chaos`: an API process killed
-// every 15 s, PostgreSQL and Temporal restarted once, and the payment API
-// down for twice the step retry budget.
+// every 15 s, PostgreSQL and Temporal restarted once, the payment API
+// down for twice the step retry budget, and then PostgreSQL down for
+// DefaultPostgresOutage.
 func DefaultCrashes() *Crashes {
 	return &Crashes{APIKillEvery: 15 * time.Second, RestartPostgres: true, RestartTemporal: true,
-		Outage: 2 * StepRetryBudget, OutageOf: upstreamPayments, After: 8 * time.Second, Gap: 10 * time.Second}
+		Outage: 2 * StepRetryBudget, OutageOf: upstreamPayments, PostgresOutage: DefaultPostgresOutage,
+		After: 8 * time.Second, Gap: 10 * time.Second}
 }
 
 // Crash is one crash or restart the drill caused, in its report.
 type Crash struct {
-	// Kind is api_kill, postgres_restart, temporal_restart or outage.
+	// Kind is api_kill, postgres_restart, temporal_restart, outage or
+	// postgres_outage.
 	Kind   string `json:"kind"`
 	Target string `json:"target"`
 	// At is when it began, in seconds since the drill started; Down how
@@ -108,10 +123,19 @@ type conductor struct {
 	cluster  *postgres.Cluster
 	log      *crashLog
 	progress func(string, ...any)
+	// pgDown is held while the PostgreSQL outage keeps the cluster down;
+	// lastStart is when killWorker last started a worker (Unix ns).
+	pgDown    sync.Mutex
+	lastStart atomic.Int64
+	// db is shut for the outage's length; sent is closed once every
+	// customer's first webhook went out: the outage comes after it.
+	db   *dbGate
+	sent <-chan struct{}
 }
 
-// oneShots runs the crashes that happen once, in order, and returns when
-// the last target is back (the drill settles only after that).
+// oneShots runs the crashes that happen once, in order, Gap apart, and
+// returns when the last target is back (the drill settles only after
+// that).
 func (c *conductor) oneShots(ctx context.Context) {
 	wait := func(d time.Duration) bool {
 		select {
@@ -121,26 +145,88 @@ func (c *conductor) oneShots(ctx context.Context) {
 			return true
 		}
 	}
+	var shots []func()
+	if c.crashes.RestartPostgres && c.cluster != nil {
+		shots = append(shots, func() {
+			c.log.record("postgres_restart", "postgresql", "pg_ctl -m immediate stop", c.progress,
+				func() error { return c.cluster.Crash(ctx) }, func() error { return c.cluster.Start(ctx) })
+		})
+	}
+	if c.crashes.RestartTemporal {
+		shots = append(shots, func() {
+			c.log.record("temporal_restart", "temporal", "SIGKILL", c.progress,
+				func() error { return c.temporal.stop(syscall.SIGKILL, 10*time.Second) },
+				func() error { return c.temporal.start(ctx) })
+		})
+	}
+	if c.crashes.Outage > 0 {
+		shots = append(shots, func() { c.outage(ctx, wait) })
+	}
+	if c.crashes.PostgresOutage > 0 {
+		shots = append(shots, func() { c.postgresOutage(ctx, wait) })
+	}
 	if !wait(c.crashes.After) {
 		return
 	}
-	if c.crashes.RestartPostgres && c.cluster != nil {
-		c.log.record("postgres_restart", "postgresql", "pg_ctl -m immediate stop", c.progress,
-			func() error { return c.cluster.Crash(ctx) }, func() error { return c.cluster.Start(ctx) })
-		if !wait(c.crashes.Gap) {
+	for i, shot := range shots {
+		if i > 0 && !wait(c.crashes.Gap) {
 			return
 		}
+		shot()
 	}
-	if c.crashes.RestartTemporal {
-		c.log.record("temporal_restart", "temporal", "SIGKILL", c.progress,
-			func() error { return c.temporal.stop(syscall.SIGKILL, 10*time.Second) },
-			func() error { return c.temporal.start(ctx) })
-		if !wait(c.crashes.Gap) {
+}
+
+// processBoot is how long a process just started may need PostgreSQL
+// before it rides out an outage: at start, postgres.Open (ping for 15 s,
+// then the migrations) and the first load of the tenants registry are
+// not retried, and their failure ends the process.
+const processBoot = 5 * time.Second
+
+// postgresOutage keeps the drill's PostgreSQL cluster down for
+// PostgresOutage: an immediate stop (a crash), then a start on its port.
+// Every running process must ride it out on its pool. No process is
+// started meanwhile: API kills and worker kills (killWorker) are spared,
+// since a process started without its database exits, which the drill
+// would count as a crash it did not cause.
+func (c *conductor) postgresOutage(ctx context.Context, wait func(time.Duration) bool) {
+	if c.cluster == nil {
+		c.progress("no postgres_outage: the drill does not own its PostgreSQL cluster")
+		return
+	}
+	select {
+	case <-c.sent: // the bookings under way confirm, pay and remind meanwhile
+	case <-ctx.Done():
+		return
+	}
+	c.pgDown.Lock()
+	defer c.pgDown.Unlock()
+	for _, svc := range killTargets(c.apis) { // an API restarted last answered /healthz: it is up
+		svc.crashing.Lock()
+		defer svc.crashing.Unlock()
+	}
+	if d := processBoot - time.Since(time.Unix(0, c.lastStart.Load())); d > 0 {
+		wait(d) // a worker started just now may still be connecting
+	}
+	c.log.record("postgres_outage", "postgresql", fmt.Sprintf("pg_ctl -m immediate stop, kept down %s", c.crashes.PostgresOutage), c.progress,
+		func() error { c.db.down.Store(true); return c.cluster.Crash(ctx) },
+		func() error {
+			defer c.db.down.Store(false)
+			wait(c.crashes.PostgresOutage)
+			return c.cluster.Start(context.WithoutCancel(ctx))
+		})
+}
+
+// killWorker is the worker killer's tick: SIGKILL a random worker and
+// start another, skipped while the PostgreSQL outage keeps the cluster
+// down.
+func (c *conductor) killWorker(ws *workers, rng *rand.Rand) func() {
+	return func() {
+		if !c.pgDown.TryLock() {
 			return
 		}
-	}
-	if c.crashes.Outage > 0 {
-		c.outage(ctx, wait)
+		defer c.pgDown.Unlock()
+		_ = ws.killOne(rng)
+		c.lastStart.Store(time.Now().UnixNano())
 	}
 }
 

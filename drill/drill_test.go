@@ -56,7 +56,7 @@ func TestSlotsNeverCompete(t *testing.T) {
 	loc, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
 	all, sl := generate(1200, rand.New(rand.NewPCG(3, 4)), loc, time.Now(), 1)
-	planChanges(all, rand.New(rand.NewPCG(3, 5)), sl, 10, 30) // more moves than the drill's, to crowd the days
+	planChanges(all, rand.New(rand.NewPCG(3, 5)), sl, ChangeShares{Cancel: 10, Reschedule: 30, Rebook: 15, EarlyCancel: 10}) // more moves than the drill's, to crowd the days
 	moves := 0
 	type span struct{ from, to time.Time }
 	var spans, contended []span
@@ -75,7 +75,7 @@ func TestSlotsNeverCompete(t *testing.T) {
 			}
 			spans = append(spans, span{w.Start, w.Start.Add(90 * time.Minute)})
 		}
-		if s.Change != nil && s.Change.Kind == Reschedule {
+		if s.Change != nil && s.Change.Kind.moves() {
 			moves++
 			require.NotEqual(t, time.Sunday, s.Change.To.Weekday())
 			require.False(t, s.Change.To.Equal(s.Wishes[0].Start))
@@ -123,7 +123,7 @@ func TestChangeTextsAreUnderstood(t *testing.T) {
 	require.NoError(t, err)
 	now := time.Now()
 	all, sl := generate(300, rand.New(rand.NewPCG(1, 2)), loc, now, 7)
-	planChanges(all, rand.New(rand.NewPCG(1, 5)), sl, 10, 10)
+	planChanges(all, rand.New(rand.NewPCG(1, 5)), sl, ChangeShares{10, 10, DefaultRebookShare, DefaultEarlyCancelShare})
 	kinds := map[ChangeKind]int{}
 	weekday := 0
 	for _, s := range all {
@@ -138,7 +138,7 @@ func TestChangeTextsAreUnderstood(t *testing.T) {
 			text := changeText(c, now)
 			r, err := intent.Rules{}.Extract(context.Background(), text, now, loc, intent.DemoCatalogue())
 			require.NoError(t, err, text)
-			if c.Kind == Cancel {
+			if c.Kind.cancels() {
 				require.Equal(t, intent.KindCancel, r.Kind, text)
 				continue
 			}
@@ -162,8 +162,8 @@ func TestChangeShares(t *testing.T) {
 	now := time.Now()
 	plain := scenarios(1000, rand.New(rand.NewPCG(9, 9)), loc, now, 3)
 	all, sl := generate(1000, rand.New(rand.NewPCG(9, 9)), loc, now, 3)
-	planChanges(all, rand.New(rand.NewPCG(9, 5)), sl, 10, 10)
-	single, kinds, dups := 0, map[ChangeKind]int{}, map[Duplication]int{}
+	planChanges(all, rand.New(rand.NewPCG(9, 5)), sl, ChangeShares{10, 10, DefaultRebookShare, DefaultEarlyCancelShare})
+	single, kinds, dups, phases := 0, map[ChangeKind]int{}, map[Duplication]int{}, map[SagaPhase]int{}
 	for i, s := range all {
 		require.Equal(t, plain[i].Wishes, s.Wishes, "the changes draw from their own stream")
 		if len(s.Wishes) == 1 {
@@ -172,10 +172,22 @@ func TestChangeShares(t *testing.T) {
 		if s.Change != nil {
 			kinds[s.Change.Kind]++
 			dups[s.Change.Dup]++
+			phases[s.Change.Phase]++
+			if s.Kind == Contention {
+				require.True(t, s.Change.Kind == Cancel || s.Change.Kind == Reschedule, "a contended slot's rivals neither rebook nor cancel early")
+			}
 		}
 	}
 	for _, k := range []ChangeKind{Cancel, Reschedule} {
 		require.InDelta(t, 0.10, float64(kinds[k])/float64(single), 0.03, "%s", k)
+	}
+	// Contention rivals draw no rebook or early cancel, so those shares
+	// come out a little below what was asked.
+	require.InDelta(t, 0.08, float64(kinds[Rebook]+kinds[MoveBack])/float64(single), 0.03)
+	require.Positive(t, kinds[MoveBack])
+	require.InDelta(t, 0.12, float64(kinds[CancelEarly])/float64(single), 0.04)
+	for _, p := range SagaPhases {
+		require.Positive(t, phases[p], "an early cancel aims at %s", p)
 	}
 	require.Len(t, dups, 3, "once, across channels and redelivered: %v", dups)
 }

@@ -32,10 +32,14 @@ type Traffic struct {
 	// GatewayRetries are posts repeated because the gateway did not answer
 	// 200, as Twilio retries.
 	GatewayRetries int64 `json:"gateway_retries"`
+	// HeldForOutage are posts (webhooks, agent and API calls) held back
+	// while the drill kept PostgreSQL down (dbgate.go).
+	HeldForOutage int64 `json:"held_for_outage"`
 }
 
 // driver plays Twilio and the customers.
 type driver struct {
+	db      *dbGate
 	sim     twilio.Simulator
 	traffic Traffic
 	agent   *agentCustomer
@@ -45,8 +49,8 @@ func newDriver(e *env, concurrency int) *driver {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = concurrency * 2
 	token, _ := e.cfg.TokenFor(config.DefaultTenant) // the demo tenant's: its absence fails every agent call, visibly
-	return &driver{sim: twilio.Simulator{GatewayURL: e.gwURL, PublicBaseURL: e.gwURL, AuthToken: e.twilio.AuthToken,
-		HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, agent: newAgentCustomer(e.agentURL, token, tr)}
+	return &driver{db: &e.db, sim: twilio.Simulator{GatewayURL: e.gwURL, PublicBaseURL: e.gwURL, AuthToken: e.twilio.AuthToken,
+		HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, agent: newAgentCustomer(e.agentURL, token, tr, &e.db)}
 }
 
 // run plays every scenario, concurrency customers at a time.
@@ -212,6 +216,7 @@ func (d *driver) deliver(ctx context.Context, route string, form url.Values) boo
 			}
 			backoff *= 2
 		}
+		d.db.wait(ctx)
 		atomic.AddInt64(&d.traffic.Posts, 1)
 		status, _, err := d.sim.Post(ctx, route, form)
 		if err == nil && status == http.StatusOK {
@@ -228,5 +233,5 @@ func (t *Traffic) snapshot() Traffic {
 }
 
 func (t Traffic) String() string {
-	return fmt.Sprintf("%d events, %d posts (%d redeliveries), %d accepted, %d refused", t.Events, t.Posts, t.Redeliveries, t.Accepted, t.Refused)
+	return fmt.Sprintf("%d events, %d posts (%d redeliveries, %d held for the database outage), %d accepted, %d refused", t.Events, t.Posts, t.Redeliveries, t.HeldForOutage, t.Accepted, t.Refused)
 }

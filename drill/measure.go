@@ -137,8 +137,8 @@ func answerLost(f chaos.Fault) bool {
 	return f == chaos.DropAfterCommit || f == chaos.ErrorAfterCommit || f == chaos.Reset
 }
 
-func (e *env) pairs(ctx context.Context, sql string) (map[string]string, error) {
-	rows, err := e.pool.Query(ctx, sql)
+func (e *env) pairs(ctx context.Context, sql string, args ...any) (map[string]string, error) {
+	rows, err := e.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (e *env) sagaResultIDs(ctx context.Context, states []wishState, r *ResultID
 			return fmt.Errorf("status of %s: %w", st.workflowID, err)
 		}
 		hold := holds[st.workflowID]
-		if e.changes.applied(st.workflowID) {
+		if e.changes.applied(st.workflowID, true) {
 			hold = "" // cancelled or moved: the calendar's row is no longer the saga's
 		}
 		for _, c := range []struct{ what, effect, stored string }{

@@ -35,7 +35,8 @@ type OperatorLoad struct {
 
 // operatorLoad counts the person's tasks and lists the bookings left in
 // review. A potential duplicate is "genuinely ambiguous" only for the
-// scenarios built to be (the same service twice on one day); the same
+// scenarios built to be (the same service twice on one day, the old slot
+// again after a move: meantBoth); the same
 // case on a rephrasing or a contended slot is a task the machine caused.
 func (e *env) operatorLoad(ctx context.Context, byConversation map[string]Scenario, states []wishState) (OperatorLoad, error) {
 	l := OperatorLoad{Limit: operatorLimit, ByReason: map[string]int{}, InReview: []string{}}
@@ -52,7 +53,7 @@ func (e *env) operatorLoad(ctx context.Context, byConversation map[string]Scenar
 			return l, err
 		}
 		l.Tasks++
-		if reason == "potential_duplicate" && byConversation[wf].Kind == Ambiguous {
+		if reason == "potential_duplicate" && meantBoth(byConversation[wf]) {
 			l.Ambiguous++
 		}
 		short, _, _ := strings.Cut(reason, ":")

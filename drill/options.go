@@ -46,6 +46,17 @@ type Options struct {
 	// scenarios whose customer cancels, or moves, the booking once it is
 	// confirmed (0: DefaultChangeShare; negative: none).
 	CancelShare, RescheduleShare int
+	// RebookShare is the percent whose customer cancels (or moves) and
+	// then books the same (or the old) slot again (0: DefaultRebookShare);
+	// EarlyCancelShare the percent who cancel while the booking saga runs
+	// (0: DefaultEarlyCancelShare). Negative: none.
+	RebookShare, EarlyCancelShare int
+	// SearchLag is how far a lagging payment API's search trails its
+	// writes, as Stripe's index does (0: DefaultSearchLag; negative:
+	// never); SearchLagShare the percent of payment API incarnations that
+	// lag (0: DefaultSearchLagShare; negative: none).
+	SearchLag      time.Duration
+	SearchLagShare int
 	// CardDeposits pays deposits with the lab's test card at once instead
 	// of sending payment links that the drill's customers pay on the
 	// hosted page (the default).
@@ -187,10 +198,18 @@ func (o Options) withDefaults() Options {
 	if o.Changes == "" {
 		o.Changes = ChangesChat
 	}
-	o.CancelShare, o.RescheduleShare = share(o.CancelShare), share(o.RescheduleShare)
+	o.CancelShare, o.RescheduleShare = share(o.CancelShare, DefaultChangeShare), share(o.RescheduleShare, DefaultChangeShare)
+	o.RebookShare, o.EarlyCancelShare = share(o.RebookShare, DefaultRebookShare), share(o.EarlyCancelShare, DefaultEarlyCancelShare)
 	if o.Changes == ChangesOff {
-		o.CancelShare, o.RescheduleShare = 0, 0
+		o.CancelShare, o.RescheduleShare, o.RebookShare, o.EarlyCancelShare = 0, 0, 0, 0
 	}
+	switch {
+	case o.SearchLag == 0:
+		o.SearchLag = DefaultSearchLag
+	case o.SearchLag < 0:
+		o.SearchLag = 0
+	}
+	o.SearchLagShare = share(o.SearchLagShare, DefaultSearchLagShare)
 	if o.Crashes == nil {
 		o.Crashes = DefaultCrashes()
 	}
@@ -212,11 +231,19 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// DefaultSearchLag and DefaultSearchLagShare: half the payment API
+// incarnations search 30 s behind their writes (Stripe documents up to a
+// minute, more during incidents).
+const (
+	DefaultSearchLag      = 30 * time.Second
+	DefaultSearchLagShare = 50
+)
+
 // share is a change share with its default (0) and "none" (negative).
-func share(pct int) int {
+func share(pct, def int) int {
 	switch {
 	case pct == 0:
-		return DefaultChangeShare
+		return def
 	case pct < 0:
 		return 0
 	}

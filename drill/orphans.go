@@ -84,7 +84,7 @@ func (e *env) countOrphans(ctx context.Context) (Orphans, error) {
 	}
 	moved, movedTo := map[string]bool{}, map[string]bool{}
 	for _, a := range e.changes.list() {
-		if a.change.Kind == Reschedule {
+		if a.change.Kind.moves() {
 			moved[a.workflowID], movedTo[wishKey(a.scenario.Customer, a.wish.Service, a.change.To)] = true, true
 		}
 	}

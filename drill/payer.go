@@ -51,10 +51,20 @@ type payer struct {
 	client *http.Client
 	rng    *rand.Rand
 
+	// customers, when set, is asked whether the customer a link went to
+	// pays it, and told when they do (early cancels, earlycancel.go).
+	customers payingCustomers
+
 	mu     sync.Mutex
 	seen   map[string]bool
 	report Payments
 	wg     sync.WaitGroup
+}
+
+// payingCustomers are the customers' intentions the payer asks about.
+type payingCustomers interface {
+	skipPay(to string) bool
+	paying(ctx context.Context, to string)
 }
 
 func newPayer(tw *twilio.FakeServer, seed uint64) *payer {
@@ -71,7 +81,7 @@ func (p *payer) run(ctx context.Context, every time.Duration) {
 	for {
 		msgs := p.twilio.Messages()
 		for _, m := range msgs[scanned:] {
-			p.consider(ctx, m.Body)
+			p.consider(ctx, m.To, m.Body)
 		}
 		scanned = len(msgs)
 		select {
@@ -83,9 +93,9 @@ func (p *payer) run(ctx context.Context, every time.Duration) {
 	}
 }
 
-func (p *payer) consider(ctx context.Context, body string) {
+func (p *payer) consider(ctx context.Context, to, body string) {
 	link := payLink.FindString(body)
-	if link == "" {
+	if link == "" || p.customers != nil && p.customers.skipPay(to) {
 		return
 	}
 	p.mu.Lock()
@@ -101,6 +111,9 @@ func (p *payer) consider(ctx context.Context, body string) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
+		if p.customers != nil {
+			go p.customers.paying(ctx, to)
+		}
 		p.settle(p.pay(ctx, link, behaviour))
 	}()
 }

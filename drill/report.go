@@ -10,6 +10,14 @@ import (
 	"github.com/bookonce/bookonce/chaos"
 )
 
+// SearchLagReport says how many payment API incarnations searched like
+// Stripe's lagging index, and by how much.
+type SearchLagReport struct {
+	Lag          string `json:"lag"`
+	Incarnations int    `json:"incarnations"`
+	Lagging      int    `json:"lagging"`
+}
+
 // Report is the drill's result: the pilot metrics of the seeds.
 type Report struct {
 	StartedAt time.Time `json:"started_at"`
@@ -59,9 +67,11 @@ type Report struct {
 	// they left (refunds, reservations, reminders, messages).
 	Changes ChangeReport `json:"changes"`
 	// Crashes are the crashes beyond workers, each with its time.
-	Crashes  []Crash  `json:"crashes"`
-	Failures []string `json:"failures"`
-	Passed   bool     `json:"passed"`
+	Crashes []Crash `json:"crashes"`
+	// SearchLag is how the payment API's search lagged its writes.
+	SearchLag SearchLagReport `json:"search_lag"`
+	Failures  []string        `json:"failures"`
+	Passed    bool            `json:"passed"`
 }
 
 // Effects counts side effects in the three downstream systems.
@@ -190,6 +200,7 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "faults injected: %s; worker processes SIGKILLed: %d\n", faultLine(r.Faults), r.WorkerKills)
 	if len(r.Crashes) > 0 {
 		fmt.Fprintf(&b, "crashes beyond workers: %s\n", crashLine(r.Crashes))
+		fmt.Fprintf(&b, "payment API search lagging %s behind its writes in %d of %d incarnations\n", r.SearchLag.Lag, r.SearchLag.Lagging, r.SearchLag.Incarnations)
 	}
 	fmt.Fprintf(&b, "duplicate effects per 1000: calendar %v, payment %v, messages %v\n", r.PerThousand.Calendar, r.PerThousand.Payment, r.PerThousand.Messages)
 	fmt.Fprintf(&b, "duplicate effects by check: %s\n", mapLine(r.DuplicatesBy))

@@ -69,7 +69,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	rng := rand.New(rand.NewPCG(opts.Seed, 1))
 	all, sl := generate(opts.Bookings, rng, e.cfg.Timezone, time.Now(), int(opts.Seed%100))
 	// The changes draw from a stream of their own: a seed's scenarios stay.
-	planChanges(all, rand.New(rand.NewPCG(opts.Seed, 5)), sl, opts.CancelShare, opts.RescheduleShare)
+	planChanges(all, rand.New(rand.NewPCG(opts.Seed, 5)), sl, ChangeShares{opts.CancelShare, opts.RescheduleShare, opts.RebookShare, opts.EarlyCancelShare})
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var bg sync.WaitGroup
@@ -82,12 +82,14 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 
 	d := newDriver(e, opts.Concurrency)
 	e.changes = newChanger(e, d, opts.Changes, opts.Seed)
+	e.changes.plan(all)
 	changing, stopChanging := context.WithCancel(runCtx)
 	defer stopChanging()
 	bg.Add(1)
 	go func() { defer bg.Done(); e.changes.run(changing, runCtx, all) }()
 	// The customers pay the links they receive until every booking settled.
 	pay := newPayer(e.twilio, opts.Seed)
+	pay.customers = e.changes
 	paying, stopPaying := context.WithCancel(runCtx)
 	defer stopPaying()
 	bg.Add(1)
@@ -98,7 +100,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	defer settled()
 	sending, doneSending := context.WithCancel(runCtx)
 	crashLog := &crashLog{start: started}
-	oneShotsDone := e.injectFaults(runCtx, inFlight, &bg, ws, opts, crashLog, &crashes)
+	oneShotsDone := e.injectFaults(runCtx, inFlight, sending.Done(), &bg, ws, opts, crashLog, &crashes)
 	bg.Add(1)
 	go func() { defer bg.Done(); e.reportProgress(sending, d, opts) }()
 	opts.progress("driving %d bookings as %d customers, %d at a time", opts.Bookings, len(all), opts.Concurrency)
@@ -168,13 +170,13 @@ func (e *env) byConversation(all []Scenario) map[string]Scenario {
 // KillEvery and API kills while inFlight lasts, the one-shot crashes
 // (the returned channel closes when they are over) and the watch on the
 // services, whose crashes go to crashes.
-func (e *env) injectFaults(runCtx, inFlight context.Context, bg *sync.WaitGroup, ws *workers, opts Options, log *crashLog, crashes *crashList) <-chan struct{} {
+func (e *env) injectFaults(runCtx, inFlight context.Context, sent <-chan struct{}, bg *sync.WaitGroup, ws *workers, opts Options, log *crashLog, crashes *crashList) <-chan struct{} {
 	killRng := rand.New(rand.NewPCG(opts.Seed, 2)) // the killer's own: rand.Rand is not safe for concurrent use
 	c := &conductor{crashes: *opts.Crashes, apis: e.apis, temporal: e.temporal, cluster: e.cluster,
-		log: log, progress: opts.progress}
+		log: log, progress: opts.progress, db: &e.db, sent: sent}
 	oneShotsDone := make(chan struct{})
 	bg.Add(4)
-	go func() { defer bg.Done(); every(inFlight, opts.KillEvery, func() { _ = ws.killOne(killRng) }) }()
+	go func() { defer bg.Done(); every(inFlight, opts.KillEvery, c.killWorker(ws, killRng)) }()
 	go func() { defer bg.Done(); c.killAPIs(inFlight, rand.New(rand.NewPCG(opts.Seed, 4))) }()
 	go func() { defer bg.Done(); defer close(oneShotsDone); c.oneShots(runCtx) }()
 	go func() { defer bg.Done(); e.watchServices(runCtx, crashes.add) }()
@@ -239,6 +241,7 @@ func (e *env) reportProgress(ctx context.Context, d *driver, opts Options) {
 
 // report measures everything the report holds.
 func (e *env) report(ctx context.Context, opts Options, all []Scenario, states []wishState, tr Traffic, ws *workers, crashes *crashLog) (*Report, error) {
+	tr.HeldForOutage = e.db.held.Load()
 	r := &Report{Seed: opts.Seed, Bookings: len(states), Scenarios: map[Kind]int{}, Traffic: tr,
 		Faults: map[string]map[chaos.Fault]int{}, Outcomes: Outcomes{Rejected: map[string]int{}, ByKind: map[Kind]map[Outcome]int{}}}
 	for _, s := range all {
@@ -290,6 +293,7 @@ func (e *env) report(ctx context.Context, opts Options, all []Scenario, states [
 		}
 	}
 	r.Crashes = crashes.snapshot()
+	r.SearchLag = e.searchLag()
 	if err := e.measureStrict(ctx, opts, r, all, states); err != nil {
 		return nil, err
 	}

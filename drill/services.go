@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,6 +34,9 @@ type service struct {
 	mu     sync.Mutex
 	cmd    *childProc
 	starts int
+	// lagging counts the incarnations of a payment API whose search lags
+	// its writes (searchLags).
+	lagging int
 	// crashing is held while the drill brings this service down and up
 	// again, so that a kill never restarts a service during an outage.
 	crashing sync.Mutex
@@ -51,6 +56,19 @@ func newService(name, role, addr string, env []string, opts Options, ready func(
 	return &service{name: name, role: role, addr: addr, env: env, opts: opts, ready: ready, exited: make(chan error, 16)}
 }
 
+// searchLags draws whether this incarnation (of a payment API) searches
+// like Stripe's index, which lags writes: SearchLagShare percent of the
+// incarnations, so the lag holds for about that share of the run (every
+// kill starts a new incarnation), seeded per service and incarnation.
+func (s *service) searchLags() bool {
+	if s.role != rolePayments || s.opts.SearchLag <= 0 {
+		return false
+	}
+	h := fnv.New64a()
+	h.Write([]byte(s.name)) // a hash.Hash never returns an error
+	return rand.New(rand.NewPCG(s.opts.Seed^h.Sum64(), uint64(s.starts))).IntN(100) < s.opts.SearchLagShare
+}
+
 // start launches a new incarnation and waits until it answers.
 func (s *service) start(ctx context.Context) error {
 	s.mu.Lock()
@@ -61,6 +79,10 @@ func (s *service) start(ctx context.Context) error {
 	s.starts++
 	cmd := s.opts.WorkerCommand()
 	cmd.Env = append(append(os.Environ(), s.env...), roleEnv+"="+s.role)
+	if s.searchLags() {
+		s.lagging++
+		cmd.Env = append(cmd.Env, "PAYMENTS_SEARCH_LAG="+s.opts.SearchLag.String())
+	}
 	logFile, err := os.Create(filepath.Join(s.opts.LogDir, fmt.Sprintf("%s-%02d.log", s.name, s.starts)))
 	if err != nil {
 		s.mu.Unlock()
@@ -174,4 +196,16 @@ func temporalReady(addr, namespace string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		return devserver.WaitReady(ctx, addr, namespace, 2*time.Minute)
 	}
+}
+
+// searchLag counts the payment API incarnations whose search lagged.
+func (e *env) searchLag() SearchLagReport {
+	r := SearchLagReport{Lag: e.opts.SearchLag.String()}
+	for _, svc := range e.apis[upstreamPayments] {
+		svc.mu.Lock()
+		r.Incarnations += svc.starts
+		r.Lagging += svc.lagging
+		svc.mu.Unlock()
+	}
+	return r
 }

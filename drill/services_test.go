@@ -108,3 +108,33 @@ func TestTemporalProcessKeepsWorkflowsAcrossSIGKILL(t *testing.T) {
 	require.NoError(t, after.Get(runCtx, &out), "a workflow started after the crash completes within 20 s")
 	require.Equal(t, "done", out)
 }
+
+// TestSearchLagsForAShareOfIncarnations: about the asked share of payment
+// API incarnations search behind their writes, none of another service,
+// and none when the lag is off.
+func TestSearchLagsForAShareOfIncarnations(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		role     string
+		lag      time.Duration
+		share    int
+		min, max int
+	}{
+		{"half of the payment API's", rolePayments, 30 * time.Second, 50, 70, 130},
+		{"every one", rolePayments, time.Second, 100, 200, 200},
+		{"lag off", rolePayments, 0, 50, 0, 0},
+		{"not the calendar's", roleCalendar, 30 * time.Second, 50, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newService("payments", tc.role, "127.0.0.1:1", nil, Options{Seed: 7, SearchLag: tc.lag, SearchLagShare: tc.share}, nil)
+			lagging := 0
+			for s.starts = 1; s.starts <= 200; s.starts++ {
+				if s.searchLags() {
+					lagging++
+				}
+			}
+			require.GreaterOrEqual(t, lagging, tc.min)
+			require.LessOrEqual(t, lagging, tc.max)
+		})
+	}
+}

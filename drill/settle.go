@@ -41,6 +41,9 @@ type wishState struct {
 // data (the ID no longer shows the number). A number the keyer refuses
 // (none of the drill's) names no conversation.
 func (e *env) conversationID(customer string) string {
+	if e.tc == nil {
+		return "" // a checks fixture without a stack
+	}
 	key, err := e.cfg.CustomerKeys().Key(config.DefaultTenant, customer)
 	if err != nil {
 		return ""
@@ -74,7 +77,7 @@ func (e *env) operate(ctx context.Context, byConversation map[string]Scenario) {
 		for rows.Next() {
 			var id, wf string
 			if rows.Scan(&id, &wf) == nil && !resolved[id] {
-				if byConversation[wf].Kind == Ambiguous {
+				if meantBoth(byConversation[wf]) {
 					todo = append(todo, id)
 				}
 			}
@@ -95,6 +98,13 @@ func (e *env) operate(ctx context.Context, byConversation map[string]Scenario) {
 			}
 		}
 	}
+}
+
+// meantBoth reports whether a potential duplicate of s's conversation is
+// two bookings the customer meant: the same service twice on one day, or
+// the old slot asked for again after a move.
+func meantBoth(s Scenario) bool {
+	return s.Kind == Ambiguous || s.Change != nil && s.Change.Kind == MoveBack
 }
 
 // bookingIntents maps each wish key to the workflow IDs of its booking
@@ -140,6 +150,12 @@ func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([
 	if err != nil {
 		return nil, err
 	}
+	// An early cancel's booking was confirmed first when its confirmation
+	// reached the customer.
+	told, err := e.stringSet(ctx, `SELECT reference FROM outbox_messages WHERE kind = 'confirmation' AND state IN ('sent', 'delivered')`)
+	if err != nil {
+		return nil, err
+	}
 	// A loser of a contended slot ends with the free slots offered.
 	offered, err := e.stringSet(ctx, `SELECT reference FROM outbox_messages WHERE kind = 'alternatives' AND state IN ('sent', 'delivered')`)
 	if err != nil {
@@ -150,14 +166,18 @@ func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([
 		for i, w := range s.Wishes {
 			st := wishState{scenario: s, wish: i, outcome: Pending}
 			wfs := intents[wishKey(s.Customer, w.Service, w.Start)]
+			if wf := e.changes.workflowOf(s.ID); wf != "" && i == 0 {
+				wfs = []string{wf} // the booking changed (a rebook's is judged apart)
+			}
 			switch {
 			case len(wfs) == 0 && openCases[e.conversationID(s.Customer)]:
 				st.outcome, st.reason = InReview, "potential duplicate waiting for a person"
 			case len(wfs) == 0:
 				st.reason = "no booking intent recorded"
-			case confirmed[wfs[0]] || e.changes.applied(wfs[0]):
+			case confirmed[wfs[0]] || e.changes.applied(wfs[0], told[wfs[0]]):
 				// A booking the customer then cancelled or moved was
-				// confirmed first (its change is sent only then).
+				// confirmed first (its change is sent only then; an early
+				// cancel's, if its confirmation was told).
 				st.workflowID, st.outcome = wfs[0], Confirmed
 			case offered[wfs[0]]:
 				st.workflowID, st.outcome, st.reason = wfs[0], Rejected, "slot_unavailable (alternatives offered)"

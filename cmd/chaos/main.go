@@ -109,6 +109,10 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 		changes     = fs.String("changes", string(drill.ChangesChat), `how customers cancel and move confirmed bookings: "chat" (WhatsApp and voice messages), "api" (the gateway's /v1/appointments/{id}/cancel and /reschedule), "off"`)
 		cancels     = fs.Int("cancel-share", drill.DefaultChangeShare, "percent of one-wish customers who cancel their confirmed booking (0: none)")
 		moves       = fs.Int("reschedule-share", drill.DefaultChangeShare, "percent of one-wish customers who move their confirmed booking (0: none)")
+		rebooks     = fs.Int("rebook-share", drill.DefaultRebookShare, "percent of one-wish customers who cancel or move and then book the same or the old slot again (0: none)")
+		lag         = fs.Duration("search-lag", drill.DefaultSearchLag, "how far a lagging payment API's search trails its writes, like Stripe's (0: never)")
+		lagShare    = fs.Int("search-lag-share", drill.DefaultSearchLagShare, "percent of payment API incarnations whose search lags (0: none)")
+		early       = fs.Int("early-cancel-share", drill.DefaultEarlyCancelShare, "percent of one-wish customers who cancel while the booking saga runs, spread over its phases (0: none)")
 	)
 	crashes := crashFlags(fs)
 	fs.Var(faults, "fault", `a fault rule "UPSTREAM: METHOD PATH FAULT [p=..] [limit=..]" replacing that upstream's defaults (repeatable),`+
@@ -127,8 +131,11 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	if mode != drill.ChangesAPI && mode != drill.ChangesChat && mode != drill.ChangesOff {
 		return opts, "", usageExit(fs, errors.New(`-changes must be "api", "chat" or "off"`), stdout, stderr)
 	}
-	if *cancels < 0 || *moves < 0 || *cancels+*moves > 100 {
-		return opts, "", usageExit(fs, errors.New("-cancel-share and -reschedule-share are percentages from 0 and add up to at most 100"), stdout, stderr)
+	if *cancels < 0 || *moves < 0 || *rebooks < 0 || *early < 0 || *cancels+*moves+*rebooks+*early > 100 {
+		return opts, "", usageExit(fs, errors.New("-cancel-share, -reschedule-share, -rebook-share and -early-cancel-share are percentages from 0 and add up to at most 100"), stdout, stderr)
+	}
+	if *lag < 0 || *lagShare < 0 || *lagShare > 100 {
+		return opts, "", usageExit(fs, errors.New("-search-lag must not be negative and -search-lag-share is a percentage from 0 to 100"), stdout, stderr)
 	}
 	if fs.NArg() > 0 || *n <= 0 || *concurrency <= 0 || *workers <= 0 || *killEvery <= 0 || *settle <= 0 || *orphanWait <= 0 {
 		return opts, "", usageExit(fs, errors.New("-n, -concurrency, -workers, -kill-every, -settle-timeout and -orphan-wait must be positive, and there are no arguments"), stdout, stderr)
@@ -140,7 +147,8 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	opts = drill.Options{Bookings: *n, Concurrency: *concurrency, Topology: topo, Workers: *workers, KillEvery: *killEvery,
 		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr, Crashes: c,
 		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"], Webhooks: faults["webhooks"], Agent: faults["agent"],
-		CardDeposits: *deposits == "card", Changes: mode, CancelShare: shareFlag(*cancels), RescheduleShare: shareFlag(*moves)}
+		CardDeposits: *deposits == "card", Changes: mode, CancelShare: shareFlag(*cancels), RescheduleShare: shareFlag(*moves),
+		RebookShare: shareFlag(*rebooks), EarlyCancelShare: shareFlag(*early), SearchLag: lagFlag(*lag), SearchLagShare: shareFlag(*lagShare)}
 	if topo == drill.TopologyScaled && !flagSet(fs, "workers") {
 		opts.Workers = 0 // the topology's
 	}
@@ -152,6 +160,14 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 
 // shareFlag turns a share flag into drill.Options' share: 0 means none
 // on the command line, while the options read 0 as the default.
+// lagFlag maps the flag's "0: never" to the option's.
+func lagFlag(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
 func shareFlag(pct int) int {
 	if pct == 0 {
 		return -1
@@ -169,13 +185,15 @@ func crashFlags(fs *flag.FlagSet) func() (*drill.Crashes, error) {
 		restartTmp = fs.Bool("restart-temporal", def.RestartTemporal, "SIGKILL the Temporal server process once and start it again on its SQLite file")
 		outage     = fs.Duration("outage", def.Outage, "keep one API unreachable this long, once (0: no outage; the step retry budget is about 43s)")
 		outageOf   = fs.String("outage-of", def.OutageOf, "the API of the outage: payments or calendar")
+		pgOutage   = fs.Duration("postgres-outage", def.PostgresOutage, "keep the drill's PostgreSQL down this long, once, after the API outage (pg_ctl -m immediate stop, then start; 0: none)")
 	)
 	return func() (*drill.Crashes, error) {
-		if *killAPIs < 0 || *outage < 0 || (*outageOf != "payments" && *outageOf != "calendar") {
-			return nil, errors.New("-kill-apis and -outage must not be negative, -outage-of is payments or calendar")
+		if *killAPIs < 0 || *outage < 0 || *pgOutage < 0 || (*outageOf != "payments" && *outageOf != "calendar") {
+			return nil, errors.New("-kill-apis, -outage and -postgres-outage must not be negative, -outage-of is payments or calendar")
 		}
 		c := *def
 		c.APIKillEvery, c.RestartPostgres, c.RestartTemporal, c.Outage, c.OutageOf = *killAPIs, *restartPG, *restartTmp, *outage, *outageOf
+		c.PostgresOutage = *pgOutage
 		return &c, nil
 	}
 }
