@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -108,4 +109,30 @@ func TestUnitCancelWhileSendingConfirmationGoesToTheLifecycle(t *testing.T) {
 	require.Equal(t, workflows.CancelUpdateID("demo", "appointment:"+st.Reference), in.UpdateID)
 	require.JSONEq(t, `{"reason":"asked by the customer while the booking was being confirmed","refund_in_full":true}`, string(in.Args))
 	require.Empty(t, f.started("CancelBooking"), "the lifecycle cancels, not the saga")
+}
+
+// TestUnitConfirmOutlastsACalendarOutage: the calendar answers "retry with
+// the same key" (its database is down) for three times the step's
+// attempts while a paid hold is confirmed; the confirm keeps retrying
+// under its key and lands: booked and captured, not released with the
+// customer's deposit voided (before: "confirmation outcome unknown").
+func TestUnitConfirmOutlastsACalendarOutage(t *testing.T) {
+	env, f := newUnitEnv(t)
+	req := unitRequest()
+	req.Tuning = workflows.Tuning{ActivityAttempts: 3, CompensationMaxInterval: time.Minute}
+	const outage = 9 // attempts refused: three times the step budget
+	confirms := 0
+	f.confirmHold = func(ctx context.Context, in activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+		confirms++
+		if activity.GetInfo(ctx).Attempt <= outage {
+			return activities.ConfirmHoldResult{}, errors.New("calendar confirm hold: 503 internal: idempotency store unavailable; retry with the same key")
+		}
+		return activities.ConfirmHoldResult{Step: unitStep(ctx, "bk_1"), Booking: calendar.Booking{ID: "bk_1", HoldID: in.HoldID}}, nil
+	}
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+	st := unitResult(t, env)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, outage+1, confirms, "retried under its key until it landed, then stopped")
+	require.Empty(t, f.started("VoidDeposit"), "the deposit was not voided")
+	require.Empty(t, reviewReasons(f))
 }
