@@ -96,8 +96,16 @@ func TestDrill100(t *testing.T) {
 	ch := r.Changes
 	require.Positive(t, ch.Sent[Cancel], "customers cancelled")
 	require.Positive(t, ch.Duplicated[AcrossChannels]+ch.Duplicated[Redelivered], "some cancels came twice")
-	require.Equal(t, ch.Sent[Cancel], ch.Checks.Cancelled)
-	require.Equal(t, ch.Sent[Cancel], ch.Checks.CancellationMessages)
+	// Every cancel of a confirmed booking took effect once: the plain
+	// ones, the rebooks' first step and the early cancels that reached
+	// the lifecycle.
+	cancelled := ch.Sent[Cancel] + ch.Sent[Rebook] + ch.Checks.Early.AfterConfirmation
+	require.Equal(t, cancelled, ch.Checks.Cancelled)
+	require.Equal(t, cancelled, ch.Checks.CancellationMessages)
+	// Rebooks and cancels during the saga ran, and each ended as it must.
+	require.Positive(t, ch.Checks.Rebooks.Sent, "customers booked again after a cancel or a move")
+	require.Equal(t, ch.Checks.Rebooks.Sent, ch.Checks.Rebooks.Rebooked)
+	require.Positive(t, ch.Sent[CancelEarly], "customers cancelled while the saga ran")
 	require.Empty(t, ch.failures())
 	for _, off := range drillReminders {
 		require.Positive(t, ch.Checks.RemindersByOffset[off.String()], "reminders %s were sent", off)
