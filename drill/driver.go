@@ -205,25 +205,32 @@ const deliveryAttempts = 8
 // deliver posts until the gateway answers 200, at most deliveryAttempts
 // times with backoff, as Twilio retries a webhook that failed.
 func (d *driver) deliver(ctx context.Context, route string, form url.Values) bool {
+	_, ok := d.answer(ctx, route, form)
+	return ok
+}
+
+// answer is deliver that also returns the gateway's answer (TwiML for a
+// call), for a caller who listens to it.
+func (d *driver) answer(ctx context.Context, route string, form url.Values) (string, bool) {
 	backoff := 200 * time.Millisecond
 	for attempt := range deliveryAttempts {
 		if attempt > 0 {
 			atomic.AddInt64(&d.traffic.GatewayRetries, 1)
 			select {
 			case <-ctx.Done():
-				return false
+				return "", false
 			case <-time.After(backoff):
 			}
 			backoff *= 2
 		}
 		d.db.wait(ctx)
 		atomic.AddInt64(&d.traffic.Posts, 1)
-		status, _, err := d.sim.Post(ctx, route, form)
+		status, body, err := d.sim.Post(ctx, route, form)
 		if err == nil && status == http.StatusOK {
-			return true
+			return body, true
 		}
 	}
-	return false
+	return "", false
 }
 
 func (t *Traffic) snapshot() Traffic {

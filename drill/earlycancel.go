@@ -196,21 +196,14 @@ func (c *changer) paying(ctx context.Context, to string) {
 	if !ok || s.Change.Phase != PhaseAuthorising {
 		return
 	}
-	wfs, err := c.e.bookingIntents(ctx)
+	rows, err := c.e.sagaRows(ctx, []string{s.Customer})
 	if err != nil {
 		return // the watcher sends it once the rows show the saga past the payment
 	}
 	w := s.Wishes[0]
-	if wf := first(wfs[wishKey(s.Customer, w.Service, w.Start)]); wf != "" {
-		c.startEarly(ctx, s, wf, PhaseAuthorising)
+	if r, ok := rows[wishKey(s.Customer, w.Service, w.Start)]; ok {
+		c.startEarly(ctx, s, r.workflowID, PhaseAuthorising)
 	}
-}
-
-func first(list []string) string {
-	if len(list) == 0 {
-		return ""
-	}
-	return list[0]
 }
 
 // answeredCancel reports whether a message at Twilio to customer, sent

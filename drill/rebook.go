@@ -4,7 +4,6 @@ import (
 	"context"
 	"html"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -130,7 +129,7 @@ func (d *driver) speak(ctx context.Context, s Scenario, text string, rng *rand.R
 	d.event(ctx, s, rng, channels.RouteVoice, url.Values{"CallSid": {sid}, "AccountSid": {"ACsimulated"}, "From": {s.Customer}, "To": {"+4930123456"}})
 	route, form := channels.RouteVoiceGather+"?step=1", twilio.Speech(sid, s.Customer, text)
 	for range maxRedirects {
-		body := d.answerOf(ctx, route, form)
+		body, _ := d.answer(ctx, route, form) // unanswered: "" ends the call
 		m := redirectTo.FindStringSubmatch(body)
 		if m == nil {
 			return body
@@ -147,26 +146,6 @@ const maxRedirects = 40
 
 // redirectTo finds a TwiML <Redirect>'s target.
 var redirectTo = regexp.MustCompile(`<Redirect[^>]*>([^<]+)</Redirect>`)
-
-// answerOf posts one voice webhook until it is answered 200, with
-// backoff, and returns the TwiML ("" if never answered).
-func (d *driver) answerOf(ctx context.Context, route string, form url.Values) string {
-	backoff := 200 * time.Millisecond
-	for range deliveryAttempts {
-		d.db.wait(ctx)
-		status, body, err := d.sim.Post(ctx, route, form)
-		if err == nil && status == http.StatusOK {
-			return body
-		}
-		select {
-		case <-ctx.Done():
-			return ""
-		case <-time.After(backoff):
-		}
-		backoff *= 2
-	}
-	return ""
-}
 
 // RebookChecks are what the rebooks left: every count but the tallies
 // must be 0.
