@@ -136,3 +136,36 @@ func TestUnitConfirmOutlastsACalendarOutage(t *testing.T) {
 	require.Empty(t, f.started("VoidDeposit"), "the deposit was not voided")
 	require.Empty(t, reviewReasons(f))
 }
+
+// TestUnitHoldReconcileOutlastsACalendarOutage: a hold whose answer was
+// lost while the calendar's database failed over is settled by a lookup
+// that asks until the calendar answers, then held again; before, the
+// lookup had the step's budget and every such booking went to a person.
+func TestUnitHoldReconcileOutlastsACalendarOutage(t *testing.T) {
+	env, f := newUnitEnv(t)
+	req := unitRequest()
+	req.Tuning = workflows.Tuning{ActivityAttempts: 3, CompensationMaxInterval: time.Minute}
+	const outage = 9 // lookups refused: three times the step budget
+	f.holdSlot = func(ctx context.Context, in activities.HoldSlotInput) (activities.HoldSlotResult, error) {
+		if activity.GetInfo(ctx).ActivityID == "hold-slot" {
+			return activities.HoldSlotResult{}, errors.New("calendar hold slot: 503 internal: idempotency store unavailable; retry with the same key")
+		}
+		return activities.HoldSlotResult{Step: unitStep(ctx, "hold-2"), Hold: calendar.Hold{ID: "hold-2", Status: calendar.HoldHeld, Reference: in.Reference}}, nil
+	}
+	lookups := 0
+	f.findHold = func(ctx context.Context, _ activities.FindHoldInput) (activities.FindHoldResult, error) {
+		lookups++
+		if activity.GetInfo(ctx).Attempt <= outage {
+			return activities.FindHoldResult{}, errors.New("calendar find hold: 503 internal: database unavailable")
+		}
+		return activities.FindHoldResult{}, nil // the calendar proves nothing was held
+	}
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+	st := unitResult(t, env)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, "hold-2", st.HoldID)
+	require.Equal(t, outage+1, lookups, "asked under one key until the calendar answered")
+	require.Equal(t, []string{"HoldSlot hold-slot", "FindHold find-hold-slot", "HoldSlot hold-slot-2",
+		"ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.executions("appointment"))
+	require.Empty(t, reviewReasons(f))
+}

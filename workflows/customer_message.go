@@ -42,18 +42,7 @@ func messageCtx(ctx workflow.Context, t Tuning, id, summary string, sendBy time.
 	if !sendBy.IsZero() {
 		bound = min(bound, max(sendBy.Sub(workflow.Now(ctx)), minMessageWindow))
 	}
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ActivityID:             id,
-		Summary:                summary,
-		StartToCloseTimeout:    t.ActivityTimeout,
-		ScheduleToCloseTimeout: bound,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    200 * time.Millisecond,
-			BackoffCoefficient: 2,
-			MaximumInterval:    t.CompensationMaxInterval,
-			MaximumAttempts:    0, // unlimited: the message's moment ends it
-		},
-	})
+	return untilAnsweredCtx(ctx, t, id, summary, bound)
 }
 
 // sendMessage reserves the customer message in with messageCtx. A

@@ -24,6 +24,8 @@ type unitLink struct {
 	// down, when set and true, is the payment API being unreachable: a
 	// create fails as an unknown outcome would.
 	down func() bool
+	// readDown, when set and true, makes reading the link fail so.
+	readDown func() bool
 }
 
 // pay makes the customer pay on the page (authorised, manual capture).
@@ -78,6 +80,9 @@ func (f *unitFake) mockLinks(env *testsuite.TestWorkflowEnvironment) {
 			f.note(ctx, in)
 			f.mu.Lock()
 			defer f.mu.Unlock()
+			if f.link.readDown != nil && f.link.readDown() {
+				return activities.PaymentLinkResult{}, errors.New("payments get checkout: 503 internal: database unavailable")
+			}
 			return f.linkResult(ctx), nil
 		})
 	env.OnActivity(a.ExpirePaymentLink, mock.Anything, mock.Anything).Return(

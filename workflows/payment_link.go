@@ -154,6 +154,13 @@ func (p *payment) giveUp(ctx workflow.Context) (PaymentState, error) {
 	return p.finish(ctx, PaymentVoided, reason)
 }
 
+// versionRereadLink: a payment event whose read of the link failed is
+// read again after a pause, until a read answers. Before, the failed read
+// was left to the link's deadline: a customer who paid while the payment
+// API's database failed over heard nothing for up to half an hour (the
+// chaos drill's outage: about 20 links).
+const versionRereadLink = "reread-payment-link"
+
 // awaitPayment waits for a payment event, the link's deadline, or the
 // appointment giving up. Every event is only a reason to read the link.
 func (p *payment) awaitPayment(ctx workflow.Context) (activities.PaymentLinkResult, linkOutcome) {
@@ -166,16 +173,20 @@ func (p *payment) awaitPayment(ctx workflow.Context) (activities.PaymentLinkResu
 		wait = time.Second
 	}
 	deadline := workflow.NewTimer(timerCtx, wait)
+	var reread workflow.Future // armed while a failed read waits to be repeated
 	for {
-		var gotEvent, lapsed bool
+		var read, lapsed bool
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(events, func(c workflow.ReceiveChannel, _ bool) {
 			var ev PaymentEvent
 			c.Receive(ctx, &ev)
-			gotEvent = true
+			read = true
 			workflow.GetLogger(ctx).Info("payment event", "event", ev.EventID, "type", ev.Type)
 		})
 		sel.AddFuture(deadline, func(workflow.Future) { lapsed = true })
+		if reread != nil {
+			sel.AddFuture(reread, func(workflow.Future) { read, reread = true, nil })
+		}
 		sel.AddReceive(decisions, func(c workflow.ReceiveChannel, _ bool) {
 			var a PaymentAction
 			c.Receive(ctx, &a)
@@ -188,10 +199,13 @@ func (p *payment) awaitPayment(ctx workflow.Context) (activities.PaymentLinkResu
 			return p.last, linkGivenUp
 		case lapsed:
 			return p.reconcile(ctx)
-		case gotEvent:
+		case read:
 			res, err := p.readLink(ctx)
 			if err != nil {
-				continue // the deadline reads again; an unread link is no answer
+				if reread == nil && workflow.GetVersion(ctx, versionRereadLink, workflow.DefaultVersion, 1) >= 1 {
+					reread = workflow.NewTimer(timerCtx, p.tuning.CompensationMaxInterval)
+				}
+				continue // an unread link is no answer: read it again later
 			}
 			if res.Authorized() {
 				return res, linkPaid

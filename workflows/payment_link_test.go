@@ -229,3 +229,24 @@ func TestUnitLinkCreateOutlastsAPaymentOutage(t *testing.T) {
 		})
 	}
 }
+
+// TestUnitLinkPaidDuringAnOutageIsReadWhenTheAPIIsBack: the webhook of a
+// payment arrives while the payment API cannot be read; the saga reads the
+// link again after a pause instead of waiting for the link's deadline, so
+// the customer is booked minutes after the API is back, not half an hour.
+func TestUnitLinkPaidDuringAnOutageIsReadWhenTheAPIIsBack(t *testing.T) {
+	env, f := newUnitLinkEnv(t)
+	start := env.Now()
+	outageEnds := start.Add(8 * time.Minute)
+	f.link.readDown = func() bool { return env.Now().Before(outageEnds) }
+	env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, workflows.EventCheckoutCompleted) }, 5*time.Minute)
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	st := unitResult(t, env)
+
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	captures := f.started("CaptureDeposit")
+	require.Len(t, captures, 1)
+	require.Less(t, captures[0].At.Sub(outageEnds), 2*time.Minute, "read again soon after the API was back")
+	require.Empty(t, f.started("ExpirePaymentLink"), "no deadline reached")
+}

@@ -54,6 +54,9 @@ var recordedHistories = []string{
 	"keyed.appointment.json",
 	"local-reads.conversation.json",
 	"late-cancel.appointment.json",
+	"hold-reconciled.appointment.json",
+	"link-reread.appointment.json",
+	"link-reread.payment.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

@@ -142,6 +142,19 @@ func (f *unitFake) sequence(saga string) []string {
 	return out
 }
 
+// executions is sequence with each activity once, however many attempts
+// its retry policy made: what a saga decided, not how often a
+// downstream was asked.
+func (f *unitFake) executions(saga string) []string {
+	out := []string{}
+	for _, c := range f.sequence(saga) {
+		if len(out) == 0 || out[len(out)-1] != c {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (f *unitFake) started(activityName string) []unitCall {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -12,9 +12,27 @@ import (
 	"github.com/bookonce/bookonce/tenants"
 )
 
+// versionHoldReconcileOutlastsOutage: the lookup that settles a hold
+// whose answer was lost asks until the calendar answers (same key, no
+// attempt limit) within Tuning.ReconcileTimeout. Before, it had the
+// step's budget (about 43 s), so a calendar database failing over for two
+// minutes sent every booking then placing its hold to a person: the chaos
+// drill's outage opened a review case for each of about 110 bookings.
+const versionHoldReconcileOutlastsOutage = "hold-reconcile-outlasts-outage"
+
+// reconcileCtx is the options of the lookup that settles an unknown hold.
+func (a *appointment) reconcileCtx(ctx workflow.Context, id, summary string) workflow.Context {
+	if workflow.GetVersion(ctx, versionHoldReconcileOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
+		return reconcileCtx(ctx, a.tuning, id, summary)
+	}
+	return activityCtx(ctx, a.tuning, id, summary)
+}
+
 // holdSlot places the hold. An outcome still unknown after the retries is
-// reconciled by the reference; if the calendar says nothing happened the
-// hold is tried once more; if it cannot say, a person decides.
+// reconciled by the reference, asking until the calendar answers; if it
+// says nothing happened the hold is tried once more (the calendar proved
+// absence, so a new key cannot hold twice); if it cannot say within the
+// reconcile bound, or the second try is unknown too, a person decides.
 func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outcome) {
 	if err := a.upsert(ctx, StatusHolding, "placing a hold in the calendar"); err != nil {
 		return "", &outcome{StatusRejected, err.Error()}
@@ -47,7 +65,7 @@ func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outc
 			return "", o
 		}
 		var found activities.FindHoldResult
-		ferr := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, "find-"+id, "Reconcile hold by reference"),
+		ferr := workflow.ExecuteActivity(a.reconcileCtx(ctx, "find-"+id, "Reconcile hold by reference"),
 			act.FindHold, activities.FindHoldInput{Tenant: a.req.Tenant, Reference: a.state.Reference}).Get(ctx, &found)
 		if ferr == nil && found.Found {
 			return found.Hold.ID, nil

@@ -34,6 +34,11 @@ type Tuning struct {
 	// CompensationMaxInterval caps the backoff between attempts of a
 	// compensation.
 	CompensationMaxInterval Duration `json:"compensation_max_interval,omitempty"`
+	// ReconcileTimeout bounds how long a lookup that settles an unknown
+	// outcome (was the hold placed?) keeps asking a downstream that does
+	// not answer: long enough to outlast a database failover, short enough
+	// that a customer waiting for an answer hears from a person soon.
+	ReconcileTimeout Duration `json:"reconcile_timeout,omitempty"`
 	// KeyHorizon is how long a payment provider whose lookup lags keeps
 	// idempotency keys (Stripe: 24 h): within it the saga retries an
 	// unknown authorisation with the same key; past it a person decides.
@@ -67,6 +72,9 @@ func (t Tuning) withDefaults() Tuning {
 	}
 	if t.CompensationMaxInterval <= 0 {
 		t.CompensationMaxInterval = time.Minute
+	}
+	if t.ReconcileTimeout <= 0 {
+		t.ReconcileTimeout = 15 * time.Minute
 	}
 	if t.KeyHorizon <= 0 {
 		t.KeyHorizon = 23 * time.Hour // inside Stripe's 24 h, with margin
@@ -107,16 +115,29 @@ func retryPolicy(t Tuning) *temporal.RetryPolicy {
 // minutes or hours delays the undo instead of abandoning it. Only a final
 // answer, or the bound, ends it with an error, which opens a review case.
 func compensationCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
+	return untilAnsweredCtx(ctx, t, id, summary, t.CompensationTimeout)
+}
+
+// reconcileCtx is compensationCtx for a lookup that settles an unknown
+// outcome: the same key until the downstream answers, bounded by
+// ReconcileTimeout instead of a week, because a customer waits for it.
+func reconcileCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
+	return untilAnsweredCtx(ctx, t, id, summary, t.ReconcileTimeout)
+}
+
+// untilAnsweredCtx retries with the same key, capped backoff and no
+// attempt limit: only a final answer or the bound ends it.
+func untilAnsweredCtx(ctx workflow.Context, t Tuning, id, summary string, bound time.Duration) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ActivityID:             id,
 		Summary:                summary,
 		StartToCloseTimeout:    t.ActivityTimeout,
-		ScheduleToCloseTimeout: t.CompensationTimeout,
+		ScheduleToCloseTimeout: bound,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    200 * time.Millisecond,
 			BackoffCoefficient: 2,
 			MaximumInterval:    t.CompensationMaxInterval,
-			MaximumAttempts:    0, // unlimited: the schedule-to-close bound ends it
+			MaximumAttempts:    0,
 		},
 	})
 }
