@@ -39,6 +39,9 @@ type bookingFake struct {
 	calls []string
 	// sendDelay is how long (workflow time) a message takes to send.
 	sendDelay time.Duration
+	// published logs the BookingStatus upserts when a test mocks them;
+	// statusAtMessage is the last one at each message.
+	published, statusAtMessage []workflows.BookingStatus
 }
 
 func (f *bookingFake) count(n *int) {
@@ -90,6 +93,9 @@ func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironm
 			defer f.mu.Unlock()
 			f.messages = append(f.messages, in)
 			f.sentAt = append(f.sentAt, env.Now())
+			if n := len(f.published); n > 0 {
+				f.statusAtMessage = append(f.statusAtMessage, f.published[n-1])
+			}
 			return activities.Step{Key: "k-msg", Attempt: 1, DownstreamID: "msg_c"}, nil
 		})
 	env.OnActivity(a.OpenReviewCase, mock.Anything, mock.Anything).Return(
@@ -426,4 +432,29 @@ func TestBookingCancelOnlyIfRefunded(t *testing.T) {
 			require.Zero(t, f.refunds)
 		})
 	}
+}
+
+// TestBookingIsPublishedCancelledBeforeTheCustomerIsTold: dedup reads the
+// published status, so a customer who books the same slot again the
+// moment the cancellation message arrives must find the booking over.
+func TestBookingIsPublishedCancelledBeforeTheCustomerIsTold(t *testing.T) {
+	f := &bookingFake{}
+	env := newBookingEnv(t, f)
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		sa := args.Get(0).(temporal.SearchAttributes)
+		if v, ok := sa.GetKeyword(workflows.BookingStatusKey); ok {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.published = append(f.published, workflows.BookingStatus(v))
+		}
+	}).Return(nil)
+	var got answer
+	cancelAt(env, time.Hour, "cancel-1", &got)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, lifecycleInput(env))
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, got.done)
+	require.NoError(t, got.err)
+	require.Len(t, f.messages, 1, "the cancellation message")
+	require.Equal(t, []workflows.BookingStatus{workflows.StatusCancelled}, f.statusAtMessage,
+		"the customer is told only once the booking reads cancelled")
 }

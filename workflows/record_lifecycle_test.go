@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
@@ -27,17 +28,39 @@ func TestRecordHistoriesLifecycle(t *testing.T) {
 	s := newRecordStack(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	req := recordRequest(t, "+4915112340010", time.Tuesday, 11)
+	run, st := s.bookAndCancel(t, ctx, "+4915112340010", "record-1")
+	s.save(t, ctx, run.GetID(), "lifecycle.appointment.json")
+	writeHistory(t, fetchHistory(t, ctx, s.tc, st.Lifecycle, ""), "lifecycle-cancel.booking.json")
+}
+
+// TestRecordHistoriesCancelPublished records a lifecycle cancel that
+// publishes Cancelled before it tells the customer (versioned:
+// publish-cancel-before-telling). Runs with `make histories`.
+func TestRecordHistoriesCancelPublished(t *testing.T) {
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+	s := newRecordStack(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, st := s.bookAndCancel(t, ctx, "+4915112340015", "record-2")
+	writeHistory(t, fetchHistory(t, ctx, s.tc, st.Lifecycle, ""), "lifecycle-cancel-published.booking.json")
+}
+
+// bookAndCancel books a slot far enough ahead for a free cancellation,
+// then cancels it through the lifecycle's Update, refunded.
+func (s recordStack) bookAndCancel(t *testing.T, ctx context.Context, customer, updateID string) (client.WorkflowRun, workflows.BookingState) {
+	t.Helper()
+	req := recordRequest(t, customer, time.Tuesday, 11)
 	req.SlotStart = testsupport.NextWeekdayAfter(t, time.Tuesday, 11, 48*time.Hour) // a free cancellation
 	run, st := s.book(t, ctx, req)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, workflows.BookingWorkflowID(run.GetID()), st.Lifecycle)
-	answer, err := workflows.CancelAppointment(ctx, s.tc, run.GetID(), workflows.CancelUpdateID("demo", "record-1"), "recorded")
+	answer, err := workflows.CancelAppointment(ctx, s.tc, run.GetID(), workflows.CancelUpdateID("demo", updateID), "recorded")
 	require.NoError(t, err)
 	require.Equal(t, workflows.StatusCancelled, answer.Status, answer.Reason)
 	require.Equal(t, workflows.DepositRefunded, answer.Deposit)
-	s.save(t, ctx, run.GetID(), "lifecycle.appointment.json")
-	writeHistory(t, fetchHistory(t, ctx, s.tc, st.Lifecycle, ""), "lifecycle-cancel.booking.json")
+	return run, st
 }
 
 // TestRecordHistoriesLateCancel records an appointment (versioned:

@@ -57,6 +57,7 @@ var recordedHistories = []string{
 	"hold-reconciled.appointment.json",
 	"link-reread.appointment.json",
 	"link-reread.payment.json",
+	"lifecycle-cancel-published.booking.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
