@@ -4,11 +4,14 @@ package workflows_test
 // environment of conversation_test.go.
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/activities"
@@ -108,4 +111,26 @@ func TestConversationCancellationWish(t *testing.T) {
 			require.Contains(t, f.replies[0].Text, tc.wantReply)
 		})
 	}
+}
+
+// TestCancellationWishOutlastsADatabaseOutage: the lookup and the review
+// case a cancel needs ask until the database answers, within the
+// reconcile bound, instead of giving up after the step budget (about
+// 43 s) and asking the customer to write again.
+func TestCancellationWishOutlastsADatabaseOutage(t *testing.T) {
+	f := &convFake{appointments: []activities.Appointment{{Booked: dedup.Booked{IntentID: "a", Service: "tire-change",
+		SlotStart: time.Date(2026, 12, 8, 13, 0, 0, 0, time.UTC), WorkflowID: workflows.AppointmentWorkflowID("demo", "a")},
+		Found: true, Running: true, Status: string(workflows.StatusHeld)}},
+		understand: map[string]intent.Result{"Bitte stornieren": {Kind: intent.KindCancel, Lang: "de"}}}
+	env := newConversationEnv(t, f)
+	env.SetStartTime(time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC))
+	bounds := map[string]time.Duration{}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		bounds[info.ActivityType.Name] = info.ScheduleToCloseTimeout
+	})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalInbound, unitEvent("SMx", "Bitte stornieren")) }, time.Second)
+	env.ExecuteWorkflow(workflows.ConversationWorkflow, unitConversationInput(1))
+	nextRunInput(t, env)
+	require.Equal(t, []string{workflows.AppointmentWorkflowID("demo", "a")}, f.cancels)
+	require.Equal(t, 15*time.Minute, bounds["FindAppointments"], "asked until the database answers, within the reconcile bound")
 }

@@ -120,10 +120,11 @@ func (c *conversation) followUp(ctx workflow.Context, ev InboundEvent, r *intent
 	return false
 }
 
-// findBookings runs FindAppointments; on failure it opens the review case
-// a lookup failure always opened and reports false.
+// findBookings runs FindAppointments, asking until the database answers;
+// on failure it opens the review case a lookup failure always opened and
+// reports false.
 func (c *conversation) findBookings(ctx workflow.Context, ev InboundEvent, found *[]activities.Appointment) bool {
-	err := workflow.ExecuteActivity(c.opts(ctx, "find-appointments-"+ev.EventID, "Find the customer's bookings"), act.FindAppointments,
+	err := workflow.ExecuteActivity(c.untilAnswered(ctx, "find-appointments-"+ev.EventID, "Find the customer's bookings"), act.FindAppointments,
 		activities.FindAppointmentsInput{Tenant: c.in.Tenant, Customer: c.in.Customer}).Get(ctx, found)
 	if err != nil {
 		c.cancelReview(ctx, ev, cancelLookupFailed, nil, err.Error(), c.text(tenants.TemplateCancelLookupFailed, tenants.MessageData{}))

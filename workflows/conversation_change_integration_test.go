@@ -65,3 +65,16 @@ func TestRecordHistoriesConversationChanges(t *testing.T) {
 	id := moveThenCancel(t, s, conversationCustomer())
 	writeHistory(t, fetchHistory(t, context.Background(), s.tc, id, ""), "conversation-changes.conversation.json")
 }
+
+// TestRecordHistoriesChangesOutlastOutage records moveThenCancel again
+// once the wishes' lookups ask until answered (versioned:
+// changes-outlast-outage). Runs with `make histories`.
+func TestRecordHistoriesChangesOutlastOutage(t *testing.T) {
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+	s := newConvStack(t)
+	s.worker(t)
+	id := moveThenCancel(t, s, conversationCustomer())
+	writeHistory(t, fetchHistory(t, context.Background(), s.tc, id, ""), "conversation-changes-outlast.conversation.json")
+}

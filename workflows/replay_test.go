@@ -58,6 +58,7 @@ var recordedHistories = []string{
 	"link-reread.appointment.json",
 	"link-reread.payment.json",
 	"lifecycle-cancel-published.booking.json",
+	"conversation-changes-outlast.conversation.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
