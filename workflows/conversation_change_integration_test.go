@@ -57,24 +57,22 @@ func TestConversationMovesThenCancelsTheBookingOnce(t *testing.T) {
 // moveThenCancel (versioned: conversation-booking-changes), open, as it
 // waits for the customer's next message. Runs with `make histories`.
 func TestRecordHistoriesConversationChanges(t *testing.T) {
-	if os.Getenv(recordHistoriesEnv) != "1" {
-		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
-	}
-	s := newConvStack(t)
-	s.worker(t)
-	id := moveThenCancel(t, s, conversationCustomer())
-	writeHistory(t, fetchHistory(t, context.Background(), s.tc, id, ""), "conversation-changes.conversation.json")
+	recordMoveThenCancel(t, "conversation-changes.conversation.json")
 }
 
 // TestRecordHistoriesChangesOutlastOutage records moveThenCancel again
 // once the wishes' lookups ask until answered (versioned:
 // changes-outlast-outage). Runs with `make histories`.
 func TestRecordHistoriesChangesOutlastOutage(t *testing.T) {
+	recordMoveThenCancel(t, "conversation-changes-outlast.conversation.json")
+}
+
+func recordMoveThenCancel(t *testing.T, file string) {
 	if os.Getenv(recordHistoriesEnv) != "1" {
 		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
 	}
 	s := newConvStack(t)
 	s.worker(t)
 	id := moveThenCancel(t, s, conversationCustomer())
-	writeHistory(t, fetchHistory(t, context.Background(), s.tc, id, ""), "conversation-changes-outlast.conversation.json")
+	writeHistory(t, fetchHistory(t, context.Background(), s.tc, id, ""), file)
 }
