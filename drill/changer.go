@@ -341,12 +341,14 @@ func (c *changer) confirmLateCancel(ctx context.Context, s Scenario, since time.
 // language): the question before a cancel that keeps the deposit
 // (template cancel_confirm_kept), the booking's cancellation message, the
 // acknowledgement of a cancel during the saga (cancel_in_flight) and a
-// person's case (cancel_confirmed and its kin).
+// person's case (cancel_confirmed and its kin: "Ein Mitarbeiter …"; not
+// cancel_not_recorded, which names the Stornierungswunsch too but asks
+// the customer to write again: no answer the drill may count as handled).
 const (
 	keptQuestion   = "Möchten Sie trotzdem absagen"
 	cancelledWord  = "storniert"
 	inFlightWords  = "Wir stornieren"
-	staffWords     = "Stornierungswunsch"
+	staffWords     = "Ein Mitarbeiter"
 	lateCancelWait = 3 * time.Minute
 )
 
