@@ -134,3 +134,22 @@ func TestCancellationWishOutlastsADatabaseOutage(t *testing.T) {
 	require.Equal(t, []string{workflows.AppointmentWorkflowID("demo", "a")}, f.cancels)
 	require.Equal(t, 15*time.Minute, bounds["FindAppointments"], "asked until the database answers, within the reconcile bound")
 }
+
+// TestBookingWishOutlastsADatabaseOutage: the dedup decision of a booking
+// wish asks until the database answers, within the reconcile bound,
+// instead of answering "ein Mitarbeiter meldet sich" with no case after
+// the step budget.
+func TestBookingWishOutlastsADatabaseOutage(t *testing.T) {
+	const wish = "Reifenwechsel am Dienstag um 14 Uhr"
+	f := &convFake{understand: map[string]intent.Result{wish: tireChange}}
+	env := newConversationEnv(t, f)
+	bounds := map[string]time.Duration{}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		bounds[info.ActivityType.Name] = info.ScheduleToCloseTimeout
+	})
+	send(env, []signal{whatsapp(time.Second, "SMa", wish)})
+	env.ExecuteWorkflow(workflows.ConversationWorkflow, unitConversationInput(1))
+	nextRunInput(t, env)
+	require.Len(t, f.children, 1, "the wish is booked")
+	require.Equal(t, 15*time.Minute, bounds["DecideDedup"], "asked until the database answers, within the reconcile bound")
+}

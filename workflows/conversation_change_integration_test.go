@@ -67,6 +67,13 @@ func TestRecordHistoriesChangesOutlastOutage(t *testing.T) {
 	recordMoveThenCancel(t, "conversation-changes-outlast.conversation.json")
 }
 
+// TestRecordHistoriesWishOutlastsOutage records moveThenCancel once the
+// booking wish's dedup decision asks until answered (versioned:
+// wish-outlasts-outage). Runs with `make histories`.
+func TestRecordHistoriesWishOutlastsOutage(t *testing.T) {
+	recordMoveThenCancel(t, "conversation-wish-outlast.conversation.json")
+}
+
 func recordMoveThenCancel(t *testing.T, file string) {
 	if os.Getenv(recordHistoriesEnv) != "1" {
 		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)

@@ -59,6 +59,7 @@ var recordedHistories = []string{
 	"link-reread.payment.json",
 	"lifecycle-cancel-published.booking.json",
 	"conversation-changes-outlast.conversation.json",
+	"conversation-wish-outlast.conversation.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
