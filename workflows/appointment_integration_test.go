@@ -236,3 +236,19 @@ func TestMatrix01LostResponse(t *testing.T) {
 	require.True(t, holds[1].Replayed, "the calendar answered the retry from the stored response")
 	require.Greater(t, st.Steps[0].Attempt, int32(1))
 }
+
+// A retry cap below the first backoff (200 ms) is a policy the server
+// refuses: without the clamp every activity schedule failed and the
+// booking never left its first workflow task.
+func TestRetryCapBelowTheFirstBackoffStillBooks(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker(t)
+	req := request(t, "+4915112345690", time.Tuesday, 15)
+	req.CustomerKey = testsupport.CustomerKey(t, req.Tenant, req.Customer)
+	req.Tuning.MaxRetryInterval, req.Tuning.CompensationMaxInterval = 50*time.Millisecond, 10*time.Millisecond
+	r, st := run(t, e, req)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	got := e.effects(t, r.GetID())
+	require.Equal(t, map[string]int{"confirmed": 1}, got.Reservations)
+	require.Equal(t, req.DepositAmount, got.Captured)
+}

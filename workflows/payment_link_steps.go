@@ -62,7 +62,7 @@ func linkRoundCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.C
 		StartToCloseTimeout:    t.ActivityTimeout,
 		ScheduleToCloseTimeout: linkSlack,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    200 * time.Millisecond,
+			InitialInterval:    initialRetryInterval,
 			BackoffCoefficient: 2,
 			MaximumInterval:    t.MaxRetryInterval,
 			MaximumAttempts:    0, // the schedule-to-close bound ends the round

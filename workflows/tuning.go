@@ -82,8 +82,17 @@ func (t Tuning) withDefaults() Tuning {
 	if t.ReminderLead == 0 {
 		t.ReminderLead = minReminderLead
 	}
+	// The server refuses a retry policy whose maximum interval is below its
+	// initial one: every activity schedule would fail, and the workflow
+	// task with it, forever. A cap below the first backoff means "no
+	// backoff growth", so it is read as the first backoff.
+	t.MaxRetryInterval = max(t.MaxRetryInterval, initialRetryInterval)
+	t.CompensationMaxInterval = max(t.CompensationMaxInterval, initialRetryInterval)
 	return t
 }
+
+// initialRetryInterval is the first backoff of every retried activity.
+const initialRetryInterval = 200 * time.Millisecond
 
 // activityCtx sets the activity ID (keys derive from it), a summary for
 // the Web UI, and a retry policy that retries transient and unknown
@@ -102,7 +111,7 @@ func activityCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Co
 // MaxRetryInterval apart, ActivityAttempts times.
 func retryPolicy(t Tuning) *temporal.RetryPolicy {
 	return &temporal.RetryPolicy{
-		InitialInterval:    200 * time.Millisecond,
+		InitialInterval:    initialRetryInterval,
 		BackoffCoefficient: 2,
 		MaximumInterval:    t.MaxRetryInterval,
 		MaximumAttempts:    t.ActivityAttempts,
@@ -134,7 +143,7 @@ func untilAnsweredCtx(ctx workflow.Context, t Tuning, id, summary string, bound 
 		StartToCloseTimeout:    t.ActivityTimeout,
 		ScheduleToCloseTimeout: bound,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    200 * time.Millisecond,
+			InitialInterval:    initialRetryInterval,
 			BackoffCoefficient: 2,
 			MaximumInterval:    t.CompensationMaxInterval,
 			MaximumAttempts:    0,
