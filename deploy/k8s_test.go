@@ -207,7 +207,8 @@ func temporalEnv(t *testing.T, m *manifests, deployment string) map[string]strin
 }
 
 // TestOverlaysReachTemporal: each overlay points both Temporal clients at
-// its Temporal and gives them its credentials, by reference.
+// its Temporal and gives them its credentials, by reference, and none
+// lets them fall back to plaintext.
 func TestOverlaysReachTemporal(t *testing.T) {
 	cases := []struct {
 		overlay string
@@ -231,6 +232,7 @@ func TestOverlaysReachTemporal(t *testing.T) {
 			m := mustBuild(t, tc.overlay)
 			for _, d := range []string{"bookonce-worker", "bookonce-gateway"} {
 				env := temporalEnv(t, m, d)
+				require.NotContains(t, env, "TEMPORAL_ALLOW_PLAINTEXT", "%s: a cluster's Temporal is reached over TLS", d)
 				for k, v := range tc.want {
 					require.Equal(t, v, env[k], "%s: %s", d, k)
 				}

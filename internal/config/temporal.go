@@ -22,6 +22,14 @@ const (
 	TemporalConfigFileVar = "TEMPORAL_CONFIG_FILE"
 )
 
+// TemporalAllowPlaintextVar, set to 1, lets a process dial a Temporal
+// frontend off this machine without TLS: workflow histories carry the
+// booking's (encrypted) payloads, but the task queue, the frontend's
+// answers and any API key would cross the network readable and
+// forgeable, so plaintext is a choice a lab (docker compose's private
+// network) makes in writing, never a default.
+const TemporalAllowPlaintextVar = "TEMPORAL_ALLOW_PLAINTEXT"
+
 // TemporalDBSyncVar says how the embedded server syncs its SQLite file:
 // "normal" (every commit survives a crash of the process, the last ones
 // can be lost with the machine's power) or "full" (an fsync per commit).
@@ -82,6 +90,23 @@ func (r *reader) temporal(c *Config) {
 		return
 	}
 	c.TemporalClient = opts
+	r.refusePlaintext(c)
+}
+
+// refusePlaintext fails a configuration that would dial a frontend off
+// this machine without TLS, unless TemporalAllowPlaintextVar says so.
+func (r *reader) refusePlaintext(c *Config) {
+	allow := r.get(TemporalAllowPlaintextVar, "")
+	if allow != "" && allow != "1" {
+		r.fail(fmt.Sprintf("%s must be 1 or unset, got %q", TemporalAllowPlaintextVar, allow))
+		return
+	}
+	host, _, err := net.SplitHostPort(c.TemporalAddress)
+	if err != nil || loopbackHost(host) || c.TemporalClient.ConnectionOptions.TLS != nil || allow == "1" {
+		return
+	}
+	r.fail(fmt.Sprintf("TEMPORAL_ADDRESS=%s is off this machine and has no TLS: set %s (and %s, %s, %s) or %s, or %s=1 on a private lab network",
+		c.TemporalAddress, TemporalServerCAVar, TemporalClientCertVar, TemporalClientKeyVar, TemporalServerNameVar, TemporalAPIKeyVar, TemporalAllowPlaintextVar))
 }
 
 // temporalTLS lays the TLS variables over the profile's TLS settings.

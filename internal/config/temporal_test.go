@@ -34,8 +34,8 @@ func TestTemporalConnectionFromTheSDKVariables(t *testing.T) {
 		{"mTLS", map[string]string{"TEMPORAL_ADDRESS": "t.example:7233", "TEMPORAL_TLS_CLIENT_CERT_PATH": cert, "TEMPORAL_TLS_CLIENT_KEY_PATH": key,
 			"TEMPORAL_TLS_SERVER_CA_CERT_PATH": caPath, "TEMPORAL_TLS_SERVER_NAME": "t.example"}, "t.example:7233", "default", true, false, false},
 		{"API key turns TLS on", map[string]string{"TEMPORAL_ADDRESS": "t.example:7233", "TEMPORAL_NAMESPACE": "ns", "TEMPORAL_API_KEY": apiKey}, "t.example:7233", "ns", true, true, false},
-		{"profile", map[string]string{"TEMPORAL_PROFILE": "prod", "TEMPORAL_CONFIG_FILE": toml}, "prod.tmprl.example:7233", "shop.a1b2c", false, false, false},
-		{"variables over the profile", map[string]string{"TEMPORAL_PROFILE": "prod", "TEMPORAL_CONFIG_FILE": toml, "TEMPORAL_ADDRESS": "other:7233"}, "other:7233", "shop.a1b2c", false, false, false},
+		{"profile", map[string]string{"TEMPORAL_PROFILE": "prod", "TEMPORAL_CONFIG_FILE": toml, "TEMPORAL_ALLOW_PLAINTEXT": "1"}, "prod.tmprl.example:7233", "shop.a1b2c", false, false, false},
+		{"variables over the profile", map[string]string{"TEMPORAL_PROFILE": "prod", "TEMPORAL_CONFIG_FILE": toml, "TEMPORAL_ADDRESS": "other:7233", "TEMPORAL_ALLOW_PLAINTEXT": "1"}, "other:7233", "shop.a1b2c", false, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -66,6 +66,36 @@ func TestTemporalConnectionFromTheSDKVariables(t *testing.T) {
 		return v, ok
 	})
 	require.ErrorContains(t, err, "TEMPORAL_PROFILE")
+}
+
+// TestPlaintextTemporalOffThisMachineIsRefused: a frontend elsewhere is
+// dialled with TLS (mTLS or an API key), or plaintext only when
+// TEMPORAL_ALLOW_PLAINTEXT=1 says so in writing; this machine's own
+// server (make run, the drill) needs neither.
+func TestPlaintextTemporalOffThisMachineIsRefused(t *testing.T) {
+	cases := []struct {
+		name   string
+		vars   map[string]string
+		refuse string
+	}{
+		{"cluster without TLS", map[string]string{"TEMPORAL_ADDRESS": "temporal-frontend.temporal.svc:7233"}, "TEMPORAL_ALLOW_PLAINTEXT=1"},
+		{"profile without TLS", map[string]string{"TEMPORAL_ADDRESS": "10.0.0.7:7233", "TEMPORAL_NAMESPACE": "shop"}, "has no TLS"},
+		{"a typo is not a yes", map[string]string{"TEMPORAL_ADDRESS": "temporal:7233", "TEMPORAL_ALLOW_PLAINTEXT": "true"}, "must be 1 or unset"},
+		{"allowed in writing", map[string]string{"TEMPORAL_ADDRESS": "temporal:7233", "TEMPORAL_ALLOW_PLAINTEXT": "1"}, ""},
+		{"an API key turns TLS on", map[string]string{"TEMPORAL_ADDRESS": "ns.tmprl.example:7233", "TEMPORAL_API_KEY": "k-123"}, ""},
+		{"loopback", map[string]string{"TEMPORAL_ADDRESS": "127.0.0.1:7233"}, ""},
+		{"localhost", map[string]string{"TEMPORAL_ADDRESS": "localhost:7233"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Load(func(k string) (string, bool) { v, ok := c.vars[k]; return v, ok })
+			if c.refuse == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, c.refuse)
+		})
+	}
 }
 
 // TestTemporalCompressionOnlyOffLoopback: calls to a server on this
