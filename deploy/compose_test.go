@@ -34,6 +34,8 @@ var requiredSecrets = []string{
 	"TWILIO_AUTH_TOKEN=twiliosecret",
 	"STRIPE_WEBHOOK_SECRET=whsec_0123456789abcdef",
 	"BOOKONCE_CUSTOMER_ID_KEY=0123456789abcdef0123456789abcdef",
+	"OPS_SESSION_SECRET=0123456789abcdef0123456789abcdef",
+	"OPERATION_ID_SECRET=fedcba9876543210fedcba9876543210",
 	"TENANTS_FILE=./deploy/tenants.demo.yaml",
 }
 
@@ -229,6 +231,8 @@ func TestComposeServicesPassSecretsCheck(t *testing.T) {
 		{"dev twilio token", []string{"TWILIO_AUTH_TOKEN=" + config.DevTwilioAuthToken}, config.SecretTwilio},
 		{"compose's old webhook secret", []string{"STRIPE_WEBHOOK_SECRET=" + config.DevStripeWebhookSecret}, config.SecretStripeWebhook},
 		{"dev customer key", []string{"BOOKONCE_CUSTOMER_ID_KEY=" + customerid.DevSecret}, config.SecretCustomerID},
+		{"dev ops session secret", []string{"OPS_SESSION_SECRET=" + config.DevOpsSessionSecret}, config.SecretOpsSession},
+		{"short operation ID secret", []string{"OPERATION_ID_SECRET=abc"}, config.SecretOperationID},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

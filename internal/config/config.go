@@ -118,6 +118,15 @@ type Config struct {
 	// customer keys that stand for phone numbers in workflow IDs and
 	// search attributes (package customerid). Never logged.
 	CustomerIDKey string
+	// OpsSessionSecret keys the ops page's session cookies and CSRF
+	// tokens, OperationIDSecret signs the agent tools' operation IDs
+	// (OPS_SESSION_SECRET, OPERATION_ID_SECRET): secrets of their own, so
+	// that neither the Twilio token nor a tenants file's token digests
+	// let anybody forge a session, and so that rotating one (everybody
+	// signs in again) leaves the other (retries of bookings under way)
+	// alone. Every gateway replica shares them; never logged.
+	OpsSessionSecret  string
+	OperationIDSecret string
 
 	// Timezone is the business time zone of opening hours and spoken times.
 	Timezone *time.Location
@@ -272,6 +281,8 @@ func (r *reader) settings() Config {
 		TwilioFrom:        r.get("TWILIO_FROM", "+4930123456"),
 		TwilioAPIURL:      r.url("TWILIO_API_URL", ""),
 		CustomerIDKey:     r.get(customerid.Var, customerid.DevSecret),
+		OpsSessionSecret:  r.get(string(SecretOpsSession), DevOpsSessionSecret),
+		OperationIDSecret: r.get(string(SecretOperationID), DevOperationIDSecret),
 		IdempotencyTTL:    r.dur("IDEMPOTENCY_TTL", "72h"),
 		KeysPerMinute:     r.num("IDEMPOTENCY_KEYS_PER_MINUTE", "6000", 0, math.MaxInt, "a number of keys, 0 for no cap"),
 		HoldTTL:           r.dur("HOLD_TTL", "10m"),

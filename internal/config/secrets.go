@@ -29,29 +29,39 @@ const DevStripeWebhookSecret = "whsec_compose_local_only"
 // never talks to Twilio, is not refused for lacking a Twilio token.
 type Secret string
 
-// The secrets with development values. The ops page's session key is
-// derived from TWILIO_AUTH_TOKEN, so it is covered by SecretTwilio.
+// The secrets with development values.
 const (
 	SecretAPITokens     Secret = "BOOKONCE_API_TOKENS"
 	SecretTwilio        Secret = "TWILIO_AUTH_TOKEN"
 	SecretStripeWebhook Secret = "STRIPE_WEBHOOK_SECRET"
 	SecretCustomerID    Secret = customerid.Var
+	SecretOpsSession    Secret = "OPS_SESSION_SECRET"
+	SecretOperationID   Secret = "OPERATION_ID_SECRET"
 )
+
+// The published development values of the gateway's signing secrets.
+const (
+	DevOpsSessionSecret  = "bookonce-dev-ops-session-secret"
+	DevOperationIDSecret = "bookonce-dev-operation-id-secret"
+)
+
+// minSigningSecret is the shortest signing secret accepted when exposed.
+const minSigningSecret = 32
 
 // The secrets each kind of process uses (stack.Command, stack.Begin): the
 // worker calls the APIs with BOOKONCE_API_TOKENS and Twilio with its
 // token; the gateway verifies Twilio's and the payment provider's webhooks
-// (and keys the ops sessions with the Twilio token); the payment API signs
-// its webhooks; the calendar API authenticates by the tenants' digests
-// only; cmd/dev runs them all. The gateway also keys customers
+// and signs the ops sessions and the agent's operation IDs; the payment
+// API signs its webhooks; the calendar API authenticates by the tenants'
+// digests only; cmd/dev runs them all. The gateway also keys customers
 // (BOOKONCE_CUSTOMER_ID_KEY) for the conversation IDs it starts and the
 // agent's and ops page's look-ups.
 var (
 	WorkerSecrets   = []Secret{SecretAPITokens, SecretTwilio}
-	GatewaySecrets  = []Secret{SecretTwilio, SecretStripeWebhook, SecretCustomerID}
+	GatewaySecrets  = []Secret{SecretTwilio, SecretStripeWebhook, SecretCustomerID, SecretOpsSession, SecretOperationID}
 	PaymentsSecrets = []Secret{SecretStripeWebhook}
 	CalendarSecrets = []Secret{}
-	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook, SecretCustomerID}
+	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook, SecretCustomerID, SecretOpsSession, SecretOperationID}
 )
 
 // Exposed lists the settings (NAME=value) that make a process reachable
@@ -127,12 +137,16 @@ func (c Config) devProblem(s Secret) string {
 		}
 	case SecretTwilio:
 		if c.TwilioAuthToken == DevTwilioAuthToken {
-			return fmt.Sprintf("%s is the development token (also the key of the ops page's sessions): set the auth token of your Twilio account", s)
+			return fmt.Sprintf("%s is the development token: set the auth token of your Twilio account", s)
 		}
 	case SecretStripeWebhook:
 		if c.StripeWebhookSecret == DevStripeWebhookSecret {
 			return fmt.Sprintf("%s is the published %s: set your endpoint's signing secret, or whsec_ and a random one (openssl rand -hex 32)", s, DevStripeWebhookSecret)
 		}
+	case SecretOpsSession:
+		return signingProblem(s, c.OpsSessionSecret, DevOpsSessionSecret, "anybody could sign an ops session")
+	case SecretOperationID:
+		return signingProblem(s, c.OperationIDSecret, DevOperationIDSecret, "anybody could sign an operation ID")
 	case SecretCustomerID:
 		if c.CustomerIDKey == customerid.DevSecret {
 			return fmt.Sprintf("%s is the published development secret, with which anybody can test a guessed phone number against a workflow ID: set a random one (openssl rand -hex 32) in every gateway and CLI", s)
@@ -180,4 +194,16 @@ func (c Config) DevSecretsWarning() string {
 		return ""
 	}
 	return "DEVELOPMENT SECRETS IN USE while reachable from other hosts, allowed by " + AllowDevSecretsVar + "=1: " + strings.Join(c.DevSecretsAllowed, "; ")
+}
+
+// signingProblem says what is wrong with a signing secret: its published
+// development value, or fewer than minSigningSecret characters.
+func signingProblem(s Secret, v, dev, risk string) string {
+	switch {
+	case v == dev:
+		return fmt.Sprintf("%s is the published development secret, with which %s: set a random one (openssl rand -hex 32), the same in every gateway", s, risk)
+	case len(v) < minSigningSecret:
+		return fmt.Sprintf("%s has fewer than %d characters: set a random one (openssl rand -hex 32)", s, minSigningSecret)
+	}
+	return ""
 }

@@ -18,7 +18,8 @@ const longToken = "0123456789abcdef0123456789abcdef"
 // the secrets the process uses; BOOKONCE_ALLOW_DEV_SECRETS=1 lets them
 // through with a warning.
 func TestCheckSecrets(t *testing.T) {
-	good := map[string]string{"BOOKONCE_API_TOKENS": "demo:" + longToken, "TWILIO_AUTH_TOKEN": "real-twilio-token", "BOOKONCE_CUSTOMER_ID_KEY": longToken}
+	good := map[string]string{"BOOKONCE_API_TOKENS": "demo:" + longToken, "TWILIO_AUTH_TOKEN": "real-twilio-token", "BOOKONCE_CUSTOMER_ID_KEY": longToken,
+		"OPS_SESSION_SECRET": longToken + "s", "OPERATION_ID_SECRET": longToken + "o"}
 	with := func(base map[string]string, kv ...string) map[string]string {
 		m := map[string]string{}
 		for k, v := range base {
@@ -41,10 +42,12 @@ func TestCheckSecrets(t *testing.T) {
 		{"dev defaults on 0.0.0.0", map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080"}, config.AllSecrets,
 			[]string{"GATEWAY_LISTEN=0.0.0.0:8080", "BOOKONCE_API_TOKENS", "dev-token", "TWILIO_AUTH_TOKEN", "BOOKONCE_ALLOW_DEV_SECRETS=1"}, false},
 		{"empty host listens everywhere", map[string]string{"WORKER_LISTEN": ":8083"}, config.WorkerSecrets, []string{"WORKER_LISTEN=:8083", "TWILIO_AUTH_TOKEN"}, false},
-		{"agent tools reachable (operation IDs are signed with a key from the Twilio token)", map[string]string{"AGENT_LISTEN": "0.0.0.0:8084"}, config.GatewaySecrets,
-			[]string{"AGENT_LISTEN=0.0.0.0:8084", "TWILIO_AUTH_TOKEN"}, false},
-		{"admin listener reachable (ops sessions are keyed with the Twilio token)", map[string]string{"ADMIN_LISTEN": "0.0.0.0:8090"}, config.GatewaySecrets,
-			[]string{"ADMIN_LISTEN=0.0.0.0:8090", "TWILIO_AUTH_TOKEN"}, false},
+		{"agent tools reachable with the published operation ID secret", with(good, "AGENT_LISTEN", "0.0.0.0:8084", "OPERATION_ID_SECRET", config.DevOperationIDSecret), config.GatewaySecrets,
+			[]string{"AGENT_LISTEN=0.0.0.0:8084", "OPERATION_ID_SECRET is the published development secret"}, false},
+		{"admin listener reachable with the published ops session secret", with(good, "ADMIN_LISTEN", "0.0.0.0:8090", "OPS_SESSION_SECRET", config.DevOpsSessionSecret), config.GatewaySecrets,
+			[]string{"ADMIN_LISTEN=0.0.0.0:8090", "OPS_SESSION_SECRET is the published development secret"}, false},
+		{"a short signing secret", with(good, "ADMIN_LISTEN", "0.0.0.0:8090", "OPS_SESSION_SECRET", "abc"), config.GatewaySecrets,
+			[]string{"OPS_SESSION_SECRET has fewer than 32 characters"}, false},
 		{"public PUBLIC_BASE_URL", map[string]string{"PUBLIC_BASE_URL": "https://book.example.com"}, config.GatewaySecrets,
 			[]string{"PUBLIC_BASE_URL=https://book.example.com", "TWILIO_AUTH_TOKEN"}, false},
 		{"only the secrets a process uses", map[string]string{"CALENDAR_LISTEN": "0.0.0.0:8081"}, config.CalendarSecrets, nil, false},

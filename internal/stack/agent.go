@@ -60,11 +60,11 @@ func AgentService(a *agent.Service, gw *channels.Gateway, log *slog.Logger) web.
 	return web.Service{Name: "agent", Handler: a.Handler(gw.AuthLimiter), Health: gw.Health, Logger: log, Public: true}
 }
 
-// agentKey signs operation IDs with a secret every gateway replica shares
-// (derived from the Twilio auth token, as the ops sessions are), so an ID
-// one replica issued is honoured by another.
+// agentKey signs operation IDs with the secret every gateway replica
+// shares (OPERATION_ID_SECRET), so an ID one replica issued is honoured by
+// another.
 func agentKey(cfg config.Config) []byte {
-	m := hmac.New(sha256.New, []byte(cfg.TwilioAuthToken))
+	m := hmac.New(sha256.New, []byte(cfg.OperationIDSecret))
 	m.Write([]byte("bookonce agent operations"))
 	return m.Sum(nil)
 }

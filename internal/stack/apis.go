@@ -188,11 +188,11 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 	return gw, reg
 }
 
-// opsSessionKey keys the ops page's session cookies with a secret every
-// gateway replica shares (derived from the Twilio auth token, which they
-// all need), so a session works on all replicas and survives restarts.
+// opsSessionKey keys the ops page's session cookies with the secret every
+// gateway replica shares (OPS_SESSION_SECRET), so a session works on all
+// replicas and survives restarts.
 func opsSessionKey(cfg config.Config) []byte {
-	m := hmac.New(sha256.New, []byte(cfg.TwilioAuthToken))
+	m := hmac.New(sha256.New, []byte(cfg.OpsSessionSecret))
 	m.Write([]byte("bookonce ops sessions"))
 	return m.Sum(nil)
 }
