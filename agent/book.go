@@ -80,8 +80,9 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	key := dedupKey(c.Tenant, opKey, intentID, w.second)
 	if in.OperationID == "" {
 		// The implicit operation is the wish: once its booking is over
-		// (cancelled, ended), the same wish is a new booking.
-		if key, err = s.Dedup.Current(ctx, key); err != nil {
+		// (cancelled, ended) or moved to another slot, the same wish is a
+		// new booking.
+		if key, err = s.Dedup.Current(ctx, key, w.start.UTC()); err != nil {
 			return BookingAnswer{}, plan{}, fmt.Errorf("dedup decision (nothing was booked; the same call may be repeated): %w", err)
 		}
 	}

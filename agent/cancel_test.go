@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -118,4 +119,41 @@ func TestBookAgainAfterCancelIsANewBooking(t *testing.T) {
 	var now agent.BookingAnswer
 	require.Empty(t, call(t, s, agent.ToolGetBooking, map[string]any{"id": again.WorkflowID}, &now))
 	require.Equal(t, agent.StatusConfirmed, now.Status, now.Message)
+}
+
+// TestBookTheOldSlotAfterAMoveIsANewBooking: a booking moved from A to B
+// (by chat, the API or staff) no longer holds A. The agent's same wish
+// for A afterwards, without an operation ID, is a new booking of A, not
+// the replayed answer "confirmed" naming the booking that now sits at B
+// (seen in the drill: the customer was told A was booked and nothing
+// was). Both slots end with a confirmed row of the customer's.
+func TestBookTheOldSlotAfterAMoveIsANewBooking(t *testing.T) {
+	e := newEnv(t)
+	s := e.connect(t, devToken)
+	customer := newCustomer()
+	a, b := testsupport.Slot(t, time.Thursday, 11), testsupport.Slot(t, time.Thursday, 14)
+	wish := map[string]any{"customer": customer, "service": "tire-change", "start": a.Format(time.RFC3339)}
+	var first, again agent.BookingAnswer
+	require.Empty(t, call(t, s, agent.ToolBookAppointment, wish, &first))
+	require.Equal(t, agent.StatusConfirmed, first.Status, first.Message)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	moved, err := workflows.RescheduleAppointment(ctx, e.tc, first.WorkflowID, "test-move-"+customer, workflows.RescheduleRequest{Start: b})
+	require.NoError(t, err)
+	require.True(t, moved.SlotStart.Equal(b), "moved to %s", moved.SlotStart)
+
+	require.Empty(t, call(t, s, agent.ToolBookAppointment, wish, &again))
+	if again.Status == agent.StatusNeedsConfirmation {
+		// Within the dedup window the booking at B makes A a possible
+		// second appointment: the agent asks, the customer says yes.
+		require.Contains(t, again.Message, first.BookingID, "the question names the booking at B")
+		wish["confirm_second"] = true
+		require.Empty(t, call(t, s, agent.ToolBookAppointment, wish, &again))
+	}
+	require.Equal(t, agent.StatusConfirmed, again.Status, again.Message)
+	require.NotEqual(t, first.WorkflowID, again.WorkflowID, "a new booking, not the moved one")
+	for _, slot := range []time.Time{a, b} {
+		require.Equal(t, 1, e.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed' AND lower(slot) = $2`, customer, slot.UTC()),
+			"one confirmed booking at %s", slot)
+	}
 }

@@ -140,15 +140,16 @@ func (s *Store) follow(ctx context.Context, tx pgx.Tx, tenant string, r openInte
 // maxGenerations bounds how many bookings one standing key follows.
 const maxGenerations = 50
 
-// Current is the key a standing operation decides under now. A caller
-// whose key names the wish rather than one request (the agent's call
-// without an operation ID) replays one decision for every repeat; once
-// the booking that decision started is over (Target), the same wish is a
-// new business operation and needs a key of its own. That key is derived
+// Current is the key a standing operation for slot decides under now. A
+// caller whose key names the wish rather than one request (the agent's
+// call without an operation ID) replays one decision for every repeat;
+// once the booking that decision started no longer holds slot (Target:
+// it is over, or it was moved to another slot), the same wish is a new
+// business operation and needs a key of its own. That key is derived
 // from the booking before it, so parallel and repeated calls after the
-// cancel converge on one new decision, and the chain stays walkable.
-// Without Target, key stands.
-func (s *Store) Current(ctx context.Context, key string) (string, error) {
+// cancel or move converge on one new decision, and the chain stays
+// walkable. Without Target, key stands.
+func (s *Store) Current(ctx context.Context, key string, slot time.Time) (string, error) {
 	if s.Target == nil {
 		return key, nil
 	}
@@ -166,11 +167,18 @@ func (s *Store) Current(ctx context.Context, key string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("dedup current key: read booking %s: %w", workflowID, err)
 		}
-		if !t.Over {
+		if !t.Over && !movedAway(t, slot) {
 			return key, nil
 		}
 		sum := sha256.Sum256([]byte(workflowID))
 		key = base + "/after:" + hex.EncodeToString(sum[:8])
 	}
 	return "", fmt.Errorf("dedup current key: %s has been booked and ended %d times; ask a person", base, maxGenerations)
+}
+
+// movedAway reports whether the live booking t was moved off slot: a
+// booking moved back onto it holds it again, and one whose slot is not
+// known yet holds its intent's own.
+func movedAway(t Target, slot time.Time) bool {
+	return !t.Slot.IsZero() && !t.Slot.Equal(slot)
 }
