@@ -82,9 +82,11 @@ func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
 	if err != nil {
 		// A session whose answer was lost was never sent: nobody holds its
 		// URL (about 143 random bits), and it lapses on its own.
-		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+		uerr := p.undo(ctx)
+		if uerr != nil && p.saga.durable {
 			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
 		}
+		p.state.NothingHeld = uerr == nil
 		return p.finish(ctx, PaymentFailed, reasonLinkUnavailable+": "+err.Error())
 	}
 	p.state.SessionID, p.state.PaymentURL, p.state.PaymentExpiresAt = link.Session.ID, link.Session.URL, link.Session.ExpiresAt

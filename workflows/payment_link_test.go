@@ -7,6 +7,8 @@ package workflows_test
 // out, as a lost webhook would.
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -249,4 +251,33 @@ func TestUnitLinkPaidDuringAnOutageIsReadWhenTheAPIIsBack(t *testing.T) {
 	require.Len(t, captures, 1)
 	require.Less(t, captures[0].At.Sub(outageEnds), 2*time.Minute, "read again soon after the API was back")
 	require.Empty(t, f.started("ExpirePaymentLink"), "no deadline reached")
+}
+
+// TestUnitLinkNeverMadeLeavesNothingToVoid: an outage of the payment API
+// outlasts every round of creating the link. No link was sent, so nothing
+// can ever be paid, and the payment saga says so: the appointment ends at
+// once, told and released, instead of voiding by reference against a
+// search that lags writes (Stripe's), which never proves the absence (in
+// the drill such a booking's compensation retried until its week's bound
+// and the wish stayed open).
+func TestUnitLinkNeverMadeLeavesNothingToVoid(t *testing.T) {
+	env, f := newUnitLinkEnv(t)
+	f.link.down = func() bool { return true }
+	f.void = func(_ context.Context, in activities.IntentInput) (activities.IntentResult, error) {
+		if in.IntentID == "" {
+			return activities.IntentResult{}, errors.New("the search, which lags writes, shows no deposit yet: not proven absent")
+		}
+		return activities.IntentResult{}, nil
+	}
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	st := unitResult(t, env)
+
+	require.Equal(t, workflows.StatusPaymentFailed, st.Status)
+	require.Contains(t, st.Reason, "payment_link_unavailable")
+	require.Empty(t, st.ReviewCase, "nothing for a person: nothing was paid")
+	require.Equal(t, 0, f.link.created)
+	require.NotContains(t, f.sequence("appointment"), "VoidDeposit void-deposit", "no search for a deposit that cannot exist")
+	require.Contains(t, f.sequence("appointment"), "ReleaseHold release-hold")
+	msg := f.messages()["appointment/send-payment-unavailable"]
+	require.Contains(t, msg.Text, "nicht gebucht und nichts berechnet")
 }

@@ -117,5 +117,11 @@ type PaymentState struct {
 	SessionID        string    `json:"session_id,omitempty"`
 	PaymentURL       string    `json:"payment_url,omitempty"`
 	PaymentExpiresAt time.Time `json:"payment_expires_at,omitzero"`
-	Steps            []Step    `json:"steps"`
+	// NothingHeld: the saga proved that no deposit is or ever will be
+	// held although it names no intent (its payment link was never
+	// created, so nobody holds a URL to pay), so the appointment's void
+	// has nothing to look up: a search that lags writes (Stripe's) could
+	// never prove that absence.
+	NothingHeld bool   `json:"nothing_held,omitempty"`
+	Steps       []Step `json:"steps"`
 }

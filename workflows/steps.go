@@ -172,6 +172,14 @@ func (a *appointment) release(ctx workflow.Context) error {
 // whether money stays captured.
 const versionVoidKnownIntent = "void-known-intent"
 
+// versionLinkNeverMade: a payment saga whose link could not be created
+// (an outage of the payment API) has nothing to void, and says so
+// (PaymentState.NothingHeld). Before, the appointment then voided by
+// reference, and a search that lags writes never proved the absence: the
+// booking's compensation retried for a week and the customer's wish
+// stayed open.
+const versionLinkNeverMade = "link-never-made"
+
 func (a *appointment) voidDeposit(ctx workflow.Context) error {
 	intentID := a.state.IntentID
 	undone := false // the payment saga ended with nothing held
@@ -195,6 +203,10 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 					intentID = final.IntentID
 				}
 				undone = final.IntentID == "" && (final.Status == PaymentVoided || final.Status == PaymentExpired)
+				if !undone && final.IntentID == "" && final.NothingHeld &&
+					workflow.GetVersion(ctx, versionLinkNeverMade, workflow.DefaultVersion, 1) >= 1 {
+					undone = true
+				}
 			}
 		}
 	}
