@@ -320,7 +320,7 @@ func (c *changer) moveAnswer(ctx context.Context, a *appliedChange, s Scenario) 
 func (c *changer) confirmLateCancel(ctx context.Context, s Scenario, since time.Time, rng *rand.Rand) string {
 	asked, from := false, 0
 	for {
-		heard, at := c.await(ctx, s.Customer, since, from, keptQuestion, cancelledWord, inFlightWords, staffWords)
+		heard, at := c.await(ctx, s.Customer, since, from, cancelAnswers...)
 		from = at + 1
 		switch {
 		case heard == keptQuestion && !asked:
@@ -344,13 +344,31 @@ func (c *changer) confirmLateCancel(ctx context.Context, s Scenario, since time.
 // person's case (cancel_confirmed and its kin: "Ein Mitarbeiter …"; not
 // cancel_not_recorded, which names the Stornierungswunsch too but asks
 // the customer to write again: no answer the drill may count as handled).
+// The cancelled word keeps its full stop: bare "storniert" also stands in
+// cancel_several ("welche storniert werden soll") and cancel_not_possible
+// ("kann nicht mehr storniert werden"), where nothing was cancelled, and a
+// rebook sent on either was rightly answered "already in progress".
 const (
 	keptQuestion   = "Möchten Sie trotzdem absagen"
-	cancelledWord  = "storniert"
+	cancelledWord  = "storniert."
 	inFlightWords  = "Wir stornieren"
 	staffWords     = "Ein Mitarbeiter"
 	lateCancelWait = 3 * time.Minute
 )
+
+// cancelAnswers are the answers to a cancel in their order of priority
+// within one message.
+var cancelAnswers = []string{keptQuestion, cancelledWord, inFlightWords, staffWords}
+
+// firstWord returns the first of words that body contains, or "".
+func firstWord(body string, words []string) string {
+	for _, w := range words {
+		if strings.Contains(body, w) {
+			return w
+		}
+	}
+	return ""
+}
 
 // answerOf names the answers in the report.
 var answerOf = map[string]string{cancelledWord: "cancelled", inFlightWords: "cancelling_in_saga", staffWords: "with_staff"}
@@ -370,10 +388,8 @@ func (c *changer) await(ctx context.Context, customer string, since time.Time, f
 			if !strings.HasSuffix(m.To, customer) || m.DateCreated.Before(since.Add(-time.Second)) {
 				continue
 			}
-			for _, w := range words {
-				if strings.Contains(m.Body, w) {
-					return w, i
-				}
+			if w := firstWord(m.Body, words); w != "" {
+				return w, i
 			}
 		}
 		from = len(msgs)

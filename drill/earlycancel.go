@@ -213,10 +213,8 @@ func answeredCancel(msgs []twilio.FakeMessage, customer string, since time.Time)
 		if !strings.HasSuffix(m.To, customer) || m.DateCreated.Before(since.Add(-time.Second)) {
 			continue
 		}
-		for _, w := range []string{keptQuestion, cancelledWord, inFlightWords, staffWords} {
-			if strings.Contains(m.Body, w) {
-				return true
-			}
+		if firstWord(m.Body, cancelAnswers) != "" {
+			return true
 		}
 	}
 	return false
