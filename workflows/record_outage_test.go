@@ -3,6 +3,9 @@ package workflows_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -51,8 +54,10 @@ func liftAfter(t *testing.T, o *testsupport.Outage, n int) {
 // TestRecordHistoriesOutage records the sagas meeting an outage on the
 // real stack: a hold whose answer was lost, settled by a lookup that asks
 // until the calendar is back (versioned: hold-reconcile-outlasts-outage),
-// and a paid link whose read failed, read again after a pause (versioned:
-// reread-payment-link). Runs with `make histories`.
+// a paid link whose read failed, read again after a pause (versioned:
+// reread-payment-link), and a link the payment API refused to create,
+// which leaves nothing to void (versioned: link-never-made). Runs with
+// `make histories`.
 func TestRecordHistoriesOutage(t *testing.T) {
 	if os.Getenv(recordHistoriesEnv) != "1" {
 		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
@@ -100,4 +105,46 @@ func TestRecordHistoriesOutage(t *testing.T) {
 		s.save(t, ctx, run.GetID(), "link-reread.appointment.json")
 		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "link-reread.payment.json")
 	})
+	t.Run("link-never-made", func(t *testing.T) {
+		tweaks := 0
+		s := newRecordStack(t, func(c *config.Config) {
+			if tweaks++; tweaks == 2 { // the worker's turn: the APIs run
+				c.PaymentsURL = refuseLinkCreation(t, c.PaymentsURL)
+			}
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		req := recordRequest(t, "+4915112340017", time.Tuesday, 16)
+		req.PaymentMethod, req.Channel = "", workflows.ChannelVoice
+		req.Tuning = outageTuning
+		run, st := s.book(t, ctx, req)
+		require.Equal(t, workflows.StatusPaymentFailed, st.Status, st.Reason)
+		var told int
+		require.NoError(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM outbox_messages WHERE reference = $1 AND kind = 'payment_unavailable'`, run.GetID()).Scan(&told))
+		require.Equal(t, 1, told, "the customer is told nothing was booked or charged")
+		s.save(t, ctx, run.GetID(), "link-never-made.appointment.json")
+		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "link-never-made.payment.json")
+	})
+}
+
+// refuseLinkCreation is a loopback proxy to the payment API that answers
+// every Checkout Session create with Stripe's invalid_request_error (a
+// final answer: no session exists) and forwards everything else.
+func refuseLinkCreation(t *testing.T, upstream string) string {
+	t.Helper()
+	u, err := url.Parse(upstream)
+	require.NoError(t, err)
+	forward := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/checkout/sessions" {
+			forward.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, werr := w.Write([]byte(`{"error":{"type":"invalid_request_error","param":"expires_at","message":"refused by the test"}}`))
+		require.NoError(t, werr)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

@@ -60,6 +60,8 @@ var recordedHistories = []string{
 	"lifecycle-cancel-published.booking.json",
 	"conversation-changes-outlast.conversation.json",
 	"conversation-wish-outlast.conversation.json",
+	"link-never-made.appointment.json",
+	"link-never-made.payment.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
