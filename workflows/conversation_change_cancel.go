@@ -121,8 +121,21 @@ func (c *conversation) alreadyCancelled(ctx workflow.Context, ev InboundEvent, c
 		}
 	}
 	ap := cancelled[0]
+	if ap.Lifecycle == string(StatusCancelling) && workflow.GetVersion(ctx, versionCancellingIsUnderWay, workflow.DefaultVersion, 1) >= 1 {
+		// Not cancelled yet (a refund may wait for the payment API):
+		// "already cancelled" would be false, and a customer who then asks
+		// for the slot again would be merged into the booking still ending.
+		c.reply(ctx, ev, c.text(tenants.TemplateChangePending, c.slot(ap.Service, ap.Current())))
+		return
+	}
 	c.reply(ctx, ev, c.text(tenants.TemplateCancelAlready, c.slot(ap.Service, ap.Current())))
 }
+
+// versionCancellingIsUnderWay: a cancel wish for a booking whose cancel
+// is still being carried out is answered "under way", no longer "already
+// cancelled" (the chaos drill: a rebook sent on that answer was merged
+// into the booking still being cancelled).
+const versionCancellingIsUnderWay = "cancelling-is-under-way"
 
 // cancelAsk cancels a confirmed booking, or first asks the customer to
 // confirm when the tenant's window has passed and the deposit would be
