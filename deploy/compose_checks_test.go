@@ -281,6 +281,29 @@ func checkTemporalSetup(p *types.Project) (out problems) {
 	return out
 }
 
+// checkPaymentsAdmin: the payment API's /metrics has a listener of its
+// own (PAYMENTS_ADMIN_LISTEN), published on the host's loopback only, and
+// the gateway's ops page scrapes it there, never the public payment port.
+func checkPaymentsAdmin(p *types.Project) (out problems) {
+	if pay, ok := service(p, "payments", &out); ok {
+		if got := envOf(pay, "PAYMENTS_ADMIN_LISTEN"); got != "0.0.0.0:8092" {
+			out.addf("payments: PAYMENTS_ADMIN_LISTEN=%q, want 0.0.0.0:8092 (the gateway scrapes it)", got)
+		}
+		for _, pc := range pay.Ports {
+			if pc.Target == 8092 && pc.HostIP != "127.0.0.1" {
+				out.addf("payments: the admin port 8092 is published on %q, want 127.0.0.1 only", pc.HostIP)
+			}
+		}
+	}
+	if gw, ok := service(p, "gateway", &out); ok {
+		scrape := strings.Split(envOf(gw, "OPS_SCRAPE_URLS"), ",")
+		if !slices.Contains(scrape, "http://payments:8092/metrics") || slices.Contains(scrape, "http://payments:8082/metrics") {
+			out.addf("gateway: OPS_SCRAPE_URLS %q must scrape the payment API's admin port (http://payments:8092/metrics), not its public one", envOf(gw, "OPS_SCRAPE_URLS"))
+		}
+	}
+	return out
+}
+
 type check struct {
 	name string
 	fn   func(*types.Project) problems
@@ -294,4 +317,5 @@ var checks = []check{
 	{"env complete", checkEnvComplete},
 	{"depends_on", checkDependsOn},
 	{"temporal setup", checkTemporalSetup},
+	{"payments admin", checkPaymentsAdmin},
 }

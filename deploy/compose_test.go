@@ -128,6 +128,11 @@ func TestChecksCanFail(t *testing.T) {
 		})},
 		{"depends_on", edit("postgres", func(s *types.ServiceConfig) { s.HealthCheck = nil })},
 		{"temporal setup", edit("temporal-namespace", func(s *types.ServiceConfig) { s.Command = nil })},
+		{"payments admin", edit("payments", func(s *types.ServiceConfig) { delete(s.Environment, "PAYMENTS_ADMIN_LISTEN") })},
+		{"payments admin", edit("payments", func(s *types.ServiceConfig) {
+			s.Ports = append(s.Ports, types.ServicePortConfig{Target: 8092, Published: "8092"}) // every interface
+		})},
+		{"payments admin", setEnv("gateway", "OPS_SCRAPE_URLS", "http://calendar:8081/metrics,http://payments:8082/metrics,http://worker:8083/metrics")},
 	}
 	for _, tc := range cases {
 		p := loadProject(t)

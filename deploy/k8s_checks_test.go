@@ -16,13 +16,13 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 )
 
-// adminPort is the gateway's admin listener (ADMIN_LISTEN): /ops,
-// /v1/review-cases and /metrics. adminClient labels the pods allowed to
-// reach it.
-const (
-	adminPort        = 8090
-	adminClientLabel = "bookonce.io/admin-client"
-)
+// adminPorts are the private listeners: the gateway's (ADMIN_LISTEN:
+// /ops, /v1/review-cases and /metrics) and the payment API's
+// (PAYMENTS_ADMIN_LISTEN: /metrics and the detailed /healthz).
+// adminClientLabel labels the pods allowed to reach them.
+var adminPorts = []int32{8090, 8092}
+
+const adminClientLabel = "bookonce.io/admin-client"
 
 // secretVars are the variables whose values are secrets: they may reach a
 // container only through a secretKeyRef.
@@ -187,7 +187,7 @@ func checkProbes(m *manifests) (out problems) {
 	return out
 }
 
-// checkAdminPrivate: the admin port is in no Service but the admin one
+// checkAdminPrivate: an admin port is in no Service but an admin one
 // (ClusterIP), and a NetworkPolicy admits only admin clients to it.
 func checkAdminPrivate(m *manifests) (out problems) {
 	for _, s := range m.services {
@@ -201,7 +201,7 @@ func checkAdminPrivate(m *manifests) (out problems) {
 				target = intStr(int(p.Port))
 			}
 			if !admin && m.servesAdmin(s.Spec.Selector, target) {
-				out.addf("Service %s: port %s reaches the admin port of the gateway", s.Name, p.Name)
+				out.addf("Service %s: port %s reaches an admin port", s.Name, p.Name)
 			}
 		}
 	}
@@ -218,7 +218,7 @@ func (m *manifests) servesAdmin(selector map[string]string, target intstr.IntOrS
 		}
 		for _, c := range d.Spec.Template.Spec.Containers {
 			for _, p := range c.Ports {
-				if p.ContainerPort == adminPort && declares(corev1.Container{Ports: []corev1.ContainerPort{p}}, target) {
+				if slices.Contains(adminPorts, p.ContainerPort) && declares(corev1.Container{Ports: []corev1.ContainerPort{p}}, target) {
 					return true
 				}
 			}
@@ -233,7 +233,7 @@ func (m *manifests) servesAdmin(selector map[string]string, target intstr.IntOrS
 func (m *manifests) checkAdminPolicy() (out problems) {
 	for _, d := range m.deployments {
 		podLabels := labels.Set(d.Spec.Template.Labels)
-		if !m.servesAdmin(d.Spec.Template.Labels, intStr(adminPort)) {
+		if !slices.ContainsFunc(adminPorts, func(p int32) bool { return m.servesAdmin(d.Spec.Template.Labels, intStr(int(p))) }) {
 			continue
 		}
 		guarded := false
@@ -256,11 +256,11 @@ func (m *manifests) checkAdminPolicy() (out problems) {
 	return out
 }
 
-// coversAdmin reports whether a rule with these ports covers the admin
+// coversAdmin reports whether a rule with these ports covers an admin
 // port (no ports: every port).
 func coversAdmin(ports []networkingv1.NetworkPolicyPort) bool {
 	return len(ports) == 0 || slices.ContainsFunc(ports, func(p networkingv1.NetworkPolicyPort) bool {
-		return p.Port == nil || (p.Port.Type == intstr.Int && p.Port.IntVal == adminPort) || (p.Port.Type == intstr.String && p.Port.StrVal == "admin")
+		return p.Port == nil || (p.Port.Type == intstr.Int && slices.Contains(adminPorts, p.Port.IntVal)) || (p.Port.Type == intstr.String && p.Port.StrVal == "admin")
 	})
 }
 

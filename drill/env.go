@@ -55,6 +55,10 @@ type env struct {
 	// replicaAddrs are the API replicas' addresses, by upstream;
 	// gatewayAddrs the gateway replicas' (scaled topology only).
 	replicaAddrs map[string][]string
+	// adminAddrs are the private listeners of the API replicas that serve
+	// their /metrics apart (the payment API's PAYMENTS_ADMIN_LISTEN), in
+	// replicaAddrs' order; an upstream without serves them on its own.
+	adminAddrs   map[string][]string
 	gatewayAddrs []gatewayAddrs
 	tc           client.Client
 	twilio       *twilio.FakeServer
@@ -105,14 +109,14 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	opts.progress("database %s", e.dbName)
 	e.twilio = twilio.NewFakeServer()
 	e.stops = append(e.stops, e.twilio.Close)
-	addrs, err := freeAddrs(3)
+	addrs, err := freeAddrs(4)
 	if err != nil {
 		return e, err
 	}
 	vars := map[string]string{
 		"DATABASE_URL": e.dbURL, "TEMPORAL_ADDRESS": addrs[0], "TEMPORAL_NAMESPACE": "default",
 		"TWILIO_ACCOUNT_SID": e.twilio.AccountSID, "TWILIO_AUTH_TOKEN": e.twilio.AuthToken,
-		"CALENDAR_LISTEN": addrs[1], "PAYMENTS_LISTEN": addrs[2],
+		"CALENDAR_LISTEN": addrs[1], "PAYMENTS_LISTEN": addrs[2], "PAYMENTS_ADMIN_LISTEN": addrs[3],
 		"WORKER_LISTEN": "127.0.0.1:0", "AGENT_LISTEN": "127.0.0.1:0", "OUTBOX_SEND_TIMEOUT": "15s", "LOG_FORMAT": "json", "LOG_LEVEL": "warn",
 		// The reconciler sweeps within the drill's orphan wait.
 		"RECONCILE_INTERVAL": "10s", "RECONCILE_GRACE": "15s",
@@ -124,6 +128,7 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	var gwListener net.Listener
 	upstreams := map[string]string{upstreamCalendar: "http://" + addrs[1], upstreamPayments: "http://" + addrs[2], upstreamTwilio: e.twilio.URL()}
 	e.replicaAddrs = map[string][]string{upstreamCalendar: {addrs[1]}, upstreamPayments: {addrs[2]}}
+	e.adminAddrs = map[string][]string{upstreamPayments: {addrs[3]}}
 	if opts.Topology == TopologyScaled {
 		if upstreams, err = e.frontReplicas(ctx); err != nil {
 			return e, err
@@ -219,17 +224,20 @@ func (e *env) startServices(ctx context.Context, env []string) error {
 	if err := e.temporal.start(ctx); err != nil {
 		return err
 	}
-	for _, a := range []struct{ name, role, listen string }{
-		{upstreamCalendar, roleCalendar, "CALENDAR_LISTEN"}, {upstreamPayments, rolePayments, "PAYMENTS_LISTEN"},
+	for _, a := range []struct{ name, role, listen, admin string }{
+		{upstreamCalendar, roleCalendar, "CALENDAR_LISTEN", ""}, {upstreamPayments, rolePayments, "PAYMENTS_LISTEN", "PAYMENTS_ADMIN_LISTEN"},
 	} {
 		addrs := e.replicaAddrs[a.name]
 		for i, addr := range addrs {
 			senv := env
-			if len(addrs) > 1 { // a replica listens on its own address, behind the round robin
+			if len(addrs) > 1 { // a replica listens on its own addresses, behind the round robin
 				senv = append(append([]string(nil), env...), a.listen+"="+addr)
+				if a.admin != "" {
+					senv = append(senv, a.admin+"="+e.metricsAddr(a.name, i))
+				}
 			}
 			svc := newService(replicaName(a.name, i, len(addrs)), a.role, addr, senv, e.opts, httpReady(addr))
-			svc.metrics = newRemoteGatherer(addr)
+			svc.metrics = newRemoteGatherer(e.metricsAddr(a.name, i))
 			e.apis[a.name] = append(e.apis[a.name], svc)
 			e.stops = append(e.stops, svc.close)
 			if err := svc.start(ctx); err != nil {
@@ -238,6 +246,16 @@ func (e *env) startServices(ctx context.Context, env []string) error {
 		}
 	}
 	return nil
+}
+
+// metricsAddr is where the i-th replica of the upstream name serves its
+// /metrics: its admin listener if it has one (the payment API's public
+// listener serves none), else its own address.
+func (e *env) metricsAddr(name string, i int) string {
+	if admin := e.adminAddrs[name]; i < len(admin) {
+		return admin[i]
+	}
+	return e.replicaAddrs[name][i]
 }
 
 // startProxies puts a fault proxy in front of each upstream URL and

@@ -23,7 +23,7 @@ import (
 func childEnv(t *testing.T, dbURL string, addrs []string) []string {
 	t.Helper()
 	return []string{"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + addrs[0], "TEMPORAL_NAMESPACE=default",
-		"CALENDAR_LISTEN=" + addrs[1], "PAYMENTS_LISTEN=" + addrs[2], "LOG_FORMAT=json", "LOG_LEVEL=warn"}
+		"CALENDAR_LISTEN=" + addrs[1], "PAYMENTS_LISTEN=" + addrs[2], "PAYMENTS_ADMIN_LISTEN=" + addrs[3], "LOG_FORMAT=json", "LOG_LEVEL=warn"}
 }
 
 // TestAPIProcessComesBackOnItsPortAfterSIGKILL: the drill's API processes
@@ -33,7 +33,7 @@ func childEnv(t *testing.T, dbURL string, addrs []string) []string {
 // counters of the killed one are carried into the report.
 func TestAPIProcessComesBackOnItsPortAfterSIGKILL(t *testing.T) {
 	_, dbURL := testsupport.DatabaseURL(t)
-	addrs, err := freeAddrs(3)
+	addrs, err := freeAddrs(4)
 	require.NoError(t, err)
 	opts := Options{LogDir: t.TempDir()}.withDefaults()
 	svc := newService(upstreamPayments, rolePayments, addrs[2], childEnv(t, dbURL, addrs), opts, httpReady(addrs[2]))
@@ -41,10 +41,10 @@ func TestAPIProcessComesBackOnItsPortAfterSIGKILL(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, svc.start(ctx))
 	first := svc.cmd.pid
-	metrics := newRemoteGatherer(addrs[2])
+	metrics := newRemoteGatherer(addrs[3])
 	families, err := metrics.Gather()
 	require.NoError(t, err)
-	require.NotEmpty(t, families, "the process's /metrics is scraped")
+	require.NotEmpty(t, families, "the process's /metrics is scraped, on its admin listener")
 
 	require.NoError(t, svc.stop(syscall.SIGKILL, 5*time.Second))
 	_, err = net.DialTimeout("tcp", addrs[2], time.Second)
@@ -72,7 +72,7 @@ func restartWorkflow(workflow.Context) (string, error) { return "done", nil }
 // start, that took 57 s: the membership table still routed to the dead
 // incarnation's history and matching addresses.)
 func TestTemporalProcessKeepsWorkflowsAcrossSIGKILL(t *testing.T) {
-	addrs, err := freeAddrs(3)
+	addrs, err := freeAddrs(4)
 	require.NoError(t, err)
 	ports, err := temporalPorts()
 	require.NoError(t, err)

@@ -123,17 +123,19 @@ func (e *env) front(ctx context.Context, targets []string) (string, error) {
 	return e.serveHandler(ctx, newRoundRobin(targets))
 }
 
-// frontReplicas allocates the scaled topology's replica addresses and
-// serves a round-robin proxy in front of each service: the calendar and
-// payment APIs (the fault proxies' upstreams), and the gateways' public,
-// admin and agent listeners. It returns the fault proxies' upstreams.
+// frontReplicas allocates the scaled topology's replica addresses (the
+// payment API replicas' admin listeners included) and serves a
+// round-robin proxy in front of each service: the calendar and payment
+// APIs (the fault proxies' upstreams), and the gateways' public, admin
+// and agent listeners. It returns the fault proxies' upstreams.
 func (e *env) frontReplicas(ctx context.Context) (map[string]string, error) {
 	n := e.opts.Topology.replicas()
-	addrs, err := freeAddrs(5 * n)
+	addrs, err := freeAddrs(6 * n)
 	if err != nil {
 		return nil, err
 	}
 	e.replicaAddrs = map[string][]string{upstreamCalendar: addrs[:n], upstreamPayments: addrs[n : 2*n]}
+	e.adminAddrs = map[string][]string{upstreamPayments: addrs[5*n:]}
 	var public, admin, agent []string
 	for i := range n {
 		g := gatewayAddrs{public: addrs[2*n+i], admin: addrs[3*n+i], agent: addrs[4*n+i]}
@@ -167,8 +169,8 @@ func (e *env) startGatewayReplicas(ctx context.Context, vars map[string]string, 
 	gatewayVars(e, vars, proxied)
 	var scrape []string
 	for _, name := range []string{upstreamCalendar, upstreamPayments} {
-		for _, a := range e.replicaAddrs[name] {
-			scrape = append(scrape, "http://"+a+"/metrics")
+		for i := range e.replicaAddrs[name] {
+			scrape = append(scrape, "http://"+e.metricsAddr(name, i)+"/metrics")
 		}
 	}
 	for _, g := range e.gatewayAddrs {

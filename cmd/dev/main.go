@@ -188,12 +188,13 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	gw, gwReg := stack.GatewayOn(c.gatewayReg, cfg, pool, c.gateway, tenants, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
 	tools := stack.Agent(cfg, pool, c.gateway, gwReg, gw, tenants, log)
 	if err := stack.ServeAll(ctx, g, log, map[string]web.Service{
-		cfg.GatewayListen:  stack.GatewayService(gw, gwReg, log),
-		cfg.AdminListen:    stack.AdminService(gw, gwReg, log),
-		cfg.AgentListen:    stack.AgentService(tools, gw, log),
-		cfg.CalendarListen: calendarSvc,
-		cfg.PaymentsListen: paymentsSvc,
-		cfg.WorkerListen:   workerSvc,
+		cfg.GatewayListen:       stack.GatewayService(gw, gwReg, log),
+		cfg.AdminListen:         stack.AdminService(gw, gwReg, log),
+		cfg.AgentListen:         stack.AgentService(tools, gw, log),
+		cfg.CalendarListen:      calendarSvc,
+		cfg.PaymentsListen:      paymentsSvc,
+		cfg.PaymentsAdminListen: stack.PaymentsAdminService(paymentsSvc),
+		cfg.WorkerListen:        workerSvc,
 	}); err != nil {
 		stack.Fatal(log, "listen", err)
 	}
@@ -244,7 +245,7 @@ func printReady(w io.Writer, cfg config.Config, uiURL, twilioNote, try string) {
 	fmt.Fprintf(w, "  Admin            http://%s   (review and booking APIs, /metrics, /healthz)\n", cfg.AdminListen)
 	fmt.Fprintf(w, "  Ops page         http://%s/ops   (sign in with a token from BOOKONCE_API_TOKENS)\n", cfg.AdminListen)
 	fmt.Fprintf(w, "  Calendar API     http://%s   (Authorization: Bearer <token from BOOKONCE_API_TOKENS>)\n", cfg.CalendarListen)
-	fmt.Fprintf(w, "  Payment API      http://%s\n", cfg.PaymentsListen)
+	fmt.Fprintf(w, "  Payment API      http://%s   (/metrics, /healthz on http://%s)\n", cfg.PaymentsListen, cfg.PaymentsAdminListen)
 	fmt.Fprintf(w, "  Agent tools      MCP http://%s/mcp, HTTP http://%s/v1/agent/tools   (Authorization: Bearer <token>)\n", cfg.AgentListen, cfg.AgentListen)
 	fmt.Fprintf(w, "  Messages         outbox -> %s\n", twilioNote)
 	fmt.Fprintf(w, "  Deposits         %s\n", depositNote(cfg))

@@ -58,6 +58,11 @@ type Config struct {
 	GatewayListen  string
 	CalendarListen string
 	PaymentsListen string
+	// PaymentsAdminListen is the payment API's private listener: its
+	// /metrics (tenant names and volumes) and detailed /healthz, apart
+	// from PaymentsListen, which serves the hosted payment page to the
+	// internet (loopback by default; keep it on a private network).
+	PaymentsAdminListen string
 	// AdminListen is the gateway's admin listener: the review and booking
 	// APIs, the ops page and /metrics, apart from the public webhooks of
 	// GatewayListen (loopback by default; put it behind a VPN or an
@@ -205,6 +210,9 @@ const (
 	// DevTwilioAuthToken is the development Twilio token: with it, `make
 	// run` sends messages to an in-process fake of Twilio's API.
 	DevTwilioAuthToken = "dev-twilio-auth-token"
+	// DefaultPaymentsAdminListen keeps the payment API's metrics on this
+	// machine.
+	DefaultPaymentsAdminListen = "127.0.0.1:8092"
 )
 
 // FromEnv reads the configuration from the process environment.
@@ -298,6 +306,8 @@ func (r *reader) settings() Config {
 		LLMModel:          r.get("LLM_MODEL", "gpt-4o-mini"),
 		LogFormat:         r.get("LOG_FORMAT", "text"),
 		LogLevel:          r.get("LOG_LEVEL", "info"),
+
+		PaymentsAdminListen: r.get("PAYMENTS_ADMIN_LISTEN", DefaultPaymentsAdminListen),
 	}
 }
 
@@ -344,7 +354,7 @@ func (r *reader) derived(c *Config) {
 		r.fail(err.Error())
 	}
 	c.CodecOrigins = codecOrigins(r.get("CODEC_CORS_ORIGINS", ""), c.TemporalUIPort)
-	r.errs = append(r.errs, gatewayListenersApart(*c)...)
+	r.errs = append(r.errs, listenersApart(*c)...)
 	if err := llmInClear(c.LLMBaseURL, c.LLMAPIKey); err != nil {
 		r.fail(err.Error())
 	}
@@ -371,18 +381,29 @@ func llmInClear(base, key string) error {
 	return fmt.Errorf("LLM_BASE_URL %q is not https: LLM_API_KEY and the customers' messages would travel in clear (http is allowed on loopback only)", base)
 }
 
-// gatewayListenersApart refuses gateway listeners that share an address:
-// the gateway serves them from one process, and the admin surface on the
-// public address would be served to the internet.
-func gatewayListenersApart(c Config) []string {
-	ls := []struct{ name, addr string }{
+// listenersApart refuses listeners of one process that share an
+// address: a process keys its services by address, so one would silently
+// take over the other, and an admin surface on the public address would
+// be served to the internet.
+func listenersApart(c Config) []string {
+	return append(apart("gateway", []listener{
 		{"GATEWAY_LISTEN", c.GatewayListen}, {"ADMIN_LISTEN", c.AdminListen}, {"AGENT_LISTEN", c.AgentListen},
-	}
+	}), apart("payment API", []listener{
+		{"PAYMENTS_LISTEN", c.PaymentsListen}, {"PAYMENTS_ADMIN_LISTEN", c.PaymentsAdminListen},
+	})...)
+}
+
+// listener is a listen variable and its address.
+type listener struct{ name, addr string }
+
+// apart reports every pair of one process's listeners that would take
+// one port.
+func apart(process string, ls []listener) []string {
 	var errs []string
 	for i := range ls {
 		for _, o := range ls[i+1:] {
 			if sameListener(ls[i].addr, o.addr) {
-				errs = append(errs, fmt.Sprintf("%s and %s are both %s: each gateway listener needs an address of its own (the admin one must stay private)", ls[i].name, o.name, o.addr))
+				errs = append(errs, fmt.Sprintf("%s and %s are both %s: each %s listener needs an address of its own (the admin one must stay private)", ls[i].name, o.name, o.addr, process))
 			}
 		}
 	}
@@ -493,8 +514,8 @@ func (c Config) Tenants() []string {
 }
 
 // scrapeURLs parses OPS_SCRAPE_URLS (comma-separated; "none" for none).
-// Unset, it names the calendar and payment APIs and the worker as this
-// configuration reaches them.
+// Unset, it names the calendar API, the payment API's admin listener and
+// the worker as this configuration reaches them.
 func scrapeURLs(v string, c Config) []string {
 	switch v {
 	case "none":
@@ -504,7 +525,7 @@ func scrapeURLs(v string, c Config) []string {
 		if isStripe(c.PaymentsURL) { // Stripe has no /metrics of ours
 			return []string{c.CalendarURL + "/metrics", "http://" + worker + "/metrics"}
 		}
-		return []string{c.CalendarURL + "/metrics", c.PaymentsURL + "/metrics", "http://" + worker + "/metrics"}
+		return []string{c.CalendarURL + "/metrics", paymentsMetricsURL(c), "http://" + worker + "/metrics"}
 	}
 	var out []string
 	for _, u := range strings.Split(v, ",") {
@@ -513,6 +534,21 @@ func scrapeURLs(v string, c Config) []string {
 		}
 	}
 	return out
+}
+
+// paymentsMetricsURL is the payment API's /metrics: on the host
+// PAYMENTS_URL names, at the port of PAYMENTS_ADMIN_LISTEN (the public
+// listener serves none).
+func paymentsMetricsURL(c Config) string {
+	host := "127.0.0.1"
+	if u, err := url.Parse(c.PaymentsURL); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	port := "8092" // DefaultPaymentsAdminListen's, for an address without one
+	if _, p, err := net.SplitHostPort(c.PaymentsAdminListen); err == nil {
+		port = p
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/metrics"
 }
 
 // CustomerKeys is the Keyer of CustomerIDKey, which Load has checked.

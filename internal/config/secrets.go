@@ -73,6 +73,7 @@ func (c Config) Exposed() []string {
 		{"GATEWAY_LISTEN", c.GatewayListen}, {"CALENDAR_LISTEN", c.CalendarListen},
 		{"PAYMENTS_LISTEN", c.PaymentsListen}, {"WORKER_LISTEN", c.WorkerListen},
 		{"AGENT_LISTEN", c.AgentListen}, {"ADMIN_LISTEN", c.AdminListen},
+		{"PAYMENTS_ADMIN_LISTEN", c.PaymentsAdminListen},
 	} {
 		if l.addr == "" { // not served (a Config built in code)
 			continue

@@ -20,9 +20,10 @@ func RunCalendar(ctx context.Context, p Process) error {
 		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) }, RunTenants(reg))
 }
 
-// RunPayments is the payment API process: the Stripe-compatible API on
-// PAYMENTS_LISTEN, its idempotency-key reaper and its webhook deliverer,
-// until ctx ends.
+// RunPayments is the payment API process: the Stripe-compatible API and
+// the hosted payment page on PAYMENTS_LISTEN, its /metrics and detailed
+// /healthz on PAYMENTS_ADMIN_LISTEN, its idempotency-key reaper and its
+// webhook deliverer, until ctx ends.
 // cmd/payments runs it, and the chaos drill runs it in a child process.
 func RunPayments(ctx context.Context, p Process) error {
 	reg, err := LoadTenants(ctx, p.Config, p.Pool, p.Log)
@@ -31,8 +32,8 @@ func RunPayments(ctx context.Context, p Process) error {
 	}
 	svc, store := PaymentsService(p.Config, p.Pool, reg, p.Log)
 	webhooks := PaymentsWebhooks(p.Config, p.Pool, reg, p.Log)
-	p.Log.Info("payment API listening", "addr", p.Config.PaymentsListen)
-	return Serve(ctx, p.Log, map[string]web.Service{p.Config.PaymentsListen: svc},
+	p.Log.Info("payment API listening", "addr", p.Config.PaymentsListen, "admin_addr", p.Config.PaymentsAdminListen)
+	return Serve(ctx, p.Log, map[string]web.Service{p.Config.PaymentsListen: svc, p.Config.PaymentsAdminListen: PaymentsAdminService(svc)},
 		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) },
 		func(ctx context.Context) { webhooks.Run(ctx, DeliverEvery) }, RunTenants(reg))
 }

@@ -55,8 +55,12 @@ func CalendarService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 	return web.Service{Name: "calendar", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
 }
 
-// PaymentsService builds the Stripe-compatible payment API service; its
-// secret keys are the tenants' API tokens.
+// PaymentsService builds the payment API's public service
+// (PAYMENTS_LISTEN): the Stripe-compatible API, whose secret keys are the
+// tenants' API tokens, and the hosted payment page, which customers'
+// browsers reach from the internet. A /healthz without details, no
+// /metrics (PaymentsAdminService serves both), and no joining of a trace
+// a caller sends: the internet does not choose our trace IDs.
 func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON, Logger: log.With("service", "payments"), Sealer: cfg.PayloadCodec})
@@ -66,7 +70,14 @@ func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 		PageBaseURL: cfg.PaymentsPublicURL, // empty: the address the API was called on
 		SearchLag:   cfg.PaymentsSearchLag, // 0: search is consistent
 	}
-	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
+	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log, Public: true}, store
+}
+
+// PaymentsAdminService builds the payment API's private service
+// (PAYMENTS_ADMIN_LISTEN) for the public one: its /metrics and a
+// detailed /healthz, and no API.
+func PaymentsAdminService(public web.Service) web.Service {
+	return web.Service{Name: "payments-admin", Health: public.Health, Gatherer: public.Gatherer, Logger: public.Logger}
 }
 
 // DeliverEvery is how often the payment API delivers due webhooks and

@@ -6,16 +6,22 @@ package stack_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/idempotency"
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/web"
@@ -72,4 +78,105 @@ func TestPublicHealthzChecksOncePerInterval(t *testing.T) {
 		srv.Close()
 		require.Equal(t, c.checks, checks.Load(), "public %v", c.public)
 	}
+}
+
+// TestPaymentsMetricsAreOnlyOnThePrivateListener: the payment API's
+// public listener (PAYMENTS_LISTEN, which serves the hosted payment page
+// to the internet) serves no /metrics and a /healthz that says only "ok",
+// even with a tenant's token; its private listener
+// (PAYMENTS_ADMIN_LISTEN) serves the metrics, tenant names included, and
+// the detailed /healthz, and no API. Before, the public listener served
+// them to anyone. The process is stack.RunPayments, as cmd/payments runs
+// it, on loopback listeners.
+func TestPaymentsMetricsAreOnlyOnThePrivateListener(t *testing.T) {
+	cfg := testsupport.Config(t)
+	cfg.PaymentsListen, cfg.PaymentsAdminListen = freeAddr(t), freeAddr(t)
+	runPayments(t, cfg, testsupport.Database(t))
+	public, admin := "http://"+cfg.PaymentsListen, "http://"+cfg.PaymentsAdminListen
+	createPaymentIntent(t, public) // so that the metrics name the demo tenant
+
+	code, body := get(t, public+"/metrics")
+	require.NotEqual(t, http.StatusOK, code, "no metrics on the public listener")
+	require.NotContains(t, body, "# HELP")
+	require.NotContains(t, body, `tenant="demo"`)
+	code, body = get(t, public+"/healthz")
+	require.Equal(t, http.StatusOK, code)
+	require.JSONEq(t, `{"status":"ok"}`, body, "the public /healthz names nothing")
+
+	code, body = get(t, admin+"/metrics")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "bookonce_idempotency_claims_total{")
+	require.Contains(t, body, `tenant="demo"`)
+	code, body = get(t, admin+"/healthz")
+	require.Equal(t, http.StatusOK, code)
+	require.JSONEq(t, `{"status":"ok","service":"payments-admin"}`, body)
+	code, _ = get(t, admin+"/v1/payment_intents")
+	require.Equal(t, http.StatusNotFound, code, "the private listener serves no API")
+}
+
+// freeAddr is a loopback address nothing listens on, for a listener the
+// code under test binds itself.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := devserver.ListenFree("127.0.0.1")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// runPayments runs the payment API process on cfg's listeners until the
+// test ends, and waits until its public listener answers.
+func runPayments(t *testing.T, cfg config.Config, pool *pgxpool.Pool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- stack.RunPayments(ctx, stack.Process{Config: cfg, Pool: pool, Log: stack.Logger(cfg, testsupport.LogWriter(t))})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("payment API: %v", err)
+		}
+	})
+	testsupport.Eventually(t, 10*time.Second, "the payment API listening", func() bool {
+		code, _ := get(t, "http://"+cfg.PaymentsListen+"/healthz")
+		return code == http.StatusOK
+	})
+}
+
+// createPaymentIntent authorises a deposit through the API at base with
+// the demo tenant's token.
+func createPaymentIntent(t *testing.T, base string) {
+	t.Helper()
+	form := "amount=500&currency=eur&capture_method=manual&confirm=true&payment_method=pm_card_visa"
+	req, err := http.NewRequest(http.MethodPost, base+"/v1/payment_intents", strings.NewReader(form))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set(idempotency.HeaderKey, "security-test-intent")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusOK, res.StatusCode, string(body))
+}
+
+// get is a GET with the demo tenant's token: its status (0 when nothing
+// answers) and body.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+config.DefaultAPIToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(body)
 }

@@ -93,9 +93,10 @@ func (s tracedStack) whatsApp(t *testing.T, customer, text string) {
 // webhook's trace then holds the whole booking: the webhook's server span
 // as its root, the signal into the conversation, the appointment and
 // payment workflows, their activities and the server spans of the
-// calendar and payment APIs those activities called, with the operation
-// key and the downstream IDs as attributes. No span carries the
-// customer's phone number.
+// calendar API those activities called, with the operation key and the
+// downstream IDs as attributes. The payment API's listener is public, so
+// its server spans start traces of their own, linked to the booking's.
+// No span carries the customer's phone number.
 func TestOneTraceSpansAWholeBooking(t *testing.T) {
 	s := newTracedStack(t)
 	customer := fmt.Sprintf("+49151%08d", rand.IntN(100000000))
@@ -117,6 +118,7 @@ func TestOneTraceSpansAWholeBooking(t *testing.T) {
 	}
 	inTrace := sameTrace(spans, findSpan(t, spans, "RunActivity:HoldSlot"))
 	requireBookingTrace(t, inTrace, wish)
+	requirePaymentsLinked(t, spans, inTrace)
 	s.requireDownstreamIDs(t, inTrace)
 	s.requireSendTraced(t, spans, findSpan(t, inTrace, "RunActivity:SendConfirmation"))
 	requireNoPhoneNumber(t, spans, customer)
@@ -124,8 +126,9 @@ func TestOneTraceSpansAWholeBooking(t *testing.T) {
 
 // requireBookingTrace requires that the trace is the booking wish's: its
 // webhook the root, then the signal, the workflows, the activities and
-// the APIs' server spans; the conversation's run is not in it (it belongs
-// to the first message's trace).
+// the calendar API's server spans; the conversation's run is not in it
+// (it belongs to the first message's trace), nor is the public payment
+// API (requirePaymentsLinked).
 func requireBookingTrace(t *testing.T, inTrace []sdktrace.ReadOnlySpan, wish time.Time) {
 	t.Helper()
 	root := findSpan(t, inTrace, "gateway POST "+channels.RouteWhatsApp)
@@ -137,16 +140,40 @@ func requireBookingTrace(t *testing.T, inTrace []sdktrace.ReadOnlySpan, wish tim
 		"RunActivity:ExtractIntent", "RunActivity:DecideDedup", "StartChildWorkflow:AppointmentWorkflow",
 		"RunWorkflow:AppointmentWorkflow", "RunWorkflow:PaymentWorkflow",
 		"RunActivity:HoldSlot", "RunActivity:AuthorizeDeposit", "RunActivity:ConfirmHold", "RunActivity:CaptureDeposit",
-		"RunActivity:SendConfirmation", "calendar ", "payments ",
+		"RunActivity:SendConfirmation", "calendar ",
 	} {
 		findSpan(t, inTrace, name)
 	}
 	for _, sp := range inTrace {
 		require.NotEqual(t, "RunWorkflow:ConversationWorkflow", sp.Name())
-		if strings.HasPrefix(sp.Name(), "calendar ") || strings.HasPrefix(sp.Name(), "payments ") {
+		require.False(t, strings.HasPrefix(sp.Name(), "payments "), "the public payment API joined the caller's trace: %s", sp.Name())
+		if strings.HasPrefix(sp.Name(), "calendar ") {
 			require.Equal(t, trace.SpanKindServer, sp.SpanKind(), sp.Name())
 		}
 	}
+}
+
+// requirePaymentsLinked requires that the payment API's server spans are
+// roots of traces of their own (its listener is public: a trace context
+// from the internet is only linked to, never joined) and that the
+// booking's calls reach them by a link from the booking's trace.
+func requirePaymentsLinked(t *testing.T, spans, inTrace []sdktrace.ReadOnlySpan) {
+	t.Helper()
+	booking := inTrace[0].SpanContext().TraceID()
+	linked := 0
+	for _, sp := range spans {
+		if !strings.HasPrefix(sp.Name(), "payments ") {
+			continue
+		}
+		require.Equal(t, trace.SpanKindServer, sp.SpanKind(), sp.Name())
+		require.False(t, sp.Parent().IsValid(), "%s: a root, not the caller's child", sp.Name())
+		for _, l := range sp.Links() {
+			if l.SpanContext.TraceID() == booking {
+				linked++
+			}
+		}
+	}
+	require.Positive(t, linked, "no payment API span links to the booking's trace")
 }
 
 // requireDownstreamIDs requires the operation key, tenant, appointment

@@ -27,7 +27,8 @@ type Service struct {
 	Gatherer prometheus.Gatherer
 	Logger   *slog.Logger
 	// Public marks a listener the internet reaches (the gateway's, which
-	// Twilio and the payment provider call; the agent tools'): no
+	// Twilio and the payment provider call; the agent tools'; the payment
+	// API's, whose hosted page customers' browsers open): no
 	// /metrics, and a /healthz that says only ok or unhealthy, never why
 	// (the error names hosts and databases), from a check made at most
 	// once per HealthEvery however many ask; the admin listener serves
