@@ -32,6 +32,9 @@ type calendarFake struct {
 	confirmE error
 	// confirmDelay is how long (workflow time) a confirmation takes.
 	confirmDelay time.Duration
+	// holdsRefused is how many hold requests the calendar answers with a
+	// retryable 503 first (an outage of its database).
+	holdsRefused int
 	holds        map[string]activities.HoldSlotInput
 }
 
@@ -43,6 +46,10 @@ func newMoveEnv(t *testing.T, f *bookingFake, c *calendarFake) *testsuite.TestWo
 	a := &activities.Activities{}
 	env.OnActivity(a.HoldSlot, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.HoldSlotInput) (activities.HoldSlotResult, error) {
+			if c.holdsRefused > 0 {
+				c.holdsRefused--
+				return activities.HoldSlotResult{}, errors.New("hold slot: calendar create hold: 503 internal: idempotency store unavailable; retry with the same key")
+			}
 			f.log(fmt.Sprintf("hold %s %s second=%t", in.Reference, in.Start.Format(time.RFC3339), in.DeliberateSecond))
 			if c.taken.Equal(in.Start) {
 				return activities.HoldSlotResult{}, temporal.NewNonRetryableApplicationError("taken", activities.ErrTypeSlotUnavailable, nil,
@@ -156,6 +163,35 @@ func TestBookingRescheduleMoves(t *testing.T) {
 		require.WithinDuration(t, at, f.sentAt[i+1], time.Second, "reminder %d for the new time", i)
 		require.Contains(t, f.messages[i+1].Text, "bk_hold_1")
 	}
+}
+
+// TestBookingMoveOutlastsACalendarOutage: the calendar refuses the new
+// slot's hold for longer than the step budget (8 refusals, budget 3; the
+// test environment caps "no limit" at 10 attempts): the move asks with
+// its key until it answers, then moves; the customer gets the move's
+// message. Before, the move gave up unseen after the budget while its
+// caller had been told it was under way.
+func TestBookingMoveOutlastsACalendarOutage(t *testing.T) {
+	f, c := &bookingFake{}, &calendarFake{holdsRefused: 8}
+	env := newMoveEnv(t, f, c)
+	in := lifecycleInput(env)
+	in.Tuning.ActivityAttempts = 3
+	newStart := in.SlotStart.Add(24 * time.Hour)
+	var got answer
+	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: newStart}, &got)
+	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	require.NoError(t, env.GetWorkflowError())
+
+	require.True(t, got.done)
+	require.NoError(t, got.err, "refusals left: %d", c.holdsRefused)
+	require.Zero(t, c.holdsRefused, "every refusal was met")
+	require.Equal(t, []string{
+		"hold " + workflows.MoveReference(unitWorkflowID, 1) + " " + newStart.Format(time.RFC3339) + " second=true",
+		"confirm hold_1",
+		"cancel bk_1 " + unitWorkflowID,
+	}, f.calls)
+	require.True(t, newStart.Equal(got.state.SlotStart))
+	require.Equal(t, "rescheduled_1", f.kinds()[0], "the customer is told the move")
 }
 
 // TestBookingRescheduleRefusedOrFailed: a move that does not get the new
