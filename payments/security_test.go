@@ -134,3 +134,62 @@ func TestEndpointsPerTenantAreCapped(t *testing.T) {
 	require.Contains(t, se.Msg, "maximum of 16")
 	require.Equal(t, payments.MaxEndpoints, e.count("webhook_endpoints", "tenant_id = 'demo'"))
 }
+
+// TestBlackHoledEndpointsDoNotDelayOtherTenants: tenant A (other)
+// registers its MaxEndpoints endpoints on a loopback server that accepts
+// connections and never answers, and pays a link: 2 events for each of 16
+// endpoints, each attempt waiting for the delivery timeout. While they
+// hold, tenant B's (demo) payment reaches B's endpoint, B's Checkout
+// Session that lapses meanwhile is expired by the sweep, and A's next
+// payment reaches the operator's endpoint for A (the gateway), each
+// within one timeout; A holds at most its share of connections. Before,
+// one loop made every attempt in turn and expired sessions only between
+// passes, so B waited for all of A's timeouts (32 x 2 s here, 32 x 10 s
+// in production, more with more events).
+func TestBlackHoledEndpointsDoNotDelayOtherTenants(t *testing.T) {
+	e, c := newClockEnv(t)
+	ctx := context.Background()
+	const timeout = 2 * time.Second
+	hole := newBlackHole(t)
+	a := rawClient(e.srv, otherTenantKey)
+	for i := range payments.MaxEndpoints {
+		p := &stripe.WebhookEndpointCreateParams{URL: stripe.String(hole.url(fmt.Sprint(i))), EnabledEvents: stripe.StringSlice([]string{"*"})}
+		p.SetIdempotencyKey(fmt.Sprintf("k-hole-%d", i))
+		_, err := a.V1WebhookEndpoints.Create(ctx, p)
+		require.NoError(t, err)
+	}
+	e.pay(a, "k-cs-a", "appointment:other:hole")
+	rc := newReceiver(t)
+	e.endpoint("k-we-b", rc.endpoint.URL, payments.EventCheckoutCompleted)
+	lapsing, err := e.sc.V1CheckoutSessions.Create(ctx, sessionParams("k-cs-b-lapse", "appointment:demo:lapse", c.Now().Add(payments.MinSessionLifetime)))
+	require.NoError(t, err)
+	operator := newReceiver(t)
+	d := e.deliverer(c)
+	d.Client = &http.Client{Timeout: timeout} // the loopback receivers need the development allow-list
+	d.Endpoints = []payments.ConfigEndpoint{{Tenant: "other", URL: operator.endpoint.URL, Secret: "whsec_operator"}}
+	run(t, d)
+	require.Eventually(t, func() bool { return hole.open.Load() > 0 }, 5*time.Second, 5*time.Millisecond, "A's deliveries hold")
+
+	start := time.Now()
+	c.advance(payments.MinSessionLifetime + time.Minute) // B's link lapses while A's attempts hold
+	e.pay(e.sc, "k-cs-b", "appointment:demo:paid")
+	e.pay(a, "k-cs-a-2", "appointment:other:paid")
+	var delivered, expired, operated time.Duration
+	since := func(at *time.Duration, happened bool) bool {
+		if *at == 0 && happened {
+			*at = time.Since(start)
+		}
+		return *at > 0
+	}
+	require.Eventually(t, func() bool {
+		b := since(&delivered, rc.deliveries() > 0)
+		x := since(&expired, e.count("checkout_sessions", "id = $1 AND status = 'expired'", lapsing.ID) == 1)
+		return since(&operated, operator.deliveries() > 0) && b && x
+	}, 4*timeout, 5*time.Millisecond, "B's webhook, B's expiry and A's webhook to the operator")
+	t.Logf("B delivered after %v, B's session expired after %v, A's event at the operator's endpoint after %v; A holds %d connections at most",
+		delivered, expired, operated, hole.peak.Load())
+	require.Less(t, delivered, timeout, "B's webhook waits for none of A's timeouts")
+	require.Less(t, expired, timeout, "B's expiry waits for none of A's timeouts")
+	require.Less(t, operated, timeout, "the operator's endpoint for A waits for none of A's own")
+	require.LessOrEqual(t, hole.peak.Load(), int64(payments.DefaultPerTenant), "A holds at most its share")
+}

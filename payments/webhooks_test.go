@@ -3,6 +3,7 @@ package payments_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -189,4 +190,23 @@ func TestPaymentLinkThroughTheStack(t *testing.T) {
 		types = append(types, ev.Type)
 	}
 	require.ElementsMatch(t, []stripe.EventType{payments.EventAmountCapturableUpdated, payments.EventCheckoutCompleted}, types)
+}
+
+// The deliveries in flight are bounded in all (MaxInFlight) as well as
+// per tenant: a tenant with a larger share still holds no more than the
+// bound.
+func TestDeliveriesInFlightAreBounded(t *testing.T) {
+	t.Parallel()
+	e, c := newClockEnv(t)
+	hole := newBlackHole(t)
+	for i := range 8 {
+		e.endpoint(fmt.Sprintf("k-we-bound-%d", i), hole.url(fmt.Sprint(i)), "*")
+	}
+	e.pay(e.sc, "k-cs-bound", "appointment:demo:bound")
+	d := e.deliverer(c)
+	d.Client = &http.Client{Timeout: 500 * time.Millisecond}
+	d.MaxInFlight, d.PerTenant = 3, 10
+	run(t, d)
+	require.Eventually(t, func() bool { return hole.accepted.Load() >= 9 }, 10*time.Second, 5*time.Millisecond, "three rounds")
+	require.Equal(t, int64(3), hole.peak.Load())
 }

@@ -69,8 +69,9 @@ func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
 }
 
-// DeliverEvery is how often the payment API delivers due webhooks and
-// expires due Checkout Sessions.
+// DeliverEvery is how often the payment API claims due webhooks (also
+// whenever a delivery ends) and, in a loop of its own, expires due
+// Checkout Sessions.
 const DeliverEvery = time.Second
 
 // PaymentsWebhooks builds the payment API's webhook deliverer, with the
