@@ -8,22 +8,22 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// claimSQL takes due deliveries and pushes them out by the lease, in one
-// statement, so no transaction stays open across an HTTP call. Each share
-// (a tenant's endpoints, or the operator's endpoint for the tenant) gets
-// at most $2 in flight, counting those this deliverer has in flight
-// already ($3 names those shares, $4 their counts); $5 bounds the batch,
-// taken in rounds (every share's oldest first), so the free slots are
-// shared out fairly when they are fewer than the shares. The lock
-// re-checks that a row is still due: a concurrent deliverer that claimed
-// it first has pushed it out.
+// claimSQL takes due deliveries of enabled endpoints and pushes them out
+// by the lease, in one statement, so no transaction stays open across an
+// HTTP call. Each share (a tenant's endpoints, or the operator's endpoint
+// for the tenant) gets at most $2 in flight, counting those this deliverer
+// has in flight already ($3 names those shares, $4 their counts); $5 bounds
+// the batch, taken in rounds (every share's oldest first), so the free
+// slots are shared out fairly when they are fewer than the shares. The
+// lock re-checks that a row is still due: a concurrent deliverer that
+// claimed it first has pushed it out.
 const claimSQL = `WITH busy AS (SELECT * FROM unnest($3::text[], $4::int[]) AS b (share, n)),
 ranked AS (
 	SELECT d.endpoint_id, d.event_id, d.next_attempt_at,
 		CASE WHEN starts_with(e.id, $7) THEN 'operator:' ELSE 'tenant:' END || e.tenant_id AS share,
 		row_number() OVER (PARTITION BY e.tenant_id, starts_with(e.id, $7) ORDER BY d.next_attempt_at, d.event_id) AS round
 	FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-	WHERE d.delivered_at IS NULL AND d.next_attempt_at <= $1),
+	WHERE d.delivered_at IS NULL AND d.next_attempt_at <= $1 AND e.status = 'enabled'),
 picked AS (
 	SELECT r.endpoint_id, r.event_id FROM ranked r LEFT JOIN busy b ON b.share = r.share
 	WHERE r.round <= $2 - coalesce(b.n, 0)

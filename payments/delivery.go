@@ -34,9 +34,10 @@ const (
 // retried with capped exponential backoff until the endpoint answers 2xx.
 // It drains webhook_deliveries (the outbox written with each event),
 // several deliveries at once with a fair share per tenant (shares.go),
-// and in a loop of its own expires open Checkout Sessions past their
-// expires_at, so an abandoned link still reports checkout.session.expired
-// however slow the endpoints are. Any number of deliverers may share a database.
+// disables a tenant's endpoint that keeps failing (disable.go), and in a
+// loop of its own expires open Checkout Sessions past their expires_at,
+// so an abandoned link still reports checkout.session.expired however
+// slow the endpoints are. Any number of deliverers may share a database.
 type Deliverer struct {
 	Pool *pgxpool.Pool
 	// Client sends the webhooks to the endpoints from configuration (an
@@ -60,6 +61,12 @@ type Deliverer struct {
 	// and per share (a tenant's endpoints; the operator's endpoint for
 	// the tenant); zero means DefaultMaxInFlight and DefaultPerTenant.
 	MaxInFlight, PerTenant int
+	// DisableAfterFailures and DisableAfter: a tenant's endpoint whose
+	// last DisableAfterFailures attempts or more all failed, the first of
+	// them DisableAfter ago or more, is disabled; zero means
+	// DefaultDisableAfterFailures and DefaultDisableAfter.
+	DisableAfterFailures int
+	DisableAfter         time.Duration
 	// Endpoints from configuration are created or updated before the first
 	// delivery; EndpointsOf adds those of tenants applied while the API
 	// runs (each one created at the first pass that lists it).
@@ -239,35 +246,6 @@ func (d *Deliverer) attempt(ctx context.Context, c due) error {
 			"endpoint", c.endpointID, "attempt", c.attempts, "status", status, "err", sendErr)
 	}
 	return d.record(ctx, c, o)
-}
-
-// answer is the outcome of one attempt.
-type answer struct {
-	at     time.Time
-	status int
-	err    error
-	ok     bool
-}
-
-// record writes an attempt's outcome: delivered_at on success, otherwise
-// the next attempt after the backoff.
-func (d *Deliverer) record(ctx context.Context, c due, o answer) error {
-	errText := ""
-	if o.err != nil {
-		errText = o.err.Error()
-	}
-	sql := `UPDATE webhook_deliveries SET delivered_at = $3, last_status = nullif($4, 0), last_error = nullif($5, '')
-		WHERE endpoint_id = $1 AND event_id = $2`
-	args := []any{c.endpointID, c.eventID, o.at, o.status, errText}
-	if !o.ok {
-		sql = `UPDATE webhook_deliveries SET next_attempt_at = $3, last_status = nullif($4, 0), last_error = nullif($5, '')
-			WHERE endpoint_id = $1 AND event_id = $2`
-		args[2] = o.at.Add(d.backoff(c.attempts))
-	}
-	if _, err := d.Pool.Exec(ctx, sql, args...); err != nil {
-		return fmt.Errorf("record delivery of %s: %w", c.eventID, err)
-	}
-	return nil
 }
 
 // clientFor is the client of an endpoint: the operator's configured ones

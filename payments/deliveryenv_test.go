@@ -1,10 +1,12 @@
 package payments_test
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -72,6 +74,24 @@ func (rc *receiver) deliveries() int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return len(rc.bodies)
+}
+
+// lockedBuffer is a log destination for concurrent deliveries.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // pay creates a payment link as sc's tenant and pays it: its events are
