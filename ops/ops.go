@@ -4,8 +4,9 @@
 // with a short in-memory history, the unknown outcomes (open
 // unknown_outcome cases, outbox rows in review or pending too long, inbox
 // events not yet handed to their workflow), the payment webhooks that
-// matched no payment workflow, and links to every workflow in the
-// Temporal Web UI. It is server-rendered HTML without JavaScript.
+// matched no payment workflow, the shop's webhook endpoints that the
+// payment API disabled (or the shop did), and links to every workflow in
+// the Temporal Web UI. It is server-rendered HTML without JavaScript.
 //
 // Authentication: "Authorization: Bearer <token>" (scripts, curl) or, for
 // browsers, a session cookie obtained with the sign-in form, which POSTs

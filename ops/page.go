@@ -76,6 +76,7 @@ type pageData struct {
 	Outbox     []outboxView
 	Inbox      []inboxView
 	Unmatched  []unmatchedView
+	Disabled   []disabledEndpointView // the tenant's webhook endpoints that are off
 	Counters   counterView
 	Workflows  []workflowView
 	UIBaseURL  string
@@ -177,6 +178,9 @@ func (p *Page) load(ctx context.Context, a auth) (*pageData, error) {
 		return nil, err
 	}
 	if err := p.loadUnmatched(ctx, d, a.tenant, now); err != nil {
+		return nil, err
+	}
+	if err := p.loadDisabledEndpoints(ctx, d, a.tenant, now); err != nil {
 		return nil, err
 	}
 	if err := p.loadBookings(ctx, d, a.tenant, now); err != nil {

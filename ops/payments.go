@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +43,43 @@ func (p *Page) loadUnmatched(ctx context.Context, d *pageData, tenant string, no
 	})
 	if err != nil {
 		return fmt.Errorf("list unmatched payment events: %w", err)
+	}
+	return nil
+}
+
+// disabledEndpointView is a webhook endpoint of the tenant that is
+// disabled: by the payment API's deliverer for failing, or by the tenant.
+type disabledEndpointView struct {
+	ID, Host, Reason string
+	Held             int
+	DisabledAt       time.Time
+	Age              string
+}
+
+// loadDisabledEndpoints lists the tenant's disabled webhook endpoints with
+// the events held for them: the shop's own systems are not hearing about
+// payments. The URL is shown by its host alone (a path or query may carry
+// a token).
+func (p *Page) loadDisabledEndpoints(ctx context.Context, d *pageData, tenant string, now time.Time) error {
+	rows, err := p.Pool.Query(ctx, `SELECT e.id, e.url, e.disabled_reason, e.disabled_at,
+			(SELECT count(*) FROM webhook_deliveries w WHERE w.endpoint_id = e.id AND w.held IS NOT NULL AND w.delivered_at IS NULL)
+		FROM webhook_endpoints e WHERE e.tenant_id = $1 AND e.status = 'disabled'
+		ORDER BY e.disabled_at DESC LIMIT $2`, tenant, UnmatchedLimit)
+	if err != nil {
+		return fmt.Errorf("list disabled webhook endpoints: %w", err)
+	}
+	d.Disabled, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (disabledEndpointView, error) {
+		var v disabledEndpointView
+		var raw string
+		err := r.Scan(&v.ID, &raw, &v.Reason, &v.DisabledAt, &v.Held)
+		if u, perr := url.Parse(raw); perr == nil {
+			v.Host = u.Host
+		}
+		v.Age = age(now, v.DisabledAt)
+		return v, err
+	})
+	if err != nil {
+		return fmt.Errorf("list disabled webhook endpoints: %w", err)
 	}
 	return nil
 }

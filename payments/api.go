@@ -77,6 +77,7 @@ const (
 	OpCreateSession = "POST /v1/checkout/sessions"
 	OpExpireSession = "POST /v1/checkout/sessions/{id}/expire"
 	OpCreateWebhook = "POST /v1/webhook_endpoints"
+	OpUpdateWebhook = "POST /v1/webhook_endpoints/{id}"
 )
 
 // Handler returns the API's routes behind secret-key authentication. Only
@@ -95,6 +96,7 @@ func (s *Server) Handler() http.Handler {
 	idem(OpCreateSession, s.createSession)
 	idem(OpExpireSession, s.expireSession)
 	idem(OpCreateWebhook, s.createWebhookEndpoint)
+	idem(OpUpdateWebhook, s.updateWebhookEndpoint)
 	mux.HandleFunc("GET /v1/checkout/sessions/{id}", s.getSession)
 	mux.HandleFunc("GET /v1/events", s.listEvents)
 	mux.HandleFunc("GET /v1/events/{id}", s.getEvent)
@@ -102,6 +104,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/payment_intents/search", s.searchIntents)
 	mux.HandleFunc("GET /v1/payment_intents/{id}", s.getIntent)
 	mux.HandleFunc("GET /v1/refunds/{id}", s.getRefund)
+	mux.HandleFunc("GET /v1/webhook_endpoints/{id}", s.getWebhookEndpoint)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(r.Context(), w, &apiError{status: http.StatusNotFound, Type: typeInvalidRequest,
 			Message: "Unrecognized request URL (" + r.Method + ": " + r.URL.Path + ")."})

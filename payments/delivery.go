@@ -9,10 +9,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
 )
 
 // Delivery defaults.
@@ -21,23 +22,30 @@ const (
 	DefaultMinBackoff      = 5 * time.Second
 	DefaultMaxBackoff      = time.Hour
 	// deliveryLease is how long a claimed attempt is hidden from other
-	// deliverers; one that dies mid-request is retried after it.
+	// deliverers; one that dies mid-request is retried after it. It is at
+	// least three timeouts (two requests with Twice, and the records).
 	deliveryLease = time.Minute
+	// expireBatch is how many sessions one expiry transaction takes.
+	expireBatch = 100
 )
 
 // Deliverer sends recorded events to webhook endpoints, Stripe's way: a
 // POST of the event JSON with a Stripe-Signature header, at least once,
 // retried with capped exponential backoff until the endpoint answers 2xx.
-// It drains webhook_deliveries (the outbox written with each event) and
-// also expires open Checkout Sessions past their expires_at, so an
-// abandoned link still reports checkout.session.expired. Any number of
-// deliverers may share a database.
+// It drains webhook_deliveries (the outbox written with each event),
+// several deliveries at once with a fair share per tenant (shares.go),
+// disables a tenant's endpoint that keeps failing (disable.go), and in a
+// loop of its own expires open Checkout Sessions past their expires_at,
+// so an abandoned link still reports checkout.session.expired however
+// slow the endpoints are. Any number of deliverers may share a database.
 type Deliverer struct {
 	Pool *pgxpool.Pool
 	// Client sends the webhooks to the endpoints from configuration (an
-	// operator's: the gateway, on any address); nil means one with
-	// DefaultDeliveryTimeout.
+	// operator's: the gateway, on any address); nil means a default one.
 	Client *http.Client
+	// Timeout bounds each request of a delivery, with every client (the
+	// configured one included); zero means DefaultDeliveryTimeout.
+	Timeout time.Duration
 	// AllowPrivate lets tenants' endpoints (POST /v1/webhook_endpoints) be
 	// private, loopback or link-local addresses: for development only
 	// (make run, tests). Otherwise they reach public addresses alone,
@@ -49,6 +57,16 @@ type Deliverer struct {
 	// MinBackoff and MaxBackoff bound the wait before a retry: MinBackoff
 	// doubled per failed attempt, at most MaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
+	// MaxInFlight and PerTenant bound the deliveries in flight: in all,
+	// and per share (a tenant's endpoints; the operator's endpoint for
+	// the tenant); zero means DefaultMaxInFlight and DefaultPerTenant.
+	MaxInFlight, PerTenant int
+	// DisableAfterFailures and DisableAfter: a tenant's endpoint whose
+	// last DisableAfterFailures attempts or more all failed, the first of
+	// them DisableAfter ago or more, is disabled; zero means
+	// DefaultDisableAfterFailures and DefaultDisableAfter.
+	DisableAfterFailures int
+	DisableAfter         time.Duration
 	// Endpoints from configuration are created or updated before the first
 	// delivery; EndpointsOf adds those of tenants applied while the API
 	// runs (each one created at the first pass that lists it).
@@ -60,22 +78,37 @@ type Deliverer struct {
 	Logger *slog.Logger
 
 	ensured map[string]bool // IDs of the configured endpoints that exist
+	setup   sync.Once
 	public  *http.Client
+	shares  *shares
 }
 
 // due is one claimed delivery.
 type due struct {
-	endpointID, eventID, url, secret string
-	attempts                         int
+	endpointID, eventID, tenant, url, secret string
+	share                                    string
+	attempts                                 int
 }
 
-// Run delivers every interval until ctx ends.
+// Run delivers and expires until ctx ends, in two loops: a delivery that
+// waits for its timeout never delays an expiry. Each loop runs every
+// interval; the delivery loop also claims more as soon as a delivery
+// ends, so a backlog drains at the pace of its share. Run returns when
+// the deliveries in flight have ended.
 func (d *Deliverer) Run(ctx context.Context, every time.Duration) {
+	d.init()
+	var wg sync.WaitGroup
+	wg.Go(func() { d.runExpiry(ctx, every) })
+	d.runDelivery(ctx, every)
+	wg.Wait()
+}
+
+func (d *Deliverer) runExpiry(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if _, err := d.Pass(ctx); err != nil && ctx.Err() == nil {
-			d.log().ErrorContext(ctx, "payments: webhook delivery pass", "err", err)
+		if _, err := d.Expire(ctx); err != nil && ctx.Err() == nil {
+			d.log().ErrorContext(ctx, "payments: checkout session expiry", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -85,26 +118,84 @@ func (d *Deliverer) Run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// Pass creates the configured endpoints (once), expires due sessions and
-// makes one attempt at every due delivery; it returns how many attempts
-// it made. Passes must not overlap within one Deliverer.
+func (d *Deliverer) runDelivery(ctx context.Context, every time.Duration) {
+	var inFlight sync.WaitGroup
+	defer inFlight.Wait()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		batch, err := d.claimDue(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.log().ErrorContext(ctx, "payments: webhook delivery claim", "err", err)
+		}
+		for _, c := range batch {
+			inFlight.Go(func() {
+				defer d.shares.release(c.share)
+				if err := d.attempt(ctx, c); err != nil && ctx.Err() == nil {
+					d.log().ErrorContext(ctx, "payments: webhook delivery", "event", c.eventID, "endpoint", c.endpointID, "err", err)
+				}
+			})
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-d.shares.freed:
+		}
+	}
+}
+
+// Pass runs both loops once and waits, for tests and tools: it expires
+// due sessions, creates the configured endpoints (once) and makes one
+// attempt at every due delivery that the bounds in flight admit, all at
+// once; it returns how many attempts it made. It must not run alongside
+// Run or another Pass of the same Deliverer.
 func (d *Deliverer) Pass(ctx context.Context) (int, error) {
-	if err := d.ensureEndpoints(ctx); err != nil {
+	d.init()
+	if _, err := d.Expire(ctx); err != nil {
 		return 0, err
 	}
-	if _, err := ExpireDue(ctx, d.Pool, d.now(), 100); err != nil {
-		return 0, err
-	}
-	batch, err := d.claim(ctx, 100)
+	batch, err := d.claimDue(ctx)
 	if err != nil {
 		return 0, err
 	}
+	var g errgroup.Group
 	for _, c := range batch {
-		if err := d.attempt(ctx, c); err != nil {
-			return 0, err
+		g.Go(func() error {
+			defer d.shares.release(c.share)
+			return d.attempt(ctx, c)
+		})
+	}
+	return len(batch), g.Wait()
+}
+
+// Expire expires every open session past its expires_at, a batch per
+// transaction, and returns how many.
+func (d *Deliverer) Expire(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := ExpireDue(ctx, d.Pool, d.now(), expireBatch)
+		total += n
+		if err != nil || n < expireBatch {
+			return total, err
 		}
 	}
-	return len(batch), nil
+}
+
+func (d *Deliverer) init() {
+	d.setup.Do(func() {
+		d.public = publicClient(d.timeout())
+		d.shares = newShares()
+	})
+}
+
+// claimDue creates the configured endpoints not created yet and claims
+// the due deliveries the free slots admit.
+func (d *Deliverer) claimDue(ctx context.Context) ([]due, error) {
+	if err := d.ensureEndpoints(ctx); err != nil {
+		return nil, err
+	}
+	return d.claim(ctx)
 }
 
 // ensureEndpoints creates the configured endpoints not created yet.
@@ -128,49 +219,10 @@ func (d *Deliverer) ensureEndpoints(ctx context.Context) error {
 	return nil
 }
 
-// claim takes due deliveries and pushes them out by the lease, in one
-// short transaction, so no transaction stays open across an HTTP call.
-func (d *Deliverer) claim(ctx context.Context, limit int) ([]due, error) {
-	var out []due
-	now := d.now()
-	err := pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT d.endpoint_id, d.event_id, e.url, e.secret, d.attempts
-			FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-			WHERE d.delivered_at IS NULL AND d.next_attempt_at <= $1
-			ORDER BY d.next_attempt_at LIMIT $2 FOR UPDATE OF d SKIP LOCKED`, now, limit)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
-			var c due
-			return c, r.Scan(&c.endpointID, &c.eventID, &c.url, &c.secret, &c.attempts)
-		})
-		if err != nil {
-			return err
-		}
-		for i := range out {
-			out[i].attempts++
-			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET attempts = $3, next_attempt_at = $4
-				WHERE endpoint_id = $1 AND event_id = $2`, out[i].endpointID, out[i].eventID, out[i].attempts, now.Add(deliveryLease)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
-	}
-	return out, nil
-}
-
 // attempt sends one delivery and records the answer: delivered on 2xx,
 // otherwise due again after the backoff.
 func (d *Deliverer) attempt(ctx context.Context, c due) error {
-	var tenant string
-	if err := d.Pool.QueryRow(ctx, `SELECT tenant_id FROM events WHERE id = $1`, c.eventID).Scan(&tenant); err != nil {
-		return fmt.Errorf("read event %s: %w", c.eventID, err)
-	}
-	e, err := getEvent(ctx, d.Pool, tenant, c.eventID)
+	e, err := getEvent(ctx, d.Pool, c.tenant, c.eventID)
 	if err != nil {
 		return fmt.Errorf("read event %s: %w", c.eventID, err)
 	}
@@ -182,32 +234,18 @@ func (d *Deliverer) attempt(ctx context.Context, c due) error {
 	header := sign(payload, c.secret, now)
 	client := d.clientFor(c.endpointID)
 	status, sendErr := d.send(ctx, client, c.url, payload, header)
-	ok := sendErr == nil && status >= 200 && status < 300
-	if ok && d.Twice {
+	o := answer{at: now, status: status, err: sendErr, ok: sendErr == nil && status >= 200 && status < 300}
+	if o.ok && d.Twice {
 		// The duplicate's answer changes nothing: the first was a 2xx.
 		if st, err := d.send(ctx, client, c.url, payload, header); err != nil || st >= 300 {
 			d.log().WarnContext(ctx, "payments: deliberate duplicate webhook not accepted", "event", c.eventID, "status", st, "err", err)
 		}
 	}
-	errText := ""
-	if sendErr != nil {
-		errText = sendErr.Error()
-	}
-	// delivered_at on success; otherwise the next attempt after the backoff.
-	sql := `UPDATE webhook_deliveries SET delivered_at = $3, last_status = nullif($4, 0), last_error = nullif($5, '')
-		WHERE endpoint_id = $1 AND event_id = $2`
-	args := []any{c.endpointID, c.eventID, now, status, errText}
-	if !ok {
-		sql = `UPDATE webhook_deliveries SET next_attempt_at = $3, last_status = nullif($4, 0), last_error = nullif($5, '')
-			WHERE endpoint_id = $1 AND event_id = $2`
-		args[2] = now.Add(d.backoff(c.attempts))
+	if !o.ok {
 		d.log().WarnContext(ctx, "payments: webhook not delivered", "event", c.eventID, "type", e.Type,
 			"endpoint", c.endpointID, "attempt", c.attempts, "status", status, "err", sendErr)
 	}
-	if _, err := d.Pool.Exec(ctx, sql, args...); err != nil {
-		return fmt.Errorf("record delivery of %s: %w", c.eventID, err)
-	}
-	return nil
+	return d.record(ctx, c, o)
 }
 
 // clientFor is the client of an endpoint: the operator's configured ones
@@ -219,17 +257,18 @@ func (d *Deliverer) clientFor(endpointID string) *http.Client {
 		}
 		return defaultClient
 	}
-	if d.public == nil {
-		d.public = publicClient(DefaultDeliveryTimeout)
-	}
 	return d.public
 }
 
-// defaultClient sends to the configured endpoints.
-var defaultClient = &http.Client{Timeout: DefaultDeliveryTimeout}
+// defaultClient sends to the configured endpoints; each request's
+// context carries the delivery timeout.
+var defaultClient = &http.Client{}
 
-// send posts one webhook and returns the HTTP status.
+// send posts one webhook within the delivery timeout and returns the HTTP
+// status.
 func (d *Deliverer) send(ctx context.Context, client *http.Client, url string, payload []byte, signature string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout())
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
 		return 0, err

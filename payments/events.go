@@ -28,7 +28,7 @@ const (
 
 // eventTypes are the types a webhook endpoint may enable ("*": all).
 var eventTypes = []string{EventCheckoutCompleted, EventCheckoutExpired, EventAmountCapturableUpdated,
-	EventIntentSucceeded, EventIntentCanceled, EventIntentPaymentFailed, EventChargeRefunded}
+	EventIntentSucceeded, EventIntentCanceled, EventIntentPaymentFailed, EventChargeRefunded, EventEndpointDisabled}
 
 // eventSource is what caused an event: an API request (its Request-Id and
 // Idempotency-Key, as Stripe reports them) or nothing (the hosted page's
@@ -44,8 +44,9 @@ func sourceOf(r *http.Request) eventSource {
 }
 
 // recordEvent inserts an event and, in the same statement's transaction,
-// one pending delivery per webhook endpoint of the tenant that enabled its
-// type: the outbox that the Deliverer drains. The caller's transaction
+// one pending delivery per enabled webhook endpoint of the tenant that
+// enabled its type: the outbox that the Deliverer drains. A disabled
+// endpoint gets nothing, as at Stripe. The caller's transaction
 // also holds the state change the event reports, so both commit or
 // neither does.
 func recordEvent(ctx context.Context, q querier, tenant, typ, objectID string, object any, src eventSource, at time.Time) error {
@@ -61,7 +62,7 @@ func recordEvent(ctx context.Context, q querier, tenant, typ, objectID string, o
 	}
 	if _, err := q.Exec(ctx, `INSERT INTO webhook_deliveries (endpoint_id, event_id, next_attempt_at)
 		SELECT id, $1, $2 FROM webhook_endpoints
-		WHERE tenant_id = $3 AND ('*' = ANY (enabled_events) OR $4 = ANY (enabled_events))`, id, at, tenant, typ); err != nil {
+		WHERE tenant_id = $3 AND status = 'enabled' AND ('*' = ANY (enabled_events) OR $4 = ANY (enabled_events))`, id, at, tenant, typ); err != nil {
 		return fmt.Errorf("queue %s event: %w", typ, err)
 	}
 	return nil

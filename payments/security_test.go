@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 
@@ -133,4 +135,130 @@ func TestEndpointsPerTenantAreCapped(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, se.HTTPStatusCode)
 	require.Contains(t, se.Msg, "maximum of 16")
 	require.Equal(t, payments.MaxEndpoints, e.count("webhook_endpoints", "tenant_id = 'demo'"))
+}
+
+// TestBlackHoledEndpointsDoNotDelayOtherTenants: tenant A (other)
+// registers its MaxEndpoints endpoints on a loopback server that accepts
+// connections and never answers, and pays a link: 2 events for each of 16
+// endpoints, each attempt waiting for the delivery timeout. While they
+// hold, tenant B's (demo) payment reaches B's endpoint, B's Checkout
+// Session that lapses meanwhile is expired by the sweep, and A's next
+// payment reaches the operator's endpoint for A (the gateway), each
+// within one timeout; A holds at most its share of connections. Before,
+// one loop made every attempt in turn and expired sessions only between
+// passes, so B waited for all of A's timeouts (32 x 2 s here, 32 x 10 s
+// in production, more with more events).
+func TestBlackHoledEndpointsDoNotDelayOtherTenants(t *testing.T) {
+	e, c := newClockEnv(t)
+	ctx := context.Background()
+	const timeout = 2 * time.Second
+	hole := newBlackHole(t)
+	a := rawClient(e.srv, otherTenantKey)
+	for i := range payments.MaxEndpoints {
+		p := &stripe.WebhookEndpointCreateParams{URL: stripe.String(hole.url(fmt.Sprint(i))), EnabledEvents: stripe.StringSlice([]string{"*"})}
+		p.SetIdempotencyKey(fmt.Sprintf("k-hole-%d", i))
+		_, err := a.V1WebhookEndpoints.Create(ctx, p)
+		require.NoError(t, err)
+	}
+	e.pay(a, "k-cs-a", "appointment:other:hole")
+	rc := newReceiver(t)
+	e.endpoint("k-we-b", rc.endpoint.URL, payments.EventCheckoutCompleted)
+	lapsing, err := e.sc.V1CheckoutSessions.Create(ctx, sessionParams("k-cs-b-lapse", "appointment:demo:lapse", c.Now().Add(payments.MinSessionLifetime)))
+	require.NoError(t, err)
+	operator := newReceiver(t)
+	d := e.deliverer(c)
+	d.Client = &http.Client{Timeout: timeout} // the loopback receivers need the development allow-list
+	d.Endpoints = []payments.ConfigEndpoint{{Tenant: "other", URL: operator.endpoint.URL, Secret: "whsec_operator"}}
+	run(t, d)
+	require.Eventually(t, func() bool { return hole.open.Load() > 0 }, 5*time.Second, 5*time.Millisecond, "A's deliveries hold")
+
+	start := time.Now()
+	c.advance(payments.MinSessionLifetime + time.Minute) // B's link lapses while A's attempts hold
+	e.pay(e.sc, "k-cs-b", "appointment:demo:paid")
+	e.pay(a, "k-cs-a-2", "appointment:other:paid")
+	var delivered, expired, operated time.Duration
+	since := func(at *time.Duration, happened bool) bool {
+		if *at == 0 && happened {
+			*at = time.Since(start)
+		}
+		return *at > 0
+	}
+	require.Eventually(t, func() bool {
+		b := since(&delivered, rc.deliveries() > 0)
+		x := since(&expired, e.count("checkout_sessions", "id = $1 AND status = 'expired'", lapsing.ID) == 1)
+		return since(&operated, operator.deliveries() > 0) && b && x
+	}, 4*timeout, 5*time.Millisecond, "B's webhook, B's expiry and A's webhook to the operator")
+	t.Logf("B delivered after %v, B's session expired after %v, A's event at the operator's endpoint after %v; A holds %d connections at most",
+		delivered, expired, operated, hole.peak.Load())
+	require.Less(t, delivered, timeout, "B's webhook waits for none of A's timeouts")
+	require.Less(t, expired, timeout, "B's expiry waits for none of A's timeouts")
+	require.Less(t, operated, timeout, "the operator's endpoint for A waits for none of A's own")
+	require.LessOrEqual(t, hole.peak.Load(), int64(payments.DefaultPerTenant), "A holds at most its share")
+}
+
+// TestFailingEndpointIsDisabled: a tenant's endpoint that answers 500 to
+// every attempt is retried, but not forever: once its last
+// DefaultDisableAfterFailures attempts all failed over at least
+// DefaultDisableAfter it is disabled (status "disabled", as Stripe's
+// object shows), a webhook_endpoint.disabled event tells the tenant (here
+// at its other endpoint), a warning without the URL's path or the secret
+// tells the operator, and the undelivered event says why it waits
+// (held). A disabled endpoint is attempted no more and gets no new
+// events; disabled=false enables it again and the held event is
+// delivered. Before, a failing endpoint was retried forever.
+func TestFailingEndpointIsDisabled(t *testing.T) {
+	e, c := newClockEnv(t)
+	ctx := context.Background()
+	failures := payments.DefaultDisableAfterFailures
+	step := payments.DefaultDisableAfter / time.Duration(failures-2) // the 19th failure is DefaultDisableAfter after the 1st
+	broken := newReceiver(t, slices.Repeat([]int{http.StatusInternalServerError}, failures)...)
+	we := e.endpoint("k-we-broken", broken.endpoint.URL+"/hooks?token=s3cr3t", payments.EventCheckoutCompleted)
+	told := newReceiver(t)
+	toldWe := e.endpoint("k-we-told", told.endpoint.URL, payments.EventEndpointDisabled)
+	d := e.deliverer(c)
+	var logs lockedBuffer
+	d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	e.pay(e.sc, "k-cs-broken", "appointment:demo:broken")
+
+	status := func() string {
+		got, err := e.sc.V1WebhookEndpoints.Retrieve(ctx, we.ID, nil)
+		require.NoError(t, err)
+		return got.Status
+	}
+	for i := 1; i <= failures; i++ {
+		require.Equal(t, "enabled", status(), "before attempt %d", i)
+		n, err := d.Pass(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		c.advance(step)
+	}
+	require.Equal(t, "disabled", status())
+	require.Equal(t, 1, e.count("webhook_deliveries", "endpoint_id = $1 AND delivered_at IS NULL AND held = 'endpoint_disabled' AND last_status = 500", we.ID))
+	disabled := e.events(payments.EventEndpointDisabled)
+	require.Len(t, disabled, 1)
+	require.Contains(t, string(disabled[0].Data.Raw), `"status":"disabled"`)
+	require.Contains(t, string(disabled[0].Data.Raw), we.ID)
+	require.Contains(t, logs.String(), "level=WARN msg=\"payments: webhook endpoint disabled after repeated failures\"")
+	require.NotContains(t, logs.String(), "s3cr3t")
+	require.NotContains(t, logs.String(), we.Secret)
+
+	e.pay(e.sc, "k-cs-broken-2", "appointment:demo:broken-2")
+	c.advance(time.Hour)
+	n, err := d.Pass(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "only the disabled event, to the endpoint that is told")
+	require.Len(t, broken.received(t, we.Secret), failures, "no attempt at a disabled endpoint")
+	require.Len(t, told.received(t, toldWe.Secret), 1)
+	require.Equal(t, 1, e.count("webhook_deliveries", "endpoint_id = $1", we.ID), "a disabled endpoint gets no new events")
+
+	p := &stripe.WebhookEndpointUpdateParams{Disabled: stripe.Bool(false)}
+	p.SetIdempotencyKey("k-we-enable")
+	enabled, err := e.sc.V1WebhookEndpoints.Update(ctx, we.ID, p)
+	require.NoError(t, err)
+	require.Equal(t, "enabled", enabled.Status)
+	n, err = d.Pass(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the held event is due at once")
+	require.Len(t, broken.received(t, we.Secret), failures+1)
+	require.Equal(t, 1, e.count("webhook_deliveries", "endpoint_id = $1 AND delivered_at IS NOT NULL AND held IS NULL", we.ID))
 }

@@ -3,11 +3,13 @@ package payments_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -189,4 +191,104 @@ func TestPaymentLinkThroughTheStack(t *testing.T) {
 		types = append(types, ev.Type)
 	}
 	require.ElementsMatch(t, []stripe.EventType{payments.EventAmountCapturableUpdated, payments.EventCheckoutCompleted}, types)
+}
+
+// A tenant disables its endpoint (Stripe's disabled=true) and enables it
+// again: while disabled, its undelivered event is held and attempted no
+// more, and new events skip it; enabled, the held event is delivered.
+// Disabling by request records no event. The operator's configured
+// endpoint is not the tenant's to read or change, and Stripe's parameters
+// this API does not implement are refused.
+func TestTenantDisablesAndEnablesItsEndpoint(t *testing.T) {
+	t.Parallel()
+	e, c := newClockEnv(t)
+	ctx := context.Background()
+	rc := newReceiver(t)
+	we := e.endpoint("k-we-toggle", rc.endpoint.URL, payments.EventCheckoutCompleted)
+	d := e.deliverer(c)
+	d.Endpoints = []payments.ConfigEndpoint{{Tenant: "demo", URL: newReceiver(t).endpoint.URL, Secret: "whsec_operator"}}
+	_, err := d.Pass(ctx)
+	require.NoError(t, err)
+	e.pay(e.sc, "k-cs-toggle", "appointment:demo:toggle")
+
+	update := func(key string, disabled bool) *stripe.WebhookEndpoint {
+		p := &stripe.WebhookEndpointUpdateParams{Disabled: stripe.Bool(disabled)}
+		p.SetIdempotencyKey(key)
+		got, err := e.sc.V1WebhookEndpoints.Update(ctx, we.ID, p)
+		require.NoError(t, err)
+		require.Empty(t, got.Secret, "the secret is shown only on creation")
+		return got
+	}
+	require.Equal(t, "disabled", update("k-off", true).Status)
+	require.Equal(t, 1, e.count("webhook_deliveries", "endpoint_id = $1 AND held = 'endpoint_disabled'", we.ID))
+	e.pay(e.sc, "k-cs-toggle-2", "appointment:demo:toggle-2")
+	_, err = d.Pass(ctx)
+	require.NoError(t, err)
+	require.Empty(t, rc.received(t, we.Secret), "nothing reaches a disabled endpoint")
+	require.Equal(t, 1, e.count("webhook_deliveries", "endpoint_id = $1", we.ID), "no new events for it")
+	require.Empty(t, e.events(payments.EventEndpointDisabled), "the tenant knows: no event")
+
+	require.Equal(t, "enabled", update("k-on", false).Status)
+	n, err := d.Pass(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, 1, e.count("webhook_deliveries", "endpoint_id = $1 AND delivered_at IS NOT NULL", we.ID))
+
+	for _, r := range []response{
+		e.do(http.MethodGet, "/v1/webhook_endpoints/we_config_nope", "", secretKey, ""),
+		e.post("/v1/webhook_endpoints/"+e.configEndpointID(), "k-cfg", url.Values{"disabled": {"true"}}),
+		e.post("/v1/webhook_endpoints/"+we.ID, "k-url", url.Values{"url": {"https://example.com/moved"}}),
+		e.do(http.MethodGet, "/v1/webhook_endpoints/"+we.ID, "", otherTenantKey, ""),
+	} {
+		require.Contains(t, []int{http.StatusNotFound, http.StatusBadRequest}, r.status)
+		require.Equal(t, "invalid_request_error", r.err.Type)
+	}
+	require.Equal(t, 0, e.count("webhook_endpoints", "status = 'disabled'"))
+}
+
+// configEndpointID is the ID of the demo tenant's configured endpoint.
+func (e *env) configEndpointID() string {
+	e.t.Helper()
+	var id string
+	require.NoError(e.t, e.pool.QueryRow(context.Background(), `SELECT id FROM webhook_endpoints WHERE id LIKE 'we_config_%'`).Scan(&id))
+	return id
+}
+
+// A burst of failures to an endpoint that is down for a few minutes does
+// not disable it, however many: the failures must also span
+// DefaultDisableAfter.
+func TestBurstOfFailuresDoesNotDisable(t *testing.T) {
+	t.Parallel()
+	e, c := newClockEnv(t)
+	ctx := context.Background()
+	rc := newReceiver(t, slices.Repeat([]int{http.StatusServiceUnavailable}, 2*payments.DefaultDisableAfterFailures)...)
+	we := e.endpoint("k-we-burst", rc.endpoint.URL, "*")
+	e.pay(e.sc, "k-cs-burst", "appointment:demo:burst")
+	d := e.deliverer(c)
+	for range payments.DefaultDisableAfterFailures {
+		_, err := d.Pass(ctx)
+		require.NoError(t, err)
+		c.advance(4 * time.Second) // MaxBackoff of the test deliverer
+	}
+	require.GreaterOrEqual(t, len(rc.received(t, we.Secret)), 2*payments.DefaultDisableAfterFailures-1)
+	require.Equal(t, 1, e.count("webhook_endpoints", "id = $1 AND status = 'enabled'", we.ID))
+}
+
+// The deliveries in flight are bounded in all (MaxInFlight) as well as
+// per tenant: a tenant with a larger share still holds no more than the
+// bound.
+func TestDeliveriesInFlightAreBounded(t *testing.T) {
+	t.Parallel()
+	e, c := newClockEnv(t)
+	hole := newBlackHole(t)
+	for i := range 8 {
+		e.endpoint(fmt.Sprintf("k-we-bound-%d", i), hole.url(fmt.Sprint(i)), "*")
+	}
+	e.pay(e.sc, "k-cs-bound", "appointment:demo:bound")
+	d := e.deliverer(c)
+	d.Client = &http.Client{Timeout: 500 * time.Millisecond}
+	d.MaxInFlight, d.PerTenant = 3, 10
+	run(t, d)
+	require.Eventually(t, func() bool { return hole.accepted.Load() >= 9 }, 10*time.Second, 5*time.Millisecond, "three rounds")
+	require.Equal(t, int64(3), hole.peak.Load())
 }

@@ -80,8 +80,9 @@ func PaymentsAdminService(public web.Service) web.Service {
 	return web.Service{Name: "payments-admin", Health: public.Health, Gatherer: public.Gatherer, Logger: public.Logger}
 }
 
-// DeliverEvery is how often the payment API delivers due webhooks and
-// expires due Checkout Sessions.
+// DeliverEvery is how often the payment API claims due webhooks (also
+// whenever a delivery ends) and, in a loop of its own, expires due
+// Checkout Sessions.
 const DeliverEvery = time.Second
 
 // PaymentsWebhooks builds the payment API's webhook deliverer, with the
