@@ -60,6 +60,7 @@ var recordedHistories = []string{
 	"lifecycle-cancel-published.booking.json",
 	"conversation-changes-outlast.conversation.json",
 	"conversation-wish-outlast.conversation.json",
+	"keyed-intent.conversation.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
