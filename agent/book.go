@@ -20,8 +20,11 @@ import (
 // wish is a booking request in canonical form: what the intent hashes.
 type wish struct {
 	customer, service string
-	start             time.Time // to the minute, in the business time zone
-	second            bool
+	// key is the customer's keyed hash, which the intent ID hashes in the
+	// number's place.
+	key    customerid.Key
+	start  time.Time // to the minute, in the business time zone
+	second bool
 }
 
 // Book books one appointment, once per business intent: the same wish
@@ -72,7 +75,10 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	if err != nil {
 		return BookingAnswer{}, plan{}, err
 	}
-	intentID := workflows.IntentID(c.Tenant, w.customer, w.service, "", w.start)
+	intentID, err := workflows.IntentID(c.Tenant, w.key, w.service, "", w.start)
+	if err != nil {
+		return BookingAnswer{}, plan{}, err
+	}
 	opKey, repeated, err := s.operationKey(ctx, c, in.OperationID, intentID, w)
 	if err != nil {
 		return BookingAnswer{}, plan{}, err
@@ -89,7 +95,8 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	d, err := s.Dedup.Decide(ctx, key, dedup.Intent{
 		Tenant: c.Tenant, IntentID: intentID, Customer: w.customer, Service: w.service, SlotStart: w.start.UTC(),
 		Channel: string(workflows.ChannelAgent), EventID: "agent:" + opKey, WorkflowID: workflows.AppointmentWorkflowID(c.Tenant, intentID),
-		Separate: w.second, Ask: true,
+		LegacyIntentID: workflows.LegacyIntentID(c.Tenant, w.customer, w.service, "", w.start),
+		Separate:       w.second, Ask: true,
 	})
 	if err != nil {
 		return BookingAnswer{}, plan{}, fmt.Errorf("dedup decision (nothing was booked; the same call may be repeated): %w", err)
@@ -115,6 +122,15 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	return a, plan{profile: p, decision: d, intentID: intentID, wish: w}, nil
 }
 
+// keys is the Keyer of the customer keys: Keys, or the development key
+// (which config.CheckSecrets refuses on a reachable gateway).
+func (s *Service) keys() *customerid.Keyer {
+	if s.Keys != nil {
+		return s.Keys
+	}
+	return customerid.Dev()
+}
+
 // wish validates the input against the catalogue and opening hours, as
 // the conversation does, and resolves a spoken slot.
 func (s *Service) wish(ctx context.Context, p *tenants.Profile, in BookInput) (wish, error) {
@@ -138,7 +154,11 @@ func (s *Service) wish(ctx context.Context, p *tenants.Profile, in BookInput) (w
 		}
 		return wish{}, err
 	}
-	return wish{customer: cust, service: in.Service, start: start, second: in.ConfirmSecond}, nil
+	key, err := s.keys().Key(p.ID, cust)
+	if err != nil {
+		return wish{}, err
+	}
+	return wish{customer: cust, key: key, service: in.Service, start: start, second: in.ConfirmSecond}, nil
 }
 
 // start1 reads start as RFC 3339 or as a phrase ("Dienstag 14 Uhr").
@@ -201,16 +221,8 @@ func dedupKey(tenant, opKey, intentID string, second bool) string {
 // meets the running or completed saga attaches to it.
 func (s *Service) start(ctx context.Context, p *tenants.Profile, d dedup.Decision, intentID string, w wish) error {
 	dep, _ := p.Deposit(w.service)
-	keys := s.Keys
-	if keys == nil {
-		keys = customerid.Dev()
-	}
-	key, err := keys.Key(p.ID, w.customer)
-	if err != nil {
-		return fmt.Errorf("start booking: %w", err)
-	}
-	_, _, err = workflows.StartAppointmentAs(ctx, s.Temporal, s.TaskQueue, d.WorkflowID, workflows.BookingRequest{
-		Tenant: p.ID, Customer: w.customer, CustomerKey: key, Service: w.service, SlotStart: w.start.UTC(), Channel: workflows.ChannelAgent,
+	_, _, err := workflows.StartAppointmentAs(ctx, s.Temporal, s.TaskQueue, d.WorkflowID, workflows.BookingRequest{
+		Tenant: p.ID, Customer: w.customer, CustomerKey: w.key, Service: w.service, SlotStart: w.start.UTC(), Channel: workflows.ChannelAgent,
 		IntentID: intentID, DepositAmount: dep.Amount, Currency: dep.Currency, PaymentMethod: s.PaymentMethod,
 		Timezone: p.Location.String(), Terms: activities.TermsOf(p), DeliberateSecond: w.second,
 	})

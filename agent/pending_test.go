@@ -84,9 +84,11 @@ func TestADecisionWhoseSagaNeverStartedIsStarted(t *testing.T) {
 	e := newEnv(t)
 	e.svc.Wait = time.Second
 	customer, start := newCustomer(), testsupport.Slot(t, time.Friday, 14)
-	intentID := workflows.IntentID("demo", customer, "tire-change", "", start)
+	key := testsupport.CustomerKey(t, "demo", customer)
+	intentID, err := workflows.IntentID("demo", key, "tire-change", "", start)
+	require.NoError(t, err)
 	workflowID := workflows.AppointmentWorkflowID("demo", intentID)
-	_, err := e.pool.Exec(context.Background(), `INSERT INTO booking_intents (tenant_id, intent_id, customer, service, slot_start, channel, workflow_id, events)
+	_, err = e.pool.Exec(context.Background(), `INSERT INTO booking_intents (tenant_id, intent_id, customer, service, slot_start, channel, workflow_id, events)
 		VALUES ('demo', $1, $2, 'tire-change', $3, 'whatsapp', $4, ARRAY['SMcrashed'])`, intentID, customer, start.UTC(), workflowID)
 	require.NoError(t, err)
 

@@ -46,7 +46,8 @@ type Service struct {
 	// PaymentMethod pays deposits: "" sends a payment link (DEPOSIT_MODE).
 	PaymentMethod string
 	// Keys names customers in the search attributes of the appointments
-	// started here (BOOKONCE_CUSTOMER_ID_KEY); nil: the development key.
+	// started here and keys their intent IDs (BOOKONCE_CUSTOMER_ID_KEY);
+	// nil: the development key.
 	Keys *customerid.Keyer
 	// Wait bounds a mutating call (DefaultWait when zero).
 	Wait time.Duration

@@ -131,7 +131,7 @@ func (e e2eEnv) bookingOp(t testing.TB) Op {
 		if err != nil || !r.Start.Equal(start) {
 			return fmt.Errorf("the extractor reads %q as %v (%v), want %v", text, r.Start, err, start)
 		}
-		id := workflows.AppointmentWorkflowID(config.DefaultTenant, workflows.IntentID(config.DefaultTenant, customer, intent.ServiceTireChange, "", start))
+		id := testsupport.AppointmentID(t, config.DefaultTenant, customer, intent.ServiceTireChange, start)
 		if err := postWebhook(ctx, e.sim, twilio.WhatsApp(sid(e.base, seq), customer, text)); err != nil {
 			return err
 		}
@@ -258,7 +258,7 @@ func measureE2E(t *testing.T, sz sizes) e2eResult {
 	// their histories: the bare shape must run as many activities.
 	customer, start := phone(e.base, 1), bookingSlot(e.cfg.Timezone, time.Now().In(e.cfg.Timezone), 1)
 	res.shapes["booking"] = shapesOf(t, e.tc, testsupport.ConversationID(t, config.DefaultTenant, customer),
-		workflows.AppointmentWorkflowID(config.DefaultTenant, workflows.IntentID(config.DefaultTenant, customer, intent.ServiceTireChange, "", start)))
+		testsupport.AppointmentID(t, config.DefaultTenant, customer, intent.ServiceTireChange, start))
 	res.shapes["bare"] = shapesOf(t, e.tc, fmt.Sprintf("bare-customer:%d", e.base+firstBare), fmt.Sprintf("bare-appointment:%d", e.base+firstBare))
 	real, bare := res.shapes["booking"], res.shapes["bare"]
 	require.Equal(t, real.Conversation.Activities, bare.Conversation.Activities, "conversation activities")

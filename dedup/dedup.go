@@ -43,6 +43,13 @@ type Intent struct {
 	Channel    string    `json:"channel"`
 	EventID    string    `json:"event_id"`
 	WorkflowID string    `json:"workflow_id"` // the appointment to start if new
+	// LegacyIntentID is the wish's intent ID before keyed intent IDs, a
+	// plain hash of the number (workflows.LegacyIntentID); "" for none.
+	// A booking started under it still takes the same wish, after the ID
+	// itself is tried. Rows older than Retention merge nothing, so the
+	// field can go once Retention (IDEMPOTENCY_TTL) has passed since every
+	// worker and gateway derives keyed IDs.
+	LegacyIntentID string `json:"legacy_intent_id,omitempty"`
 	// ConversationID is the customer's conversation workflow; review cases
 	// resolve back to it.
 	ConversationID string `json:"conversation_id"`
@@ -53,6 +60,12 @@ type Intent struct {
 	// itself, and there is no conversation a reviewer's decision could
 	// resume.
 	Ask bool `json:"ask,omitempty"`
+}
+
+// names reports whether id is in's intent ID, under its keyed or its
+// legacy form: the row of the same wish either way.
+func (in Intent) names(id string) bool {
+	return id == in.IntentID || in.LegacyIntentID != "" && id == in.LegacyIntentID
 }
 
 // Decision is what Decide found.
@@ -216,8 +229,9 @@ type closeMatch struct {
 // the same service on the same day, or the same slot with another service.
 func (s *Store) closeIntent(ctx context.Context, tx pgx.Tx, in Intent, now time.Time) (*closeMatch, error) {
 	rows, err := tx.Query(ctx, `SELECT intent_id, service, slot_start, channel, workflow_id FROM booking_intents
-		WHERE tenant_id = $1 AND customer = $2 AND intent_id <> $3 AND created_at > $4 AND closed_at IS NULL ORDER BY created_at DESC`,
-		in.Tenant, in.Customer, in.IntentID, now.Add(-s.Window))
+		WHERE tenant_id = $1 AND customer = $2 AND intent_id <> $3 AND intent_id <> $5 AND created_at > $4 AND closed_at IS NULL
+		ORDER BY created_at DESC`,
+		in.Tenant, in.Customer, in.IntentID, now.Add(-s.Window), in.LegacyIntentID)
 	if err != nil {
 		return nil, err
 	}

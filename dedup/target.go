@@ -67,13 +67,14 @@ func (s *Store) merge(ctx context.Context, tx pgx.Tx, in Intent, now time.Time) 
 }
 
 // openIntents are the intents in may merge into, within retention: its
-// own first; with Target also the customer's others of the service.
+// own first (under its keyed ID, then its legacy one); with Target also
+// the customer's others of the service.
 func (s *Store) openIntents(ctx context.Context, tx pgx.Tx, in Intent, now time.Time) ([]openIntent, error) {
 	rows, err := tx.Query(ctx, `SELECT intent_id, workflow_id, channel, slot_start FROM booking_intents
 		WHERE tenant_id = $1 AND created_at > $3 AND closed_at IS NULL
-		  AND (intent_id = $2 OR ($4 AND customer = $5 AND service = $6))
-		ORDER BY intent_id = $2 DESC, created_at DESC LIMIT $7`,
-		in.Tenant, in.IntentID, now.Add(-s.Retention), s.Target != nil, in.Customer, in.Service, maxTargets)
+		  AND (intent_id = $2 OR intent_id = $8 OR ($4 AND customer = $5 AND service = $6))
+		ORDER BY intent_id = $2 DESC, intent_id = $8 DESC, created_at DESC LIMIT $7`,
+		in.Tenant, in.IntentID, now.Add(-s.Retention), s.Target != nil, in.Customer, in.Service, maxTargets, in.LegacyIntentID)
 	if err != nil {
 		return nil, fmt.Errorf("read open intents: %w", err)
 	}
@@ -94,7 +95,7 @@ func (s *Store) openIntents(ctx context.Context, tx pgx.Tx, in Intent, now time.
 // error reading the booking is not "live": the decision fails and is
 // retried.
 func (s *Store) covers(ctx context.Context, tx pgx.Tx, in Intent, r openIntent, now time.Time) (bool, error) {
-	own := r.intentID == in.IntentID
+	own := in.names(r.intentID)
 	if s.Target == nil {
 		return own, nil
 	}

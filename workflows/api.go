@@ -24,10 +24,21 @@ import (
 // attaching to a running one is not distinguished by the SDK. A booking
 // that is over (cancelled, completed, ended without a booking:
 // BookingTarget) does not stand in the way: the same wish is then a new
-// booking, under the next ID of the intent's chain (NextAttemptID).
+// booking, under the next ID of the intent's chain (NextAttemptID). The
+// ID is keyed by req.CustomerKey, without which nothing starts; a booking
+// of the same wish under its legacy ID is attached to (legacyBooking).
 func StartAppointment(ctx context.Context, c client.Client, taskQueue string, req BookingRequest) (run client.WorkflowRun, existing bool, err error) {
 	if req.IntentID == "" {
-		req.IntentID = IntentID(req.Tenant, req.Customer, req.Service, req.ResourceID, req.SlotStart)
+		if req.IntentID, err = IntentID(req.Tenant, req.CustomerKey, req.Service, req.ResourceID, req.SlotStart); err != nil {
+			return nil, false, fmt.Errorf("start appointment: set the customer key: %w", err)
+		}
+		old, err := legacyBooking(ctx, c, req)
+		if err != nil {
+			return nil, false, err
+		}
+		if old != "" {
+			return c.GetWorkflow(ctx, old, ""), true, nil
+		}
 	}
 	id := AppointmentWorkflowID(req.Tenant, req.IntentID)
 	for range maxAttempts {
@@ -45,6 +56,29 @@ func StartAppointment(ctx context.Context, c client.Client, taskQueue string, re
 		id = NextAttemptID(id)
 	}
 	return nil, false, fmt.Errorf("intent %s was booked and ended %d times; ask a person", req.IntentID, maxAttempts)
+}
+
+// legacyBooking is the booking a start of req made before keyed intent
+// IDs (versionKeyedIntentID), under the chain of its legacy ID, if one is
+// still under way or stands; "" if none. Delete it with LegacyIntentID
+// once every slot booked before the upgrade has passed.
+func legacyBooking(ctx context.Context, c client.Client, req BookingRequest) (string, error) {
+	id := AppointmentWorkflowID(req.Tenant, LegacyIntentID(req.Tenant, req.Customer, req.Service, req.ResourceID, req.SlotStart))
+	for range maxAttempts {
+		d, err := describeBooking(ctx, c, id)
+		if err != nil || !d.found {
+			return "", err
+		}
+		t, err := BookingTarget(ctx, c, id)
+		if err != nil {
+			return "", fmt.Errorf("read the booking of %s: %w", id, err)
+		}
+		if !t.Over {
+			return id, nil
+		}
+		id = NextAttemptID(id)
+	}
+	return "", nil
 }
 
 // maxAttempts bounds the bookings one intent's chain of IDs follows.

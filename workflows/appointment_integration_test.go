@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/chaos"
+	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -251,4 +253,43 @@ func TestRetryCapBelowTheFirstBackoffStillBooks(t *testing.T) {
 	got := e.effects(t, r.GetID())
 	require.Equal(t, map[string]int{"confirmed": 1}, got.Reservations)
 	require.Equal(t, req.DepositAmount, got.Captured)
+}
+
+// TestStartFindsTheBookingUnderTheLegacyID: an appointment started before
+// keyed intent IDs runs under the plain hash's ID. The same wish started
+// now (StartAppointment derives the keyed ID) attaches to that booking:
+// one reservation, one deposit, nothing started under the keyed ID.
+func TestStartFindsTheBookingUnderTheLegacyID(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker(t)
+	ctx := context.Background()
+	before := request(t, conversationCustomer(), time.Wednesday, 16)
+	before.IntentID = workflows.LegacyIntentID(before.Tenant, before.Customer, before.Service, "", before.SlotStart)
+	old, st := run(t, e, before)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+
+	now := before
+	now.IntentID, now.CustomerKey = "", testsupport.CustomerKey(t, before.Tenant, before.Customer)
+	again, existing, err := workflows.StartAppointment(ctx, e.tc, e.queue, now)
+	require.NoError(t, err)
+	require.True(t, existing)
+	require.Equal(t, old.GetID(), again.GetID())
+	require.Equal(t, booked, e.effects(t, old.GetID()))
+	keyed := testsupport.AppointmentID(t, now.Tenant, now.Customer, now.Service, now.SlotStart)
+	require.NotEqual(t, old.GetID(), keyed)
+	require.Equal(t, effects{Reservations: map[string]int{}, Intents: map[string]int{}}, e.effects(t, keyed))
+	_, err = e.tc.DescribeWorkflowExecution(ctx, keyed, "")
+	var notFound *serviceerror.NotFound
+	require.ErrorAs(t, err, &notFound, "nothing runs under the keyed ID")
+}
+
+// TestStartNeedsTheCustomerKey: a start that derives the intent ID (no
+// IntentID given) without a customer key is refused; it never books under
+// a plain hash of the number.
+func TestStartNeedsTheCustomerKey(t *testing.T) {
+	e := newEnv(t)
+	req := request(t, conversationCustomer(), time.Wednesday, 17)
+	req.IntentID = ""
+	_, _, err := workflows.StartAppointment(context.Background(), e.tc, e.queue, req)
+	require.ErrorIs(t, err, intent.ErrNoCustomerKey)
 }

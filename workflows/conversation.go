@@ -274,12 +274,51 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
 		return
 	}
-	intentID := IntentID(c.in.Tenant, c.in.Customer, r.Service, "", r.Start)
-	in := dedup.Intent{
-		Tenant: c.in.Tenant, IntentID: intentID, Customer: c.in.Customer, Service: r.Service, SlotStart: r.Start.UTC(),
-		Channel: string(ev.Channel), EventID: ev.EventID, WorkflowID: AppointmentWorkflowID(c.in.Tenant, intentID), ConversationID: c.id,
+	c.book(ctx, ev, r.Service, r.Start)
+}
+
+// book takes the dedup decision about a checked wish and acts on it; a
+// wish without an intent ID goes to a person.
+func (c *conversation) book(ctx workflow.Context, ev InboundEvent, service string, start time.Time) {
+	in, err := c.wishIntent(ctx, ev, service, start)
+	if err != nil {
+		if !c.startFailed(ctx, ev, in, err) {
+			c.reply(ctx, ev, c.text(tenants.TemplateStartFailedRetry, tenants.MessageData{}))
+		}
+		return
 	}
 	c.decide(ctx, ev, in, "dedup-"+ev.EventID)
+}
+
+// versionKeyedIntentID: a wish's intent ID, and with it its appointment's
+// workflow ID and business reference, is keyed by the customer key
+// (IntentID) instead of a plain hash of the number, which anyone who saw
+// the ID next to its service and slot could brute-force. Runs recorded
+// before keep the IDs they derived; dedup still merges the same wish into
+// their bookings (dedup.Intent.LegacyIntentID).
+const versionKeyedIntentID = "keyed-intent-id"
+
+// wishIntent is the dedup intent of a wish for service at start. An
+// error: this run has no customer key (a conversation from before keys,
+// under its legacy ID), and its wish is not booked under a plain hash of
+// the number but handed to a person (startFailed).
+func (c *conversation) wishIntent(ctx workflow.Context, ev InboundEvent, service string, start time.Time) (dedup.Intent, error) {
+	in := dedup.Intent{
+		Tenant: c.in.Tenant, Customer: c.in.Customer, Service: service, SlotStart: start.UTC(),
+		Channel: string(ev.Channel), EventID: ev.EventID, ConversationID: c.id,
+	}
+	legacy := LegacyIntentID(c.in.Tenant, c.in.Customer, service, "", start)
+	if workflow.GetVersion(ctx, versionKeyedIntentID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		in.IntentID = legacy
+	} else {
+		id, err := IntentID(c.in.Tenant, c.in.CustomerKey, service, "", start)
+		if err != nil {
+			return in, fmt.Errorf("wish %s not booked, the conversation has no customer key: %w", ev.EventID, err)
+		}
+		in.IntentID, in.LegacyIntentID = id, legacy
+	}
+	in.WorkflowID = AppointmentWorkflowID(c.in.Tenant, in.IntentID)
+	return in, nil
 }
 
 // versionWishOutlastsOutage: the dedup decision of a booking wish asks

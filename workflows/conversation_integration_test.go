@@ -77,7 +77,7 @@ func (s convStack) sayOn(t *testing.T, in workflows.ConversationInput, channel w
 }
 
 func conversationInput(customer string, restartAfter int) workflows.ConversationInput {
-	return workflows.ConversationInput{Tenant: "demo", Customer: customer, DepositAmount: 2000, Currency: "eur",
+	return workflows.ConversationInput{Tenant: "demo", Customer: customer, CustomerKey: devKey(customer), DepositAmount: 2000, Currency: "eur",
 		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin", EventsBeforeRestart: restartAfter}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
+	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -33,6 +34,19 @@ import (
 const unitCustomer = "+4915112345678"
 
 var unitConversationID = workflows.LegacyConversationWorkflowID("demo", unitCustomer)
+
+// unitKey is unitCustomer's key with the development secret.
+var unitKey = devKey(unitCustomer)
+
+// devKey is number's key in tenant demo with the development secret, the
+// test stacks' gateways' (testsupport.CustomerKey, without a test).
+func devKey(number string) customerid.Key {
+	k, err := customerid.Dev().Key("demo", number)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
 
 // convFake answers the conversation's activities and remembers the calls.
 type convFake struct {
@@ -191,7 +205,7 @@ func unitEvent(id, text string) workflows.InboundEvent {
 }
 
 func unitConversationInput(restartAfter int) workflows.ConversationInput {
-	return workflows.ConversationInput{Tenant: "demo", Customer: unitCustomer, DepositAmount: 2000, Currency: "eur",
+	return workflows.ConversationInput{Tenant: "demo", Customer: unitCustomer, CustomerKey: unitKey, DepositAmount: 2000, Currency: "eur",
 		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin", EventsBeforeRestart: restartAfter}
 }
 
@@ -280,7 +294,8 @@ func runConversation(t *testing.T, f *convFake, in workflows.ConversationInput, 
 // TestConversationWish: what a customer's wish starts, by what arrives.
 func TestConversationWish(t *testing.T) {
 	const wish = "Reifenwechsel am Dienstag um 14 Uhr"
-	intentID := workflows.IntentID("demo", unitCustomer, "tire-change", "", unitSlot)
+	intentID, err := workflows.IntentID("demo", unitKey, "tire-change", "", unitSlot)
+	require.NoError(t, err)
 	cases := []struct {
 		name       string
 		understand map[string]intent.Result
@@ -328,12 +343,32 @@ func TestConversationWish(t *testing.T) {
 			require.Len(t, f.children, 1, "exactly one appointment")
 			require.Equal(t, workflows.AppointmentWorkflowID("demo", intentID), f.childIDs[0], "the workflow ID derives from the intent")
 			require.Equal(t, workflows.BookingRequest{
-				Tenant: "demo", Customer: unitCustomer, Service: "tire-change", SlotStart: unitSlot, Channel: tc.channel, IntentID: intentID,
+				Tenant: "demo", Customer: unitCustomer, CustomerKey: unitKey, Service: "tire-change", SlotStart: unitSlot, Channel: tc.channel, IntentID: intentID,
 				DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin",
 				AcceptedAt: unitReceivedAt, // the booking's phases count from the wish's webhook
 			}, f.children[0])
 		})
 	}
+}
+
+// TestConversationWithoutKeyHandsTheWishToAPerson: a conversation from
+// before customer keys (its input has none) cannot key the intent ID, and
+// must not fall back to the plain number's hash: nothing is decided or
+// started, a person gets a case, and the customer is told so.
+func TestConversationWithoutKeyHandsTheWishToAPerson(t *testing.T) {
+	const wish = "Reifenwechsel am Dienstag um 14 Uhr"
+	f := &convFake{understand: map[string]intent.Result{wish: tireChange}}
+	in := unitConversationInput(0)
+	in.CustomerKey = ""
+	runConversation(t, f, in, []signal{whatsapp(time.Second, "SMa", wish)})
+
+	require.Empty(t, f.decided, "no dedup decision under a plain hash")
+	require.Empty(t, f.children)
+	require.Len(t, f.reviews, 1)
+	require.Equal(t, review.ReasonUnknownOutcome, f.reviews[0].Reason)
+	require.Contains(t, f.reviews[0].Details["error"], "no customer key")
+	require.Len(t, f.replies, 1)
+	require.Contains(t, f.replies[0].Text, "ein Mitarbeiter kümmert sich darum")
 }
 
 // continueAsNewCase is a run that ends at the restart boundary: the input

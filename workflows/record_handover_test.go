@@ -23,12 +23,7 @@ import (
 // that appointment with the customer-key search attributes (versioned:
 // customer-key-attributes). Runs with `make histories`.
 func TestRecordHistoriesHandOver(t *testing.T) {
-	if os.Getenv(recordHistoriesEnv) != "1" {
-		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
-	}
-	s := newRecordStack(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	s, ctx := recording(t)
 	customer := "+4915112340030"
 	in := recordConversation(customer)
 	legacy := workflows.LegacyConversationWorkflowID("demo", customer)
@@ -63,6 +58,31 @@ func TestRecordHistoriesHandOver(t *testing.T) {
 func recordConversation(customer string) workflows.ConversationInput {
 	return workflows.ConversationInput{Tenant: "demo", Customer: customer, DepositAmount: 2000, Currency: "eur",
 		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin"}
+}
+
+// recording is the stack and context of one conversation recording; it
+// skips unless histories are being recorded.
+func recording(t *testing.T) (recordStack, context.Context) {
+	t.Helper()
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return newRecordStack(t, nil), ctx
+}
+
+// keyedWish starts customer's conversation as today's gateway does, under
+// its key, with the wish for a tire change at hour on the next weekday
+// wd; it returns the conversation's input, workflow ID and the slot.
+func keyedWish(t *testing.T, ctx context.Context, s recordStack, customer, eventID string, wd time.Weekday, hour int) (workflows.ConversationInput, string, time.Time) {
+	t.Helper()
+	in := recordConversation(customer)
+	in.CustomerKey = testsupport.CustomerKey(t, "demo", customer)
+	id := workflows.ConversationWorkflowID("demo", in.CustomerKey)
+	slot := testsupport.Slot(t, wd, hour).In(berlin(t))
+	signalStart(t, ctx, s, id, in, eventID, fmt.Sprintf("Reifenwechsel am %d.%d. um %d:00 Uhr", slot.Day(), int(slot.Month()), hour))
+	return in, id, slot
 }
 
 // signalStart delivers one inbound event as the gateway does.

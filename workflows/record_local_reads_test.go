@@ -1,9 +1,6 @@
 package workflows_test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -11,7 +8,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
 )
 
 // localReads are the conversation's steps that run as local activities
@@ -24,18 +20,8 @@ var localReads = []string{"AskHandOver", "ExtractIntent", "ValidateIntent"}
 // its history, the dedup decision and the reply stay activities. Runs with
 // `make histories`.
 func TestRecordHistoriesLocalReads(t *testing.T) {
-	if os.Getenv(recordHistoriesEnv) != "1" {
-		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
-	}
-	s := newRecordStack(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	customer := "+4915112340040"
-	in := recordConversation(customer)
-	in.CustomerKey = testsupport.CustomerKey(t, "demo", customer)
-	id := workflows.ConversationWorkflowID("demo", in.CustomerKey)
-	slot := testsupport.Slot(t, time.Wednesday, 15).In(berlin(t))
-	signalStart(t, ctx, s, id, in, "REClocal1", fmt.Sprintf("Reifenwechsel am %d.%d. um 15:00 Uhr", slot.Day(), int(slot.Month())))
+	s, ctx := recording(t)
+	in, id, _ := keyedWish(t, ctx, s, "+4915112340040", "REClocal1", time.Wednesday, 15)
 	testsupport.Eventually(t, 60*time.Second, "the conversation's reply and appointment", func() bool {
 		return len(s.appointmentsOf(ctx, string(in.CustomerKey))) == 1 &&
 			s.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:REClocal1'`) == 1

@@ -68,8 +68,8 @@ func newRecordStack(t *testing.T, tweak func(*config.Config), interceptors ...in
 
 func recordRequest(t *testing.T, customer string, wd time.Weekday, hour int) workflows.BookingRequest {
 	return workflows.BookingRequest{
-		Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: testsupport.Slot(t, wd, hour),
-		Channel: workflows.ChannelAPI, DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
+		Tenant: "demo", Customer: customer, CustomerKey: testsupport.CustomerKey(t, "demo", customer), Service: "tire-change",
+		SlotStart: testsupport.Slot(t, wd, hour), Channel: workflows.ChannelAPI, DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
 		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond},
 	}
 }

@@ -62,6 +62,7 @@ var recordedHistories = []string{
 	"conversation-wish-outlast.conversation.json",
 	"link-never-made.appointment.json",
 	"link-never-made.payment.json",
+	"keyed-intent.conversation.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

@@ -4,12 +4,10 @@
 package workflows
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"strings"
 	"time"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/reference"
 )
@@ -97,13 +95,20 @@ type BookingRequest struct {
 	AcceptedAt time.Time `json:"accepted_at,omitzero"`
 }
 
-// IntentID hashes the business intent (tenant, customer, service,
-// resource, slot start in UTC to the minute). Phrasing, channel and retries
-// do not change it, so the same wish always maps to one workflow ID.
-func IntentID(tenant, customer, service, resource string, start time.Time) string {
-	canonical := strings.Join([]string{tenant, customer, service, resource, start.UTC().Truncate(time.Minute).Format(time.RFC3339)}, "\x00")
-	sum := sha256.Sum256([]byte(canonical))
-	return hex.EncodeToString(sum[:])[:24]
+// IntentID is the keyed ID of the business intent (intent.Canonical.ID:
+// tenant, the customer's key, service, resource, slot start in UTC to the
+// minute). Phrasing, channel and retries do not change it, so the same
+// wish always maps to one workflow ID; without the customer key it cannot
+// be computed, so the ID does not give the number away.
+func IntentID(tenant string, key customerid.Key, service, resource string, start time.Time) (string, error) {
+	return intent.Canonical{Tenant: tenant, CustomerKey: key, Service: service, Resource: resource, Start: start}.ID()
+}
+
+// LegacyIntentID is the ID intents had before versionKeyedIntentID, a
+// plain hash of the number (intent.Canonical.LegacyID): replayed runs
+// recorded before it, and dedup's fallback for their bookings, use it.
+func LegacyIntentID(tenant, customer, service, resource string, start time.Time) string {
+	return intent.Canonical{Tenant: tenant, Customer: customer, Service: service, Resource: resource, Start: start}.LegacyID()
 }
 
 // AppointmentWorkflowID is the meaningful, deterministic workflow ID of a

@@ -2,6 +2,7 @@ package testsupport
 
 import (
 	"testing"
+	"time"
 
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/workflows"
@@ -23,4 +24,15 @@ func CustomerKey(t testing.TB, tenant, number string) customerid.Key {
 func ConversationID(t testing.TB, tenant, number string) string {
 	t.Helper()
 	return workflows.ConversationWorkflowID(tenant, CustomerKey(t, tenant, number))
+}
+
+// AppointmentID is the workflow ID of a test stack's appointment for
+// number's wish of service at start (the keyed intent ID).
+func AppointmentID(t testing.TB, tenant, number, service string, start time.Time) string {
+	t.Helper()
+	id, err := workflows.IntentID(tenant, CustomerKey(t, tenant, number), service, "", start)
+	if err != nil {
+		t.Fatalf("intent ID of a test wish: %v", err)
+	}
+	return workflows.AppointmentWorkflowID(tenant, id)
 }
