@@ -50,7 +50,18 @@ func (s *Service) Book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 			s.Logger.Warn("agent booking start unknown", "workflow_id", a.WorkflowID, "error", err)
 		}
 	}
-	return answer(a, st, found, a.merged), nil
+	out := answer(a, st, found, a.merged)
+	if !found || st.Status != workflows.StatusConfirmed {
+		return out, nil
+	}
+	// A confirmed booking may be ending: its lifecycle knows (a cancel
+	// under way, then cancelled). "Booked." would be false while the
+	// booking the wish met is being cancelled.
+	now, err := workflows.BookingStatusOf(ctx, s.Temporal, a.WorkflowID)
+	if err != nil {
+		return BookingAnswer{}, fmt.Errorf("read the lifecycle of %s (nothing was booked twice; the same call may be repeated): %w", a.WorkflowID, err)
+	}
+	return afterConfirmation(out, now, pl.profile), nil
 }
 
 // plan is what a booking decided, for starting its saga.

@@ -125,6 +125,12 @@ func (c *changer) agentAgain(ctx context.Context, s Scenario, w Wish, rng *rand.
 		in.ConfirmSecond = true
 		last = ag.follow(ctx, ag.call(ctx, newCallID(rng), in), rng)
 	}
+	if last.Status == agent.StatusCancelled {
+		// The wish met the first booking while its cancel was still under
+		// way ("being cancelled", then cancelled): the agent asks again,
+		// as the answer tells it to.
+		last = ag.follow(ctx, ag.call(ctx, newCallID(rng), in), rng)
+	}
 	return string(last.Status), last.WorkflowID
 }
 
