@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,27 +31,19 @@ func TestBookDuringItsCancelIsNotConfirmed(t *testing.T) {
 	first := book(t, s, wish, agent.StatusConfirmed)
 
 	pause := proxy.PauseAt("POST", "/v1/bookings/", false)
-	release := sync.OnceFunc(pause.Release)
-	t.Cleanup(release) // a failed check must not leave the proxy waiting
 	cancelled := make(chan error, 1)
 	go func() {
 		_, err := workflows.CancelAppointment(context.Background(), e.tc, first.WorkflowID, workflows.CancelUpdateID("demo", "api-1"), "verhindert")
 		cancelled <- err
 	}()
-	select {
-	case <-pause.Reached():
-	case err := <-cancelled:
-		require.FailNow(t, "the cancel ended before the calendar saw it", "%v", err)
-	case <-time.After(60 * time.Second):
-		require.FailNow(t, "the cancel never reached the calendar")
-	}
+	testsupport.AwaitPause(t, pause, cancelled)
 	var during agent.BookingAnswer
 	require.Empty(t, call(t, s, agent.ToolBookAppointment, wish, &during))
 	require.NotEqual(t, agent.StatusConfirmed, during.Status, during.Message)
 	require.Equal(t, agent.StatusPending, during.Status, during.Message)
 	require.Contains(t, during.Message, "being cancelled")
 
-	release()
+	pause.Release()
 	require.NoError(t, <-cancelled)
 	again := book(t, s, wish, agent.StatusConfirmed)
 	require.NotEqual(t, first.WorkflowID, again.WorkflowID, "a new booking once the first is cancelled")

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Proxy forwards to an upstream API and can pause one matching request,
@@ -28,6 +31,7 @@ type Pause struct {
 	used           bool
 	reached        chan struct{}
 	release        chan struct{}
+	releaseOnce    sync.Once
 	// Drop makes the paused request fail (connection closed) on release
 	// instead of answering.
 	Drop bool
@@ -36,8 +40,25 @@ type Pause struct {
 // Reached is closed when the matching request hit the pause point.
 func (p *Pause) Reached() <-chan struct{} { return p.reached }
 
-// Release lets the paused request continue.
-func (p *Pause) Release() { close(p.release) }
+// Release lets the paused request continue; a second call does nothing,
+// so a test may also release in its cleanup.
+func (p *Pause) Release() { p.releaseOnce.Do(func() { close(p.release) }) }
+
+// AwaitPause waits up to a minute for the request to reach p while the
+// call that makes it runs; that call ending first (ended) fails the test.
+// It releases p when the test ends, so a failed check never leaves the
+// proxy (and the server's shutdown) waiting.
+func AwaitPause(t testing.TB, p *Pause, ended <-chan error) {
+	t.Helper()
+	t.Cleanup(p.Release)
+	select {
+	case <-p.Reached():
+	case err := <-ended:
+		require.FailNow(t, "the call ended before its request reached the pause", "%v", err)
+	case <-time.After(time.Minute):
+		require.FailNow(t, "the request never reached the pause")
+	}
+}
 
 // NewProxy starts a proxy to upstream on loopback.
 func NewProxy(t testing.TB, upstream string) *Proxy {
