@@ -89,7 +89,9 @@ func (e *env) settleChanges(ctx context.Context, timeout time.Duration, progress
 	deadline := time.Now().Add(timeout)
 	var waiting []string
 	for ctx.Err() == nil && time.Now().Before(deadline) {
-		rows, err := e.changeRows(ctx, nil)
+		// With the messages at Twilio: a rebook or move-back is done only
+		// once its new booking's confirmation reached the customer.
+		rows, err := e.changeRows(ctx, e.twilio.Messages())
 		busy, err2 := e.count(ctx, `SELECT count(*) FROM outbox_messages WHERE state = 'pending'`)
 		unreminded, err3 := e.count(ctx, unremindedSQL)
 		busy += unreminded
