@@ -179,7 +179,7 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 		AuthLimiter: AuthLimiter(cfg),
 		Pool:        pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenants: tenants,
 		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", PaymentMethod: ConversationPaymentMethod(cfg),
-		StripeWebhookSecret: cfg.StripeWebhookSecret, Keys: cfg.CustomerKeys(), VoiceConfirmWait: cfg.VoiceConfirmWait,
+		StripeWebhookSecret: cfg.StripeWebhookSecret, StripeTenantSecrets: cfg.StripeWebhookSecrets, Keys: cfg.CustomerKeys(), VoiceConfirmWait: cfg.VoiceConfirmWait,
 		Tokens: tenants.Authenticate, Reviews: reviews, Outbox: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}, Sealer: cfg.PayloadCodec, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
 	}
