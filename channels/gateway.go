@@ -46,8 +46,13 @@ type Gateway struct {
 	TwilioAuthToken string
 	PublicBaseURL   string
 	// StripeWebhookSecret (whsec_…) verifies the payment provider's
-	// webhooks (STRIPE_WEBHOOK_SECRET); empty: they are refused.
+	// webhooks on RouteStripe (STRIPE_WEBHOOK_SECRET); empty: they are
+	// refused.
 	StripeWebhookSecret string
+	// StripeTenantSecrets (tenant -> whsec_…, STRIPE_WEBHOOK_SECRETS)
+	// verify RouteStripeTenant, each tenant's own Stripe account's
+	// endpoint; RouteStripe takes no event for these tenants. Never logged.
+	StripeTenantSecrets map[string]string
 	// Keys computes the customer keys in conversation IDs
 	// (BOOKONCE_CUSTOMER_ID_KEY); nil: the development key, as in tests.
 	Keys *customerid.Keyer
@@ -125,6 +130,9 @@ const (
 	RouteStatus      = "/webhooks/twilio/status"
 	// RouteStripe receives the payment provider's signed webhooks.
 	RouteStripe = "/webhooks/stripe"
+	// RouteStripeTenant receives the webhooks of one tenant's own Stripe
+	// account, signed with its secret (StripeTenantSecrets).
+	RouteStripeTenant = RouteStripe + "/{tenant}"
 	// RoutePaid is where the hosted payment page sends the customer back
 	// (a Checkout Session's success_url): a plain "thank you" page.
 	RoutePaid = "/paid"
@@ -143,6 +151,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("POST "+RouteVoiceStatus, g.signed(RouteVoiceStatus, g.voiceStatus))
 	mux.Handle("POST "+RouteStatus, g.signed(RouteStatus, g.status))
 	mux.HandleFunc("POST "+RouteStripe, g.stripeWebhook)
+	mux.HandleFunc("POST "+RouteStripeTenant, g.tenantStripeWebhook)
 	mux.HandleFunc("GET "+RoutePaid, paidPage)
 	mux.HandleFunc("/", notFound)
 	return mux

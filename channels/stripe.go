@@ -52,11 +52,16 @@ type eventObject struct {
 	PaymentIntent json.RawMessage `json:"payment_intent"`
 }
 
-// stripeWebhook receives a payment provider's event: verified, recorded in
-// the inbox by its event ID before any effect, then signalled to the
-// payment workflow of its booking reference. Every verified event is
-// answered 200 once recorded, also when no workflow waits for it: the
-// provider must not retry an event nobody can use.
+// stripeRoute is a payment webhook route: the metrics' name for it, the
+// secret it verifies with and, on a tenant's own route, whose events it
+// takes.
+type stripeRoute struct {
+	name, secret string
+	tenant       string // "": the shared route, where the reference names the tenant
+}
+
+// stripeWebhook is the shared route (STRIPE_WEBHOOK_SECRET), for a
+// deployment whose shops share one Stripe account they cannot reach.
 func (g *Gateway) stripeWebhook(w http.ResponseWriter, r *http.Request) {
 	if g.StripeWebhookSecret == "" {
 		g.Metrics.rejected.WithLabelValues(RouteStripe, "unconfigured").Inc()
@@ -64,27 +69,64 @@ func (g *Gateway) stripeWebhook(w http.ResponseWriter, r *http.Request) {
 		writeStripeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "webhook secret not configured"})
 		return
 	}
-	event, ok := g.verifyStripe(w, r)
+	g.receiveStripe(w, r, stripeRoute{name: RouteStripe, secret: g.StripeWebhookSecret})
+}
+
+// tenantStripeWebhook is a tenant's own route, verified with the secret
+// of its own Stripe account (STRIPE_WEBHOOK_SECRETS). A tenant the
+// registry does not know, or without a secret, is answered 404 alike
+// (the route tells nobody which tenants exist) and nothing is recorded:
+// the sender retries once the configuration catches up.
+func (g *Gateway) tenantStripeWebhook(w http.ResponseWriter, r *http.Request) {
+	tenant := r.PathValue("tenant")
+	secret, ok := g.tenantSecret(tenant)
+	if !ok {
+		g.Metrics.rejected.WithLabelValues(RouteStripeTenant, "unknown_tenant").Inc()
+		g.log().Warn("payment webhook refused: no tenant with a webhook secret of its own (STRIPE_WEBHOOK_SECRETS) at this route", "tenant", logReference(tenant))
+		writeStripeJSON(w, http.StatusNotFound, map[string]string{"error": "no webhook endpoint here"})
+		return
+	}
+	g.receiveStripe(w, r, stripeRoute{name: RouteStripeTenant, secret: secret, tenant: tenant})
+}
+
+// tenantSecret is the secret of tenant's own route; false when the
+// registry does not know tenant or it has none.
+func (g *Gateway) tenantSecret(tenant string) (string, bool) {
+	secret, ok := g.StripeTenantSecrets[tenant]
+	if !ok || g.Tenants == nil {
+		return "", false
+	}
+	_, known := g.Tenants.Get(tenant)
+	return secret, known
+}
+
+// receiveStripe receives a payment provider's event: verified, recorded in
+// the inbox by its event ID before any effect, then signalled to the
+// payment workflow of its booking reference. Every verified event is
+// answered 200 once recorded, also when no workflow waits for it: the
+// provider must not retry an event nobody can use.
+func (g *Gateway) receiveStripe(w http.ResponseWriter, r *http.Request, route stripeRoute) {
+	event, ok := g.verifyStripe(w, r, route)
 	if !ok {
 		return
 	}
-	p := g.paymentInboxOf(event)
+	p := g.attribute(g.paymentInboxOf(event), route)
 	state := statePending
 	if p.Reference == "" || !sagaActsOn(p.Event.Type) {
 		state = stateDelivered // nothing to signal: the relay must never pick it up
 	}
 	fresh, err := g.recordPayment(r.Context(), p, string(event.Type), state)
 	if err != nil {
-		g.log().Error("inbox insert failed", "route", RouteStripe, "event", event.ID, "err", err)
+		g.log().Error("inbox insert failed", "route", route.name, "event", event.ID, "err", err)
 		writeStripeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "try again"}) // the provider retries
 		return
 	}
 	if !fresh {
-		g.Metrics.duplicates.WithLabelValues("inbox", p.Tenant, RouteStripe).Inc()
+		g.Metrics.duplicates.WithLabelValues("inbox", p.Tenant, route.name).Inc()
 		writeStripeJSON(w, http.StatusOK, map[string]any{"received": true, "duplicate": true})
 		return
 	}
-	g.Metrics.accepted.WithLabelValues(RouteStripe).Inc()
+	g.Metrics.accepted.WithLabelValues(route.name).Inc()
 	if state == stateDelivered {
 		g.log().Debug("payment webhook recorded; nothing to signal", "event", event.ID, "type", event.Type)
 	} else if err := g.deliverPaymentNow(r.Context(), p); err != nil {
@@ -94,12 +136,38 @@ func (g *Gateway) stripeWebhook(w http.ResponseWriter, r *http.Request) {
 	writeStripeJSON(w, http.StatusOK, map[string]any{"received": true})
 }
 
+// attribute limits an event to the tenants its route speaks for. Any
+// shop with a Stripe account writes what it likes into a session's
+// client_reference_id or metadata, so a reference alone never makes an
+// event another tenant's: a tenant's route takes every event as that
+// tenant's and drops a reference of anyone else's; the shared route
+// drops the reference of a tenant with a secret of its own (that
+// tenant's events come on its route). A dropped reference is recorded
+// without it: never signalled, never on another tenant's ops page.
+func (g *Gateway) attribute(p paymentInbox, route stripeRoute) paymentInbox {
+	switch {
+	case route.tenant != "":
+		if p.Reference != "" && p.Tenant != route.tenant {
+			g.log().Warn("payment webhook on a tenant's route names a reference outside its namespace; recorded as the route tenant's without it",
+				"tenant", route.tenant, "event", p.Event.EventID, "type", p.Event.Type, "reference", logReference(p.Reference))
+			p.Reference = ""
+		}
+		p.Tenant = route.tenant
+	case g.StripeTenantSecrets[p.Tenant] != "":
+		g.log().Warn("payment webhook on the shared route names a tenant with a webhook secret of its own (STRIPE_WEBHOOK_SECRETS), whose events come on its route; recorded without the reference",
+			"tenant", p.Tenant, "event", p.Event.EventID, "type", p.Event.Type)
+		p.Tenant, p.Reference = unconfiguredTenant, ""
+	}
+	return p
+}
+
 // verifyStripe reads the bounded body and checks the Stripe-Signature
-// header (HMAC and a timestamp within five minutes), answering 400 (413
-// for an oversized body) when it fails. The API version is not checked:
-// only id, type, created and a few stable fields of data.object are read,
-// and refusing a signed event for its version would lose it for good.
-func (g *Gateway) verifyStripe(w http.ResponseWriter, r *http.Request) (stripe.Event, bool) {
+// header with route's secret (HMAC and a timestamp within five minutes),
+// answering 400 (413 for an oversized body) when it fails. The API
+// version is not checked: only id, type, created and a few stable fields
+// of data.object are read, and refusing a signed event for its version
+// would lose it for good.
+func (g *Gateway) verifyStripe(w http.ResponseWriter, r *http.Request, route stripeRoute) (stripe.Event, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxStripeBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -107,19 +175,19 @@ func (g *Gateway) verifyStripe(w http.ResponseWriter, r *http.Request) (stripe.E
 		if errors.As(err, &tooLarge) {
 			status, reason = http.StatusRequestEntityTooLarge, "too_large"
 		}
-		g.Metrics.rejected.WithLabelValues(RouteStripe, reason).Inc()
+		g.Metrics.rejected.WithLabelValues(route.name, reason).Inc()
 		writeStripeJSON(w, status, map[string]string{"error": "unreadable body"})
 		return stripe.Event{}, false
 	}
-	event, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), g.StripeWebhookSecret,
+	event, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), route.secret,
 		webhook.ConstructEventOptions{IgnoreAPIVersionMismatch: true})
 	if err == nil && (event.ID == "" || event.Type == "" || event.Data == nil) {
 		err = errors.New("event without id, type or data")
 	}
 	if err != nil {
 		reason := signatureReason(err)
-		g.Metrics.rejected.WithLabelValues(RouteStripe, reason).Inc()
-		g.log().Warn("payment webhook refused", "reason", reason)
+		g.Metrics.rejected.WithLabelValues(route.name, reason).Inc()
+		g.log().Warn("payment webhook refused", "route", route.name, "tenant", route.tenant, "reason", reason)
 		writeStripeJSON(w, http.StatusBadRequest, map[string]string{"error": reason})
 		return stripe.Event{}, false
 	}

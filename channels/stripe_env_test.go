@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/channels"
+	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
@@ -56,13 +57,18 @@ type stripeEnv struct {
 	admin   string // the admin listener (ops page)
 }
 
-func newStripeEnv(t *testing.T) *stripeEnv {
+// newStripeEnv builds the env; each setup may add tenants to pool and
+// change cfg before the gateway is built from them.
+func newStripeEnv(t *testing.T, setup ...func(*config.Config, *pgxpool.Pool)) *stripeEnv {
 	t.Helper()
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
 	cfg.TwilioAuthToken = authToken
 	cfg.StripeWebhookSecret = testWebhookSecret
 	cfg.TaskQueue = testsupport.TaskQueue(t)
+	for _, s := range setup {
+		s(&cfg, pool)
+	}
 	tc := testsupport.Temporal(t)
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { r.RegisterWorkflow(paymentRecorder) })
 	sig := &paymentSignals{Client: tc}
@@ -91,12 +97,15 @@ func paymentRecorder(ctx workflow.Context) error {
 
 // newReference is a fresh appointment workflow ID of the demo tenant,
 // in letters only (no digit run the masker would take for a number).
-func newReference() string {
+func newReference() string { return referenceOf("demo") }
+
+// referenceOf is a fresh appointment workflow ID of tenant.
+func referenceOf(tenant string) string {
 	b := make([]byte, 12)
 	for i := range b {
 		b[i] = byte('a' + rand.IntN(26))
 	}
-	return "appointment:demo:test-" + string(b)
+	return "appointment:" + tenant + ":test-" + string(b)
 }
 
 // startRecorder runs paymentRecorder as the payment workflow of ref.
@@ -159,6 +168,11 @@ func stripeEvent(id, typ, ref string) []byte {
 	case typ == "charge.refunded":
 		obj = map[string]any{"id": "ch_" + id, "object": "charge", "metadata": map[string]string{}}
 	}
+	return eventOf(id, typ, obj)
+}
+
+// eventOf is the event id of type typ about obj (its data.object).
+func eventOf(id, typ string, obj map[string]any) []byte {
 	b, err := json.Marshal(map[string]any{"id": id, "object": "event", "type": typ, "created": time.Now().Unix(),
 		"api_version": "2025-09-30.clover", "livemode": false, "data": map[string]any{"object": obj}})
 	if err != nil {
@@ -175,7 +189,13 @@ func signed(body []byte, secret string, at time.Time) string {
 // post delivers a payment webhook and returns the status and body.
 func (e *stripeEnv) post(t *testing.T, body []byte, signature string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.url+channels.RouteStripe, bytes.NewReader(body))
+	return e.postTo(t, channels.RouteStripe, body, signature)
+}
+
+// postTo delivers a payment webhook to path.
+func (e *stripeEnv) postTo(t *testing.T, path string, body []byte, signature string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.url+path, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	if signature != "" {

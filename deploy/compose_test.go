@@ -235,6 +235,7 @@ func TestComposeServicesPassSecretsCheck(t *testing.T) {
 		{"short token", []string{"BOOKONCE_API_TOKENS=demo:short"}, config.SecretAPITokens},
 		{"dev twilio token", []string{"TWILIO_AUTH_TOKEN=" + config.DevTwilioAuthToken}, config.SecretTwilio},
 		{"compose's old webhook secret", []string{"STRIPE_WEBHOOK_SECRET=" + config.DevStripeWebhookSecret}, config.SecretStripeWebhook},
+		{"compose's old webhook secret for a shop", []string{"STRIPE_WEBHOOK_SECRETS=demo=" + config.DevStripeWebhookSecret}, config.SecretStripeWebhooks},
 		{"dev customer key", []string{"BOOKONCE_CUSTOMER_ID_KEY=" + customerid.DevSecret}, config.SecretCustomerID},
 		{"dev ops session secret", []string{"OPS_SESSION_SECRET=" + config.DevOpsSessionSecret}, config.SecretOpsSession},
 		{"short operation ID secret", []string{"OPERATION_ID_SECRET=abc"}, config.SecretOperationID},

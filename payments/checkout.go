@@ -93,6 +93,9 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if apiErr == nil {
 		apiErr = checkReference(tenantOf(r), "payment_intent_data[metadata]", row.IntentMetadata)
 	}
+	if apiErr == nil {
+		apiErr = checkClientReference(tenantOf(r), row.ClientReferenceID)
+	}
 	if apiErr != nil {
 		writeError(ctx, w, apiErr)
 		return

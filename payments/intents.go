@@ -110,6 +110,16 @@ func checkReference(tenant, param string, metadata map[string]string) *apiError 
 	return nil
 }
 
+// checkClientReference refuses a session's client_reference_id in
+// another tenant's namespace, as checkReference a booking_reference: the
+// gateway reads it as the booking's reference when the metadata has none.
+func checkClientReference(tenant, ref string) *apiError {
+	if err := reference.CheckStored(tenant, ref); err != nil {
+		return invalidRequest("client_reference_id", "", err.Error())
+	}
+	return nil
+}
+
 // mutation starts a mutating intent request: the idempotency transaction,
 // the form checked against spec, and the expand list; false means the
 // answer was written.

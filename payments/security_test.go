@@ -20,6 +20,20 @@ import (
 	"github.com/bookonce/bookonce/payments"
 )
 
+// storedReferences are references the demo tenant stores, and whether
+// that is allowed: its own and free text, never another tenant's.
+var storedReferences = []struct {
+	ref string
+	ok  bool
+}{
+	{"appointment:demo:mine", true},
+	{"front-desk-42", true},
+	{"appointment:other:theirs", false},
+	{"appointment:other:theirs#move-1", false},
+	{"booking:appointment:other:theirs", false},
+	{"payment:appointment:other:theirs", false},
+}
+
 // TestForeignBookingReferenceIsRefused: a booking_reference leads
 // webhooks, the reconciler and lookups to a workflow, so the demo tenant
 // may store one in its own namespace or outside bookonce's, never in
@@ -30,16 +44,7 @@ import (
 func TestForeignBookingReferenceIsRefused(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	for _, c := range []struct {
-		ref string
-		ok  bool
-	}{
-		{"appointment:demo:mine", true},
-		{"front-desk-42", true},
-		{"appointment:other:theirs", false},
-		{"appointment:other:theirs#move-1", false},
-		{"booking:appointment:other:theirs", false},
-	} {
+	for _, c := range storedReferences {
 		t.Run(c.ref, func(t *testing.T) {
 			before := e.count("payment_intents", "")
 			r := e.post("/v1/payment_intents", "k-"+c.ref, authorizeForm(c.ref, "5000"))
@@ -57,6 +62,31 @@ func TestForeignBookingReferenceIsRefused(t *testing.T) {
 			var se *stripe.Error
 			require.True(t, errors.As(err, &se), "%v", err)
 			require.Equal(t, stripe.ErrorTypeInvalidRequest, se.Type)
+			require.Equal(t, sessions, e.count("checkout_sessions", ""), "no session written")
+		})
+	}
+}
+
+// TestForeignClientReferenceIsRefused: a Checkout Session without a
+// booking_reference whose client_reference_id names B's appointment is
+// refused like a foreign booking_reference (the gateway falls back on
+// it); before, only the metadata was checked.
+func TestForeignClientReferenceIsRefused(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range storedReferences {
+		t.Run(c.ref, func(t *testing.T) {
+			params := sessionParams("cs-client-"+c.ref, c.ref, time.Time{})
+			params.Metadata, params.PaymentIntentData.Metadata = nil, nil
+			sessions := e.count("checkout_sessions", "")
+			_, err := e.sc.V1CheckoutSessions.Create(context.Background(), params)
+			if c.ok {
+				require.NoError(t, err)
+				return
+			}
+			var se *stripe.Error
+			require.True(t, errors.As(err, &se), "%v", err)
+			require.Equal(t, stripe.ErrorTypeInvalidRequest, se.Type)
+			require.Equal(t, "client_reference_id", se.Param)
 			require.Equal(t, sessions, e.count("checkout_sessions", ""), "no session written")
 		})
 	}

@@ -120,25 +120,35 @@ func checkEndpoint(f form) *apiError {
 // configEndpointPrefix starts the IDs of endpoints from configuration.
 const configEndpointPrefix = "we_config_"
 
-// ConfigEndpoint is a webhook endpoint from configuration
-// (STRIPE_WEBHOOK_URL and STRIPE_WEBHOOK_SECRET) for one tenant: it
-// receives every event type, signed with the configured secret.
+// ConfigEndpoint is a webhook endpoint from configuration for one
+// tenant: it receives every event type at URL, signed with Secret
+// (STRIPE_WEBHOOK_URL and STRIPE_WEBHOOK_SECRET, or for a tenant with a
+// secret of its own, STRIPE_WEBHOOK_URL/<tenant> and that secret).
+// Configured is the STRIPE_WEBHOOK_URL that URL derives from ("": URL).
 type ConfigEndpoint struct {
 	Tenant, URL, Secret string
+	Configured          string
 }
 
-// id derives a stable ID, so a restart updates the endpoint (a rotated
-// secret) instead of adding a second one that would double every event.
+// id derives a stable ID from the tenant and the configured URL, so a
+// restart updates the endpoint (a rotated secret, the tenant's own route
+// when it gets a secret of its own) instead of adding a second one that
+// would double every event.
 func (c ConfigEndpoint) id() string {
-	sum := sha256.Sum256([]byte(c.Tenant + "\x00" + c.URL))
+	base := c.Configured
+	if base == "" {
+		base = c.URL
+	}
+	sum := sha256.Sum256([]byte(c.Tenant + "\x00" + base))
 	return configEndpointPrefix + hex.EncodeToString(sum[:12])
 }
 
-// ensureEndpoint creates or updates a configured endpoint.
+// ensureEndpoint creates or updates a configured endpoint; the events due
+// to it are delivered to its URL with its secret as they stand then.
 func ensureEndpoint(ctx context.Context, q querier, c ConfigEndpoint, now time.Time) error {
 	_, err := q.Exec(ctx, `INSERT INTO webhook_endpoints (id, tenant_id, url, secret, enabled_events, description, created_at)
 		VALUES ($1, $2, $3, $4, '{*}', 'from configuration', $5)
-		ON CONFLICT (id) DO UPDATE SET secret = EXCLUDED.secret`, c.id(), c.Tenant, c.URL, c.Secret, now)
+		ON CONFLICT (id) DO UPDATE SET secret = EXCLUDED.secret, url = EXCLUDED.url`, c.id(), c.Tenant, c.URL, c.Secret, now)
 	if err != nil {
 		return fmt.Errorf("webhook endpoint from configuration for tenant %s: %w", c.Tenant, err)
 	}

@@ -90,6 +90,12 @@ type Config struct {
 	// StripeWebhookTwice delivers each one twice on purpose (the drill).
 	StripeWebhookURL, StripeWebhookSecret string
 	StripeWebhookTwice                    bool
+	// StripeWebhookSecrets are STRIPE_WEBHOOK_SECRETS: tenant -> the
+	// whsec_ secret of the tenant's own endpoint (as of its own Stripe
+	// account), which the gateway verifies /webhooks/stripe/<tenant>
+	// with, and the payment API signs that tenant's configured endpoint
+	// with (WebhookEndpoint). Never logged.
+	StripeWebhookSecrets map[string]string
 	// DepositMode is how conversations take deposits: payment links
 	// (default) or the lab's test card (DEPOSIT_MODE).
 	DepositMode DepositMode

@@ -96,3 +96,66 @@ func TestWebhookConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestWebhookSecretsConfig: STRIPE_WEBHOOK_SECRETS gives tenants a
+// whsec_ secret of their own; anything else is refused with a message
+// that names the tenant, never a secret.
+func TestWebhookSecretsConfig(t *testing.T) {
+	cases := []struct {
+		name    string
+		value   string
+		want    map[string]string
+		wantErr string
+	}{
+		{"unset", "", map[string]string{}, ""},
+		{"two tenants", "demo=whsec_d, london = whsec_l ,", map[string]string{"demo": "whsec_d", "london": "whsec_l"}, ""},
+		{"not a whsec_ secret", "london=sk_live_oops", nil, `the secret of tenant "london" must be a whsec_`},
+		{"empty whsec_", "london=whsec_", nil, `the secret of tenant "london" must be a whsec_`},
+		{"no tenant", "whsec_oops", nil, "is not tenant=whsec_"},
+		{"not a tenant ID", "../demo=whsec_d", nil, "is not tenant=whsec_"},
+		{"tenant twice", "demo=whsec_a,demo=whsec_b", nil, `tenant "demo" is listed twice`},
+		{"one secret for two tenants", "demo=whsec_same,london=whsec_same", nil, `tenants "demo" and "london" have the same secret`},
+		{"the shared secret", "london=whsec_shared", nil, `the secret of tenant "london" is STRIPE_WEBHOOK_SECRET's`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"STRIPE_WEBHOOK_SECRET": "whsec_shared", "STRIPE_WEBHOOK_SECRETS": tc.value}
+			c, err := Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, "STRIPE_WEBHOOK_SECRETS: ")
+				require.ErrorContains(t, err, tc.wantErr)
+				for _, secret := range []string{"sk_live_oops", "whsec_oops", "whsec_a", "whsec_same", "whsec_shared", "whsec_d"} {
+					require.NotContains(t, err.Error(), secret, "secrets are never in messages")
+				}
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, c.StripeWebhookSecrets)
+		})
+	}
+}
+
+// TestWebhookEndpoint: a tenant with a secret of its own gets
+// STRIPE_WEBHOOK_URL/<tenant> signed with it; the others share
+// STRIPE_WEBHOOK_URL and STRIPE_WEBHOOK_SECRET.
+func TestWebhookEndpoint(t *testing.T) {
+	cases := []struct {
+		name, url, tenant    string
+		wantURL, wantSecret string
+	}{
+		{"shared", "http://gw:8080/webhooks/stripe", "demo", "http://gw:8080/webhooks/stripe", "whsec_shared"},
+		{"own", "http://gw:8080/webhooks/stripe", "london", "http://gw:8080/webhooks/stripe/london", "whsec_london"},
+		{"trailing slash", "http://gw:8080/webhooks/stripe/", "london", "http://gw:8080/webhooks/stripe/london", "whsec_london"},
+		{"query kept", "https://proxy.example/hooks?via=lb", "london", "https://proxy.example/hooks/london?via=lb", "whsec_london"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"STRIPE_WEBHOOK_URL": tc.url, "STRIPE_WEBHOOK_SECRET": "whsec_shared", "STRIPE_WEBHOOK_SECRETS": "london=whsec_london"}
+			c, err := Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+			require.NoError(t, err)
+			u, secret := c.WebhookEndpoint(tc.tenant)
+			require.Equal(t, tc.wantURL, u)
+			require.Equal(t, tc.wantSecret, secret)
+		})
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/bookonce/bookonce/internal/customerid"
@@ -34,6 +36,9 @@ const (
 	SecretAPITokens     Secret = "BOOKONCE_API_TOKENS"
 	SecretTwilio        Secret = "TWILIO_AUTH_TOKEN"
 	SecretStripeWebhook Secret = "STRIPE_WEBHOOK_SECRET"
+	// SecretStripeWebhooks are the tenants' own webhook secrets; none may
+	// be the published DevStripeWebhookSecret either.
+	SecretStripeWebhooks Secret = "STRIPE_WEBHOOK_SECRETS"
 	SecretCustomerID    Secret = customerid.Var
 	SecretOpsSession    Secret = "OPS_SESSION_SECRET"
 	SecretOperationID   Secret = "OPERATION_ID_SECRET"
@@ -58,10 +63,10 @@ const minSigningSecret = 32
 // agent's and ops page's look-ups.
 var (
 	WorkerSecrets   = []Secret{SecretAPITokens, SecretTwilio}
-	GatewaySecrets  = []Secret{SecretTwilio, SecretStripeWebhook, SecretCustomerID, SecretOpsSession, SecretOperationID}
-	PaymentsSecrets = []Secret{SecretStripeWebhook}
+	GatewaySecrets  = []Secret{SecretTwilio, SecretStripeWebhook, SecretStripeWebhooks, SecretCustomerID, SecretOpsSession, SecretOperationID}
+	PaymentsSecrets = []Secret{SecretStripeWebhook, SecretStripeWebhooks}
 	CalendarSecrets = []Secret{}
-	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook, SecretCustomerID, SecretOpsSession, SecretOperationID}
+	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook, SecretStripeWebhooks, SecretCustomerID, SecretOpsSession, SecretOperationID}
 )
 
 // Exposed lists the settings (NAME=value) that make a process reachable
@@ -143,6 +148,12 @@ func (c Config) devProblem(s Secret) string {
 	case SecretStripeWebhook:
 		if c.StripeWebhookSecret == DevStripeWebhookSecret {
 			return fmt.Sprintf("%s is the published %s: set your endpoint's signing secret, or whsec_ and a random one (openssl rand -hex 32)", s, DevStripeWebhookSecret)
+		}
+	case SecretStripeWebhooks:
+		for _, tenant := range slices.Sorted(maps.Keys(c.StripeWebhookSecrets)) {
+			if c.StripeWebhookSecrets[tenant] == DevStripeWebhookSecret {
+				return fmt.Sprintf("%s gives tenant %q the published %s: set the signing secret of its own endpoint", s, tenant, DevStripeWebhookSecret)
+			}
 		}
 	case SecretOpsSession:
 		return signingProblem(s, c.OpsSessionSecret, DevOpsSessionSecret, "anybody could sign an ops session")

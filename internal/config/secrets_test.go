@@ -57,6 +57,8 @@ func TestCheckSecrets(t *testing.T) {
 		{"short token on loopback", with(good, "BOOKONCE_API_TOKENS", "demo:short"), config.AllSecrets, nil, false},
 		{"compose's old webhook secret", with(good, "PAYMENTS_LISTEN", "0.0.0.0:8082", "STRIPE_WEBHOOK_SECRET", config.DevStripeWebhookSecret),
 			config.PaymentsSecrets, []string{"STRIPE_WEBHOOK_SECRET"}, false},
+		{"a tenant's own webhook secret is compose's old one", with(good, "GATEWAY_LISTEN", "0.0.0.0:8080", "STRIPE_WEBHOOK_SECRETS", "london="+config.DevStripeWebhookSecret),
+			config.GatewaySecrets, []string{`STRIPE_WEBHOOK_SECRETS gives tenant "london" the published`}, false},
 		{"dev customer key on 0.0.0.0 (anybody could test a guessed number against an ID)", with(good, "GATEWAY_LISTEN", "0.0.0.0:8080", "BOOKONCE_CUSTOMER_ID_KEY", customerid.DevSecret),
 			config.GatewaySecrets, []string{"BOOKONCE_CUSTOMER_ID_KEY is the published development secret"}, false},
 		{"the worker does not use the customer key", with(good, "WORKER_LISTEN", "0.0.0.0:8083", "BOOKONCE_CUSTOMER_ID_KEY", customerid.DevSecret),

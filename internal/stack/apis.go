@@ -86,7 +86,9 @@ func PaymentsAdminService(public web.Service) web.Service {
 const DeliverEvery = time.Second
 
 // PaymentsWebhooks builds the payment API's webhook deliverer, with the
-// configured endpoint (STRIPE_WEBHOOK_URL) for every tenant: those of
+// configured endpoint (STRIPE_WEBHOOK_URL, or STRIPE_WEBHOOK_URL/<tenant>
+// for a tenant with its own secret: config.WebhookEndpoint) for every
+// tenant: those of
 // the tenants registry (reg, nil: none), including shops applied while it
 // runs, and those BOOKONCE_API_TOKENS names. The payment API itself holds
 // no shop's plain token, so the registry is what lists them all.
@@ -96,7 +98,8 @@ func PaymentsWebhooks(cfg config.Config, pool *pgxpool.Pool, reg *tenants.Regist
 		return d
 	}
 	endpoint := func(tenant string) payments.ConfigEndpoint {
-		return payments.ConfigEndpoint{Tenant: tenant, URL: cfg.StripeWebhookURL, Secret: cfg.StripeWebhookSecret}
+		u, secret := cfg.WebhookEndpoint(tenant)
+		return payments.ConfigEndpoint{Tenant: tenant, URL: u, Secret: secret, Configured: cfg.StripeWebhookURL}
 	}
 	for _, tenant := range cfg.Tenants() {
 		d.Endpoints = append(d.Endpoints, endpoint(tenant))
@@ -179,7 +182,7 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 		AuthLimiter: AuthLimiter(cfg),
 		Pool:        pool, Temporal: tc, TaskQueue: cfg.TaskQueue, Tenants: tenants,
 		TwilioAuthToken: cfg.TwilioAuthToken, PublicBaseURL: cfg.PublicBaseURL, Region: "DE", PaymentMethod: ConversationPaymentMethod(cfg),
-		StripeWebhookSecret: cfg.StripeWebhookSecret, Keys: cfg.CustomerKeys(), VoiceConfirmWait: cfg.VoiceConfirmWait,
+		StripeWebhookSecret: cfg.StripeWebhookSecret, StripeTenantSecrets: cfg.StripeWebhookSecrets, Keys: cfg.CustomerKeys(), VoiceConfirmWait: cfg.VoiceConfirmWait,
 		Tokens: tenants.Authenticate, Reviews: reviews, Outbox: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}, Sealer: cfg.PayloadCodec, Metrics: channels.NewMetrics(reg),
 		Logger: log.With("service", "gateway"),
 	}
