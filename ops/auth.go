@@ -243,10 +243,11 @@ func (p *Page) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, RoutePage, http.StatusSeeOther)
 }
 
-// Authorized reports whether r carries a valid bearer token or ops
-// session, for routes served next to the page with its sign-in (the
-// codec server). Wrong bearer tokens spend the address's failure budget.
-func (p *Page) Authorized(r *http.Request) bool {
-	_, ok := p.authenticate(r)
-	return ok
+// Authorized is the tenant of r's valid bearer token or ops session, and
+// whether it has one, for routes served next to the page with its
+// sign-in (the codec server, which decodes only that tenant's payloads).
+// Wrong bearer tokens spend the address's failure budget.
+func (p *Page) Authorized(r *http.Request) (tenant string, ok bool) {
+	a, ok := p.authenticate(r)
+	return a.tenant, ok && a.tenant != ""
 }

@@ -199,6 +199,11 @@ type Config struct {
 	// CodecOrigins are the browser origins (the Temporal Web UI's) allowed
 	// to call the gateway's codec endpoint (CODEC_CORS_ORIGINS).
 	CodecOrigins []string
+	// CodecOperatorToken is CODEC_OPERATOR_TOKEN, the operators' bearer
+	// token for the codec endpoint: it decodes every tenant's payloads
+	// (and those under the master keys), where a tenant's ops session
+	// decodes only its own. Empty: no caller decodes them all. Never logged.
+	CodecOperatorToken string
 
 	// LogFormat is "text" or "json"; LogLevel is debug, info, warn or error.
 	LogFormat string
@@ -360,6 +365,10 @@ func (r *reader) derived(c *Config) {
 		r.fail(err.Error())
 	}
 	c.CodecOrigins = codecOrigins(r.get("CODEC_CORS_ORIGINS", ""), c.TemporalUIPort)
+	c.CodecOperatorToken = strings.TrimSpace(r.get("CODEC_OPERATOR_TOKEN", ""))
+	if n := len(c.CodecOperatorToken); n > 0 && n < MinTokenLength {
+		r.fail(fmt.Sprintf("CODEC_OPERATOR_TOKEN is shorter than %d characters: it decodes every tenant's payloads, use a random one (openssl rand -hex 32)", MinTokenLength))
+	}
 	r.errs = append(r.errs, listenersApart(*c)...)
 	if err := llmInClear(c.LLMBaseURL, c.LLMAPIKey); err != nil {
 		r.fail(err.Error())

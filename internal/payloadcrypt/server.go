@@ -25,13 +25,23 @@ const MaxCodecBody = 8 << 20
 // corsAllowHeaders are the headers the Web UI sends to a codec server.
 const corsAllowHeaders = "Authorization, Content-Type, X-Namespace"
 
-// Authorizer admits a request to the codec server (a valid bearer token
-// or ops session).
-type Authorizer func(r *http.Request) bool
+// Caller is who a codec request comes from: one tenant's staff (a
+// tenant's bearer token or ops session), or an operator, whose own
+// credential decodes every tenant's payloads.
+type Caller struct {
+	Tenant   string
+	Operator bool
+}
+
+// Authorizer admits a request to the codec server and says who sent it.
+type Authorizer func(r *http.Request) (Caller, bool)
 
 // CodecServer serves Temporal's remote codec protocol (POST .../encode
 // and .../decode with {"payloads":[...]}), the SDK's handler, behind
-// authentication and CORS for the Web UI.
+// authentication and CORS for the Web UI. A tenant's caller decodes only
+// the tenant's payloads (others come back still encrypted) and encodes
+// with the tenant's key; an operator decodes all and encodes with the
+// master key.
 type CodecServer struct {
 	Codec     *Codec
 	Authorize Authorizer
@@ -43,7 +53,6 @@ type CodecServer struct {
 
 // Handler serves the codec routes under CodecRoute.
 func (s CodecServer) Handler() http.Handler {
-	codec := converter.NewPayloadCodecHTTPHandler(s.Codec)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		allowed := origin != "" && slices.Contains(s.Origins, origin)
@@ -70,14 +79,23 @@ func (s CodecServer) Handler() http.Handler {
 			web.WriteProblem(w, web.NewProblem(http.StatusNotFound, "not_found", "the codec server serves POST "+CodecRoute+"/encode and "+CodecRoute+"/decode"))
 			return
 		}
-		if s.Authorize == nil || !s.Authorize(r) {
+		var caller Caller
+		ok := false
+		if s.Authorize != nil {
+			caller, ok = s.Authorize(r)
+		}
+		if !ok || (!caller.Operator && caller.Tenant == "") {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="bookonce ops"`)
 			web.WriteProblem(w, web.NewProblem(http.StatusUnauthorized, "unauthenticated",
 				"send Authorization: Bearer <token>, or sign in to the ops page (/ops) in this browser"))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxCodecBody)
-		s.serve(codec, w, r)
+		var codec converter.PayloadCodec = s.Codec
+		if !caller.Operator {
+			codec = s.Codec.TenantView(caller.Tenant)
+		}
+		s.serve(converter.NewPayloadCodecHTTPHandler(codec), w, r)
 	})
 }
 

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"crypto/subtle"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
+	"github.com/bookonce/bookonce/internal/web"
 )
 
 // EncryptPayloads is the DialOption that encrypts payloads and failure
@@ -26,15 +28,32 @@ func EncryptPayloads(cfg config.Config) DialOption {
 
 // HandleCodec registers the codec server under payloadcrypt.CodecRoute
 // on mux when payload keys are configured: the operators' side of the
-// gateway, next to the ops page, whose sign-in (a bearer token or an ops
-// session) authorize checks. The Web UIs of cfg.CodecOrigins may call it.
-func HandleCodec(mux *http.ServeMux, cfg config.Config, authorize payloadcrypt.Authorizer, log *slog.Logger) {
+// gateway, next to the ops page, whose sign-in (a tenant's bearer token or
+// ops session) tenantOf checks; such a caller decodes only its tenant's
+// payloads. The operator codec token (CODEC_OPERATOR_TOKEN, as a bearer
+// token) decodes every tenant's. The Web UIs of cfg.CodecOrigins may call it.
+func HandleCodec(mux *http.ServeMux, cfg config.Config, tenantOf func(*http.Request) (string, bool), log *slog.Logger) {
 	if cfg.PayloadCodec == nil {
 		return
 	}
 	mux.Handle(payloadcrypt.CodecRoute+"/", payloadcrypt.CodecServer{
-		Codec: cfg.PayloadCodec, Authorize: authorize, Origins: cfg.CodecOrigins, Logger: log.With("service", "codec"),
+		Codec: cfg.PayloadCodec, Authorize: codecCaller(cfg.CodecOperatorToken, tenantOf), Origins: cfg.CodecOrigins, Logger: log.With("service", "codec"),
 	}.Handler())
+}
+
+// codecCaller is the codec server's Authorizer: the operator token (if
+// configured) makes an operator, else tenantOf names the tenant. The
+// operator token is checked first, so it never spends the ops page's
+// failure budget.
+func codecCaller(operatorToken string, tenantOf func(*http.Request) (string, bool)) payloadcrypt.Authorizer {
+	return func(r *http.Request) (payloadcrypt.Caller, bool) {
+		if operatorToken != "" && r.Header.Get("Authorization") != "" &&
+			subtle.ConstantTimeCompare([]byte(web.BearerToken(r.Header)), []byte(operatorToken)) == 1 {
+			return payloadcrypt.Caller{Operator: true}, true
+		}
+		tenant, ok := tenantOf(r)
+		return payloadcrypt.Caller{Tenant: tenant}, ok && tenant != ""
+	}
 }
 
 // CodecEndpoint is the codec server's URL as a browser on this host

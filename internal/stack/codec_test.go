@@ -57,6 +57,24 @@ func privateActivity(_ context.Context, m privateMessage) (string, error) {
 	return "Gebucht für " + m.From + ": " + m.Text, nil
 }
 
+// encryptingStack is a client dialled by stack.Dial with a fresh payload
+// key (cfg), a worker of privateWorkflow on it on its own queue, and a
+// client without the codec (plain).
+func encryptingStack(t *testing.T) (cfg config.Config, tc, plain client.Client, queue string) {
+	t.Helper()
+	cfg = codecConfig(t)
+	tc, err := stack.Dial(context.Background(), cfg, stack.Logger(cfg, io.Discard))
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	plain = testsupport.Temporal(t)
+	queue = testsupport.TaskQueue(t)
+	testsupport.Worker(t, tc, queue, func(r worker.Registry) {
+		r.RegisterWorkflow(privateWorkflow)
+		r.RegisterActivity(privateActivity)
+	})
+	return cfg, tc, plain, queue
+}
+
 // codecConfig is the test configuration with a fresh payload key.
 func codecConfig(t *testing.T) config.Config {
 	t.Helper()
@@ -92,16 +110,7 @@ func rawHistory(t *testing.T, plain client.Client, id string) []*historypb.Histo
 // result and error.
 func TestPayloadsAreEncryptedInTemporal(t *testing.T) {
 	ctx := context.Background()
-	cfg := codecConfig(t)
-	tc, err := stack.Dial(ctx, cfg, stack.Logger(cfg, io.Discard))
-	require.NoError(t, err)
-	t.Cleanup(tc.Close)
-	plain := testsupport.Temporal(t)
-	queue := testsupport.TaskQueue(t)
-	testsupport.Worker(t, tc, queue, func(r worker.Registry) {
-		r.RegisterWorkflow(privateWorkflow)
-		r.RegisterActivity(privateActivity)
-	})
+	cfg, tc, plain, queue := encryptingStack(t)
 
 	tests := []struct {
 		name, text string
@@ -150,12 +159,19 @@ func TestPayloadsAreEncryptedInTemporal(t *testing.T) {
 // countEncrypted counts an event's payloads and requires each encrypted.
 func countEncrypted(t *testing.T, e *historypb.HistoryEvent) int {
 	t.Helper()
-	n := 0
+	return len(encryptedKeyIDs(t, e))
+}
+
+// encryptedKeyIDs are the key IDs of an event's payloads, each required
+// to be encrypted.
+func encryptedKeyIDs(t *testing.T, e *historypb.HistoryEvent) []string {
+	t.Helper()
+	var ids []string
 	var walk func(m protoreflect.Message)
 	walk = func(m protoreflect.Message) {
 		if p, ok := m.Interface().(*commonpb.Payload); ok {
 			require.Equal(t, payloadcrypt.EncodingEncrypted, string(p.GetMetadata()[payloadcrypt.MetadataEncoding]), "event %s", e.GetEventType())
-			n++
+			ids = append(ids, string(p.GetMetadata()[payloadcrypt.MetadataKeyID]))
 			return
 		}
 		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
@@ -173,38 +189,50 @@ func countEncrypted(t *testing.T, e *historypb.HistoryEvent) int {
 		})
 	}
 	walk(e.ProtoReflect())
-	return n
+	return ids
 }
 
 // opsCodecServer is the gateway as GatewayOn assembles it (ops page and
-// codec server, the demo tenant's token dev-token) on a loopback server.
+// codec server, the demo tenant's token dev-token and London's
+// london-token) on a loopback server.
 func opsCodecServer(t *testing.T, cfg config.Config) *httptest.Server {
 	t.Helper()
 	pool := testsupport.Database(t)
+	testsupport.TwoTenants(t, pool)
 	gw, _ := stack.Gateway(cfg, pool, testsupport.Temporal(t), testsupport.Tenants(t, pool), stack.Logger(cfg, io.Discard))
 	srv := httptest.NewServer(gw.AdminHandler())
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-// codecFixture is the gateway with payload keys on a loopback server,
-// the Web UI's origin allowed, and a payload encrypted with those keys.
+// codecFixture is the gateway with payload keys and an operator codec
+// token on a loopback server, the Web UI's origin allowed, and a payload
+// encrypted with the demo tenant's key (enc), London's (london) and the
+// master key (global).
 type codecFixture struct {
-	t         *testing.T
-	srv       *httptest.Server
-	orig, enc *commonpb.Payload
+	t                         *testing.T
+	srv                       *httptest.Server
+	orig, enc, london, global *commonpb.Payload
 }
 
-const uiOrigin = "http://127.0.0.1:8233"
+const (
+	uiOrigin      = "http://127.0.0.1:8233"
+	operatorToken = "codec-operator-token"
+)
 
 func newCodecFixture(t *testing.T) *codecFixture {
 	cfg := codecConfig(t)
 	cfg.CodecOrigins = []string{uiOrigin}
+	cfg.CodecOperatorToken = operatorToken
 	orig, err := converter.GetDefaultDataConverter().ToPayload(privateMessage{From: privatePhone, Text: privateText})
 	require.NoError(t, err)
-	enc, err := cfg.PayloadCodec.Encode([]*commonpb.Payload{orig})
-	require.NoError(t, err)
-	return &codecFixture{t: t, srv: opsCodecServer(t, cfg), orig: orig, enc: enc[0]}
+	encode := func(c converter.PayloadCodec) *commonpb.Payload {
+		enc, err := c.Encode([]*commonpb.Payload{orig})
+		require.NoError(t, err)
+		return enc[0]
+	}
+	return &codecFixture{t: t, srv: opsCodecServer(t, cfg), orig: orig,
+		enc: encode(cfg.PayloadCodec.ForTenant("demo")), london: encode(cfg.PayloadCodec.ForTenant(testsupport.LondonTenant)), global: encode(cfg.PayloadCodec)}
 }
 
 // post sends a codec request from the Web UI's origin.
@@ -235,14 +263,27 @@ func (f *codecFixture) answer(resp *http.Response) *commonpb.Payload {
 }
 
 // TestCodecServerServesOperators: over a real loopback gateway, the codec
-// endpoint decodes and encodes for a bearer token and for the ops session
-// cookie the Web UI sends.
+// endpoint decodes and encodes the tenant's payloads for its bearer token
+// and for the ops session cookie the Web UI sends, and every payload for
+// the operator codec token.
 func TestCodecServerServesOperators(t *testing.T) {
 	f := newCodecFixture(t)
 	t.Run("bearer round trip", func(t *testing.T) {
 		require.Equal(t, f.orig.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, f.enc), "dev-token")).GetData())
 		reenc := f.answer(f.post(f.srv.Client(), "/encode", mustJSON(t, f.orig), "dev-token"))
 		require.Equal(t, payloadcrypt.EncodingEncrypted, string(reenc.GetMetadata()[payloadcrypt.MetadataEncoding]))
+		require.Equal(t, payloadcrypt.TenantKeyID("test-1", "demo"), string(reenc.GetMetadata()[payloadcrypt.MetadataKeyID]), "a tenant mints only its own ciphertext")
+		require.Equal(t, f.orig.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, reenc), "dev-token")).GetData())
+	})
+	t.Run("a tenant does not decode the master key's payloads", func(t *testing.T) {
+		require.Equal(t, f.global.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, f.global), "dev-token")).GetData())
+	})
+	t.Run("operator token decodes every tenant's", func(t *testing.T) {
+		for _, p := range []*commonpb.Payload{f.enc, f.london, f.global} {
+			require.Equal(t, f.orig.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, p), operatorToken)).GetData())
+		}
+		reenc := f.answer(f.post(f.srv.Client(), "/encode", mustJSON(t, f.orig), operatorToken))
+		require.Equal(t, "test-1", string(reenc.GetMetadata()[payloadcrypt.MetadataKeyID]))
 	})
 	t.Run("ops session cookie", func(t *testing.T) {
 		jar, err := cookiejar.New(nil)
