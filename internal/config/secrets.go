@@ -78,7 +78,7 @@ func (c Config) Exposed() []string {
 		{"GATEWAY_LISTEN", c.GatewayListen}, {"CALENDAR_LISTEN", c.CalendarListen},
 		{"PAYMENTS_LISTEN", c.PaymentsListen}, {"WORKER_LISTEN", c.WorkerListen},
 		{"AGENT_LISTEN", c.AgentListen}, {"ADMIN_LISTEN", c.AdminListen},
-		{"PAYMENTS_ADMIN_LISTEN", c.PaymentsAdminListen},
+		{"PAYMENTS_ADMIN_LISTEN", c.PaymentsAdminListen}, {"CALENDAR_ADMIN_LISTEN", c.CalendarAdminListen},
 	} {
 		if l.addr == "" { // not served (a Config built in code)
 			continue
