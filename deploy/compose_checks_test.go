@@ -284,21 +284,35 @@ func checkTemporalSetup(p *types.Project) (out problems) {
 // checkPaymentsAdmin: the payment API's /metrics has a listener of its
 // own (PAYMENTS_ADMIN_LISTEN), published on the host's loopback only, and
 // the gateway's ops page scrapes it there, never the public payment port.
-func checkPaymentsAdmin(p *types.Project) (out problems) {
-	if pay, ok := service(p, "payments", &out); ok {
-		if got := envOf(pay, "PAYMENTS_ADMIN_LISTEN"); got != "0.0.0.0:8092" {
-			out.addf("payments: PAYMENTS_ADMIN_LISTEN=%q, want 0.0.0.0:8092 (the gateway scrapes it)", got)
+func checkPaymentsAdmin(p *types.Project) problems {
+	return checkAPIAdmin(p, "payments", "PAYMENTS_ADMIN_LISTEN", 8092, 8082)
+}
+
+// checkCalendarAdmin: the same for the calendar API (CALENDAR_ADMIN_LISTEN
+// 8093; the public 8081 serves no /metrics).
+func checkCalendarAdmin(p *types.Project) problems {
+	return checkAPIAdmin(p, "calendar", "CALENDAR_ADMIN_LISTEN", 8093, 8081)
+}
+
+// checkAPIAdmin: the compose service name listens with the variable admin
+// on 0.0.0.0:adminPort, publishes that port on the host's loopback only,
+// and the gateway scrapes it there, never at publicPort.
+func checkAPIAdmin(p *types.Project, name, admin string, adminPort, publicPort uint32) (out problems) {
+	if svc, ok := service(p, name, &out); ok {
+		if got, want := envOf(svc, admin), fmt.Sprintf("0.0.0.0:%d", adminPort); got != want {
+			out.addf("%s: %s=%q, want %s (the gateway scrapes it)", name, admin, got, want)
 		}
-		for _, pc := range pay.Ports {
-			if pc.Target == 8092 && pc.HostIP != "127.0.0.1" {
-				out.addf("payments: the admin port 8092 is published on %q, want 127.0.0.1 only", pc.HostIP)
+		for _, pc := range svc.Ports {
+			if pc.Target == adminPort && pc.HostIP != "127.0.0.1" {
+				out.addf("%s: the admin port %d is published on %q, want 127.0.0.1 only", name, adminPort, pc.HostIP)
 			}
 		}
 	}
 	if gw, ok := service(p, "gateway", &out); ok {
 		scrape := strings.Split(envOf(gw, "OPS_SCRAPE_URLS"), ",")
-		if !slices.Contains(scrape, "http://payments:8092/metrics") || slices.Contains(scrape, "http://payments:8082/metrics") {
-			out.addf("gateway: OPS_SCRAPE_URLS %q must scrape the payment API's admin port (http://payments:8092/metrics), not its public one", envOf(gw, "OPS_SCRAPE_URLS"))
+		want, public := fmt.Sprintf("http://%s:%d/metrics", name, adminPort), fmt.Sprintf("http://%s:%d/metrics", name, publicPort)
+		if !slices.Contains(scrape, want) || slices.Contains(scrape, public) {
+			out.addf("gateway: OPS_SCRAPE_URLS %q must scrape the %s API's admin port (%s), not its public one", envOf(gw, "OPS_SCRAPE_URLS"), name, want)
 		}
 	}
 	return out
@@ -318,4 +332,5 @@ var checks = []check{
 	{"depends_on", checkDependsOn},
 	{"temporal setup", checkTemporalSetup},
 	{"payments admin", checkPaymentsAdmin},
+	{"calendar admin", checkCalendarAdmin},
 }

@@ -132,7 +132,12 @@ func TestChecksCanFail(t *testing.T) {
 		{"payments admin", edit("payments", func(s *types.ServiceConfig) {
 			s.Ports = append(s.Ports, types.ServicePortConfig{Target: 8092, Published: "8092"}) // every interface
 		})},
-		{"payments admin", setEnv("gateway", "OPS_SCRAPE_URLS", "http://calendar:8081/metrics,http://payments:8082/metrics,http://worker:8083/metrics")},
+		{"payments admin", setEnv("gateway", "OPS_SCRAPE_URLS", "http://calendar:8093/metrics,http://payments:8082/metrics,http://worker:8083/metrics")},
+		{"calendar admin", edit("calendar", func(s *types.ServiceConfig) { delete(s.Environment, "CALENDAR_ADMIN_LISTEN") })},
+		{"calendar admin", edit("calendar", func(s *types.ServiceConfig) {
+			s.Ports = append(s.Ports, types.ServicePortConfig{Target: 8093, Published: "8093"}) // every interface
+		})},
+		{"calendar admin", setEnv("gateway", "OPS_SCRAPE_URLS", "http://calendar:8081/metrics,http://payments:8092/metrics,http://worker:8083/metrics")},
 	}
 	for _, tc := range cases {
 		p := loadProject(t)

@@ -17,10 +17,11 @@ import (
 )
 
 // adminPorts are the private listeners: the gateway's (ADMIN_LISTEN:
-// /ops, /v1/review-cases and /metrics) and the payment API's
-// (PAYMENTS_ADMIN_LISTEN: /metrics and the detailed /healthz).
+// /ops, /v1/review-cases and /metrics), the payment API's
+// (PAYMENTS_ADMIN_LISTEN) and the calendar API's (CALENDAR_ADMIN_LISTEN),
+// both /metrics and the detailed /healthz.
 // adminClientLabel labels the pods allowed to reach them.
-var adminPorts = []int32{8090, 8092}
+var adminPorts = []int32{8090, 8092, 8093}
 
 const adminClientLabel = "bookonce.io/admin-client"
 

@@ -161,6 +161,14 @@ func TestK8sChecksCanFail(t *testing.T) {
 			i := slices.IndexFunc(m.policies, func(p networkingv1.NetworkPolicy) bool { return p.Name == "bookonce-payments" })
 			m.policies[i].Spec.Ingress[0].Ports = append(m.policies[i].Spec.Ingress[0].Ports, networkingv1.NetworkPolicyPort{Port: new(intStr(8092))})
 		}},
+		{"admin port private", func(m *manifests) { // the calendar API's metrics on its public Service
+			i := slices.IndexFunc(m.services, func(s corev1.Service) bool { return s.Name == "bookonce-calendar" })
+			m.services[i].Spec.Ports = append(m.services[i].Spec.Ports, corev1.ServicePort{Name: "metrics", Port: 9090, TargetPort: intStr(8093)})
+		}},
+		{"admin port private", func(m *manifests) { // ... or open to the worker
+			i := slices.IndexFunc(m.policies, func(p networkingv1.NetworkPolicy) bool { return p.Name == "bookonce-calendar" })
+			m.policies[i].Spec.Ingress[0].Ports = append(m.policies[i].Spec.Ingress[0].Ports, networkingv1.NetworkPolicyPort{Port: new(intStr(8093))})
+		}},
 		{"autoscaling", func(m *manifests) { m.hpas[0].Spec.ScaleTargetRef.Name = "bookonce-nothing" }},
 		{"autoscaling", dep("bookonce-worker", func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(3)) })},
 		{"resources", ctr("bookonce-worker", func(c *corev1.Container) { c.Resources.Requests = nil })},
@@ -179,6 +187,10 @@ func TestK8sChecksCanFail(t *testing.T) {
 		{"scrape every replica", ctr("bookonce-gateway", func(c *corev1.Container) { // the public payment port serves no /metrics
 			i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "OPS_SCRAPE_URLS" })
 			c.Env[i].Value = strings.Replace(c.Env[i].Value, "bookonce-payments-replicas:8092", "bookonce-payments-replicas:8082", 1)
+		})},
+		{"scrape every replica", ctr("bookonce-gateway", func(c *corev1.Container) { // nor the public calendar port
+			i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "OPS_SCRAPE_URLS" })
+			c.Env[i].Value = strings.Replace(c.Env[i].Value, "bookonce-calendar-replicas:8093", "bookonce-calendar-replicas:8081", 1)
 		})},
 	}
 	for _, tc := range cases {

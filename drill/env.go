@@ -56,8 +56,8 @@ type env struct {
 	// gatewayAddrs the gateway replicas' (scaled topology only).
 	replicaAddrs map[string][]string
 	// adminAddrs are the private listeners of the API replicas that serve
-	// their /metrics apart (the payment API's PAYMENTS_ADMIN_LISTEN), in
-	// replicaAddrs' order; an upstream without serves them on its own.
+	// their /metrics apart (PAYMENTS_ADMIN_LISTEN, CALENDAR_ADMIN_LISTEN),
+	// in replicaAddrs' order; an upstream without serves them on its own.
 	adminAddrs   map[string][]string
 	gatewayAddrs []gatewayAddrs
 	tc           client.Client
@@ -109,14 +109,14 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	opts.progress("database %s", e.dbName)
 	e.twilio = twilio.NewFakeServer()
 	e.stops = append(e.stops, e.twilio.Close)
-	addrs, err := freeAddrs(4)
+	addrs, err := freeAddrs(5)
 	if err != nil {
 		return e, err
 	}
 	vars := map[string]string{
 		"DATABASE_URL": e.dbURL, "TEMPORAL_ADDRESS": addrs[0], "TEMPORAL_NAMESPACE": "default",
 		"TWILIO_ACCOUNT_SID": e.twilio.AccountSID, "TWILIO_AUTH_TOKEN": e.twilio.AuthToken,
-		"CALENDAR_LISTEN": addrs[1], "PAYMENTS_LISTEN": addrs[2], "PAYMENTS_ADMIN_LISTEN": addrs[3],
+		"CALENDAR_LISTEN": addrs[1], "PAYMENTS_LISTEN": addrs[2], "PAYMENTS_ADMIN_LISTEN": addrs[3], "CALENDAR_ADMIN_LISTEN": addrs[4],
 		"WORKER_LISTEN": "127.0.0.1:0", "AGENT_LISTEN": "127.0.0.1:0", "OUTBOX_SEND_TIMEOUT": "15s", "LOG_FORMAT": "json", "LOG_LEVEL": "warn",
 		// The reconciler sweeps within the drill's orphan wait.
 		"RECONCILE_INTERVAL": "10s", "RECONCILE_GRACE": "15s",
@@ -128,7 +128,7 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	var gwListener net.Listener
 	upstreams := map[string]string{upstreamCalendar: "http://" + addrs[1], upstreamPayments: "http://" + addrs[2], upstreamTwilio: e.twilio.URL()}
 	e.replicaAddrs = map[string][]string{upstreamCalendar: {addrs[1]}, upstreamPayments: {addrs[2]}}
-	e.adminAddrs = map[string][]string{upstreamPayments: {addrs[3]}}
+	e.adminAddrs = map[string][]string{upstreamPayments: {addrs[3]}, upstreamCalendar: {addrs[4]}}
 	if opts.Topology == TopologyScaled {
 		if upstreams, err = e.frontReplicas(ctx); err != nil {
 			return e, err
@@ -225,7 +225,7 @@ func (e *env) startServices(ctx context.Context, env []string) error {
 		return err
 	}
 	for _, a := range []struct{ name, role, listen, admin string }{
-		{upstreamCalendar, roleCalendar, "CALENDAR_LISTEN", ""}, {upstreamPayments, rolePayments, "PAYMENTS_LISTEN", "PAYMENTS_ADMIN_LISTEN"},
+		{upstreamCalendar, roleCalendar, "CALENDAR_LISTEN", "CALENDAR_ADMIN_LISTEN"}, {upstreamPayments, rolePayments, "PAYMENTS_LISTEN", "PAYMENTS_ADMIN_LISTEN"},
 	} {
 		addrs := e.replicaAddrs[a.name]
 		for i, addr := range addrs {
@@ -249,8 +249,8 @@ func (e *env) startServices(ctx context.Context, env []string) error {
 }
 
 // metricsAddr is where the i-th replica of the upstream name serves its
-// /metrics: its admin listener if it has one (the payment API's public
-// listener serves none), else its own address.
+// /metrics: its admin listener if it has one (the calendar and payment
+// APIs' public listeners serve none), else its own address.
 func (e *env) metricsAddr(name string, i int) string {
 	if admin := e.adminAddrs[name]; i < len(admin) {
 		return admin[i]

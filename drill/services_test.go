@@ -23,7 +23,7 @@ import (
 func childEnv(t *testing.T, dbURL string, addrs []string) []string {
 	t.Helper()
 	return []string{"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + addrs[0], "TEMPORAL_NAMESPACE=default",
-		"CALENDAR_LISTEN=" + addrs[1], "PAYMENTS_LISTEN=" + addrs[2], "PAYMENTS_ADMIN_LISTEN=" + addrs[3], "LOG_FORMAT=json", "LOG_LEVEL=warn"}
+		"CALENDAR_LISTEN=" + addrs[1], "PAYMENTS_LISTEN=" + addrs[2], "PAYMENTS_ADMIN_LISTEN=" + addrs[3], "CALENDAR_ADMIN_LISTEN=" + addrs[4], "LOG_FORMAT=json", "LOG_LEVEL=warn"}
 }
 
 // TestAPIProcessComesBackOnItsPortAfterSIGKILL: the drill's API processes
@@ -33,7 +33,7 @@ func childEnv(t *testing.T, dbURL string, addrs []string) []string {
 // counters of the killed one are carried into the report.
 func TestAPIProcessComesBackOnItsPortAfterSIGKILL(t *testing.T) {
 	_, dbURL := testsupport.DatabaseURL(t)
-	addrs, err := freeAddrs(4)
+	addrs, err := freeAddrs(5)
 	require.NoError(t, err)
 	opts := Options{LogDir: t.TempDir()}.withDefaults()
 	svc := newService(upstreamPayments, rolePayments, addrs[2], childEnv(t, dbURL, addrs), opts, httpReady(addrs[2]))
@@ -72,7 +72,7 @@ func restartWorkflow(workflow.Context) (string, error) { return "done", nil }
 // start, that took 57 s: the membership table still routed to the dead
 // incarnation's history and matching addresses.)
 func TestTemporalProcessKeepsWorkflowsAcrossSIGKILL(t *testing.T) {
-	addrs, err := freeAddrs(4)
+	addrs, err := freeAddrs(5)
 	require.NoError(t, err)
 	ports, err := temporalPorts()
 	require.NoError(t, err)

@@ -124,18 +124,18 @@ func (e *env) front(ctx context.Context, targets []string) (string, error) {
 }
 
 // frontReplicas allocates the scaled topology's replica addresses (the
-// payment API replicas' admin listeners included) and serves a
+// calendar and payment API replicas' admin listeners included) and serves a
 // round-robin proxy in front of each service: the calendar and payment
 // APIs (the fault proxies' upstreams), and the gateways' public, admin
 // and agent listeners. It returns the fault proxies' upstreams.
 func (e *env) frontReplicas(ctx context.Context) (map[string]string, error) {
 	n := e.opts.Topology.replicas()
-	addrs, err := freeAddrs(6 * n)
+	addrs, err := freeAddrs(7 * n)
 	if err != nil {
 		return nil, err
 	}
 	e.replicaAddrs = map[string][]string{upstreamCalendar: addrs[:n], upstreamPayments: addrs[n : 2*n]}
-	e.adminAddrs = map[string][]string{upstreamPayments: addrs[5*n:]}
+	e.adminAddrs = map[string][]string{upstreamPayments: addrs[5*n : 6*n], upstreamCalendar: addrs[6*n:]}
 	var public, admin, agent []string
 	for i := range n {
 		g := gatewayAddrs{public: addrs[2*n+i], admin: addrs[3*n+i], agent: addrs[4*n+i]}

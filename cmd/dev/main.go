@@ -194,6 +194,7 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 		cfg.CalendarListen:      calendarSvc,
 		cfg.PaymentsListen:      paymentsSvc,
 		cfg.PaymentsAdminListen: stack.PaymentsAdminService(paymentsSvc),
+		cfg.CalendarAdminListen: stack.CalendarAdminService(calendarSvc),
 		cfg.WorkerListen:        workerSvc,
 	}); err != nil {
 		stack.Fatal(log, "listen", err)
@@ -244,7 +245,7 @@ func printReady(w io.Writer, cfg config.Config, uiURL, twilioNote, try string) {
 	fmt.Fprintf(w, "  Gateway          http://%s   (webhooks, /healthz)\n", cfg.GatewayListen)
 	fmt.Fprintf(w, "  Admin            http://%s   (review and booking APIs, /metrics, /healthz)\n", cfg.AdminListen)
 	fmt.Fprintf(w, "  Ops page         http://%s/ops   (sign in with a token from BOOKONCE_API_TOKENS)\n", cfg.AdminListen)
-	fmt.Fprintf(w, "  Calendar API     http://%s   (Authorization: Bearer <token from BOOKONCE_API_TOKENS>)\n", cfg.CalendarListen)
+	fmt.Fprintf(w, "  Calendar API     http://%s   (Authorization: Bearer <token from BOOKONCE_API_TOKENS>; /metrics, /healthz on http://%s)\n", cfg.CalendarListen, cfg.CalendarAdminListen)
 	fmt.Fprintf(w, "  Payment API      http://%s   (/metrics, /healthz on http://%s)\n", cfg.PaymentsListen, cfg.PaymentsAdminListen)
 	fmt.Fprintf(w, "  Agent tools      MCP http://%s/mcp, HTTP http://%s/v1/agent/tools   (Authorization: Bearer <token>)\n", cfg.AgentListen, cfg.AgentListen)
 	fmt.Fprintf(w, "  Messages         outbox -> %s\n", twilioNote)

@@ -63,6 +63,11 @@ type Config struct {
 	// from PaymentsListen, which serves the hosted payment page to the
 	// internet (loopback by default; keep it on a private network).
 	PaymentsAdminListen string
+	// CalendarAdminListen is the calendar API's private listener: its
+	// /metrics (tenant names and volumes) and detailed /healthz, apart
+	// from CalendarListen, which a shop's front desk may reach across the
+	// internet (loopback by default; keep it on a private network).
+	CalendarAdminListen string
 	// AdminListen is the gateway's admin listener: the review and booking
 	// APIs, the ops page and /metrics, apart from the public webhooks of
 	// GatewayListen (loopback by default; put it behind a VPN or an
@@ -224,6 +229,9 @@ const (
 	// DefaultPaymentsAdminListen keeps the payment API's metrics on this
 	// machine.
 	DefaultPaymentsAdminListen = "127.0.0.1:8092"
+	// DefaultCalendarAdminListen keeps the calendar API's metrics on this
+	// machine.
+	DefaultCalendarAdminListen = "127.0.0.1:8093"
 )
 
 // FromEnv reads the configuration from the process environment.
@@ -319,6 +327,7 @@ func (r *reader) settings() Config {
 		LogLevel:          r.get("LOG_LEVEL", "info"),
 
 		PaymentsAdminListen: r.get("PAYMENTS_ADMIN_LISTEN", DefaultPaymentsAdminListen),
+		CalendarAdminListen: r.get("CALENDAR_ADMIN_LISTEN", DefaultCalendarAdminListen),
 	}
 }
 
@@ -401,10 +410,14 @@ func llmInClear(base, key string) error {
 // take over the other, and an admin surface on the public address would
 // be served to the internet.
 func listenersApart(c Config) []string {
-	return append(apart("gateway", []listener{
+	errs := apart("gateway", []listener{
 		{"GATEWAY_LISTEN", c.GatewayListen}, {"ADMIN_LISTEN", c.AdminListen}, {"AGENT_LISTEN", c.AgentListen},
-	}), apart("payment API", []listener{
+	})
+	errs = append(errs, apart("payment API", []listener{
 		{"PAYMENTS_LISTEN", c.PaymentsListen}, {"PAYMENTS_ADMIN_LISTEN", c.PaymentsAdminListen},
+	})...)
+	return append(errs, apart("calendar API", []listener{
+		{"CALENDAR_LISTEN", c.CalendarListen}, {"CALENDAR_ADMIN_LISTEN", c.CalendarAdminListen},
 	})...)
 }
 
@@ -529,8 +542,8 @@ func (c Config) Tenants() []string {
 }
 
 // scrapeURLs parses OPS_SCRAPE_URLS (comma-separated; "none" for none).
-// Unset, it names the calendar API, the payment API's admin listener and
-// the worker as this configuration reaches them.
+// Unset, it names the calendar and payment APIs' admin listeners and the
+// worker as this configuration reaches them.
 func scrapeURLs(v string, c Config) []string {
 	switch v {
 	case "none":
@@ -538,9 +551,9 @@ func scrapeURLs(v string, c Config) []string {
 	case "":
 		worker := strings.Replace(c.WorkerListen, "0.0.0.0:", "127.0.0.1:", 1)
 		if isStripe(c.PaymentsURL) { // Stripe has no /metrics of ours
-			return []string{c.CalendarURL + "/metrics", "http://" + worker + "/metrics"}
+			return []string{calendarMetricsURL(c), "http://" + worker + "/metrics"}
 		}
-		return []string{c.CalendarURL + "/metrics", paymentsMetricsURL(c), "http://" + worker + "/metrics"}
+		return []string{calendarMetricsURL(c), paymentsMetricsURL(c), "http://" + worker + "/metrics"}
 	}
 	var out []string
 	for _, u := range strings.Split(v, ",") {
@@ -555,12 +568,26 @@ func scrapeURLs(v string, c Config) []string {
 // PAYMENTS_URL names, at the port of PAYMENTS_ADMIN_LISTEN (the public
 // listener serves none).
 func paymentsMetricsURL(c Config) string {
+	return adminMetricsURL(c.PaymentsURL, c.PaymentsAdminListen, "8092") // DefaultPaymentsAdminListen's port
+}
+
+// calendarMetricsURL is the calendar API's /metrics: on the host
+// CALENDAR_URL names, at the port of CALENDAR_ADMIN_LISTEN (the public
+// listener serves none).
+func calendarMetricsURL(c Config) string {
+	return adminMetricsURL(c.CalendarURL, c.CalendarAdminListen, "8093") // DefaultCalendarAdminListen's port
+}
+
+// adminMetricsURL is the /metrics of an admin listener: on the host the
+// API's URL names (loopback if none), at the admin listen address's port
+// (defaultPort for an address without one).
+func adminMetricsURL(apiURL, adminListen, defaultPort string) string {
 	host := "127.0.0.1"
-	if u, err := url.Parse(c.PaymentsURL); err == nil && u.Hostname() != "" {
+	if u, err := url.Parse(apiURL); err == nil && u.Hostname() != "" {
 		host = u.Hostname()
 	}
-	port := "8092" // DefaultPaymentsAdminListen's, for an address without one
-	if _, p, err := net.SplitHostPort(c.PaymentsAdminListen); err == nil {
+	port := defaultPort
+	if _, p, err := net.SplitHostPort(adminListen); err == nil {
 		port = p
 	}
 	return "http://" + net.JoinHostPort(host, port) + "/metrics"

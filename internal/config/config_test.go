@@ -27,6 +27,7 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, 72*time.Hour, c.IdempotencyTTL)
 	require.Equal(t, 8233, c.TemporalUIPort)
 	require.Equal(t, "127.0.0.1:8092", c.PaymentsAdminListen, "the payment API's metrics stay on this machine")
+	require.Equal(t, "127.0.0.1:8093", c.CalendarAdminListen, "the calendar API's metrics stay on this machine")
 	require.Equal(t, 30*24*time.Hour, c.Retention)
 	tok, ok := c.TokenFor("demo")
 	require.True(t, ok)
@@ -73,7 +74,7 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "README's configuration table lacks %s", k)
 	}
-	require.Len(t, looked, 65, "a new variable needs a README row and this count") // CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
+	require.Len(t, looked, 66, "a new variable needs a README row and this count") // CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this
@@ -83,10 +84,11 @@ func TestOpsScrapeURLs(t *testing.T) {
 		env  map[string]string
 		want []string
 	}{
-		{map[string]string{}, []string{"http://127.0.0.1:8081/metrics", "http://127.0.0.1:8092/metrics", "http://127.0.0.1:8083/metrics"}},
-		{map[string]string{"WORKER_LISTEN": "0.0.0.0:9000", "CALENDAR_URL": "http://cal:1/"}, []string{"http://cal:1/metrics", "http://127.0.0.1:8092/metrics", "http://127.0.0.1:9000/metrics"}},
-		// The payment API's metrics are on its admin port, on the host the worker reaches it at.
-		{map[string]string{"PAYMENTS_URL": "http://payments:8082", "PAYMENTS_ADMIN_LISTEN": "0.0.0.0:9092"}, []string{"http://127.0.0.1:8081/metrics", "http://payments:9092/metrics", "http://127.0.0.1:8083/metrics"}},
+		{map[string]string{}, []string{"http://127.0.0.1:8093/metrics", "http://127.0.0.1:8092/metrics", "http://127.0.0.1:8083/metrics"}},
+		{map[string]string{"WORKER_LISTEN": "0.0.0.0:9000", "CALENDAR_URL": "http://cal:1/"}, []string{"http://cal:8093/metrics", "http://127.0.0.1:8092/metrics", "http://127.0.0.1:9000/metrics"}},
+		// The APIs' metrics are on their admin ports, on the hosts the worker reaches them at.
+		{map[string]string{"PAYMENTS_URL": "http://payments:8082", "PAYMENTS_ADMIN_LISTEN": "0.0.0.0:9092"}, []string{"http://127.0.0.1:8093/metrics", "http://payments:9092/metrics", "http://127.0.0.1:8083/metrics"}},
+		{map[string]string{"CALENDAR_URL": "http://calendar:8081", "CALENDAR_ADMIN_LISTEN": "0.0.0.0:9093"}, []string{"http://calendar:9093/metrics", "http://127.0.0.1:8092/metrics", "http://127.0.0.1:8083/metrics"}},
 		{map[string]string{"OPS_SCRAPE_URLS": "none"}, nil},
 		{map[string]string{"OPS_SCRAPE_URLS": " http://w1:8083/metrics, ,http://w2:8083/metrics"}, []string{"http://w1:8083/metrics", "http://w2:8083/metrics"}},
 	} {
@@ -165,7 +167,7 @@ func TestParseTrustedProxies(t *testing.T) {
 
 // TestGatewayListenersMustDiffer: an admin listener on the public
 // address would serve the ops page and the review API (the gateway's) or
-// the payment API's /metrics to the internet; the configuration refuses
+// the payment or calendar API's /metrics to the internet; the configuration refuses
 // it instead of letting one listener win.
 func TestGatewayListenersMustDiffer(t *testing.T) {
 	for _, c := range []struct {
@@ -180,6 +182,9 @@ func TestGatewayListenersMustDiffer(t *testing.T) {
 		{map[string]string{"PAYMENTS_LISTEN": "0.0.0.0:8082", "PAYMENTS_ADMIN_LISTEN": "0.0.0.0:8092"}, ""},
 		{map[string]string{"PAYMENTS_LISTEN": "0.0.0.0:8082", "PAYMENTS_ADMIN_LISTEN": "127.0.0.1:8082"}, "PAYMENTS_LISTEN and PAYMENTS_ADMIN_LISTEN are both"},
 		{map[string]string{"PAYMENTS_ADMIN_LISTEN": "127.0.0.1:8082"}, "PAYMENTS_LISTEN and PAYMENTS_ADMIN_LISTEN are both"},
+		{map[string]string{"CALENDAR_LISTEN": "0.0.0.0:8081", "CALENDAR_ADMIN_LISTEN": "0.0.0.0:8093"}, ""},
+		{map[string]string{"CALENDAR_LISTEN": "0.0.0.0:8081", "CALENDAR_ADMIN_LISTEN": "127.0.0.1:8081"}, "CALENDAR_LISTEN and CALENDAR_ADMIN_LISTEN are both"},
+		{map[string]string{"CALENDAR_ADMIN_LISTEN": "127.0.0.1:8081"}, "CALENDAR_LISTEN and CALENDAR_ADMIN_LISTEN are both"},
 	} {
 		_, err := config.Load(func(k string) (string, bool) { v, ok := c.vars[k]; return v, ok })
 		if c.err == "" {

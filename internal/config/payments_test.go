@@ -140,7 +140,7 @@ func TestWebhookSecretsConfig(t *testing.T) {
 // STRIPE_WEBHOOK_URL and STRIPE_WEBHOOK_SECRET.
 func TestWebhookEndpoint(t *testing.T) {
 	cases := []struct {
-		name, url, tenant    string
+		name, url, tenant   string
 		wantURL, wantSecret string
 	}{
 		{"shared", "http://gw:8080/webhooks/stripe", "demo", "http://gw:8080/webhooks/stripe", "whsec_shared"},

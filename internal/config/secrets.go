@@ -39,9 +39,9 @@ const (
 	// SecretStripeWebhooks are the tenants' own webhook secrets; none may
 	// be the published DevStripeWebhookSecret either.
 	SecretStripeWebhooks Secret = "STRIPE_WEBHOOK_SECRETS"
-	SecretCustomerID    Secret = customerid.Var
-	SecretOpsSession    Secret = "OPS_SESSION_SECRET"
-	SecretOperationID   Secret = "OPERATION_ID_SECRET"
+	SecretCustomerID     Secret = customerid.Var
+	SecretOpsSession     Secret = "OPS_SESSION_SECRET"
+	SecretOperationID    Secret = "OPERATION_ID_SECRET"
 )
 
 // The published development values of the gateway's signing secrets.
@@ -78,7 +78,7 @@ func (c Config) Exposed() []string {
 		{"GATEWAY_LISTEN", c.GatewayListen}, {"CALENDAR_LISTEN", c.CalendarListen},
 		{"PAYMENTS_LISTEN", c.PaymentsListen}, {"WORKER_LISTEN", c.WorkerListen},
 		{"AGENT_LISTEN", c.AgentListen}, {"ADMIN_LISTEN", c.AdminListen},
-		{"PAYMENTS_ADMIN_LISTEN", c.PaymentsAdminListen},
+		{"PAYMENTS_ADMIN_LISTEN", c.PaymentsAdminListen}, {"CALENDAR_ADMIN_LISTEN", c.CalendarAdminListen},
 	} {
 		if l.addr == "" { // not served (a Config built in code)
 			continue

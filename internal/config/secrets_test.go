@@ -42,6 +42,8 @@ func TestCheckSecrets(t *testing.T) {
 		{"dev defaults on 0.0.0.0", map[string]string{"GATEWAY_LISTEN": "0.0.0.0:8080"}, config.AllSecrets,
 			[]string{"GATEWAY_LISTEN=0.0.0.0:8080", "BOOKONCE_API_TOKENS", "dev-token", "TWILIO_AUTH_TOKEN", "BOOKONCE_ALLOW_DEV_SECRETS=1"}, false},
 		{"empty host listens everywhere", map[string]string{"WORKER_LISTEN": ":8083"}, config.WorkerSecrets, []string{"WORKER_LISTEN=:8083", "TWILIO_AUTH_TOKEN"}, false},
+		{"the calendar's admin listener off loopback is exposed", map[string]string{"CALENDAR_ADMIN_LISTEN": "0.0.0.0:8093"}, config.AllSecrets,
+			[]string{"CALENDAR_ADMIN_LISTEN=0.0.0.0:8093", "BOOKONCE_API_TOKENS"}, false},
 		{"agent tools reachable with the published operation ID secret", with(good, "AGENT_LISTEN", "0.0.0.0:8084", "OPERATION_ID_SECRET", config.DevOperationIDSecret), config.GatewaySecrets,
 			[]string{"AGENT_LISTEN=0.0.0.0:8084", "OPERATION_ID_SECRET is the published development secret"}, false},
 		{"admin listener reachable with the published ops session secret", with(good, "ADMIN_LISTEN", "0.0.0.0:8090", "OPS_SESSION_SECRET", config.DevOpsSessionSecret), config.GatewaySecrets,

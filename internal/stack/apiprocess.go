@@ -6,8 +6,9 @@ import (
 	"github.com/bookonce/bookonce/internal/web"
 )
 
-// RunCalendar is the calendar API process: the API on CALENDAR_LISTEN and
-// its idempotency-key reaper, until ctx ends. cmd/calendar runs it, and the
+// RunCalendar is the calendar API process: the API on CALENDAR_LISTEN,
+// its /metrics and detailed /healthz on CALENDAR_ADMIN_LISTEN and its
+// idempotency-key reaper, until ctx ends. cmd/calendar runs it, and the
 // chaos drill runs it in a child process it can SIGKILL.
 func RunCalendar(ctx context.Context, p Process) error {
 	reg, err := LoadTenants(ctx, p.Config, p.Pool, p.Log)
@@ -15,8 +16,8 @@ func RunCalendar(ctx context.Context, p Process) error {
 		return err
 	}
 	svc, store := CalendarService(p.Config, p.Pool, reg, p.Log)
-	p.Log.Info("calendar API listening", "addr", p.Config.CalendarListen)
-	return Serve(ctx, p.Log, map[string]web.Service{p.Config.CalendarListen: svc},
+	p.Log.Info("calendar API listening", "addr", p.Config.CalendarListen, "admin_addr", p.Config.CalendarAdminListen)
+	return Serve(ctx, p.Log, map[string]web.Service{p.Config.CalendarListen: svc, p.Config.CalendarAdminListen: CalendarAdminService(svc)},
 		func(ctx context.Context) { store.RunReaper(ctx, ReapEvery) }, RunTenants(reg))
 }
 

@@ -42,8 +42,12 @@ func dbHealth(pool *pgxpool.Pool) web.Health {
 	return func(ctx context.Context) error { return pool.Ping(ctx) }
 }
 
-// CalendarService builds the calendar API service and its key reaper:
-// tokens and each tenant's time zone come from the tenants registry.
+// CalendarService builds the calendar API's public service
+// (CALENDAR_LISTEN) and its key reaper: tokens and each tenant's time
+// zone come from the tenants registry. A shop's front desk may call it
+// across the internet, so: a /healthz without details, no /metrics
+// (CalendarAdminService serves both), and no joining of a trace a caller
+// sends: the internet does not choose our trace IDs.
 func CalendarService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, Logger: log.With("service", "calendar"), Sealer: cfg.PayloadCodec})
@@ -52,7 +56,14 @@ func CalendarService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 		Pool:        pool, Idempotency: store, Tokens: tenants.Authenticate, Timezone: cfg.Timezone, Zones: tenants.Zone,
 		HoldTTL: cfg.HoldTTL, Logger: log.With("service", "calendar"),
 	}
-	return web.Service{Name: "calendar", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log}, store
+	return web.Service{Name: "calendar", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log, Public: true}, store
+}
+
+// CalendarAdminService builds the calendar API's private service
+// (CALENDAR_ADMIN_LISTEN) for the public one: its /metrics and a
+// detailed /healthz, and no API.
+func CalendarAdminService(public web.Service) web.Service {
+	return web.Service{Name: "calendar-admin", Health: public.Health, Gatherer: public.Gatherer, Logger: public.Logger}
 }
 
 // PaymentsService builds the payment API's public service

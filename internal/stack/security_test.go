@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/devserver"
@@ -95,6 +96,37 @@ func TestPaymentsMetricsAreOnlyOnThePrivateListener(t *testing.T) {
 	public, admin := "http://"+cfg.PaymentsListen, "http://"+cfg.PaymentsAdminListen
 	createPaymentIntent(t, public) // so that the metrics name the demo tenant
 
+	requireMetricsOnlyOnPrivate(t, public, admin, "payments-admin", "/v1/payment_intents")
+}
+
+// TestCalendarMetricsAreOnlyOnThePrivateListener: the calendar API's
+// public listener (CALENDAR_LISTEN, which a shop's front desk may reach
+// across the internet) serves no /metrics and a /healthz that says only
+// "ok", even with a tenant's token; its private listener
+// (CALENDAR_ADMIN_LISTEN) serves the metrics, tenant names included, and
+// the detailed /healthz, and no API. Before, the public listener served
+// them to anyone. The process is stack.RunCalendar, as cmd/calendar runs
+// it, on loopback listeners.
+func TestCalendarMetricsAreOnlyOnThePrivateListener(t *testing.T) {
+	cfg := testsupport.Config(t)
+	cfg.CalendarListen, cfg.CalendarAdminListen = freeAddr(t), freeAddr(t)
+	runAPI(t, "calendar API", stack.RunCalendar, cfg, testsupport.Database(t), cfg.CalendarListen)
+	public, admin := "http://"+cfg.CalendarListen, "http://"+cfg.CalendarAdminListen
+	start := testsupport.NextWeekdayAfter(t, time.Tuesday, 14, 48*time.Hour)
+	_, err := calendar.NewClient(public, config.DefaultAPIToken).CreateHold(context.Background(), "security-test-hold",
+		calendar.HoldRequest{Service: "tire-change", Start: start, Customer: "+4915112345678", Reference: "appointment:demo:security-test"})
+	require.NoError(t, err) // so that the metrics name the demo tenant
+
+	requireMetricsOnlyOnPrivate(t, public, admin, "calendar-admin", "/v1/bookings")
+}
+
+// requireMetricsOnlyOnPrivate requires that the API process's public
+// listener (base URL public) serves no /metrics and a bare /healthz, even
+// with the demo tenant's token, and that its private listener (admin)
+// serves the metrics naming the demo tenant, the detailed /healthz of the
+// service adminName, and not the API's apiPath.
+func requireMetricsOnlyOnPrivate(t *testing.T, public, admin, adminName, apiPath string) {
+	t.Helper()
 	code, body := get(t, public+"/metrics")
 	require.NotEqual(t, http.StatusOK, code, "no metrics on the public listener")
 	require.NotContains(t, body, "# HELP")
@@ -109,8 +141,8 @@ func TestPaymentsMetricsAreOnlyOnThePrivateListener(t *testing.T) {
 	require.Contains(t, body, `tenant="demo"`)
 	code, body = get(t, admin+"/healthz")
 	require.Equal(t, http.StatusOK, code)
-	require.JSONEq(t, `{"status":"ok","service":"payments-admin"}`, body)
-	code, _ = get(t, admin+"/v1/payment_intents")
+	require.JSONEq(t, `{"status":"ok","service":"`+adminName+`"}`, body)
+	code, _ = get(t, admin+apiPath)
 	require.Equal(t, http.StatusNotFound, code, "the private listener serves no API")
 }
 
@@ -129,19 +161,27 @@ func freeAddr(t *testing.T) string {
 // test ends, and waits until its public listener answers.
 func runPayments(t *testing.T, cfg config.Config, pool *pgxpool.Pool) {
 	t.Helper()
+	runAPI(t, "payment API", stack.RunPayments, cfg, pool, cfg.PaymentsListen)
+}
+
+// runAPI runs an API process (stack.RunPayments, stack.RunCalendar) on
+// cfg's listeners until the test ends, and waits until its public
+// listener, at public, answers.
+func runAPI(t *testing.T, name string, run func(context.Context, stack.Process) error, cfg config.Config, pool *pgxpool.Pool, public string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- stack.RunPayments(ctx, stack.Process{Config: cfg, Pool: pool, Log: stack.Logger(cfg, testsupport.LogWriter(t))})
+		done <- run(ctx, stack.Process{Config: cfg, Pool: pool, Log: stack.Logger(cfg, testsupport.LogWriter(t))})
 	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("payment API: %v", err)
+			t.Errorf("%s: %v", name, err)
 		}
 	})
-	testsupport.Eventually(t, 10*time.Second, "the payment API listening", func() bool {
-		code, _ := get(t, "http://"+cfg.PaymentsListen+"/healthz")
+	testsupport.Eventually(t, 10*time.Second, name+" listening", func() bool {
+		code, _ := get(t, "http://"+public+"/healthz")
 		return code == http.StatusOK
 	})
 }

@@ -28,7 +28,8 @@ type Service struct {
 	Logger   *slog.Logger
 	// Public marks a listener the internet reaches (the gateway's, which
 	// Twilio and the payment provider call; the agent tools'; the payment
-	// API's, whose hosted page customers' browsers open): no
+	// API's, whose hosted page customers' browsers open; the calendar
+	// API's, which a shop's front desk may call across the internet): no
 	// /metrics, and a /healthz that says only ok or unhealthy, never why
 	// (the error names hosts and databases), from a check made at most
 	// once per HealthEvery however many ask; the admin listener serves
