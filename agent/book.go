@@ -57,7 +57,7 @@ func (s *Service) Book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	// A confirmed booking may be ending: its lifecycle knows (a cancel
 	// under way, then cancelled). "Booked." would be false while the
 	// booking the wish met is being cancelled.
-	now, err := workflows.BookingStatusOf(ctx, s.Temporal, a.WorkflowID)
+	now, err := workflows.ConfirmedNow(ctx, s.Temporal, a.WorkflowID)
 	if err != nil {
 		return BookingAnswer{}, fmt.Errorf("read the lifecycle of %s (nothing was booked twice; the same call may be repeated): %w", a.WorkflowID, err)
 	}

@@ -88,7 +88,7 @@ func (s *Service) describe(ctx context.Context, tenant string, p *tenants.Profil
 	if err != nil || st.Status != workflows.StatusConfirmed {
 		return a, nil
 	}
-	now, err := workflows.BookingStatusOf(qctx, s.Temporal, a.WorkflowID)
+	now, err := workflows.ConfirmedNow(qctx, s.Temporal, a.WorkflowID)
 	if err != nil {
 		return BookingAnswer{}, fmt.Errorf("read the lifecycle of %s (try again): %w", a.WorkflowID, err)
 	}

@@ -71,10 +71,19 @@ type BookingNow struct {
 // appointment workflowID is now.
 func BookingStatusOf(ctx context.Context, c client.Client, workflowID string) (BookingNow, error) {
 	status, running, err := PublishedStatus(ctx, c, workflowID)
-	now := BookingNow{Status: status, Running: running}
 	if err != nil || status != StatusConfirmed {
-		return now, err
+		return BookingNow{Status: status, Running: running}, err
 	}
+	now, err := ConfirmedNow(ctx, c, workflowID)
+	now.Running = running
+	return now, err
+}
+
+// ConfirmedNow is BookingStatusOf for an appointment the caller already
+// read as confirmed: only its lifecycle is read (Running is not set).
+// The status stays Confirmed until the lifecycle published one.
+func ConfirmedNow(ctx context.Context, c client.Client, workflowID string) (BookingNow, error) {
+	now := BookingNow{Status: StatusConfirmed}
 	life, err := describeBooking(ctx, c, BookingWorkflowID(workflowID))
 	if err != nil || life.status == "" {
 		return now, err
