@@ -33,6 +33,7 @@ func freePort(t *testing.T) int {
 // with the Web UI, checks the UI serves its page and API, then restarts the
 // server on the same file and finds the namespace state still there.
 func TestPersistentServerAndWebUI(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	file := filepath.Join(t.TempDir(), "temporal.db")
@@ -118,6 +119,7 @@ func requireWAL(t *testing.T, file string) {
 // goroutine after the server's Start; a Stop before that join finished
 // crashed the test binary inside ringpop.
 func TestStartReturnsWithMatchingInTheRing(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{Address: "127.0.0.1:0"})
@@ -156,6 +158,7 @@ func TestParseSync(t *testing.T) {
 // without one (created before the split) keeps its lists in itself and
 // gets no second file.
 func TestVisibilityFileOnlyForNewData(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	file := filepath.Join(t.TempDir(), "temporal.db")

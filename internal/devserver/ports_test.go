@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,5 +51,37 @@ func TestFreePortNeverRepeats(t *testing.T) {
 		require.NoError(t, f.Close())
 		require.ErrorIs(t, err, syscall.EWOULDBLOCK, "port %d is held against other processes", p)
 		break
+	}
+}
+
+// TestRestartOnAFileTakesItsPortsAgain: a server restarted on its data
+// file gets the internal ports of its last start, so its membership table
+// names only itself; when one of them is taken, or the record is
+// unreadable, it gets fresh ones and remembers those.
+func TestRestartOnAFileTakesItsPortsAgain(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "temporal.db")
+	first, err := rememberedPorts(file, "127.0.0.1")
+	require.NoError(t, err)
+	require.Len(t, first, internalPortCount)
+
+	again, err := rememberedPorts(file, "127.0.0.1")
+	require.NoError(t, err)
+	require.Equal(t, first, again, "a restart takes the same ports")
+
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(first[3])))
+	require.NoError(t, err)
+	fresh, err := rememberedPorts(file, "127.0.0.1")
+	require.NoError(t, l.Close())
+	require.NoError(t, err)
+	require.NotContains(t, fresh, first[3], "a taken port is not handed out")
+	remembered, ok := readPorts(PortsFile(file))
+	require.True(t, ok)
+	require.Equal(t, fresh, remembered, "the fresh ports are remembered")
+
+	for _, bad := range []string{"", "{", `{"internal":[1,2,3]}`, `{"internal":[0,1,2,3,4,5,6]}`} {
+		require.NoError(t, os.WriteFile(PortsFile(file), []byte(bad), 0o644))
+		got, err := rememberedPorts(file, "127.0.0.1")
+		require.NoError(t, err, "record %q", bad)
+		require.Len(t, got, internalPortCount, "record %q", bad)
 	}
 }

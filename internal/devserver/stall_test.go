@@ -29,6 +29,7 @@ import (
 // fail, the close is no longer lost and the short long-poll expiry in
 // internal/devserver can go.
 func TestHistoryNotifierDropsACloseBehindAnUnreadChange(t *testing.T) {
+	t.Parallel()
 	n := events.NewNotifier(clock.NewRealTimeSource(), metrics.NoopMetricsHandler, func(namespace.ID, string) int32 { return 1 })
 	n.Start()
 	defer n.Stop()
@@ -71,6 +72,7 @@ func TestHistoryNotifierDropsACloseBehindAnUnreadChange(t *testing.T) {
 // default (history.longPollExpirationInterval, 20 s) it came back after
 // 20 s, the stall bookings saw.
 func TestResultLongPollEndsWithinTheExpiry(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{

@@ -36,10 +36,11 @@ type Options struct {
 	Logger log.Logger
 	// InternalPorts, when set, are the seven ports of the services behind
 	// the frontend (history, matching and worker gRPC, then the four
-	// membership ports); empty: free ports at each start. A server
-	// restarted on its database file should keep them: its membership
-	// table still names the old incarnation's addresses, and requests
-	// routed to them would fail until those entries are declared dead
+	// membership ports). Empty: those of the last start on DatabaseFile
+	// when they are free (PortsFile remembers them), else free ports. A
+	// server restarted on its database file must keep them: its
+	// membership table still names the old incarnation's addresses, and
+	// requests routed to them fail until those entries are declared dead
 	// (about a minute), stalling every workflow meanwhile.
 	InternalPorts []int
 	// Sync is how DatabaseFile is synced (SQLite's synchronous pragma in
@@ -111,6 +112,11 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 		return nil, err
 	}
 	tuneGC(opts)
+	if len(opts.InternalPorts) == 0 && opts.DatabaseFile != "" {
+		if opts.InternalPorts, err = rememberedPorts(opts.DatabaseFile, host); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := serverConfig(host, port, opts.InternalPorts, st)
 	if err != nil {
 		return nil, err
@@ -126,8 +132,11 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 		return nil, fmt.Errorf("start Temporal server: %w", err)
 	}
 	t := &Temporal{server: srv, hostPort: net.JoinHostPort(host, strconv.Itoa(port)), namespace: opts.Namespace}
-	if err := waitReady(ctx, client.Options{HostPort: t.hostPort, Namespace: t.namespace, ConnectionOptions: client.ConnectionOptions{TLS: opts.ClientTLS}}, time.Minute); err != nil {
-		_ = srv.Stop()
+	if err := waitReady(ctx, client.Options{HostPort: t.hostPort, Namespace: t.namespace, ConnectionOptions: client.ConnectionOptions{TLS: opts.ClientTLS}}, readyWithin); err != nil {
+		// Not stopped: a server whose matching service has not joined
+		// its membership ring panics inside ringpop when stopped (a nil
+		// label store). It is left running for the process's exit,
+		// which every caller takes on this error.
 		return nil, err
 	}
 	return t, nil
@@ -209,6 +218,11 @@ const (
 	// tasks (one small write each).
 	queueCheckpointEvery = time.Second
 )
+
+// readyWithin bounds how long StartTemporal waits for a new server to
+// answer. A start on fresh ports takes seconds; the bound is for a
+// machine busy with other work (two test binaries linking beside it).
+const readyWithin = 2 * time.Minute
 
 // HostPort is the frontend gRPC address.
 func (t *Temporal) HostPort() string { return t.hostPort }
