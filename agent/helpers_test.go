@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 )
 
@@ -65,7 +66,7 @@ func buildEnv(t *testing.T, twoTenants bool, calendarVia ...func(string) string)
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	wcfg := cfg
 	for _, via := range calendarVia {
 		wcfg.CalendarURL = via(cfg.CalendarURL)

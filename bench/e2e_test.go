@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -68,7 +69,7 @@ func newE2EEnv(t *testing.T) e2eEnv {
 // newStackEnv is the whole stack in one process with the worker that
 // startWorker starts on cfg.TaskQueue, on the tests' in-memory server.
 func newStackEnv(t *testing.T, startWorker func(tc client.Client, cfg config.Config, pool *pgxpool.Pool)) e2eEnv {
-	return newStackEnvOn(t, testsupport.Temporal(t), startWorker)
+	return newStackEnvOn(t, temporaltest.Temporal(t), startWorker)
 }
 
 // newStackEnvOn is newStackEnv on the Temporal server tc talks to.

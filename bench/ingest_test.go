@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -49,7 +50,7 @@ type ingestEnv struct {
 
 func newIngestEnv(t *testing.T) ingestEnv {
 	e := newEnv(t)
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	cfg := e.cfg
 	cfg.TaskQueue = testsupport.TaskQueue(t) // nobody polls it
 	// Logs are formatted as in production and then dropped: their cost

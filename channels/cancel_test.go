@@ -16,6 +16,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -37,7 +38,7 @@ func newCancelEnv(t *testing.T) cancelEnv {
 	cfg := testsupport.Config(t)
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	cfg.CalendarURL, cfg.PaymentsURL = stacktest.CalendarAPI(t, cfg, pool).URL, stacktest.PaymentsAPI(t, cfg, pool).URL
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	registry := testsupport.Tenants(t, pool)
 	log := stack.Logger(cfg, testLog{t})
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry, tc)) })

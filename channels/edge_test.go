@@ -22,6 +22,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 )
 
@@ -63,7 +64,7 @@ func newEdge(t testing.TB) *edge {
 	cfg := testsupport.Config(t)
 	cfg.TwilioAuthToken = authToken
 	cfg.TaskQueue = testsupport.TaskQueue(t)
-	sig := &signals{Client: testsupport.Temporal(t)}
+	sig := &signals{Client: temporaltest.Temporal(t)}
 	gw, reg := stack.Gateway(cfg, pool, sig, testsupport.Tenants(t, pool), stack.Logger(cfg, io.Discard))
 	gw.PublicBaseURL = "https://bookonce.example"
 	srv := httptest.NewServer(gw.Handler())

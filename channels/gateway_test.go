@@ -25,6 +25,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 )
 
@@ -55,7 +56,7 @@ func newEnv(t *testing.T, configure ...func(*config.Config)) env {
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
 		acts := stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool), tc)
 		acts.Temporal = tc // as stack.Worker: conversations move from legacy IDs

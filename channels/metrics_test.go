@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 )
 
@@ -79,7 +80,7 @@ func TestReplayedWebhookMovesTheInboxCounterOnMetrics(t *testing.T) {
 	cfg := testsupport.Config(t)
 	cfg.TwilioAuthToken = "metrics-test-token"
 	cfg.PublicBaseURL = "https://bookonce.example"
-	cfg.TemporalAddress = testsupport.TemporalHostPort(t)
+	cfg.TemporalAddress = temporaltest.HostPort(t)
 	cfg.TaskQueue = testsupport.TaskQueue(t) // no worker: only the edge is under test
 	log := stack.Logger(cfg, io.Discard)
 	reg := stack.Registry()

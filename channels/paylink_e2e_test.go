@@ -20,6 +20,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 )
 
@@ -39,7 +40,7 @@ func newLinkEnv(t *testing.T) linkEnv {
 	cfg.TwilioAuthToken = authToken
 	cfg.DepositMode = config.DepositLink
 	cfg.TaskQueue = testsupport.TaskQueue(t)
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	registry := testsupport.Tenants(t, pool)
 	log := stack.Logger(cfg, testLog{t})
 

@@ -23,6 +23,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -69,7 +70,7 @@ func newStripeEnv(t *testing.T, setup ...func(*config.Config, *pgxpool.Pool)) *s
 	for _, s := range setup {
 		s(&cfg, pool)
 	}
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { r.RegisterWorkflow(paymentRecorder) })
 	sig := &paymentSignals{Client: tc}
 	gw, reg := stack.Gateway(cfg, pool, sig, testsupport.Tenants(t, pool), stack.Logger(cfg, testLog{t}))

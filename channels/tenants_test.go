@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/twilio"
 )
@@ -49,7 +50,7 @@ func newTwoTenants(t *testing.T) twoTenants {
 	cal, pay := stacktest.CalendarAPI(t, cfg, pool), stacktest.PaymentsAPI(t, cfg, pool)
 	cfg.CalendarURL, cfg.PaymentsURL = cal.URL, pay.URL
 	cfg.TaskQueue = testsupport.TaskQueue(t)
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	registry := testsupport.Tenants(t, pool)
 	testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) { stack.Register(r, stack.NewActivities(cfg, pool, registry, tc)) })
 	log := stack.Logger(cfg, testLog{t})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/browser"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/ops"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
@@ -53,7 +54,7 @@ func TestBrowserResolvesCaseAndWorkflowContinues(t *testing.T) {
 
 	pool := testsupport.Database(t)
 	store := &review.Store{Pool: pool}
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	queue := testsupport.TaskQueue(t)
 	testsupport.Worker(t, tc, queue, func(r worker.Registry) {
 		r.RegisterWorkflowWithOptions(waitForDecision, workflow.RegisterOptions{Name: waitWorkflow})

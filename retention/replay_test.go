@@ -15,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/retention"
 	"github.com/bookonce/bookonce/twilio"
 )
@@ -31,7 +32,7 @@ func TestRedeliveryAfterRedactionIsStillADuplicate(t *testing.T) {
 	cfg.TwilioAuthToken = "retention-twilio-token"
 	cfg.TaskQueue = testsupport.TaskQueue(t) // no worker: the conversation only has to start
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	gw, reg := stack.Gateway(cfg, pool, testsupport.Temporal(t), testsupport.Tenants(t, pool), log)
+	gw, reg := stack.Gateway(cfg, pool, temporaltest.Temporal(t), testsupport.Tenants(t, pool), log)
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	sim := twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken}

@@ -19,6 +19,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
@@ -182,7 +183,7 @@ func newConvStack(t *testing.T) convStack {
 	cfg := testsupport.Config(t)
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
-	return convStack{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), cfg: cfg}
+	return convStack{pool: pool, tc: temporaltest.Temporal(t), queue: testsupport.TaskQueue(t), cfg: cfg}
 }
 
 // TestMatrix17ReviewDecisionSurvivesContinueAsNew proves failure-matrix

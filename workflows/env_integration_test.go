@@ -14,6 +14,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -41,7 +42,7 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) env {
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	e := env{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), cfg: cfg}
+	e := env{pool: pool, tc: temporaltest.Temporal(t), queue: testsupport.TaskQueue(t), cfg: cfg}
 	e.calendar = testsupport.NewProxy(t, stacktest.CalendarAPI(t, cfg, pool).URL)
 	e.payments = testsupport.NewProxy(t, stacktest.PaymentsAPI(t, cfg, pool).URL)
 	e.cfg.CalendarURL, e.cfg.PaymentsURL = e.calendar.URL, e.payments.URL

@@ -31,6 +31,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -58,7 +59,7 @@ func newRecordStack(t *testing.T, tweak func(*config.Config), interceptors ...in
 	if tweak != nil {
 		tweak(&cfg) // ... and of the worker (e.g. an unreachable calendar)
 	}
-	s := recordStack{pool: pool, tc: testsupport.Temporal(t), queue: testsupport.TaskQueue(t), calendarURL: cfg.CalendarURL}
+	s := recordStack{pool: pool, tc: temporaltest.Temporal(t), queue: testsupport.TaskQueue(t), calendarURL: cfg.CalendarURL}
 	testsupport.Worker(t, s.tc, s.queue, func(r worker.Registry) {
 		acts := stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool), s.tc)
 		stack.Register(r, acts)

@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -32,7 +33,7 @@ func TestWebhookBookingShowsNoNumberAndFindFindsIt(t *testing.T) {
 	cfg := testsupport.Config(t)
 	cfg.TwilioAuthToken = token
 	pool := testsupport.Database(t)
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
@@ -85,7 +86,7 @@ func TestWebhookBookingShowsNoNumberAndFindFindsIt(t *testing.T) {
 	require.Contains(t, string(sa[workflows.CustomerMaskedKey.GetName()].GetData()), mask.Phones(customer))
 	require.NotContains(t, sa, workflows.CustomerPhoneKey.GetName())
 
-	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
+	t.Setenv("TEMPORAL_ADDRESS", temporaltest.HostPort(t))
 	t.Setenv("TEMPORAL_TASK_QUEUE", cfg.TaskQueue)
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, exitOK, run([]string{"find", "--customer", customer}, &stdout, &stderr), "stderr: %s", stderr.String())

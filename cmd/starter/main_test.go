@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -79,14 +80,14 @@ func TestUsage(t *testing.T) {
 func TestBookExitStatus(t *testing.T) {
 	cfg := testsupport.Config(t)
 	pool := testsupport.Database(t)
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	queue := testsupport.TaskQueue(t)
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
 	cfg.PaymentsURL = stacktest.PaymentsAPI(t, cfg, pool).URL
 	testsupport.Worker(t, tc, queue, func(r worker.Registry) {
 		stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool), tc))
 	})
-	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
+	t.Setenv("TEMPORAL_ADDRESS", temporaltest.HostPort(t))
 	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
 	t.Setenv("CALENDAR_URL", cfg.CalendarURL)
 

@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -26,7 +27,7 @@ func starterStack(t *testing.T) (*pgxpool.Pool, client.Client, string) {
 	t.Helper()
 	cfg := testsupport.Config(t)
 	pool := testsupport.Database(t)
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	queue := testsupport.TaskQueue(t)
 	cfg.TaskQueue = queue
 	cfg.CalendarURL = stacktest.CalendarAPI(t, cfg, pool).URL
@@ -38,7 +39,7 @@ func starterStack(t *testing.T) (*pgxpool.Pool, client.Client, string) {
 	t.Cleanup(srv.Close)
 	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
 	require.NoError(t, err)
-	t.Setenv("TEMPORAL_ADDRESS", testsupport.TemporalHostPort(t))
+	t.Setenv("TEMPORAL_ADDRESS", temporaltest.HostPort(t))
 	t.Setenv("TEMPORAL_TASK_QUEUE", queue)
 	t.Setenv("CALENDAR_URL", cfg.CalendarURL)
 	t.Setenv("ADMIN_LISTEN", net.JoinHostPort(host, port))

@@ -29,6 +29,7 @@ import (
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 )
 
 const (
@@ -66,7 +67,7 @@ func encryptingStack(t *testing.T) (cfg config.Config, tc, plain client.Client, 
 	tc, err := stack.Dial(context.Background(), cfg, stack.Logger(cfg, io.Discard))
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
-	plain = testsupport.Temporal(t)
+	plain = temporaltest.Temporal(t)
 	queue = testsupport.TaskQueue(t)
 	testsupport.Worker(t, tc, queue, func(r worker.Registry) {
 		r.RegisterWorkflow(privateWorkflow)
@@ -79,7 +80,7 @@ func encryptingStack(t *testing.T) (cfg config.Config, tc, plain client.Client, 
 func codecConfig(t *testing.T) config.Config {
 	t.Helper()
 	cfg := testsupport.Config(t)
-	cfg.TemporalAddress = testsupport.TemporalHostPort(t)
+	cfg.TemporalAddress = temporaltest.HostPort(t)
 	k := payloadcrypt.Key{ID: "test-1", Secret: make([]byte, payloadcrypt.KeySize)}
 	_, err := rand.Read(k.Secret)
 	require.NoError(t, err)
@@ -199,7 +200,7 @@ func opsCodecServer(t *testing.T, cfg config.Config) *httptest.Server {
 	t.Helper()
 	pool := testsupport.Database(t)
 	testsupport.TwoTenants(t, pool)
-	gw, _ := stack.Gateway(cfg, pool, testsupport.Temporal(t), testsupport.Tenants(t, pool), stack.Logger(cfg, io.Discard))
+	gw, _ := stack.Gateway(cfg, pool, temporaltest.Temporal(t), testsupport.Tenants(t, pool), stack.Logger(cfg, io.Discard))
 	srv := httptest.NewServer(gw.AdminHandler())
 	t.Cleanup(srv.Close)
 	return srv

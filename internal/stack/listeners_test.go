@@ -15,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
@@ -27,7 +28,7 @@ func TestGatewayAdminSurfaceIsOnlyOnTheAdminListener(t *testing.T) {
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	gw, reg := stack.Gateway(cfg, pool, testsupport.Temporal(t), testsupport.Tenants(t, pool), log)
+	gw, reg := stack.Gateway(cfg, pool, temporaltest.Temporal(t), testsupport.Tenants(t, pool), log)
 	public := httptest.NewServer(stack.GatewayService(gw, reg, log).Mux())
 	t.Cleanup(public.Close)
 	admin := httptest.NewServer(stack.AdminService(gw, reg, log).Mux())

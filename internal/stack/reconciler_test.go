@@ -11,6 +11,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestReconcileScheduleFollowsTheConfiguration(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	cfg := testsupport.Config(t)
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	cfg.ReconcileInterval = 3 * time.Minute

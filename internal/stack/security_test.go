@@ -25,6 +25,7 @@ import (
 	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
@@ -36,7 +37,7 @@ func TestAgentListenerShowsNothingWithoutAToken(t *testing.T) {
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tc := testsupport.Temporal(t)
+	tc := temporaltest.Temporal(t)
 	tenants := testsupport.Tenants(t, pool)
 	gw, reg := stack.Gateway(cfg, pool, tc, tenants, log)
 	tools := stack.Agent(cfg, pool, tc, reg, gw, tenants, log)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 )
 
 func metricsProbe(ctx workflow.Context) (string, error) { return "done", nil }
@@ -36,7 +37,7 @@ func label(m *dto.Metric, name string) string {
 func TestWorkerRegistryHasTemporalSDKMetrics(t *testing.T) {
 	ctx := context.Background()
 	cfg := testsupport.Config(t)
-	cfg.TemporalAddress = testsupport.TemporalHostPort(t)
+	cfg.TemporalAddress = temporaltest.HostPort(t)
 	log := stack.Logger(cfg, io.Discard)
 	reg := stack.Registry()
 	tc, err := stack.Dial(ctx, cfg, log, stack.WithMetrics(reg))

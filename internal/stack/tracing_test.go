@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/twilio"
@@ -50,7 +51,7 @@ func newTracedStack(t *testing.T) tracedStack {
 	cfg := testsupport.Config(t) // card deposits: one webhook books
 	cfg.TwilioAuthToken = tracedAuthToken
 	cfg.TaskQueue = testsupport.TaskQueue(t)
-	cfg.TemporalAddress = testsupport.TemporalHostPort(t)
+	cfg.TemporalAddress = temporaltest.HostPort(t)
 	cfg.CalendarURL, cfg.PaymentsURL = stacktest.CalendarAPI(t, cfg, pool).URL, stacktest.PaymentsAPI(t, cfg, pool).URL
 	log := stack.Logger(cfg, testsupport.LogWriter(t))
 	tenants := testsupport.Tenants(t, pool)

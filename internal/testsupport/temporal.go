@@ -1,10 +1,8 @@
 package testsupport
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,59 +11,11 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
-
-	"github.com/bookonce/bookonce/internal/config"
-	"github.com/bookonce/bookonce/internal/devserver"
-	"github.com/bookonce/bookonce/workflows"
 )
 
-var (
-	temporalOnce sync.Once
-	temporalSrv  *devserver.Temporal
-	temporalErr  error
-)
-
-// Temporal returns a client of the package's in-process Temporal server
-// (in-memory SQLite, started once per test binary, with bookonce's search
-// attributes registered). Tests isolate themselves by task queue and
-// workflow ID, not by server, because a server start costs seconds.
-func Temporal(t testing.TB) client.Client {
-	t.Helper()
-	temporalOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		temporalSrv, temporalErr = devserver.StartTemporal(ctx, devserver.Options{Address: "127.0.0.1:0"})
-		if temporalErr != nil {
-			return
-		}
-		c, err := client.DialContext(ctx, loopbackOptions(client.Options{}))
-		if err != nil {
-			temporalErr = err
-			return
-		}
-		defer c.Close()
-		temporalErr = workflows.EnsureSearchAttributes(ctx, c, temporalSrv.Namespace())
-	})
-	require.NoError(t, temporalErr, "start in-process Temporal server")
-	c, err := client.Dial(loopbackOptions(client.Options{Logger: quiet{}}))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
-}
-
-// loopbackOptions are o for the package's server, compressed as bookonce's
-// processes compress calls to a loopback server.
-func loopbackOptions(o client.Options) client.Options {
-	o.HostPort, o.Namespace = temporalSrv.HostPort(), temporalSrv.Namespace()
-	o.ConnectionOptions.GrpcCompression = config.TemporalCompression(o.HostPort)
-	return o
-}
-
-// TemporalHostPort is the address of the package's in-process server.
-func TemporalHostPort(t testing.TB) string {
-	Temporal(t)
-	return temporalSrv.HostPort()
-}
+// The Temporal server itself is started by package temporaltest: only the
+// test binaries that need a server link it (about 120 MB and a core for
+// seconds at every link).
 
 // TaskQueue returns a task queue name unique to this test.
 func TaskQueue(t testing.TB) string {
