@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 
@@ -40,4 +42,24 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
 	return nil
+}
+
+// MigrationsDigest is a SHA-256 over every migration file, names and
+// bytes in order: it changes whenever the schema a new database gets
+// changes (tests key their template database by it).
+func MigrationsDigest() string {
+	h := sha256.New()
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		panic(fmt.Sprintf("embedded migrations: %v", err)) // embedded at build: cannot fail
+	}
+	for _, e := range entries {
+		b, err := fs.ReadFile(migrations, "migrations/"+e.Name())
+		if err != nil {
+			panic(fmt.Sprintf("embedded migration %s: %v", e.Name(), err))
+		}
+		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
