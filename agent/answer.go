@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,6 +76,10 @@ func answer(a BookingAnswer, st workflows.BookingState, found, merged bool) Book
 		a.Message = "The customer already has this appointment (booked earlier); nothing new was booked or charged."
 	case st.Status == workflows.StatusRejected || st.Status == workflows.StatusPaymentFailed || st.Status == workflows.StatusCancelled:
 		a.Status, a.Message = StatusRejected, rejection(st)
+	case st.Status == workflows.StatusCancelling:
+		// Before confirmation: the customer cancelled and the hold and
+		// deposit are being released; nothing will stand under it.
+		a.Status, a.Message = StatusPending, "This booking is being cancelled; it will not be booked by this call. Once get_booking says it is cancelled, call book_appointment again to book it anew. Call get_booking with id "+strconv.Quote(a.WorkflowID)+" for the outcome."
 	case st.Status == workflows.StatusNeedsReview:
 		a.Status, a.Message = StatusPending, "The outcome is under review by a person at the business; the customer will be told. "+handle
 	case st.PaymentURL != "":

@@ -82,6 +82,10 @@ type Decision struct {
 	ConflictingWorkflow string    `json:"conflicting_workflow,omitempty"`
 	ConflictingService  string    `json:"conflicting_service,omitempty"`
 	ConflictingSlot     time.Time `json:"conflicting_slot,omitzero"`
+	// Ending is set with Merge when the booking merged into is being
+	// cancelled (Target.Ending): the wish will not be booked by it, and
+	// the customer must be told so.
+	Ending bool `json:"ending,omitempty"`
 }
 
 // Store decides in PostgreSQL.
@@ -141,7 +145,8 @@ func (s *Store) decide(ctx context.Context, tx pgx.Tx, key string, in Intent) (D
 	err := tx.QueryRow(ctx, `SELECT decision, intent_id, workflow_id, coalesce(review_case, ''), channel_pair FROM dedup_decisions WHERE idempotency_key = $1`, key).
 		Scan(&d.Kind, &d.IntentID, &d.WorkflowID, &d.ReviewCase, &d.ChannelPair)
 	if err == nil {
-		return d, nil
+		d.Ending, err = s.ending(ctx, d)
+		return d, err
 	} else if !errors.Is(err, pgx.ErrNoRows) {
 		return d, err
 	}

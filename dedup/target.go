@@ -18,6 +18,11 @@ type Target struct {
 	// appointment ended without a booking; its booking was cancelled,
 	// completed or a no-show). The same wish again is a new booking.
 	Over bool
+	// Ending: the booking is being cancelled (its cancel waits for the
+	// calendar or a refund). Not over yet, but nothing will stand under
+	// this intent once it is: a wish that merges here is told so, never
+	// "bereits in Bearbeitung" over a booking that is ending.
+	Ending bool
 	// Slot is the booking's current slot, which a move changes; zero: not
 	// known (yet), the intent's own slot stands.
 	Slot time.Time
@@ -50,7 +55,7 @@ func (s *Store) merge(ctx context.Context, tx pgx.Tx, in Intent, now time.Time) 
 		return Decision{}, false, err
 	}
 	for _, r := range rows {
-		covers, err := s.covers(ctx, tx, in, r, now)
+		covers, ending, err := s.covers(ctx, tx, in, r, now)
 		if err != nil {
 			return Decision{}, false, err
 		}
@@ -61,7 +66,7 @@ func (s *Store) merge(ctx context.Context, tx pgx.Tx, in Intent, now time.Time) 
 			in.Tenant, r.intentID, in.EventID); err != nil {
 			return Decision{}, false, fmt.Errorf("record merged event: %w", err)
 		}
-		return Decision{Kind: Merge, IntentID: r.intentID, WorkflowID: r.workflowID, ChannelPair: r.channel + "+" + in.Channel}, true, nil
+		return Decision{Kind: Merge, IntentID: r.intentID, WorkflowID: r.workflowID, ChannelPair: r.channel + "+" + in.Channel, Ending: ending}, true, nil
 	}
 	return Decision{}, false, nil
 }
@@ -90,38 +95,52 @@ func (s *Store) openIntents(ctx context.Context, tx pgx.Tx, in Intent, now time.
 }
 
 // covers reports whether the open intent r is the booking in asks for
-// now, and brings r up to date with its booking on the way: closed when
-// the booking is over, following the booking's slot when it moved. An
-// error reading the booking is not "live": the decision fails and is
-// retried.
-func (s *Store) covers(ctx context.Context, tx pgx.Tx, in Intent, r openIntent, now time.Time) (bool, error) {
+// now, and whether that booking is ending (Target.Ending), and brings r up
+// to date with its booking on the way: closed when the booking is over,
+// following the booking's slot when it moved. An error reading the booking
+// is not "live": the decision fails and is retried.
+func (s *Store) covers(ctx context.Context, tx pgx.Tx, in Intent, r openIntent, now time.Time) (covers, ending bool, err error) {
 	own := in.names(r.intentID)
 	if s.Target == nil {
-		return own, nil
+		return own, false, nil
 	}
 	t, err := s.Target(ctx, r.workflowID)
 	if err != nil {
-		return false, fmt.Errorf("read booking %s: %w", r.workflowID, err)
+		return false, false, fmt.Errorf("read booking %s: %w", r.workflowID, err)
 	}
 	if t.Over {
 		_, err := tx.Exec(ctx, `UPDATE booking_intents SET closed_at = $3 WHERE tenant_id = $1 AND intent_id = $2 AND closed_at IS NULL`,
 			in.Tenant, r.intentID, now)
 		if err != nil {
-			return false, fmt.Errorf("close intent of %s: %w", r.workflowID, err)
+			return false, false, fmt.Errorf("close intent of %s: %w", r.workflowID, err)
 		}
-		return false, nil
+		return false, false, nil
 	}
 	moved := strings.HasPrefix(r.intentID, movedPrefix)
 	if !t.Slot.IsZero() && !t.Slot.Equal(r.slot) {
 		if err := s.follow(ctx, tx, in.Tenant, r, t.Slot); err != nil {
-			return false, err
+			return false, false, err
 		}
 		moved = true
 	}
 	if t.Slot.IsZero() || !moved {
-		return own, nil
+		return own, t.Ending, nil
 	}
-	return t.Slot.Equal(in.SlotStart), nil
+	return t.Slot.Equal(in.SlotStart), t.Ending, nil
+}
+
+// ending reads whether the booking a merge decision taken earlier points
+// to is ending now: a decision asked for again is answered as it is now,
+// not as it was.
+func (s *Store) ending(ctx context.Context, d Decision) (bool, error) {
+	if d.Kind != Merge || s.Target == nil {
+		return false, nil
+	}
+	t, err := s.Target(ctx, d.WorkflowID)
+	if err != nil {
+		return false, fmt.Errorf("read booking %s: %w", d.WorkflowID, err)
+	}
+	return t.Ending, nil
 }
 
 // follow re-keys the intent row r of a moved booking to its moved name

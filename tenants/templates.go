@@ -23,6 +23,7 @@ const (
 	TemplateSlotNotPossible   TemplateName = "slot_not_possible"
 	TemplateCheckFailed       TemplateName = "check_failed"
 	TemplateInProgress        TemplateName = "in_progress"
+	TemplateBeingCancelled    TemplateName = "being_cancelled"
 	TemplateSimilarRequest    TemplateName = "similar_request"
 	TemplateBookingStarted    TemplateName = "booking_started"
 	TemplateStartFailedRetry  TemplateName = "start_failed_retry"
@@ -122,6 +123,7 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateSlotNotPossible:   "Dieser Termin ist leider nicht möglich. Welcher andere passt Ihnen?",
 		TemplateCheckFailed:       "Wir konnten Ihren Wunsch gerade nicht prüfen; ein Mitarbeiter meldet sich.",
 		TemplateInProgress:        "Ihr Termin ({{.Service}}, {{.When}}) ist bereits in Bearbeitung.",
+		TemplateBeingCancelled:    "Ihr Termin ({{.Service}}, {{.When}}) wird gerade storniert; möchten Sie ihn doch wahrnehmen, schreiben Sie uns bitte noch einmal, sobald die Stornierung bestätigt ist, dann buchen wir ihn neu.",
 		TemplateSimilarRequest:    "Sie haben kurz zuvor einen ähnlichen Termin angefragt. Wir prüfen, ob Sie beide möchten, und melden uns.",
 		TemplateBookingStarted:    "Danke! Wir buchen {{.Service}} am {{.When}}; die Bestätigung folgt.",
 		TemplateStartFailedRetry:  "Wir konnten Ihre Buchung gerade nicht starten. Bitte schreiben Sie uns in ein paar Minuten noch einmal.",
@@ -186,6 +188,7 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateSlotNotPossible:   "Unfortunately this time is not possible. Which other time suits you?",
 		TemplateCheckFailed:       "We could not check your request just now; a member of staff will get back to you.",
 		TemplateInProgress:        "Your appointment ({{.Service}}, {{.When}}) is already being booked.",
+		TemplateBeingCancelled:    "Your appointment ({{.Service}}, {{.When}}) is being cancelled. If you want it after all, please write to us again once the cancellation is confirmed and we will book it anew.",
 		TemplateSimilarRequest:    "You asked for a similar appointment shortly before. We are checking whether you want both and will get back to you.",
 		TemplateBookingStarted:    "Thank you! We are booking {{.Service}} on {{.When}}; the confirmation follows.",
 		TemplateStartFailedRetry:  "We could not start your booking just now. Please write to us again in a few minutes.",
@@ -248,7 +251,7 @@ var defaults = map[Language]map[TemplateName]string{
 func TemplateNames() []TemplateName {
 	return []TemplateName{
 		TemplateNotUnderstood, TemplateCancelAskBooking, TemplateUnclear, TemplateMissingDetails, TemplateSlotNotPossible,
-		TemplateCheckFailed, TemplateInProgress, TemplateSimilarRequest, TemplateBookingStarted, TemplateStartFailedRetry,
+		TemplateCheckFailed, TemplateInProgress, TemplateBeingCancelled, TemplateSimilarRequest, TemplateBookingStarted, TemplateStartFailedRetry,
 		TemplateStartFailedReview, TemplateRequestsMerged, TemplateSecondNotBooked,
 		TemplateCancelLookupFailed, TemplateCancelNone, TemplateCancelSeveral, TemplateCancelConfirmed, TemplateCancelUnknown,
 		TemplateCancelEndedMeanwhile, TemplateCancelInFlight, TemplateCancelNotRecorded,

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -20,36 +21,52 @@ import (
 // booking. Once the refund lands, one cancellation message follows.
 func TestCancelWishWhileTheCancelIsUnderWayIsNotToldCancelled(t *testing.T) {
 	s := newConvStack(t)
-	proxy := testsupport.NewProxy(t, s.cfg.PaymentsURL)
-	s.cfg.PaymentsURL = proxy.URL
-	refund := proxy.PauseAt("POST", "/v1/refunds", false)
-	s.worker(t)
-	fake := fakeTwilio(t, s)
-	customer := conversationCustomer()
-	in := conversationInput(customer, 0)
-	s.say(t, in, "SMbook", "Reifenwechsel "+slotText(t, 15))
-	testsupport.Eventually(t, 60*time.Second, "the confirmation at Twilio", func() bool {
-		return messagesTo(fake, customer, "") == 2 // the reply and the confirmation
-	})
-	var appointment string
-	require.NoError(t, s.pool.QueryRow(context.Background(),
-		`SELECT reference FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed'`, customer).Scan(&appointment))
-
-	cancelled := make(chan error, 1)
-	go func() {
-		_, err := workflows.CancelAppointment(context.Background(), s.tc, appointment, workflows.CancelUpdateID("demo", "api-1"), "customer called")
-		cancelled <- err
-	}()
-	testsupport.AwaitPause(t, refund, cancelled)
+	h := cancelWithRefundHeld(t, &s)
+	fake, customer, in := h.fake, h.customer, h.in
 	s.say(t, in, "SMcancel", "Ich muss absagen")
 	testsupport.Eventually(t, 60*time.Second, "the answer to the cancel wish", func() bool { return messagesTo(fake, customer, "") == 3 })
 	require.Zero(t, messagesTo(fake, customer, "bereits storniert"), "nothing is cancelled yet")
 	require.Equal(t, 1, messagesTo(fake, customer, "wird gerade ausgeführt"))
 
-	refund.Release()
-	require.NoError(t, <-cancelled)
+	h.refund.Release()
+	require.NoError(t, <-h.cancelled)
 	testsupport.Eventually(t, 60*time.Second, "the cancellation message", func() bool { return messagesTo(fake, customer, "ist storniert.") == 1 })
 	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
 	require.Equal(t, 4, messagesTo(fake, customer, ""), "reply, confirmation, answer, cancellation: nothing twice")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM refunds`))
+}
+
+// refundHeld is a customer's confirmed booking whose cancel through the
+// API waits for its refund, held at a proxy.
+type refundHeld struct {
+	fake                        *twilio.FakeServer
+	customer, wish, appointment string
+	in                          workflows.ConversationInput
+	refund                      *testsupport.Pause
+	cancelled                   chan error // the cancel's answer, once released
+}
+
+// cancelWithRefundHeld books by WhatsApp (confirmed, its lifecycle
+// running), then cancels through the API until the refund reaches the
+// proxy; it starts s's worker.
+func cancelWithRefundHeld(t *testing.T, s *convStack) refundHeld {
+	t.Helper()
+	proxy := testsupport.NewProxy(t, s.cfg.PaymentsURL)
+	s.cfg.PaymentsURL = proxy.URL
+	h := refundHeld{refund: proxy.PauseAt("POST", "/v1/refunds", false), cancelled: make(chan error, 1)}
+	t.Cleanup(h.refund.Release) // a failed test must not leave the proxy hanging
+	s.worker(t)
+	h.fake, h.customer = fakeTwilio(t, *s), conversationCustomer()
+	h.in, h.wish = conversationInput(h.customer, 0), "Reifenwechsel "+slotText(t, 15)
+	s.say(t, h.in, "SMbook", h.wish)
+	testsupport.Eventually(t, 60*time.Second, "the confirmation at Twilio", func() bool { return messagesTo(h.fake, h.customer, "bestätigt:") == 1 })
+	require.NoError(t, s.pool.QueryRow(context.Background(),
+		`SELECT reference FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed'`, h.customer).Scan(&h.appointment))
+	s.awaitLifecycle(t, h.appointment)
+	go func() {
+		_, err := workflows.CancelAppointment(context.Background(), s.tc, h.appointment, workflows.CancelUpdateID("demo", "api-1"), "customer called")
+		h.cancelled <- err
+	}()
+	testsupport.AwaitPause(t, h.refund, h.cancelled)
+	return h
 }

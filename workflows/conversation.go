@@ -346,10 +346,14 @@ func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.In
 	}
 	observePhase(ctx, c.in.Tenant, telemetry.PhaseDedupDecided, ev.ReceivedAt)
 	slot := c.slot(in.Service, in.SlotStart)
-	switch d.Kind {
-	case dedup.Merge:
+	switch {
+	case d.Kind == dedup.Merge && d.Ending:
+		// The booking the wish met is being cancelled: nothing will stand
+		// under it, so "in Bearbeitung" would be false.
+		c.reply(ctx, ev, c.text(tenants.TemplateBeingCancelled, slot))
+	case d.Kind == dedup.Merge:
 		c.reply(ctx, ev, c.text(tenants.TemplateInProgress, slot))
-	case dedup.Review:
+	case d.Kind == dedup.Review:
 		c.in.Pending = append(c.in.Pending, PendingDecision{CaseID: d.ReviewCase, Intent: in, Channel: ev.Channel})
 		c.publishReview(ctx)
 		c.reply(ctx, ev, c.text(tenants.TemplateSimilarRequest, slot))

@@ -29,19 +29,26 @@ func AppointmentEnded(ctx context.Context, c client.Client, workflowID string) (
 // BookingTarget is what dedup asks of the appointment workflowID an
 // intent points to (dedup.Store.Target), read from the server alone:
 // over when the appointment ended without a booking, or when its booking's
-// lifecycle is cancelled, completed or a no-show; the lifecycle's current
-// slot otherwise (a move changes it). A wish never merges into a booking
-// that is over, and merges into a moved one only for its new slot.
+// lifecycle is cancelled, completed or a no-show; ending while the
+// appointment or its lifecycle is being cancelled (StatusCancelling); the
+// lifecycle's current slot otherwise (a move changes it). A wish never
+// merges into a booking that is over, merges into a moved one only for
+// its new slot, and is told when the booking it meets is ending.
 func BookingTarget(ctx context.Context, c client.Client, workflowID string) (dedup.Target, error) {
-	ended, err := AppointmentEnded(ctx, c, workflowID)
-	if err != nil || ended {
-		return dedup.Target{Over: ended}, err
+	status, running, err := PublishedStatus(ctx, c, workflowID)
+	switch {
+	case err != nil:
+		return dedup.Target{}, err
+	case !running && status != "" && status != StatusConfirmed:
+		return dedup.Target{Over: true}, nil // AppointmentEnded
+	case running && status == StatusCancelling:
+		return dedup.Target{Ending: true}, nil
 	}
 	life, err := describeBooking(ctx, c, BookingWorkflowID(workflowID))
 	if err != nil || life.status == "" {
 		return dedup.Target{}, err // no lifecycle (yet): the appointment decides
 	}
-	return dedup.Target{Over: LifecycleOver(life.status), Slot: life.slot}, nil
+	return dedup.Target{Over: LifecycleOver(life.status), Ending: life.status == StatusCancelling, Slot: life.slot}, nil
 }
 
 // LifecycleOver reports whether a booking whose lifecycle published

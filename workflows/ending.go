@@ -17,6 +17,11 @@ const (
 	// versionCloseIntentLands: CloseIntent retries until done, and a final
 	// failure opens a compensation_failed case.
 	versionCloseIntentLands = "close-intent-retries-until-done"
+	// versionPublishCancelling: a cancelled appointment shows Cancelling
+	// while its compensations run, so a wish that meets it is told the
+	// booking is ending instead of "bereits in Bearbeitung" (dedup reads
+	// the status; BookingTarget).
+	versionPublishCancelling = "appointment-publishes-cancelling"
 )
 
 // end undoes what the saga did, closes the intent and publishes the final
@@ -24,6 +29,7 @@ const (
 // booking NeedsReview with the case a person works from, never a final
 // status that hides a live hold, authorisation or captured deposit.
 func (a *appointment) end(ctx workflow.Context, o *outcome) BookingState {
+	a.showCancelling(ctx, o)
 	err := a.saga.compensate(ctx)
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
@@ -59,6 +65,17 @@ func (a *appointment) end(ctx workflow.Context, o *outcome) BookingState {
 		workflow.GetLogger(ctx).Error("publish final status", "status", status, "error", err)
 	}
 	return a.state
+}
+
+// showCancelling publishes Cancelling before a cancelled appointment's
+// compensations, which can take minutes through an outage.
+func (a *appointment) showCancelling(ctx workflow.Context, o *outcome) {
+	if o.status != StatusCancelled || workflow.GetVersion(ctx, versionPublishCancelling, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	a.show(dctx, StatusCancelling, "cancelling: "+o.reason)
 }
 
 // closeIntent lets the same wish later start a new attempt instead of

@@ -63,6 +63,7 @@ var recordedHistories = []string{
 	"link-never-made.appointment.json",
 	"link-never-made.payment.json",
 	"keyed-intent.conversation.json",
+	"cancelled-unpaid.appointment.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.
