@@ -341,7 +341,7 @@ func (c *conversation) decideCtx(ctx workflow.Context, activityID string) workfl
 func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.Intent, activityID string) {
 	var d dedup.Decision
 	if err := workflow.ExecuteActivity(c.decideCtx(ctx, activityID), act.DecideDedup, in).Get(ctx, &d); err != nil {
-		c.reply(ctx, ev, c.text(tenants.TemplateCheckFailed, tenants.MessageData{}))
+		c.decideFailed(ctx, ev, in, err)
 		return
 	}
 	observePhase(ctx, c.in.Tenant, telemetry.PhaseDedupDecided, ev.ReceivedAt)
@@ -389,28 +389,6 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ev InboundEv
 		return nil // the same intent's appointment runs already: enough
 	}
 	return err
-}
-
-// versionStartFailureReviewed: an appointment that could not be started
-// opens a review case instead of a "die Bestätigung folgt" with nothing
-// behind it.
-const versionStartFailureReviewed = "conversation-start-failure-reviewed"
-
-// startFailed hands a wish whose appointment could not be started to a
-// person and tells the customer so; false for runs recorded before the
-// change, which replied as if it had started.
-func (c *conversation) startFailed(ctx workflow.Context, ev InboundEvent, in dedup.Intent, cause error) bool {
-	if workflow.GetVersion(ctx, versionStartFailureReviewed, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return false
-	}
-	workflow.GetLogger(ctx).Error("appointment not started", "workflow_id", in.WorkflowID, "error", cause)
-	if _, err := openCase(ctx, Tuning{}.withDefaults(), c.in.Tenant, "start-"+ev.EventID, review.ReasonUnknownOutcome, cause); err != nil {
-		workflow.GetLogger(ctx).Error("open review case", "error", err)
-		c.reply(ctx, ev, c.text(tenants.TemplateStartFailedRetry, tenants.MessageData{}))
-		return true
-	}
-	c.reply(ctx, ev, c.text(tenants.TemplateStartFailedReview, tenants.MessageData{}))
-	return true
 }
 
 // resolve continues an intent that waited for a duplicate review.

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -58,6 +59,8 @@ type convFake struct {
 	cancels   []string // appointment IDs signalled "cancel"
 	children  []workflows.BookingRequest
 	childIDs  []string // workflow IDs the children started under
+	// decideErr fails every dedup decision; reviewErr every review case.
+	decideErr, reviewErr error
 	// intents are the intent IDs dedup has seen: a repeat is merged, as
 	// the real decision merges a wish into the appointment under way.
 	intents map[string]bool
@@ -118,6 +121,9 @@ func (f *convFake) understandAndDecide(env *testsuite.TestWorkflowEnvironment) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.decided = append(f.decided, in)
+			if f.decideErr != nil {
+				return dedup.Decision{}, f.decideErr
+			}
 			if f.intents[in.IntentID] && !in.Separate {
 				return dedup.Decision{Kind: dedup.Merge, IntentID: in.IntentID, WorkflowID: in.WorkflowID}, nil
 			}
@@ -146,6 +152,9 @@ func (f *convFake) answerAndAct(env *testsuite.TestWorkflowEnvironment) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.reviews = append(f.reviews, in)
+			if f.reviewErr != nil {
+				return activities.Step{}, f.reviewErr
+			}
 			return activities.Step{DownstreamID: "rc_cancel"}, nil
 		})
 	env.OnActivity(a.FindAppointments, mock.Anything, mock.Anything).Return(
@@ -369,6 +378,46 @@ func TestConversationWithoutKeyHandsTheWishToAPerson(t *testing.T) {
 	require.Contains(t, f.reviews[0].Details["error"], "no customer key")
 	require.Len(t, f.replies, 1)
 	require.Contains(t, f.replies[0].Text, "ein Mitarbeiter kümmert sich darum")
+}
+
+// TestConversationWishThatCannotBeCheckedGoesToAPerson: the dedup
+// decision fails for good. "Ein Mitarbeiter meldet sich" is said only with
+// a review case that carries the wish; when no case can be opened either,
+// the customer is asked to write again. Before, the promise was made with
+// no case behind it and the wish was dropped.
+func TestConversationWishThatCannotBeCheckedGoesToAPerson(t *testing.T) {
+	const wish = "Reifenwechsel am Dienstag um 14 Uhr"
+	final := temporal.NewNonRetryableApplicationError("dedup decide: database refused", "Final", nil)
+	cases := []struct {
+		name      string
+		reviewErr error
+		cases     int
+		reply     string
+	}{
+		{"a case carries the wish", nil, 1, "ein Mitarbeiter meldet sich"},
+		{"no case: the customer is asked to write again", temporal.NewNonRetryableApplicationError("review store refused", "Final", nil), 0, "schreiben Sie uns in ein paar Minuten noch einmal"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &convFake{understand: map[string]intent.Result{wish: tireChange}, decideErr: final, reviewErr: tc.reviewErr}
+			runConversation(t, f, unitConversationInput(0), []signal{whatsapp(time.Second, "SMa", wish)})
+
+			require.Len(t, f.decided, 1)
+			require.Empty(t, f.children, "nothing started")
+			require.Len(t, f.reviews, 1, "a case is asked for")
+			require.Equal(t, review.ReasonUnknownOutcome, f.reviews[0].Reason)
+			carried, ok := f.reviews[0].Details["wish"].(map[string]any) // as the review store reads it back
+			require.True(t, ok, "the case carries the wish: %v", f.reviews[0].Details)
+			require.Equal(t, "tire-change", carried["service"])
+			require.Equal(t, unitSlot.UTC().Format(time.RFC3339), carried["slot_start"])
+			require.Contains(t, f.reviews[0].Details["error"], "database refused")
+			require.Len(t, f.replies, 1)
+			require.Contains(t, f.replies[0].Text, tc.reply)
+			if tc.cases == 0 {
+				require.NotContains(t, f.replies[0].Text, "Mitarbeiter", "no promise without a case")
+			}
+		})
+	}
 }
 
 // continueAsNewCase is a run that ends at the restart boundary: the input
