@@ -182,7 +182,7 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE,
 		StaticSummary:     fmt.Sprintf("Deposit %d %s for %s", a.req.DepositAmount, a.req.Currency, a.state.Reference),
 	})
-	a.child = workflow.ExecuteChildWorkflow(cctx, PaymentWorkflow, a.paymentRequest())
+	a.child = workflow.ExecuteChildWorkflow(cctx, PaymentWorkflow, a.paymentRequest(ctx))
 	timer := workflow.NewTimer(ctx, a.authorizationTimeout())
 	for {
 		var report PaymentState

@@ -169,3 +169,38 @@ func TestUnitHoldReconcileOutlastsACalendarOutage(t *testing.T) {
 		"ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.executions("appointment"))
 	require.Empty(t, reviewReasons(f))
 }
+
+// TestUnitConfirmOutlastsThePaymentDecisionBound: the calendar refuses the
+// confirmation for longer than the payment saga used to wait for the
+// appointment's decision (30 minutes): each attempt hangs five minutes,
+// then fails. The saga waits as long as the appointment may still
+// confirm: the booking lands, the deposit is captured, nothing is voided
+// or cancelled. Before, the saga voided on its own at 30 minutes, the
+// capture signal found it ended, and the compensation cancelled the
+// confirmed booking without telling anyone.
+func TestUnitConfirmOutlastsThePaymentDecisionBound(t *testing.T) {
+	env, f := newUnitEnv(t)
+	req := unitRequest()
+	req.Tuning = workflows.Tuning{ActivityAttempts: 3, CompensationMaxInterval: time.Minute, ActivityTimeout: 10 * time.Minute}
+	f.delays["ConfirmHold"] = 5 * time.Minute // the calendar hangs, then refuses
+	const outage = 9                          // attempts refused: 45 minutes
+	var first, last time.Time
+	f.confirmHold = func(ctx context.Context, in activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+		if first.IsZero() {
+			first = env.Now()
+		}
+		last = env.Now()
+		if activity.GetInfo(ctx).Attempt <= outage {
+			return activities.ConfirmHoldResult{}, errors.New("calendar confirm hold: 503 internal: idempotency store unavailable; retry with the same key")
+		}
+		return activities.ConfirmHoldResult{Step: unitStep(ctx, "bk_1"), Booking: calendar.Booking{ID: "bk_1", HoldID: in.HoldID}}, nil
+	}
+	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+	st := unitResult(t, env)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	require.Greater(t, last.Sub(first), 30*time.Minute, "the outage outlasts the old decision bound")
+	require.Len(t, f.started("CaptureDeposit"), 1, "the deposit is captured")
+	require.Empty(t, f.started("VoidDeposit"), "the payment saga did not void on its own")
+	require.Empty(t, f.started("CancelBooking"), "the confirmed booking stands")
+	require.Empty(t, reviewReasons(f))
+}

@@ -14,18 +14,40 @@ import (
 // a payment at the last second still finds its slot held.
 const linkHoldMargin = 5 * time.Minute
 
+// versionDecisionOutlastsConfirm: the payment saga waits for the
+// appointment's decision as long as the appointment may still be
+// confirming (decisionBound). Before, it waited 30 minutes and voided on
+// its own while the confirmation retried through a longer calendar outage:
+// the calendar then confirmed, the capture signal found the saga ended,
+// and the compensation cancelled the confirmed booking without a word.
+const versionDecisionOutlastsConfirm = "decision-outlasts-confirm"
+
 // paymentRequest is the payment saga's input; link mode adds what the
 // link's message needs. Card runs send exactly what they always sent.
-func (a *appointment) paymentRequest() PaymentRequest {
+func (a *appointment) paymentRequest(ctx workflow.Context) PaymentRequest {
+	decision := 30 * time.Minute
+	if workflow.GetVersion(ctx, versionDecisionOutlastsConfirm, workflow.DefaultVersion, 1) >= 1 {
+		decision = a.decisionBound()
+	}
 	req := PaymentRequest{
 		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Amount: a.req.DepositAmount,
 		Currency: a.req.Currency, PaymentMethod: a.req.PaymentMethod, Description: "Deposit " + a.req.Service,
-		DecisionTimeout: 30 * time.Minute, Tuning: a.req.Tuning,
+		DecisionTimeout: decision, Tuning: a.req.Tuning,
 	}
 	if a.link {
 		req.LinkTTL, req.Channel, req.Terms, req.Timezone = linkTTL(a.req.LinkTTL), a.req.Channel, a.req.Terms, a.req.Timezone
 	}
 	return req
+}
+
+// decisionBound is the longest the appointment may take from the
+// authorisation to its decision: two rounds of confirming (the second
+// after a hold expired), each retried for up to CompensationTimeout, each
+// reconciled for up to ReconcileTimeout, and an hour for the rest. One
+// bound for both sides: the payment saga voids on its own only once the
+// appointment can no longer confirm.
+func (a *appointment) decisionBound() time.Duration {
+	return 2*(a.tuning.CompensationTimeout+a.tuning.ReconcileTimeout) + time.Hour
 }
 
 // authorizationTimeout is how long the appointment waits for the
