@@ -54,6 +54,14 @@ type ConfirmationInput struct {
 // customer the wished appointment already exists (booked by hand).
 const MessageKindAlreadyBooked = "already_booked"
 
+// MessageKindNotBooked tells a customer whose booking ended without one
+// (declined, lapsed, undone) that nothing was booked or charged;
+// MessageKindInReview one whose booking a person must settle.
+const (
+	MessageKindNotBooked = "not_booked"
+	MessageKindInReview  = "in_review"
+)
+
 // SendConfirmation sends the booking confirmation (or the message of
 // in.Kind) exactly once.
 func (a *Activities) SendConfirmation(ctx context.Context, in ConfirmationInput) (Step, error) {

@@ -59,6 +59,8 @@ const (
 	TemplateAlreadyBooked TemplateName = "already_booked"
 	TemplateAlreadyHeld   TemplateName = "already_held"
 	TemplateAlternatives  TemplateName = "alternatives"
+	TemplateNotBooked     TemplateName = "not_booked"
+	TemplateInReview      TemplateName = "in_review"
 	// Booking lifecycle messages (workflows/booking_cancel.go).
 	TemplateBookingCancelled         TemplateName = "booking_cancelled"
 	TemplateBookingCancelledRefunded TemplateName = "booking_cancelled_refunded"
@@ -153,6 +155,8 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateRescheduleNotPossible: "Ihr Termin ({{.Service}} am {{.When}}) kann nicht mehr verschoben werden.",
 
 		TemplateConfirmation:  "Ihr Termin ist bestätigt: {{.Service}} am {{.When}} (Buchung {{.Booking}}).",
+		TemplateNotBooked:     "Leider konnten wir {{.Service}} am {{.When}} nicht buchen. Es wird nichts berechnet; eine schon gezahlte Anzahlung erstatten wir vollständig. Schreiben Sie uns gern einen anderen Wunschtermin.",
+		TemplateInReview:      "Bei Ihrer Buchung ({{.Service}} am {{.When}}) ist etwas offen geblieben. Ein Mitarbeiter prüft sie und meldet sich bei Ihnen.",
 		TemplateAlreadyBooked: "Sie haben für diese Zeit bereits einen Termin: {{.Service}} am {{.When}} (Buchung {{or .Booking .Hold \"unbekannt\"}}). Wir haben keinen zweiten gebucht und nichts berechnet.",
 		TemplateAlreadyHeld:   "Für diese Zeit ist bereits ein Termin für Sie in Bearbeitung: {{.Service}} am {{.When}} (Reservierung {{.Hold}}). Wir haben keinen zweiten gebucht und nichts berechnet.",
 		TemplateAlternatives:  "Ihr Wunschtermin ({{.Service}}, {{.When}}) ist leider schon vergeben.{{if .Alternatives}} Frei wären: {{join .Alternatives \", \"}}. Welcher passt Ihnen?{{else}} Welcher andere Termin passt Ihnen?{{end}}",
@@ -218,6 +222,8 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateRescheduleNotPossible: "Your appointment ({{.Service}} on {{.When}}) can no longer be moved.",
 
 		TemplateConfirmation:  "Your appointment is confirmed: {{.Service}} on {{.When}} (booking {{.Booking}}).",
+		TemplateNotBooked:     "Unfortunately we could not book {{.Service}} on {{.When}}. Nothing is charged; a deposit already paid is refunded in full. Feel free to send us another time.",
+		TemplateInReview:      "Something about your booking ({{.Service}} on {{.When}}) is still open. A member of staff is checking it and will get back to you.",
 		TemplateAlreadyBooked: "You already have an appointment at this time: {{.Service}} on {{.When}} (booking {{or .Booking .Hold \"unknown\"}}). We did not book a second one and charged nothing.",
 		TemplateAlreadyHeld:   "An appointment for you at this time is already being booked: {{.Service}} on {{.When}} (reservation {{.Hold}}). We did not book a second one and charged nothing.",
 		TemplateAlternatives:  "Unfortunately your preferred time ({{.Service}}, {{.When}}) is already taken.{{if .Alternatives}} Free would be: {{join .Alternatives \", \"}}. Which one suits you?{{else}} Which other time suits you?{{end}}",
@@ -255,7 +261,7 @@ func TemplateNames() []TemplateName {
 		TemplateStartFailedReview, TemplateRequestsMerged, TemplateSecondNotBooked,
 		TemplateCancelLookupFailed, TemplateCancelNone, TemplateCancelSeveral, TemplateCancelConfirmed, TemplateCancelUnknown,
 		TemplateCancelEndedMeanwhile, TemplateCancelInFlight, TemplateCancelNotRecorded,
-		TemplateConfirmation, TemplateAlreadyBooked, TemplateAlreadyHeld, TemplateAlternatives,
+		TemplateConfirmation, TemplateAlreadyBooked, TemplateAlreadyHeld, TemplateAlternatives, TemplateNotBooked, TemplateInReview,
 		TemplateBookingCancelled, TemplateBookingCancelledRefunded, TemplateBookingCancelledKept, TemplateBookingRescheduled,
 		TemplateReminderEarly, TemplateReminder,
 		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate, TemplatePaymentUnavailable,

@@ -96,7 +96,7 @@ func TestDeclinedPaymentReleasesHold(t *testing.T) {
 	got := e.effects(t, r.GetID())
 	require.Equal(t, map[string]int{"released": 1}, got.Reservations)
 	require.Zero(t, got.Intents["requires_capture"]+got.Intents["succeeded"], "no live authorisation")
-	require.Zero(t, got.Messages)
+	require.Equal(t, 1, got.Messages, "the ending is told, once")
 }
 
 func TestCancelWhileDepositIsAuthorising(t *testing.T) {
@@ -146,7 +146,7 @@ func TestHoldExpiredTwiceIsRejectedAndCompensated(t *testing.T) {
 	got := e.effects(t, r.GetID())
 	require.Equal(t, map[string]int{"expired": 2}, got.Reservations, "one re-hold, then give up")
 	require.Equal(t, map[string]int{"canceled": 1}, got.Intents)
-	require.Zero(t, got.Messages)
+	require.Equal(t, 1, got.Messages, "the ending is told, once")
 }
 
 // TestResetReusesHoldAndAuthorisation resets a finished booking to its

@@ -148,7 +148,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 				}
 			},
 			status: workflows.StatusRejected, reason: "downstream said no: CalendarRejected",
-			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold", "CloseIntent close-intent"},
+			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			payments:    []string{},
 			check: func(t *testing.T, st workflows.BookingState, _ *unitFake) {
 				require.Empty(t, st.Alternatives)
@@ -163,12 +163,12 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			},
 			status: workflows.StatusPaymentFailed, reason: "card_declined", payment: workflows.PaymentDeclined,
 			// void deposit (registered second) before release hold (first).
-			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
+			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			payments:    []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
-				require.Len(t, st.Steps, 4)
+				require.Len(t, st.Steps, 5)
 				require.Equal(t, "authorize deposit (payment saga)", st.Steps[1].Name)
-				require.Equal(t, []string{"void deposit: compensated", "release hold: compensated"}, unitStepNames(st)[2:])
+				require.Equal(t, []string{"void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st)[2:])
 				require.NoError(t, f.childErr)
 				require.Equal(t, workflows.PaymentDeclined, f.child.Status)
 				require.Equal(t, activities.IntentInput{Tenant: "demo", Reference: unitWorkflowID}, f.input("appointment", "void-deposit"), "the appointment voids by reference")
@@ -187,12 +187,12 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			status: workflows.StatusRejected, reason: "downstream said no: CalendarRejected",
 			// Cancel booking is registered before the confirmation (its answer
 			// may be lost), so it runs, by reference, and finds nothing.
-			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
+			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			// The appointment's void signal makes the payment saga void too.
 			payments: []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
 				require.Empty(t, f.input("appointment", "cancel-booking").(activities.CancelBookingInput).BookingID, "no booking ID known: cancel by reference")
-				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "cancel booking: compensated", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
+				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "cancel booking: compensated", "void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st))
 				require.Equal(t, "pi_1", f.input("payment", "void-deposit").(activities.IntentInput).IntentID, "the payment saga voids its own intent")
 			},
 		},
@@ -205,12 +205,12 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			},
 			status: workflows.StatusPaymentFailed, reason: "deposit not captured: capture: ", payment: workflows.PaymentFailed,
 			// All three compensations, in reverse order of registration.
-			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
+			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			payments:    []string{"AuthorizeDeposit authorize-deposit", "CaptureDeposit capture-deposit", "VoidDeposit void-deposit"},
 			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
 				require.Equal(t, activities.CancelBookingInput{Tenant: "demo", BookingID: "booking-hold-1", Reference: st.Reference}, f.input("appointment", "cancel-booking"))
 				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",
-					"cancel booking: compensated", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
+					"cancel booking: compensated", "void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st))
 			},
 		},
 	}
@@ -346,7 +346,7 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 		require.Equal(t, workflows.StatusRejected, st.Status)
 		require.Equal(t, "hold_expired", st.Reason)
 		require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "HoldSlot rehold-slot", "ConfirmHold confirm-hold-2", "CancelBooking cancel-booking",
-			"VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"}, f.sequence("appointment"), "one re-hold only")
+			"VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"}, f.sequence("appointment"), "one re-hold only")
 		require.False(t, f.live)
 	})
 }

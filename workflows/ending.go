@@ -57,6 +57,7 @@ func (a *appointment) end(ctx workflow.Context, o *outcome) BookingState {
 	}
 	a.offerAlternatives(dctx, o)
 	a.tellLinkExpired(dctx, o)
+	a.tellNotBooked(dctx, o, status)
 	// A cancel that arrived after the step that failed needs nothing more.
 	for a.cancelRequested() {
 	}

@@ -64,6 +64,7 @@ var recordedHistories = []string{
 	"link-never-made.payment.json",
 	"keyed-intent.conversation.json",
 	"cancelled-unpaid.appointment.json",
+	"not-booked.appointment.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

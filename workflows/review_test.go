@@ -86,7 +86,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 				env.SignalWorkflow(workflows.SignalReviewDecision, workflows.ReviewDecision{CaseID: caseID, Action: review.ActionAbandon})
 			},
 			status: workflows.StatusRejected, reason: "hold outcome unknown; review decided abandon",
-			after:   []string{"ReleaseHold release-hold", "CloseIntent close-intent"},
+			after:   []string{"ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			minWait: time.Hour, maxWait: 2 * time.Hour,
 		},
 		{
@@ -96,14 +96,14 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 				env.SignalWorkflow(workflows.SignalReviewDecision, workflows.ReviewDecision{CaseID: caseID, Action: review.ActionAbandon})
 			},
 			status: workflows.StatusRejected, reason: "hold outcome unknown; review decided abandon",
-			after:   []string{"ReleaseHold release-hold", "CloseIntent close-intent"},
+			after:   []string{"ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			minWait: time.Hour, maxWait: 2 * time.Hour,
 		},
 		{
 			name:   "review timeout abandons",
 			decide: nil,
 			status: workflows.StatusRejected, reason: "hold outcome unknown; review decided abandon",
-			after:   []string{"ReleaseHold release-hold", "CloseIntent close-intent"},
+			after:   []string{"ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			minWait: unitUnknownTuning.ReviewTimeout, maxWait: unitUnknownTuning.ReviewTimeout + time.Minute,
 		},
 		{
@@ -187,7 +187,7 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 		{
 			name: "abandon", action: review.ActionAbandon, status: workflows.StatusPaymentFailed,
 			reason:      "deposit outcome unknown, review: abandon",
-			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"},
+			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			payment:     []string{"VoidDeposit void-deposit"},
 		},
 	}

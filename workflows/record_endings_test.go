@@ -37,3 +37,20 @@ func TestRecordHistoriesCancelledUnpaid(t *testing.T) {
 	require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
 	s.save(t, ctx, run.GetID(), "cancelled-unpaid.appointment.json")
 }
+
+// TestRecordHistoriesNotBooked records an appointment whose card is
+// declined and which tells the customer so (versioned: tell-not-booked).
+// Runs with `make histories`.
+func TestRecordHistoriesNotBooked(t *testing.T) {
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+	s := newRecordStack(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req := recordRequest(t, "+4915112340022", time.Wednesday, 12)
+	req.PaymentMethod = "pm_card_chargeDeclined"
+	run, st := s.book(t, ctx, req)
+	require.Equal(t, workflows.StatusPaymentFailed, st.Status, st.Reason)
+	s.save(t, ctx, run.GetID(), "not-booked.appointment.json")
+}
