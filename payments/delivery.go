@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -271,14 +272,14 @@ func (d *Deliverer) send(ctx context.Context, client *http.Client, url string, p
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
-		return 0, err
+		return 0, errors.New("the endpoint's URL does not parse as an HTTP request URL") // never echo it: it may hold a token
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)")
 	req.Header.Set(SignatureHeader, signature)
 	res, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, redactURLError(err) // logged and stored as last_error
 	}
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10)) // reuse the connection; the body decides nothing

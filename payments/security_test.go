@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -291,4 +292,44 @@ func TestFailingEndpointIsDisabled(t *testing.T) {
 	require.Equal(t, 1, n, "the held event is due at once")
 	require.Len(t, broken.received(t, we.Secret), failures+1)
 	require.Equal(t, 1, e.count("webhook_deliveries", "endpoint_id = $1 AND delivered_at IS NOT NULL AND held IS NULL", we.ID))
+}
+
+// TestEndpointTokenStaysOutOfLogsAndLastError: a shop's endpoint that
+// carries a token in its query (…/hook?token=…) and refuses connections.
+// Go's *url.Error prints the whole URL, which went into the per-attempt
+// log line and the delivery's stored last_error; both now carry the URL
+// without its query.
+func TestEndpointTokenStaysOutOfLogsAndLastError(t *testing.T) {
+	e, c := newClockEnv(t)
+	ctx := context.Background()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // connections are refused from now on
+	we := e.endpoint("k-we-gone", gone.URL+"/hook?token=s3cr3t#frag", payments.EventCheckoutCompleted)
+	d := e.deliverer(c)
+	var logs lockedBuffer
+	d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	e.pay(e.sc, "k-cs-gone", "appointment:demo:gone")
+
+	n, err := d.Pass(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	var lastError string
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(last_error, '') FROM webhook_deliveries WHERE endpoint_id = $1`, we.ID).Scan(&lastError))
+	require.Contains(t, lastError, "connection refused", "the cause is kept")
+	require.Contains(t, lastError, "/hook?REDACTED")
+	require.NotContains(t, lastError, "s3cr3t")
+	require.Contains(t, logs.String(), "payments: webhook not delivered")
+	require.NotContains(t, logs.String(), "s3cr3t")
+}
+
+func TestRedactedURL(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"https://shop.example/hook", "https://shop.example/hook"},
+		{"https://shop.example/hook?token=s3cr3t", "https://shop.example/hook?REDACTED"},
+		{"https://user:pw@shop.example/hook#x", "https://shop.example/hook"},
+		{"https://shop.example/hook?", "https://shop.example/hook?REDACTED"},
+		{"://nope", "(an unparseable URL)"},
+	} {
+		require.Equal(t, tc.want, payments.RedactedURL(tc.in), tc.in)
+	}
 }
