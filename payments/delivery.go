@@ -47,11 +47,12 @@ type Deliverer struct {
 	// Timeout bounds each request of a delivery, with every client (the
 	// configured one included); zero means DefaultDeliveryTimeout.
 	Timeout time.Duration
-	// AllowPrivate lets tenants' endpoints (POST /v1/webhook_endpoints) be
-	// private, loopback or link-local addresses: for development only
-	// (make run, tests). Otherwise they reach public addresses alone,
-	// without redirects (publicClient).
-	AllowPrivate bool
+	// AllowLoopback lets tenants' endpoints (POST /v1/webhook_endpoints)
+	// be on this machine's loopback too: for development only (make run,
+	// tests). Never link-local (cloud metadata), private or any other
+	// address that is not public: those are refused either way, without
+	// redirects (publicClient).
+	AllowLoopback bool
 	// Now is the clock; nil means time.Now. It also dates the signature,
 	// which receivers check against their own clock (5 minutes' tolerance).
 	Now func() time.Time
@@ -80,8 +81,10 @@ type Deliverer struct {
 
 	ensured map[string]bool // IDs of the configured endpoints that exist
 	setup   sync.Once
-	public  *http.Client
-	shares  *shares
+	// public reaches public addresses only; loopback those and this
+	// machine (AllowLoopback).
+	public, loopback *http.Client
+	shares           *shares
 }
 
 // due is one claimed delivery.
@@ -185,7 +188,8 @@ func (d *Deliverer) Expire(ctx context.Context) (int, error) {
 
 func (d *Deliverer) init() {
 	d.setup.Do(func() {
-		d.public = publicClient(d.timeout())
+		d.public = publicClient(d.timeout(), false)
+		d.loopback = publicClient(d.timeout(), true)
 		d.shares = newShares()
 	})
 }
@@ -250,13 +254,17 @@ func (d *Deliverer) attempt(ctx context.Context, c due) error {
 }
 
 // clientFor is the client of an endpoint: the operator's configured ones
-// go anywhere, a tenant's only to public addresses (unless AllowPrivate).
+// go anywhere, a tenant's only to public addresses (and loopback with
+// AllowLoopback).
 func (d *Deliverer) clientFor(endpointID string) *http.Client {
-	if strings.HasPrefix(endpointID, configEndpointPrefix) || d.AllowPrivate {
+	switch {
+	case strings.HasPrefix(endpointID, configEndpointPrefix):
 		if d.Client != nil {
 			return d.Client
 		}
 		return defaultClient
+	case d.AllowLoopback:
+		return d.loopback
 	}
 	return d.public
 }

@@ -122,7 +122,7 @@ func TestTenantEndpointCannotReachPrivateAddresses(t *testing.T) {
 	tenantRc, operatorRc := newReceiver(t), newReceiver(t)
 	e.endpoint("k-we-ssrf", tenantRc.endpoint.URL, "*")
 	d := e.deliverer(c)
-	d.AllowPrivate = false
+	d.AllowLoopback = false
 	d.Endpoints = []payments.ConfigEndpoint{{Tenant: "demo", URL: operatorRc.endpoint.URL, Secret: "whsec_operator"}}
 	_, err := d.Pass(ctx) // creates the operator's endpoint before the events
 	require.NoError(t, err)
@@ -140,10 +140,16 @@ func TestTenantEndpointCannotReachPrivateAddresses(t *testing.T) {
 
 func TestPublicAddresses(t *testing.T) {
 	for addr, public := range map[string]bool{
-		"203.0.113.7": true, "2001:4860:4860::8888": true, "8.8.8.8": true,
+		"1.1.1.1": true, "2001:4860:4860::8888": true, "8.8.8.8": true, "2a00:1450:4001::1": true, "192.0.3.1": true, "198.20.0.1": true,
 		"127.0.0.1": false, "::1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
 		"169.254.169.254": false, "fe80::1": false, "100.64.0.1": false, "0.0.0.0": false, "::": false,
 		"0.1.2.3": false, "fd00::1": false, "::ffff:127.0.0.1": false, "224.0.0.1": false,
+		// The IANA special-purpose registries' blocks that are not globally
+		// reachable, or translate to internal addresses.
+		"64:ff9b::a9fe:a9fe": false, "64:ff9b:1::1": false, "2002:a9fe:a9fe::1": false, "2001:0:4136:e378::1": false,
+		"2001:db8::1": false, "100::1": false, "3fff::1": false, "5f00::1": false,
+		"198.18.0.1": false, "198.19.255.254": false, "240.0.0.1": false, "255.255.255.255": false,
+		"192.0.0.8": false, "192.0.2.1": false, "198.51.100.1": false, "203.0.113.7": false, "192.88.99.1": false,
 	} {
 		require.Equal(t, public, payments.Public(netip.MustParseAddr(addr)), addr)
 	}
@@ -198,7 +204,7 @@ func TestBlackHoledEndpointsDoNotDelayOtherTenants(t *testing.T) {
 	require.NoError(t, err)
 	operator := newReceiver(t)
 	d := e.deliverer(c)
-	d.Client = &http.Client{Timeout: timeout} // the loopback receivers need the development allow-list
+	d.Timeout = timeout // each attempt, at the tenants' endpoints and the operator's
 	d.Endpoints = []payments.ConfigEndpoint{{Tenant: "other", URL: operator.endpoint.URL, Secret: "whsec_operator"}}
 	run(t, d)
 	require.Eventually(t, func() bool { return hole.open.Load() > 0 }, 5*time.Second, 5*time.Millisecond, "A's deliveries hold")
@@ -332,4 +338,26 @@ func TestRedactedURL(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, payments.RedactedURL(tc.in), tc.in)
 	}
+}
+
+// TestDevelopmentAllowanceIsLoopbackOnly: make run lets tenants'
+// endpoints be on this machine (AllowLoopback), and nothing more: an
+// endpoint on the cloud metadata address is refused at connect time, as
+// in production, while the loopback one is served. Before, the
+// development switch admitted every address, link-local included.
+func TestDevelopmentAllowanceIsLoopbackOnly(t *testing.T) {
+	e, c := newClockEnv(t)
+	ctx := context.Background()
+	local := newReceiver(t)
+	we := e.endpoint("k-we-local", local.endpoint.URL, "*")
+	metadata := e.endpoint("k-we-metadata", "http://169.254.169.254/latest/meta-data/", "*")
+	d := e.deliverer(c)
+	d.AllowLoopback = true
+	e.pay(e.sc, "k-cs-dev", "appointment:demo:dev")
+
+	_, err := d.Pass(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, local.received(t, we.Secret), "the endpoint on this machine is served")
+	require.Positive(t, e.count("webhook_deliveries", "endpoint_id = $1 AND delivered_at IS NULL AND last_error LIKE '%private, loopback%'", metadata.ID))
+	require.Zero(t, e.count("webhook_deliveries", "endpoint_id = $1 AND delivered_at IS NOT NULL", metadata.ID))
 }

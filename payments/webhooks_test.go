@@ -74,7 +74,7 @@ func (rc *receiver) received(t *testing.T, secret string) []stripe.Event {
 func (e *env) deliverer(c *clock) *payments.Deliverer {
 	// The receivers are on loopback: allowed for the tests, as for make run.
 	return &payments.Deliverer{Pool: e.pool, Now: c.Now, MinBackoff: time.Second, MaxBackoff: 4 * time.Second,
-		Logger: slog.New(slog.DiscardHandler), AllowPrivate: true}
+		Logger: slog.New(slog.DiscardHandler), AllowLoopback: true}
 }
 
 // endpoint registers a webhook endpoint through stripe-go.
@@ -286,7 +286,7 @@ func TestDeliveriesInFlightAreBounded(t *testing.T) {
 	}
 	e.pay(e.sc, "k-cs-bound", "appointment:demo:bound")
 	d := e.deliverer(c)
-	d.Client = &http.Client{Timeout: 500 * time.Millisecond}
+	d.Timeout = 500 * time.Millisecond
 	d.MaxInFlight, d.PerTenant = 3, 10
 	run(t, d)
 	require.Eventually(t, func() bool { return hole.accepted.Load() >= 9 }, 10*time.Second, 5*time.Millisecond, "three rounds")

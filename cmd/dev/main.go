@@ -202,7 +202,7 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	g.Go(func() error { calStore.RunReaper(ctx, stack.ReapEvery); return nil })
 	g.Go(func() error { payStore.RunReaper(ctx, stack.ReapEvery); return nil })
 	hooks := stack.PaymentsWebhooks(cfg, pool, tenants, log)
-	hooks.AllowPrivate = true // make run: every endpoint a developer registers is on this machine
+	hooks.AllowLoopback = true // make run: every endpoint a developer registers is on this machine
 	g.Go(func() error { hooks.Run(ctx, stack.DeliverEvery); return nil })
 	g.Go(func() error { gw.RunRelay(ctx, stack.RelayEvery); return nil })
 	g.Go(func() error { tools.RunReaper(ctx, stack.ReapEvery); return nil })
