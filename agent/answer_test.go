@@ -28,3 +28,28 @@ func TestPaymentLinkOnlyWhileUnpaid(t *testing.T) {
 		require.Equal(t, c.want, got.PaymentURL, c.status)
 	}
 }
+
+// TestCancelledAnswerClaimsOnlyAMessageThatWasReserved: cancel_booking said
+// "the customer was sent a message" even when the lifecycle's message step
+// ended not sent (no outbox row); then the agent must tell the customer.
+func TestCancelledAnswerClaimsOnlyAMessageThatWasReserved(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		st        workflows.LifecycleState
+		want, not string
+	}{
+		{"sent", workflows.LifecycleState{Status: workflows.StatusCancelled, Deposit: workflows.DepositRefunded, MessageID: "om_1"},
+			"refunded in full and the customer was sent a message", "tell them yourself"},
+		{"not sent", workflows.LifecycleState{Status: workflows.StatusCancelled, Deposit: workflows.DepositRefunded},
+			"refunded in full and no message could be sent to the customer: tell them yourself", "was sent a message"},
+		{"kept, not sent", workflows.LifecycleState{Status: workflows.StatusCancelled, Deposit: workflows.DepositKept, Reason: "late"},
+			"kept (late) and no message could be sent", "was sent a message"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := cancelled(ChangeOutput{}, tc.st)
+			require.Equal(t, StatusCancelled, out.Status)
+			require.Contains(t, out.Message, tc.want)
+			require.NotContains(t, out.Message, tc.not)
+		})
+	}
+}

@@ -53,21 +53,25 @@ func (s *Service) CancelBooking(ctx context.Context, c Caller, in ChangeInput) (
 	return out, nil
 }
 
-// cancelled words a cancelled booking's answer.
+// cancelled words a cancelled booking's answer. The customer's message is
+// claimed only when the lifecycle reserved it (MessageID); a message step
+// that ended "not sent" leaves the telling to the agent.
 func cancelled(out ChangeOutput, st workflows.LifecycleState) ChangeOutput {
 	out.Deposit = string(st.Deposit)
-	switch st.Status {
-	case workflows.StatusCancelled:
-		out.Status = StatusCancelled
-		out.Message = "Cancelled; the customer was sent a message."
-		switch st.Deposit {
-		case workflows.DepositRefunded:
-			out.Message = "Cancelled; the deposit is refunded in full and the customer was sent a message."
-		case workflows.DepositKept:
-			out.Message = "Cancelled; the deposit is kept (" + st.Reason + ") and the customer was sent a message."
-		}
-	default:
+	if st.Status != workflows.StatusCancelled {
 		out.Status, out.Message = StatusPending, "The cancellation needs a person ("+st.Reason+"); the business will get back to the customer. Do not cancel again."
+		return out
+	}
+	told := "the customer was sent a message."
+	if st.MessageID == "" {
+		told = "no message could be sent to the customer: tell them yourself."
+	}
+	out.Status, out.Message = StatusCancelled, "Cancelled; "+told
+	switch st.Deposit {
+	case workflows.DepositRefunded:
+		out.Message = "Cancelled; the deposit is refunded in full and " + told
+	case workflows.DepositKept:
+		out.Message = "Cancelled; the deposit is kept (" + st.Reason + ") and " + told
 	}
 	return out
 }
