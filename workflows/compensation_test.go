@@ -122,13 +122,7 @@ func TestUnitConfirmOutlastsACalendarOutage(t *testing.T) {
 	req.Tuning = workflows.Tuning{ActivityAttempts: 3, CompensationMaxInterval: time.Minute}
 	const outage = 9 // attempts refused: three times the step budget
 	confirms := 0
-	f.confirmHold = func(ctx context.Context, in activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
-		confirms++
-		if activity.GetInfo(ctx).Attempt <= outage {
-			return activities.ConfirmHoldResult{}, errors.New("calendar confirm hold: 503 internal: idempotency store unavailable; retry with the same key")
-		}
-		return activities.ConfirmHoldResult{Step: unitStep(ctx, "bk_1"), Booking: calendar.Booking{ID: "bk_1", HoldID: in.HoldID}}, nil
-	}
+	f.confirmHold = refuseConfirm(outage, func(context.Context) { confirms++ })
 	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
@@ -185,16 +179,12 @@ func TestUnitConfirmOutlastsThePaymentDecisionBound(t *testing.T) {
 	f.delays["ConfirmHold"] = 5 * time.Minute // the calendar hangs, then refuses
 	const outage = 9                          // attempts refused: 45 minutes
 	var first, last time.Time
-	f.confirmHold = func(ctx context.Context, in activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+	f.confirmHold = refuseConfirm(outage, func(context.Context) {
 		if first.IsZero() {
 			first = env.Now()
 		}
 		last = env.Now()
-		if activity.GetInfo(ctx).Attempt <= outage {
-			return activities.ConfirmHoldResult{}, errors.New("calendar confirm hold: 503 internal: idempotency store unavailable; retry with the same key")
-		}
-		return activities.ConfirmHoldResult{Step: unitStep(ctx, "bk_1"), Booking: calendar.Booking{ID: "bk_1", HoldID: in.HoldID}}, nil
-	}
+	})
 	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
@@ -203,4 +193,17 @@ func TestUnitConfirmOutlastsThePaymentDecisionBound(t *testing.T) {
 	require.Empty(t, f.started("VoidDeposit"), "the payment saga did not void on its own")
 	require.Empty(t, f.started("CancelBooking"), "the confirmed booking stands")
 	require.Empty(t, reviewReasons(f))
+}
+
+// refuseConfirm is a calendar whose database is down for the first outage
+// attempts of a confirmation ("retry with the same key"), then books;
+// seen is called at every attempt.
+func refuseConfirm(outage int32, seen func(context.Context)) func(context.Context, activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+	return func(ctx context.Context, in activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
+		seen(ctx)
+		if activity.GetInfo(ctx).Attempt <= outage {
+			return activities.ConfirmHoldResult{}, errors.New("calendar confirm hold: 503 internal: idempotency store unavailable; retry with the same key")
+		}
+		return activities.ConfirmHoldResult{Step: unitStep(ctx, "bk_1"), Booking: calendar.Booking{ID: "bk_1", HoldID: in.HoldID}}, nil
+	}
 }

@@ -20,10 +20,13 @@ import (
 // confirmed one and one that does not exist (yet) have not.
 func AppointmentEnded(ctx context.Context, c client.Client, workflowID string) (bool, error) {
 	status, running, err := PublishedStatus(ctx, c, workflowID)
-	if err != nil || running || status == "" {
-		return false, err
-	}
-	return status != StatusConfirmed, nil
+	return endedWithoutBooking(status, running), err
+}
+
+// endedWithoutBooking is AppointmentEnded's rule over what the appointment
+// published.
+func endedWithoutBooking(status BookingStatus, running bool) bool {
+	return !running && status != "" && status != StatusConfirmed
 }
 
 // BookingTarget is what dedup asks of the appointment workflowID an
@@ -39,8 +42,8 @@ func BookingTarget(ctx context.Context, c client.Client, workflowID string) (ded
 	switch {
 	case err != nil:
 		return dedup.Target{}, err
-	case !running && status != "" && status != StatusConfirmed:
-		return dedup.Target{Over: true}, nil // AppointmentEnded
+	case endedWithoutBooking(status, running):
+		return dedup.Target{Over: true}, nil
 	case running && status == StatusCancelling:
 		return dedup.Target{Ending: true}, nil
 	}
