@@ -4,8 +4,9 @@
 export GOTOOLCHAIN := go1.27.3
 
 GO ?= go
-# Two cores: packages with the in-process Temporal server are heavy.
-TEST_FLAGS ?= -count=1 -timeout 20m
+# Two cores; -parallel 4 because the integration tests mostly wait (on
+# timers, outages, the server), so four of them keep two cores busy.
+TEST_FLAGS ?= -count=1 -timeout 20m -parallel 4
 
 .PHONY: run test vet lint vulncheck vulncheck-all build fuzz histories bench chaos clean help
 
@@ -44,12 +45,17 @@ vulncheck-all:
 	VULNCHECK_PKGS=./... bash .ci/vulncheck
 
 # `go vet ./...` has run, so go test does not vet each package again
-# (-vet=off). The packages that take longest are named first: go test
-# starts test binaries in the order given, and a long one started last
-# leaves the other core idle (docs/testing.md).
-TEST_FIRST := ./internal/devserver ./drill ./workflows ./channels ./agent ./bench ./payments ./outbox
+# (-vet=off). go test starts test binaries in the order given, two at a
+# time: the drill, the longest, starts first and runs beside the light
+# packages; the heavy ones (their integration tests run in parallel) come
+# after it, so that they do not starve the drill's processes of the CPU
+# and both cores are busy to the end (docs/testing.md).
+TEST_FIRST := ./internal/devserver ./drill
+TEST_LAST := ./workflows ./channels ./agent ./bench
 test: vet lint
-	$(GO) test $(TEST_FLAGS) -vet=off $(TEST_FIRST) ./...
+	@rest="$$($(GO) list ./... | grep -vxF "$$($(GO) list $(TEST_FIRST) $(TEST_LAST))")"; \
+	echo "$(GO) test $(TEST_FLAGS) -vet=off $(TEST_FIRST) <the other packages> $(TEST_LAST)"; \
+	$(GO) test $(TEST_FLAGS) -vet=off $(TEST_FIRST) $$rest $(TEST_LAST)
 
 # Short fuzzing runs of the parsers; the seeds in testdata run in `make test`.
 fuzz:

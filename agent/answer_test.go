@@ -14,6 +14,7 @@ import (
 // refused or cancelled (an agent would read out a link to pay for
 // nothing).
 func TestPaymentLinkOnlyWhileUnpaid(t *testing.T) {
+	t.Parallel()
 	const link = "http://pay.example/pay/cs_1"
 	for _, c := range []struct {
 		status workflows.BookingStatus
@@ -33,6 +34,7 @@ func TestPaymentLinkOnlyWhileUnpaid(t *testing.T) {
 // "the customer was sent a message" even when the lifecycle's message step
 // ended not sent (no outbox row); then the agent must tell the customer.
 func TestCancelledAnswerClaimsOnlyAMessageThatWasReserved(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		st        workflows.LifecycleState

@@ -44,6 +44,7 @@ func (e env) requireReservations(t *testing.T, customer string, confirmed int) {
 // TestBookThroughMCP: begin an operation, book with it: confirmed, one
 // reservation in the calendar, and the booking shows Channel = "agent".
 func TestBookThroughMCP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	var op agent.OperationOutput
@@ -77,6 +78,7 @@ func TestBookThroughMCP(t *testing.T) {
 // times in parallel: one booking, five identical answers, and the four
 // repeats counted as duplicates blocked at the agent layer.
 func TestSameBookingFiveTimesAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	var op agent.OperationOutput
@@ -109,6 +111,7 @@ func TestSameBookingFiveTimesAtOnce(t *testing.T) {
 // in RFC 3339 are one intent: one booking, the same answer; under another
 // operation the same wish answers already_booked.
 func TestRephrasedSlotIsTheSameBooking(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	customer := newCustomer()
@@ -136,6 +139,7 @@ func TestRephrasedSlotIsTheSameBooking(t *testing.T) {
 // tool names the existing booking and books nothing, opens no review
 // case; confirmed by the customer (confirm_second), it books the second.
 func TestDifferentSlotInWindowNeedsConfirmation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	customer := newCustomer()
@@ -160,6 +164,7 @@ func TestDifferentSlotInWindowNeedsConfirmation(t *testing.T) {
 // and reused operation IDs are tool errors that say what to do, and
 // nothing is booked under them.
 func TestOperationIDsTheServerDidNotIssueAreRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	customer := newCustomer()

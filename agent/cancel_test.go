@@ -18,6 +18,7 @@ import (
 // in the calendar, one refund at the payment API, one cancellation message
 // at the customer (counted at the fake Twilio), and four identical answers.
 func TestCancelBookingActsOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	customer := newCustomer()
@@ -60,6 +61,7 @@ func TestCancelBookingActsOnce(t *testing.T) {
 // TestCancelBookingRefusesWhatCannotBeCancelled: an unknown booking is a
 // tool error; moving is not offered yet and changes nothing.
 func TestCancelBookingRefusesWhatCannotBeCancelled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	cases := []struct {
@@ -91,6 +93,7 @@ func TestCancelBookingRefusesWhatCannotBeCancelled(t *testing.T) {
 // confirmed calendar row beside the cancelled one, a second deposit), and
 // get_booking answers the first one as cancelled, by either ID.
 func TestBookAgainAfterCancelIsANewBooking(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	customer := newCustomer()
@@ -128,6 +131,7 @@ func TestBookAgainAfterCancelIsANewBooking(t *testing.T) {
 // (seen in the drill: the customer was told A was booked and nothing
 // was). Both slots end with a confirmed row of the customer's.
 func TestBookTheOldSlotAfterAMoveIsANewBooking(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	customer := newCustomer()

@@ -19,6 +19,7 @@ import (
 // booking is being cancelled. Once the cancel is done, the same call books
 // anew.
 func TestBookDuringItsCancelIsNotConfirmed(t *testing.T) {
+	t.Parallel()
 	var proxy *testsupport.Proxy
 	e := newEnv(t, func(upstream string) string {
 		proxy = testsupport.NewProxy(t, upstream)

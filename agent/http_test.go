@@ -38,6 +38,7 @@ func (e env) post(t *testing.T, tool agent.ToolName, key string, args map[string
 // TestHTTPToolListingIsOpenAIStyle: GET /v1/agent/tools lists every tool
 // as a function schema a function-calling API takes as it is.
 func TestHTTPToolListingIsOpenAIStyle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	req, err := http.NewRequest(http.MethodGet, e.url+agent.RouteTools, nil)
 	require.NoError(t, err)
@@ -78,6 +79,7 @@ func TestHTTPToolListingIsOpenAIStyle(t *testing.T) {
 // mutating call without a key is refused (400); bad input is a problem
 // document the model can read.
 func TestHTTPToolCallKeyedByToolCallID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	customer := newCustomer()
 	args := map[string]any{"customer": customer, "service": "oil-change", "start": testsupport.Slot(t, time.Tuesday, 10).Format(time.RFC3339)}
@@ -119,6 +121,7 @@ func TestHTTPToolCallKeyedByToolCallID(t *testing.T) {
 // and returns free starts of that day with an operation to book one; the
 // slot booked through it is no longer offered.
 func TestFindSlotsByPhrase(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	day := testsupport.Slot(t, time.Wednesday, 0)
@@ -141,6 +144,7 @@ func TestFindSlotsByPhrase(t *testing.T) {
 // duplicates_blocked are on the gateway's registry, served by its
 // private admin listener.
 func TestAgentMetricsAreOnTheAdminListener(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	args := map[string]any{"customer": newCustomer(), "service": "tire-change", "start": testsupport.Slot(t, time.Monday, 15).Format(time.RFC3339)}
@@ -165,6 +169,7 @@ func TestAgentMetricsAreOnTheAdminListener(t *testing.T) {
 // TestAnotherTenantsBookingIsNotFound: get_booking reads only the
 // caller's tenant; another tenant's workflow ID looks like none at all.
 func TestAnotherTenantsBookingIsNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	for _, id := range []string{"appointment:nord:5be1c0ffee", "bk_doesnotexist", ""} {
@@ -176,6 +181,7 @@ func TestAnotherTenantsBookingIsNotFound(t *testing.T) {
 // TestExpiredOperationClaimsAreReaped: a claim older than the operation
 // IDs' lifetime is deleted, a younger one kept.
 func TestExpiredOperationClaimsAreReaped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, err := e.pool.Exec(context.Background(), `INSERT INTO agent_operations (tenant_id, operation_id, args_hash, created_at)
 		VALUES ('demo', 'op:old', 'x', now() - $1::interval), ('demo', 'op:young', 'y', now())`, (e.svc.Signer.TTL + time.Hour).String())

@@ -16,6 +16,7 @@ import (
 // reads are read-only, booking is additive and idempotent, the lifecycle
 // tools would be destructive.
 func TestToolsListedWithSchemasAndHonestAnnotations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.connect(t, devToken)
 	res, err := s.ListTools(context.Background(), nil)
@@ -69,6 +70,7 @@ func TestToolsListedWithSchemasAndHonestAnnotations(t *testing.T) {
 
 // TestWrongTokenRefused: the MCP endpoint takes the APIs' tokens only.
 func TestWrongTokenRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := mcp.NewClient(&mcp.Implementation{Name: "intruder", Version: "1"}, nil)
 	_, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
@@ -80,6 +82,7 @@ func TestWrongTokenRefused(t *testing.T) {
 // TestBehindAReverseProxyOnTheSameHost: a proxy forwards over loopback
 // with the public Host header; the MCP endpoint answers it.
 func TestBehindAReverseProxyOnTheSameHost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := mcp.NewClient(&mcp.Implementation{Name: "proxied", Version: "1"}, nil)
 	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{

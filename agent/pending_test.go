@@ -20,6 +20,7 @@ import (
 // it answers pending with the handle, and get_booking shows the booking
 // once the calendar is back — one reservation.
 func TestUnknownCalendarOutcomeAnswersPending(t *testing.T) {
+	t.Parallel()
 	var outage *testsupport.Outage
 	e := newEnv(t, func(calendarURL string) string {
 		outage = testsupport.NewOutage(t, calendarURL)
@@ -56,6 +57,7 @@ func TestUnknownCalendarOutcomeAnswersPending(t *testing.T) {
 // booking answers pending with the link, for the agent to read out or
 // send; the link is the payment API's hosted page.
 func TestPaymentLinkInTheAnswer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.svc.PaymentMethod = "" // DEPOSIT_MODE=link
 	s := e.connect(t, devToken)
@@ -81,6 +83,7 @@ func TestPaymentLinkInTheAnswer(t *testing.T) {
 // that is left). The next ask for that booking merges into it, sees no
 // saga, starts it, and answers pending; the booking then completes once.
 func TestADecisionWhoseSagaNeverStartedIsStarted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.svc.Wait = time.Second
 	customer, start := newCustomer(), testsupport.Slot(t, time.Friday, 14)

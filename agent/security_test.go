@@ -24,6 +24,7 @@ import (
 // customer is told nothing. Before, the cancel Update went to London's
 // booking and its customer got a cancellation.
 func TestAnotherTenantsReferenceLeadsNowhere(t *testing.T) {
+	t.Parallel()
 	e := newTwoTenantEnv(t)
 	ctx := context.Background()
 	victim := newCustomer()

@@ -37,6 +37,7 @@ type transcript struct {
 // against the real stack: timeouts, retries, re-plans, a second agent
 // and a redelivery end in exactly the bookings the transcript expects.
 func TestTranscriptOfARetryingAgent(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("testdata/retrying_agent.json")
 	require.NoError(t, err)
 	var tr transcript

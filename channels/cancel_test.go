@@ -96,6 +96,7 @@ func (e cancelEnv) cancel(t *testing.T, id, key, body string) (int, string, http
 // cancelled booking in the calendar, one refund at the payment API, one
 // cancellation message at Twilio, and the same answer every time.
 func TestCancelThroughTheAPIRefundsOnce(t *testing.T) {
+	t.Parallel()
 	e := newCancelEnv(t)
 	customer := newCustomer()
 	id := e.book(t, customer)
@@ -145,6 +146,7 @@ func TestCancelThroughTheAPIRefundsOnce(t *testing.T) {
 // TestCancelAPIRefusesBadInput: what the API answers before any
 // workflow is asked, and for an appointment it does not know.
 func TestCancelAPIRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	e := newCancelEnv(t)
 	cases := []struct {
 		name, id, key, body string

@@ -156,6 +156,7 @@ func (d twiml) asksForWhatsApp() bool {
 // cannot be identified; an unknown but well-formed E.164 number is kept
 // as it came and handed on.
 func TestMatrix19SignedWebhookIsNeverRefused(t *testing.T) {
+	t.Parallel()
 	e := newEdge(t)
 	ctx := context.Background()
 	withheld := []string{"anonymous", "Anonymous", "unknown", "+266696687", "", "client:alice", "sip:alice@pbx.example.com", "restricted"}

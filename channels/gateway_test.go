@@ -120,6 +120,7 @@ func nextTuesday(t testing.TB) time.Time { return testsupport.Slot(t, time.Tuesd
 func dateText(d time.Time) string { return fmt.Sprintf("%d.%d.", d.Day(), int(d.Month())) }
 
 func TestSignatureHelperMatchesTwilio(t *testing.T) {
+	t.Parallel()
 	form := url.Values{"Body": {"Hallo"}, "From": {"whatsapp:+4915112345678"}, "MessageSid": {"SM1"}}
 	sig := twilio.Sign(authToken, "https://x.example/webhooks/twilio/whatsapp", form)
 	v := twclient.NewRequestValidator(authToken)
@@ -132,6 +133,7 @@ func TestSignatureHelperMatchesTwilio(t *testing.T) {
 }
 
 func TestUnsignedOrWronglySignedWebhooksAreRejected(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	form := twilio.WhatsApp("SMbad", "+4915112345678", "Dienstag 14 Uhr Reifenwechsel")
 	cases := map[string]func(*http.Request){
@@ -164,6 +166,7 @@ func TestUnsignedOrWronglySignedWebhooksAreRejected(t *testing.T) {
 // inbox row, three duplicates counted, one reply; downstream one
 // reservation, one captured deposit, one confirmation row.
 func TestMatrix05WebhookReplayedThreeTimes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	day := nextTuesday(t)
@@ -191,6 +194,7 @@ func TestMatrix05WebhookReplayedThreeTimes(t *testing.T) {
 // One new decision and one merge, both events on one intent; downstream
 // one reservation, one captured deposit, one confirmation row.
 func TestMatrix09VoiceAndWhatsAppAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	day := nextTuesday(t)
@@ -219,6 +223,7 @@ func TestMatrix09VoiceAndWhatsAppAtOnce(t *testing.T) {
 // 14:00 inspection from one number: a review case, not a merge and not two
 // silent bookings; resolving "separate" books the second.
 func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	day, customer := nextTuesday(t), newCustomer()
@@ -255,6 +260,7 @@ func TestDifferentRequestsInWindowGoToReviewThenSeparate(t *testing.T) {
 }
 
 func TestTemporalDownEventStaysPendingAndRelayDelivers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	// A gateway whose Temporal client points nowhere accepts and keeps.
@@ -286,6 +292,7 @@ func TestTemporalDownEventStaysPendingAndRelayDelivers(t *testing.T) {
 // "sent", then a redelivered "delivered": the message stays delivered and
 // the redelivery is dropped.
 func TestStatusCallbacksNeverMoveBackwards(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	_, err := e.pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, state, provider_id, idempotency_key)

@@ -24,6 +24,7 @@ import (
 // 14 Uhr passt" books that service exactly once. The legacy run completes;
 // an event it had seen is still ignored by the keyed one.
 func TestLegacyConversationHandsOverItsState(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	customer := newCustomer()
@@ -88,6 +89,7 @@ func (e env) signalLegacy(t *testing.T, customer string, key customerid.Key, eve
 // now names it (and the Web UI shows it NeedsReview by its key), and the
 // reviewer's "separate" books the second wish once.
 func TestLegacyConversationsPendingReviewMovesWithIt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	day, customer := nextTuesday(t), newCustomer()

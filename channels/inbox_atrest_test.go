@@ -63,6 +63,7 @@ func (e env) requireRowsWithout(t *testing.T, query string, secrets ...string) {
 // moved to another row is an error, that row stays pending, and the rows
 // behind it are delivered.
 func TestSealedInboxEvents(t *testing.T) {
+	t.Parallel()
 	keys := payloadKeys(t, "A", "B")
 	e := newEnv(t, func(c *config.Config) { c.PayloadCodec = payloadCodec(t, keys[0]) })
 	ctx := context.Background()

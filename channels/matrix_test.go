@@ -83,6 +83,7 @@ func (crashingTemporal) SignalWithStartWorkflow(context.Context, string, string,
 // deposit, one confirmation row, and one reply at the customer (counted at
 // the fake Twilio).
 func TestMatrix04GatewayCrashAfterInboxCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	dying := *e.gw
@@ -133,6 +134,7 @@ func TestMatrix04GatewayCrashAfterInboxCommit(t *testing.T) {
 // no review case; downstream two reservations, two captured deposits, two
 // confirmation rows.
 func TestMatrix11GenuineSecondBooking(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	tuesday, customer := nextTuesday(t), newCustomer()

@@ -75,6 +75,7 @@ func acceptedPhases(mfs map[string]*dto.MetricFamily) uint64 {
 // the inbox holds one row, and Temporal saw one SignalWithStart (the
 // gateway's SDK metrics are on the same /metrics).
 func TestReplayedWebhookMovesTheInboxCounterOnMetrics(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)

@@ -73,6 +73,7 @@ func (e cancelEnv) slotBegun(t *testing.T, id string) workflows.BookingLifecycle
 // stays captured (no refund), the calendar booking stands, no message is
 // sent, a cancel is refused, and the Web UI finds it as NoShow.
 func TestNoShowThroughTheAPIKeepsTheDeposit(t *testing.T) {
+	t.Parallel()
 	e := newCancelEnv(t)
 	id := e.book(t, newCustomer())
 
@@ -120,6 +121,7 @@ func TestNoShowThroughTheAPIKeepsTheDeposit(t *testing.T) {
 // TestNoShowAPIRefusesBadInput: what the API answers before any workflow
 // is asked, and for an appointment it does not know.
 func TestNoShowAPIRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	e := newCancelEnv(t)
 	cases := []struct {
 		name, id, key, body string

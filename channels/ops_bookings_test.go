@@ -84,6 +84,12 @@ func (b *opsBrowser) bookingRow(t *testing.T, id, action string) opsForm {
 	return f
 }
 
+// The tests of the bookings list do not run in parallel: the list shows
+// every booking of the namespace in Temporal's visibility and asks each
+// for its policy, and another test's booking (its worker on another
+// queue) would not answer in time. Go runs them before the parallel
+// tests, while the namespace holds few bookings.
+
 // TestOpsPageCancelButtonActsOnce: the page shows, before the staff
 // member confirms, that the deposit would be refunded; the Cancel form
 // submitted twice at once (a double click) and once more afterwards

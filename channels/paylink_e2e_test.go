@@ -107,6 +107,7 @@ func (e linkEnv) sentTo(customer, text string) int {
 // headless Chromium, Pay; the booking is confirmed, the deposit captured
 // once and the confirmation sent once.
 func TestPaymentLinkPaidInTheBrowserConfirmsOnce(t *testing.T) {
+	t.Parallel()
 	if browser.Find() == "" {
 		t.Skip(browser.ErrNoChromium.Error() + " to run the browser test")
 	}

@@ -60,6 +60,7 @@ func startBody(start time.Time) string {
 // confirmed under the move's reference), no second charge, one message
 // with the new time at Twilio. A cancel then refunds the deposit once.
 func TestRescheduleThroughTheAPIMovesOnce(t *testing.T) {
+	t.Parallel()
 	e := newCancelEnv(t)
 	customer := newCustomer()
 	id := e.book(t, customer)
@@ -137,6 +138,7 @@ func TestRescheduleThroughTheAPIMovesOnce(t *testing.T) {
 // and leaves the booking alone; bad input and a cancelled booking are
 // refused with problem+json.
 func TestRescheduleAPIAnswers(t *testing.T) {
+	t.Parallel()
 	e := newCancelEnv(t)
 	id := e.book(t, newCustomer())
 	taken := bookedSlot(t).Add(3 * time.Hour)

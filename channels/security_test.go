@@ -76,6 +76,7 @@ func (e *stripeEnv) inboxRow(t *testing.T, eventID string) (tenant, ref string, 
 // tenant: the demo shop's ops page listed the event and its payment
 // workflow took it as a hint.
 func TestStripeEventOfOneShopCannotReachAnother(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t, ownAccounts(t, map[string]string{testsupport.LondonTenant: attackerSecret, "demo": victimSecret}))
 	victim, own := newReference(), referenceOf(testsupport.LondonTenant)
 	e.startRecorder(t, victim)
@@ -126,6 +127,7 @@ func TestStripeEventOfOneShopCannotReachAnother(t *testing.T) {
 // answer is Stripe-style JSON and nothing is recorded. Before, no such
 // route existed and the shared secret spoke for every shop.
 func TestStripeEventSignedByAnotherShopIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t, ownAccounts(t, map[string]string{"demo": victimSecret, "ghost": "whsec_ghost_not_in_registry"}))
 	cases := []struct {
 		name, route, secret string

@@ -19,6 +19,7 @@ import (
 // "separate" must travel to the hold as that mark, so the second car is
 // booked (on the other bay) and not answered "already booked".
 func TestReviewersSeparateBooksAnOverlappingSecondCar(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	day, customer := nextTuesday(t), newCustomer()

@@ -23,6 +23,7 @@ import (
 // webhook delivery (payments.Deliverer), signed as Stripe signs, verified
 // by the gateway: the signature format is the real one end to end.
 func TestStripeWebhookFromOurPaymentAPI(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t)
 	ctx := context.Background()
 	api := stacktest.PaymentsAPI(t, testsupport.Config(t), e.pool)

@@ -26,6 +26,7 @@ import (
 // timestamp, a missing header or a body that is no event is refused with
 // 400 and leaves no inbox row.
 func TestStripeWebhookVerifiesBeforeRecording(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t)
 	now := time.Now()
 	cases := []struct {
@@ -78,6 +79,7 @@ func TestStripeWebhookVerifiesBeforeRecording(t *testing.T) {
 // other two are answered 200 and counted as duplicates blocked at the
 // inbox.
 func TestStripeWebhookConcurrentRedeliveryIsOneSignal(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t)
 	id, ref := fmt.Sprintf("evt_%d", rand.Int64()), newReference()
 	e.startRecorder(t, ref)
@@ -107,6 +109,7 @@ func TestStripeWebhookConcurrentRedeliveryIsOneSignal(t *testing.T) {
 // workflow never existed is answered 200 (the provider must not retry it
 // forever), kept as unmatched, counted, and listed on the ops page.
 func TestStripeWebhookUnknownReferenceIsUnmatched(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t)
 	id, ref := fmt.Sprintf("evt_%d", rand.Int64()), newReference() // no recorder: nobody waits
 	body := stripeEvent(id, workflows.EventCheckoutCompleted, ref)
@@ -132,6 +135,7 @@ func TestStripeWebhookUnknownReferenceIsUnmatched(t *testing.T) {
 // TestStripeWebhookWithoutReferenceIsRecordedOnly: an event that names no
 // booking (a refund's charge) is recorded as delivered, nothing signalled.
 func TestStripeWebhookWithoutReferenceIsRecordedOnly(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t)
 	id := fmt.Sprintf("evt_%d", rand.Int64())
 	body := stripeEvent(id, "charge.refunded", "")
@@ -146,6 +150,7 @@ func TestStripeWebhookWithoutReferenceIsRecordedOnly(t *testing.T) {
 // two hints about one payment reaches a payment workflow that has ended;
 // it is delivered as late, not shown to a person as unmatched.
 func TestStripeWebhookAfterTheSagaEndedIsLateNotUnmatched(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t)
 	ctx := context.Background()
 	id, ref := fmt.Sprintf("evt_%d", rand.Int64()), newReference()
@@ -162,6 +167,7 @@ func TestStripeWebhookAfterTheSagaEndedIsLateNotUnmatched(t *testing.T) {
 // no use for (its own capture's, a declined attempt's) are recorded and
 // answered, and signal nothing.
 func TestStripeWebhookEchoesAreRecordedNotSignalled(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t)
 	ref := newReference()
 	e.startRecorder(t, ref)
@@ -179,6 +185,7 @@ func TestStripeWebhookEchoesAreRecordedNotSignalled(t *testing.T) {
 // event is accepted and stays pending; the relay signals it later, and an
 // event whose workflow is gone by then becomes unmatched.
 func TestStripeWebhookTemporalDownIsRelayed(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t)
 	ctx := context.Background()
 	down, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
@@ -216,6 +223,7 @@ func TestStripeWebhookTemporalDownIsRelayed(t *testing.T) {
 // TestStripeWebhookWithoutSecretIsRefused: a gateway without a webhook
 // secret accepts no payment webhook at all, signed or not.
 func TestStripeWebhookWithoutSecretIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t)
 	unconfigured := *e.gw
 	unconfigured.StripeWebhookSecret = ""
@@ -232,6 +240,7 @@ func TestStripeWebhookWithoutSecretIsRefused(t *testing.T) {
 // TestPaidPageSpeaksTheCustomersLanguage: the success_url page thanks in
 // German or English by Accept-Language, German by default.
 func TestPaidPageSpeaksTheCustomersLanguage(t *testing.T) {
+	t.Parallel()
 	e := newStripeEnv(t)
 	for _, tc := range []struct{ accept, want string }{
 		{"", "Danke, Ihre Anzahlung ist eingegangen – die Bestätigung kommt per Nachricht."},

@@ -95,6 +95,7 @@ func get(t *testing.T, token, u string) (int, string) {
 }
 
 func TestSecondTenantBooksInItsOwnCalendarDepositAndWording(t *testing.T) {
+	t.Parallel()
 	e := newTwoTenants(t)
 	ctx := context.Background()
 	customer := newCustomer()
@@ -179,6 +180,7 @@ func TestSecondTenantBooksInItsOwnCalendarDepositAndWording(t *testing.T) {
 }
 
 func TestUnknownNumberIsAnsweredRecordedAndBooksNothing(t *testing.T) {
+	t.Parallel()
 	e := newTwoTenants(t)
 	ctx := context.Background()
 	const unknown = "+15550100999"

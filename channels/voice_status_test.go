@@ -69,6 +69,7 @@ func sentTo(fake *twilio.FakeServer, customer, text string) int {
 // the call, and the written confirmation exists exactly once at Twilio,
 // however often the poll is repeated.
 func TestVoiceBookingConfirmedWithinTheCall(t *testing.T) {
+	t.Parallel()
 	e := newCancelEnv(t)
 	e.gw.VoiceConfirmWait = 10 * time.Minute // the booking's speed must not end the wait here
 	c := newCall(twilio.Simulator{GatewayURL: e.url, PublicBaseURL: e.gw.PublicBaseURL, AuthToken: e.gw.TwilioAuthToken})
@@ -116,6 +117,7 @@ func TestVoiceBookingConfirmedWithinTheCall(t *testing.T) {
 // the wait's last poll the caller hears that the confirmation follows,
 // and nothing is confirmed or sent beyond the link.
 func TestVoiceBookingNotConfirmedInTimeFollowsInWriting(t *testing.T) {
+	t.Parallel()
 	e := newLinkEnv(t)
 	e.gw.VoiceConfirmWait = time.Millisecond // one poll
 	c := newCall(e.sim)
@@ -135,6 +137,7 @@ func TestVoiceBookingNotConfirmedInTimeFollowsInWriting(t *testing.T) {
 // with another token's, or with a poll number other than the one signed
 // (a forged counter) is refused before anything is read.
 func TestVoiceStatusRefusesForgedPolls(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	form := twilio.Speech(twilio.NewSID("CA"), newCustomer(), "")
 	signedURL := "https://bookonce.example" + channels.StatusURL(1, 1)
@@ -169,6 +172,7 @@ func TestVoiceStatusRefusesForgedPolls(t *testing.T) {
 // bound, or without what a poll needs, end the wait with valid TwiML and
 // no further redirect, so no loop outlives its bound.
 func TestVoiceStatusEndsTheWaitOnOddPolls(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.gw.VoiceConfirmWait = 3 * time.Second // three polls
 	cases := []struct {
@@ -216,6 +220,7 @@ func TestVoiceStatusEndsTheWaitOnOddPolls(t *testing.T) {
 // without a booking (a greeting: it asks for the wish) has its reply said
 // in the call, and the caller is listened to again.
 func TestVoiceReplyWithoutBookingIsSaid(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.gw.VoiceConfirmWait = 10 * time.Minute
 	c := newCall(e.sim)
@@ -239,6 +244,7 @@ func TestVoiceReplyWithoutBookingIsSaid(t *testing.T) {
 // booking was "in Bearbeitung"), the calendar holds the new booking under
 // a reference of its own, and two written confirmations reached Twilio.
 func TestVoiceRebookAfterCancelIsConfirmedInTheCall(t *testing.T) {
+	t.Parallel()
 	e := newCancelEnv(t)
 	e.gw.VoiceConfirmWait = 10 * time.Minute
 	sim := twilio.Simulator{GatewayURL: e.url, PublicBaseURL: e.gw.PublicBaseURL, AuthToken: e.gw.TwilioAuthToken}

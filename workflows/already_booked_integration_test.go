@@ -22,6 +22,7 @@ import (
 // "already booked" message row. A deliberate second booking (a reviewer's
 // "separate", a second car) is booked: 2 reservations.
 func TestMatrix20FrontDeskBookingThenAgentReplays(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	ctx := context.Background()

@@ -25,6 +25,7 @@ import (
 )
 
 func TestHappyPathOneOfEachAndSecondStartIsNoOp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	req := request(t, "+4915112345678", time.Tuesday, 14)
@@ -61,6 +62,7 @@ func TestHappyPathOneOfEachAndSecondStartIsNoOp(t *testing.T) {
 }
 
 func TestSlotTakenIsRejectedWithAlternatives(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	first := request(t, "+4915112345678", time.Wednesday, 10)
@@ -86,6 +88,7 @@ func TestSlotTakenIsRejectedWithAlternatives(t *testing.T) {
 }
 
 func TestDeclinedPaymentReleasesHold(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	req := request(t, "+4915112345678", time.Thursday, 9)
@@ -100,6 +103,7 @@ func TestDeclinedPaymentReleasesHold(t *testing.T) {
 }
 
 func TestCancelWhileDepositIsAuthorising(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		cancel func(ctx context.Context, e env, r client.WorkflowRun) error
@@ -138,6 +142,7 @@ func TestCancelWhileDepositIsAuthorising(t *testing.T) {
 }
 
 func TestHoldExpiredTwiceIsRejectedAndCompensated(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *config.Config) { c.HoldTTL = time.Millisecond })
 	e.startWorker(t)
 	r, st := run(t, e, request(t, "+4915112345678", time.Monday, 15))
@@ -154,6 +159,7 @@ func TestHoldExpiredTwiceIsRejectedAndCompensated(t *testing.T) {
 // the business reference makes the calendar and the payment API answer
 // with the hold and the authorisation the first run made.
 func TestResetReusesHoldAndAuthorisation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	r, st := run(t, e, request(t, "+4915112345678", time.Tuesday, 10))
@@ -176,6 +182,7 @@ func TestResetReusesHoldAndAuthorisation(t *testing.T) {
 // and the calendar replays. One reservation, one captured deposit, one
 // confirmation row.
 func TestMatrix07WorkerKilledBeforeReporting(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pause := e.calendar.PauseAt("POST", "/v1/holds", true)
 	pause.Drop = true
@@ -205,6 +212,7 @@ func TestMatrix07WorkerKilledBeforeReporting(t *testing.T) {
 // retries with the same key, and the calendar replays the stored answer.
 // Downstream: one reservation, one captured deposit, one confirmation row.
 func TestMatrix01LostResponse(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var mu sync.Mutex
 	var holds []chaos.Exchange
@@ -243,6 +251,7 @@ func TestMatrix01LostResponse(t *testing.T) {
 // refuses: without the clamp every activity schedule failed and the
 // booking never left its first workflow task.
 func TestRetryCapBelowTheFirstBackoffStillBooks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	req := request(t, "+4915112345690", time.Tuesday, 15)
@@ -260,6 +269,7 @@ func TestRetryCapBelowTheFirstBackoffStillBooks(t *testing.T) {
 // now (StartAppointment derives the keyed ID) attaches to that booking:
 // one reservation, one deposit, nothing started under the keyed ID.
 func TestStartFindsTheBookingUnderTheLegacyID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	ctx := context.Background()
@@ -287,6 +297,7 @@ func TestStartFindsTheBookingUnderTheLegacyID(t *testing.T) {
 // IntentID given) without a customer key is refused; it never books under
 // a plain hash of the number.
 func TestStartNeedsTheCustomerKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	req := request(t, conversationCustomer(), time.Wednesday, 17)
 	req.IntentID = ""

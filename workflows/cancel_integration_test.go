@@ -24,6 +24,7 @@ import (
 // compensation voids or refunds by the intent ID it knows, never by a
 // search that does not show the deposit yet.
 func TestMatrix15CancelDuringConfirmIsHonoured(t *testing.T) {
+	t.Parallel()
 	for _, lagging := range []bool{false, true} {
 		t.Run(fmt.Sprintf("lagging search %v", lagging), func(t *testing.T) { cancelDuringConfirm(t, lagging) })
 	}

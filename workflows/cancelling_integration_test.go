@@ -20,6 +20,7 @@ import (
 // that for done and booked the slot again was merged into the ending
 // booking. Once the refund lands, one cancellation message follows.
 func TestCancelWishWhileTheCancelIsUnderWayIsNotToldCancelled(t *testing.T) {
+	t.Parallel()
 	s := newConvStack(t)
 	h := cancelWithRefundHeld(t, &s)
 	fake, customer, in := h.fake, h.customer, h.in

@@ -48,6 +48,7 @@ func moveThenCancel(t *testing.T, s convStack, customer string) string {
 // reply to the booking wish, three messages: confirmation, move,
 // cancellation.
 func TestConversationMovesThenCancelsTheBookingOnce(t *testing.T) {
+	t.Parallel()
 	s := newConvStack(t)
 	s.worker(t)
 	moveThenCancel(t, s, conversationCustomer())
@@ -57,6 +58,7 @@ func TestConversationMovesThenCancelsTheBookingOnce(t *testing.T) {
 // moveThenCancel (versioned: conversation-booking-changes), open, as it
 // waits for the customer's next message. Runs with `make histories`.
 func TestRecordHistoriesConversationChanges(t *testing.T) {
+	t.Parallel()
 	recordMoveThenCancel(t, "conversation-changes.conversation.json")
 }
 
@@ -64,6 +66,7 @@ func TestRecordHistoriesConversationChanges(t *testing.T) {
 // once the wishes' lookups ask until answered (versioned:
 // changes-outlast-outage). Runs with `make histories`.
 func TestRecordHistoriesChangesOutlastOutage(t *testing.T) {
+	t.Parallel()
 	recordMoveThenCancel(t, "conversation-changes-outlast.conversation.json")
 }
 
@@ -71,6 +74,7 @@ func TestRecordHistoriesChangesOutlastOutage(t *testing.T) {
 // booking wish's dedup decision asks until answered (versioned:
 // wish-outlasts-outage). Runs with `make histories`.
 func TestRecordHistoriesWishOutlastsOutage(t *testing.T) {
+	t.Parallel()
 	recordMoveThenCancel(t, "conversation-wish-outlast.conversation.json")
 }
 

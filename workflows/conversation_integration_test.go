@@ -192,6 +192,7 @@ func newConvStack(t *testing.T) convStack {
 // before the run continues as new. Downstream: the reviewer's "separate"
 // ends in a second confirmed reservation of the customer.
 func TestMatrix17ReviewDecisionSurvivesContinueAsNew(t *testing.T) {
+	t.Parallel()
 	s := newConvStack(t)
 	workflowID, _ := reviewDecisionAtContinueAsNew(t, s)
 	customer := strings.TrimPrefix(workflowID, "customer:demo:")
@@ -241,6 +242,7 @@ func messagesTo(fake *twilio.FakeServer, customer, part string) int {
 // once in the calendar, the deposit refunded once, and the customer gets
 // one cancellation message, no further reply and no review case.
 func TestCancellationWishOnTwoChannelsCancelsTheBookingOnce(t *testing.T) {
+	t.Parallel()
 	s := newConvStack(t)
 	fake := fakeTwilio(t, s)
 	s.worker(t)
@@ -269,6 +271,7 @@ func TestCancellationWishOnTwoChannelsCancelsTheBookingOnce(t *testing.T) {
 // appointment holds its slot (its deposit authorisation is on its way)
 // cancels it: no active reservation, no live authorisation, no case.
 func TestCancellationWishWhileHoldingReleasesTheSlot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := convStack{pool: e.pool, tc: e.tc, queue: e.queue, cfg: e.cfg}
 	pause := e.payments.PauseAt("POST", "/v1/payment_intents", false)

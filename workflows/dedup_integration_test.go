@@ -22,6 +22,7 @@ import (
 // lands, so the same wish later is decided "new" and booked, not merged
 // into the ended appointment ("bereits in Bearbeitung", nothing happens).
 func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -81,6 +82,7 @@ func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
 // wish merges; once it was terminated (its intent never closed), the same
 // wish is a new attempt under a new workflow ID, not a merge into nothing.
 func TestWishAfterTerminatedAppointmentIsNewAttempt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t) // no worker: the appointment waits, running, until terminated
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

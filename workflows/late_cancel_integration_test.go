@@ -27,6 +27,7 @@ import (
 // gets a cancellation_request case. Before, the signal was never read:
 // booking and deposit stood and nobody knew.
 func TestMatrix29CancelWhileTheLifecycleStartsIsCarriedOut(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		window time.Duration

@@ -19,6 +19,7 @@ import (
 // reservation retries with its key until the outbox takes it: the
 // confirmation reaches the customer once, at the fake Twilio.
 func TestConfirmationOutlastsOutboxOutage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	fake := stacktest.TwilioRelay(t, e.cfg, e.pool, stack.Logger(e.cfg, testsupport.LogWriter(t)), 100*time.Millisecond)

@@ -15,6 +15,7 @@ import (
 // the ending is told, once: nothing booked, nothing charged. Counted at
 // the fake Twilio, with the calendar and the payments checked.
 func TestDeclinedWishIsToldNotBooked(t *testing.T) {
+	t.Parallel()
 	s := newConvStack(t)
 	s.worker(t)
 	fake := fakeTwilio(t, s)

@@ -22,6 +22,7 @@ import (
 // times the step retry budget. The compensation keeps retrying with its
 // key; once the API is back there is exactly one void or one refund.
 func TestMatrix12CompensationOutlastsOutage(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name        string
 		tweak       func(*config.Config)
@@ -77,6 +78,7 @@ func TestMatrix12CompensationOutlastsOutage(t *testing.T) {
 // key until the API is back (the replay answers "captured") instead of
 // turning a confirmed booking into a refunded, cancelled one.
 func TestCaptureOutlastsOutageAndTheBookingStands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	outage := testsupport.NewOutage(t, e.payments.URL)
 	outage.DownAt(postSuffix("/capture"), true)

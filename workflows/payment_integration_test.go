@@ -16,6 +16,7 @@ import (
 // search says "nothing", which proves nothing there: the saga keeps the
 // same key until the provider answers, and never sends a second one.
 func TestMatrix14LaggingLookupKeepsKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *config.Config) { c.PaymentsAuthoritativeLookup = false })
 	lagging := testsupport.NewLaggingSearch(t, e.payments.URL, 1, int(shortSteps.ActivityAttempts)+1)
 	e.cfg.PaymentsURL = lagging.URL

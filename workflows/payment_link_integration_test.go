@@ -49,6 +49,7 @@ func payByLink(t *testing.T, ctx context.Context, tc client.Client, pool *pgxpoo
 // outbox, the customer pays on the page, the saga reads the session,
 // books and captures once, and confirms once.
 func TestPaymentLinkBooking(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -20,6 +20,7 @@ import (
 // second reservation in the calendar, confirmed, and a second
 // confirmation at Twilio; nothing answers "bereits in Bearbeitung".
 func TestConversationRebooksAfterCancel(t *testing.T) {
+	t.Parallel()
 	s := newConvStack(t)
 	s.worker(t)
 	fake := fakeTwilio(t, s)
@@ -55,6 +56,7 @@ func TestConversationRebooksAfterCancel(t *testing.T) {
 // booking (nothing new in the calendar), Tuesday 11 is a new wish and is
 // booked again, with a workflow ID of its own.
 func TestConversationAfterAMoveFollowsTheNewSlot(t *testing.T) {
+	t.Parallel()
 	s := newConvStack(t)
 	s.worker(t)
 	fake := fakeTwilio(t, s)

@@ -75,7 +75,9 @@ func blockCaptures(t *testing.T, upstream string) (front string, reached <-chan 
 	return srv.URL, hit
 }
 
-// repairsCounted reads bookonce_reconciler_repairs_total by kind.
+// repairsCounted reads bookonce_reconciler_repairs_total by kind. The
+// counter is process-wide and read as a difference, so the tests in this
+// file do not run in parallel (every other integration test does).
 func repairsCounted() map[string]float64 {
 	out := map[string]float64{}
 	for _, k := range []string{activities.RepairReleaseHold, activities.RepairVoidAuthorisation, activities.RepairCancelBooking, activities.RepairReview} {

@@ -21,6 +21,7 @@ import (
 // A reconciler sweep then finds nothing to repair: the move's reference is
 // the confirmed appointment's.
 func TestMatrixRescheduleWorkerKilledMidMove(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, path string
 		step       string // the step whose answer was lost
@@ -100,6 +101,7 @@ func activeReservations(t *testing.T, e env, id string) int {
 // appointment's own (the matrix test above shows the other side: a move
 // of a confirmed appointment is left alone).
 func TestReconcilerJudgesAMoveByItsAppointment(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorkerWithReconciler(t)
 	tok, ok := e.cfg.TokenFor("demo")

@@ -43,6 +43,7 @@ func (e env) reset(t *testing.T, r client.WorkflowRun, eventID int64) client.Wor
 // flight; both land. Downstream: one reservation confirmed by two keys, one
 // payment intent captured once, one confirmation row.
 func TestMatrix10ResetAfterHoldAndAuthorisation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
 	pause := e.calendar.PauseAt("POST", "/v1/holds/", false) // the confirm, not the hold

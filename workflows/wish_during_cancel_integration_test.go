@@ -27,6 +27,7 @@ const (
 // after the cancellation books anew: one confirmed reservation at the
 // slot in the end.
 func TestWishWhileTheBookingIsCancelledIsToldSoAndBooksAfter(t *testing.T) {
+	t.Parallel()
 	s := newConvStack(t)
 	h := cancelWithRefundHeld(t, &s)
 	fake, customer := h.fake, h.customer
@@ -53,6 +54,7 @@ func TestWishWhileTheBookingIsCancelledIsToldSoAndBooksAfter(t *testing.T) {
 // customer is told the booking is being cancelled, and the same wish after
 // that gets a new link and a new hold.
 func TestWishWhileAnUnpaidBookingIsCancelledIsToldSo(t *testing.T) {
+	t.Parallel()
 	s := newConvStack(t)
 	proxy := testsupport.NewProxy(t, s.cfg.CalendarURL)
 	s.cfg.CalendarURL = proxy.URL
