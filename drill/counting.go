@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
@@ -98,6 +99,7 @@ func (e *env) duplicates(ctx context.Context) (Effects, Duplicates, error) {
 		return d, by, fmt.Errorf("count duplicates (outbox kinds): %w", err)
 	}
 	by["twilio_messages_per_customer_and_text"] = float64(duplicateMessages(e.twilio.Messages(), kinds))
+
 	d.Messages = by["twilio_messages_per_customer_and_text"]
 	return d, by, nil
 }
@@ -107,13 +109,23 @@ func (e *env) duplicates(ctx context.Context) (Effects, Duplicates, error) {
 var bookingIDs = regexp.MustCompile(`bk_[A-Za-z0-9]+`)
 
 // duplicateMessages counts every message at Twilio, with or without an
-// outbox row, beyond the first of its identity. A reply to an inbound
-// message is one per outbox row (two customer messages may earn the same
-// words twice); a reminder one per text and kind (two offsets may say
-// the same words); anything else (confirmations, offers of alternatives,
-// messages no outbox row names) is one per recipient and text, booking
-// numbers left out.
+// outbox row, beyond the first of its identity (repeatedMessages).
 func duplicateMessages(msgs []twilio.FakeMessage, kinds map[string]string) int {
+	n := 0
+	for _, c := range repeatedMessages(msgs, kinds) {
+		n += c - 1
+	}
+	return n
+}
+
+// repeatedMessages are the identities of the messages at Twilio sent more
+// than once, with how often. A reply to an inbound message is one per
+// outbox row (two customer messages may earn the same words twice); a
+// reminder one per text and kind (two offsets may say the same words);
+// anything else (confirmations, offers of alternatives, messages no
+// outbox row names) is one per recipient and text, booking numbers left
+// out.
+func repeatedMessages(msgs []twilio.FakeMessage, kinds map[string]string) map[string]int {
 	seen := map[string]int{}
 	for _, m := range msgs {
 		id := callbackOutboxID(m.StatusCallback)
@@ -130,11 +142,12 @@ func duplicateMessages(msgs []twilio.FakeMessage, kinds map[string]string) int {
 		}
 		seen[identity]++
 	}
-	n := 0
-	for _, c := range seen {
-		n += c - 1
+	for identity, c := range seen {
+		if c < 2 {
+			delete(seen, identity)
+		}
 	}
-	return n
+	return seen
 }
 
 // DoubleBooked counts bookings the customers were told about (every
@@ -235,4 +248,38 @@ func (e *env) confirmationBodies(ctx context.Context) ([]string, error) {
 		_, body, err := store.Open(id, recipient, body, sealed)
 		return body, err
 	})
+}
+
+// duplicateExamples names what the calendar and message checks counted,
+// so that a failing drill says which wish was booked twice and which text
+// went out twice, not only how many: every wish with more than one
+// booking (its references, statuses and times) and every repeated
+// message identity (numbers masked).
+func (e *env) duplicateExamples(ctx context.Context) ([]string, error) {
+	again, err := e.rebookRefs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := e.pool.Query(ctx, `SELECT customer || ' ' || service || ' ' || to_char(lower(slot), 'YYYY-MM-DD HH24:MI') || ': ' ||
+		string_agg(reference || ' ' || status || ' at ' || to_char(created_at, 'HH24:MI:SS.MS'), ', ' ORDER BY created_at)
+		FROM calendar_reservations WHERE booking_id IS NOT NULL GROUP BY `+wishOfReservation+`, reference = ANY($1) HAVING count(*) > 1`, again)
+	if err != nil {
+		return nil, err
+	}
+	wishes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, w := range wishes {
+		out = append(out, "booked twice: "+mask.Phones(w))
+	}
+	kinds, err := e.pairs(ctx, `SELECT id, CASE WHEN reference = ANY($1) THEN 'again:' ELSE '' END || kind FROM outbox_messages`, again)
+	if err != nil {
+		return nil, err
+	}
+	for identity, n := range repeatedMessages(e.twilio.Messages(), kinds) {
+		out = append(out, fmt.Sprintf("sent %d times: %s", n, mask.Phones(identity)))
+	}
+	return out, nil
 }

@@ -41,6 +41,9 @@ type Report struct {
 	PerThousand Effects `json:"duplicate_effects_per_1000"`
 	// DuplicatesBy breaks Duplicates down by check (docs/chaos.md).
 	DuplicatesBy Duplicates `json:"duplicate_effects_by_check"`
+	// DuplicateExamples name the wishes booked and the texts sent more
+	// than once, when there are any.
+	DuplicateExamples []string `json:"duplicate_examples,omitempty"`
 	// DoubleBooked are resources booked twice for one time (must be 0).
 	DoubleBooked DoubleBooked `json:"double_booked"`
 	// Contention measures the slots several customers raced for.
@@ -171,6 +174,7 @@ func (r *Report) check() {
 	add(r.Duplicates.Calendar > 0, "%v duplicate calendar reservations", r.Duplicates.Calendar)
 	add(r.Duplicates.Payment > 0, "%v duplicate payment effects", r.Duplicates.Payment)
 	add(r.Duplicates.Messages > 0, "%v duplicate messages", r.Duplicates.Messages)
+	add(len(r.DuplicateExamples) > 0, "duplicates: %s", strings.Join(r.DuplicateExamples, "; "))
 	add(r.Outcomes.Lost > 0, "%d wishes lost (accepted, but neither confirmed, rejected with a reason, nor in review)", r.Outcomes.Lost)
 	add(r.Traffic.Refused > 0, "%d webhooks never accepted", r.Traffic.Refused)
 	add(r.Genuine.Merged > 0, "%d genuine second bookings merged away", r.Genuine.Merged)

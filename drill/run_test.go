@@ -28,7 +28,12 @@ func TestDrill100(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the drill runs the whole stack; -short skips it")
 	}
-	dir := t.TempDir()
+	// BOOKONCE_DRILL_LOGS keeps the processes' logs and the Temporal file
+	// (a failing run is read there); a temp dir otherwise.
+	dir := os.Getenv("BOOKONCE_DRILL_LOGS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	r, err := Run(t.Context(), Options{
 		Bookings: 100, Concurrency: 16, KillEvery: 8 * time.Second, Seed: 100,
 		LogDir: dir, Progress: testWriter{t}, SettleTimeout: 6 * time.Minute, // generous: CI runs other packages beside it

@@ -119,7 +119,7 @@ func TestSealedResponseThatDoesNotOpenIsAnError(t *testing.T) {
 		change string // SQL run on the stored rows
 		keys   *payloadcrypt.Codec
 	}{
-		{"tampered", `UPDATE idempotency_keys SET sealed = overlay(sealed placing '\x00'::bytea from 40 for 1) WHERE idempotency_key = 'k1'`, testsupport.Sealer(t, a)},
+		{"tampered", `UPDATE idempotency_keys SET sealed = set_byte(sealed, 40, (get_byte(sealed, 40) + 1) % 256) WHERE idempotency_key = 'k1'`, testsupport.Sealer(t, a)},
 		{"moved from another row", `UPDATE idempotency_keys SET sealed = (SELECT sealed FROM idempotency_keys WHERE idempotency_key = 'k2') WHERE idempotency_key = 'k1'`, testsupport.Sealer(t, a)},
 		{"key removed", "", testsupport.Sealer(t, testsupport.PayloadKey(t, "B"))},
 		{"no keys", "", nil},

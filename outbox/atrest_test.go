@@ -102,7 +102,7 @@ func TestSealedMessageThatDoesNotOpenIsNotSent(t *testing.T) {
 		relay  *payloadcrypt.Codec
 		want   error
 	}{
-		{"tampered", `UPDATE outbox_messages SET sealed = overlay(sealed placing '\x00'::bytea from 40 for 1) WHERE id = $1 AND $2 <> ''`, testsupport.Sealer(t, a), payloadcrypt.ErrSealed},
+		{"tampered", `UPDATE outbox_messages SET sealed = set_byte(sealed, 40, (get_byte(sealed, 40) + 1) % 256) WHERE id = $1 AND $2 <> ''`, testsupport.Sealer(t, a), payloadcrypt.ErrSealed},
 		{"moved from another row", `UPDATE outbox_messages SET sealed = (SELECT sealed FROM outbox_messages WHERE id = $2) WHERE id = $1`, testsupport.Sealer(t, a), payloadcrypt.ErrSealed},
 		{"key removed", "", testsupport.Sealer(t, testsupport.PayloadKey(t, "B")), payloadcrypt.ErrUnknownKey},
 		{"no keys", "", nil, payloadcrypt.ErrNoKeys},

@@ -55,6 +55,7 @@ func cancelWithRefundHeld(t *testing.T, s *convStack) refundHeld {
 	proxy := testsupport.NewProxy(t, s.cfg.PaymentsURL)
 	s.cfg.PaymentsURL = proxy.URL
 	h := refundHeld{refund: proxy.PauseAt("POST", "/v1/refunds", false), cancelled: make(chan error, 1)}
+	h.refund.Outage = true      // a retry after the first attempt's timeout waits too
 	t.Cleanup(h.refund.Release) // a failed test must not leave the proxy hanging
 	s.worker(t)
 	h.fake, h.customer = fakeTwilio(t, *s), conversationCustomer()

@@ -35,6 +35,11 @@ type Pause struct {
 	// Drop makes the paused request fail (connection closed) on release
 	// instead of answering.
 	Drop bool
+	// Outage holds every later matching request too (before the upstream)
+	// until Release: the endpoint is down, not one answer slow, so a retry
+	// after the first attempt's timeout does not slip through on a loaded
+	// machine.
+	Outage bool
 }
 
 // Reached is closed when the matching request hit the pause point.
@@ -79,20 +84,36 @@ func (p *Proxy) PauseAt(method, prefix string, afterUpstream bool) *Pause {
 	return pa
 }
 
-func (p *Proxy) take(r *http.Request) *Pause {
+// take returns the pause r meets, if any: the first matching request
+// takes an armed pause; later ones meet it only while it is an Outage.
+func (p *Proxy) take(r *http.Request) (pa *Pause, first bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, pa := range p.pauses {
-		if !pa.used && pa.method == r.Method && strings.HasPrefix(r.URL.Path, pa.prefix) {
+		if pa.method != r.Method || !strings.HasPrefix(r.URL.Path, pa.prefix) {
+			continue
+		}
+		if !pa.used {
 			pa.used = true
-			return pa
+			return pa, true
+		}
+		if pa.Outage {
+			return pa, false
 		}
 	}
-	return nil
+	return nil, false
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
-	pa := p.take(r)
+	pa, first := p.take(r)
+	if pa != nil && !first {
+		select { // a retry during an outage: held, then forwarded
+		case <-pa.release:
+		case <-r.Context().Done():
+			return
+		}
+		pa = nil
+	}
 	if pa != nil && !pa.after {
 		close(pa.reached)
 		<-pa.release
