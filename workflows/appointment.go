@@ -23,7 +23,7 @@ var act *activities.Activities
 // and runs in reverse on failure or cancellation. The workflow ID is the
 // business reference sent downstream with every call.
 func AppointmentWorkflow(ctx workflow.Context, req BookingRequest) (BookingState, error) {
-	a := &appointment{req: req, tuning: req.Tuning.withDefaults()}
+	a := &appointment{req: req, tuning: req.Tuning.WithDefaults()}
 	if err := a.setup(ctx); err != nil {
 		return a.state, err
 	}

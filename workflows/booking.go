@@ -187,7 +187,7 @@ func BookingWorkflowID(appointmentID string) string {
 // Completed at the slot's end or Cancelled, and publishes BookingStatus
 // and SlotStart on every change.
 func BookingWorkflow(ctx workflow.Context, in BookingLifecycle) (LifecycleState, error) {
-	b := &booking{in: in, tuning: in.Tuning.withDefaults()}
+	b := &booking{in: in, tuning: in.Tuning.WithDefaults()}
 	if err := b.setup(ctx); err != nil {
 		return b.state, err
 	}

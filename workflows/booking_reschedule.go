@@ -205,7 +205,7 @@ func (b *booking) moveStepCtx(ctx workflow.Context, id, summary string) workflow
 	if workflow.GetVersion(ctx, versionMoveOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
 		return reconcileCtx(ctx, b.tuning, id, summary)
 	}
-	return activityCtx(ctx, b.tuning, id, summary)
+	return ActivityCtx(ctx, b.tuning, id, summary)
 }
 
 // moveRefused is the Update's error for a step that did not take the new

@@ -213,7 +213,7 @@ func (c *conversation) seen(id string) bool {
 }
 
 func (c *conversation) opts(ctx workflow.Context, id, summary string) workflow.Context {
-	return activityCtx(ctx, Tuning{}.withDefaults(), id, summary)
+	return ActivityCtx(ctx, Tuning{}.WithDefaults(), id, summary)
 }
 
 func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
@@ -333,7 +333,7 @@ const versionWishOutlastsOutage = "wish-outlasts-outage"
 // asking again can only find the decision already taken.
 func (c *conversation) decideCtx(ctx workflow.Context, activityID string) workflow.Context {
 	if workflow.GetVersion(ctx, versionWishOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
-		return reconcileCtx(ctx, Tuning{}.withDefaults(), activityID, "Cross-channel dedup decision")
+		return reconcileCtx(ctx, Tuning{}.WithDefaults(), activityID, "Cross-channel dedup decision")
 	}
 	return c.opts(ctx, activityID, "Cross-channel dedup decision")
 }
@@ -419,7 +419,7 @@ func (c *conversation) resolve(ctx workflow.Context, d ReviewDecision) {
 // swallow it); a reply still not reserved then is logged for operators.
 func (c *conversation) reply(ctx workflow.Context, ev InboundEvent, text string) {
 	var step activities.Step
-	err := workflow.ExecuteActivity(compensationCtx(ctx, Tuning{}.withDefaults(), "reply-"+ev.EventID, "Reply to the customer"), act.SendReply, activities.ReplyInput{
+	err := workflow.ExecuteActivity(compensationCtx(ctx, Tuning{}.WithDefaults(), "reply-"+ev.EventID, "Reply to the customer"), act.SendReply, activities.ReplyInput{
 		Tenant: c.in.Tenant, ConversationID: c.id, Customer: c.in.Customer, Channel: replyChannel(ev.Channel), EventID: ev.EventID, Text: text,
 	}).Get(ctx, &step)
 	if err != nil {

@@ -82,7 +82,7 @@ const versionChangesOutlastOutage = "changes-outlast-outage"
 // without: retried with its key until the downstream answers.
 func (c *conversation) untilAnswered(ctx workflow.Context, id, summary string) workflow.Context {
 	if workflow.GetVersion(ctx, versionChangesOutlastOutage, workflow.DefaultVersion, 1) >= 1 {
-		return reconcileCtx(ctx, Tuning{}.withDefaults(), id, summary)
+		return reconcileCtx(ctx, Tuning{}.WithDefaults(), id, summary)
 	}
 	return c.opts(ctx, id, summary)
 }

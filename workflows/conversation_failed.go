@@ -26,7 +26,7 @@ func (c *conversation) decideFailed(ctx workflow.Context, ev InboundEvent, in de
 	}
 	workflow.GetLogger(ctx).Error("dedup decision failed", "event", ev.EventID, "error", cause)
 	details := map[string]any{"wish": in, "event_id": ev.EventID, "channel": string(ev.Channel), "error": cause.Error()}
-	if _, err := openCaseWith(ctx, Tuning{}.withDefaults(), c.in.Tenant, "decide-"+ev.EventID, review.ReasonUnknownOutcome, details); err != nil {
+	if _, err := openCaseWith(ctx, Tuning{}.WithDefaults(), c.in.Tenant, "decide-"+ev.EventID, review.ReasonUnknownOutcome, details); err != nil {
 		workflow.GetLogger(ctx).Error("open review case", "error", err)
 		c.reply(ctx, ev, c.text(tenants.TemplateStartFailedRetry, tenants.MessageData{}))
 		return
@@ -47,7 +47,7 @@ func (c *conversation) startFailed(ctx workflow.Context, ev InboundEvent, in ded
 		return false
 	}
 	workflow.GetLogger(ctx).Error("appointment not started", "workflow_id", in.WorkflowID, "error", cause)
-	if _, err := openCase(ctx, Tuning{}.withDefaults(), c.in.Tenant, "start-"+ev.EventID, review.ReasonUnknownOutcome, cause); err != nil {
+	if _, err := openCase(ctx, Tuning{}.WithDefaults(), c.in.Tenant, "start-"+ev.EventID, review.ReasonUnknownOutcome, cause); err != nil {
 		workflow.GetLogger(ctx).Error("open review case", "error", err)
 		c.reply(ctx, ev, c.text(tenants.TemplateStartFailedRetry, tenants.MessageData{}))
 		return true

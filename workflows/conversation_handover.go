@@ -142,7 +142,7 @@ func (c *conversation) handOver(ctx workflow.Context, inbound, decisions workflo
 	c.drainAll(ctx, inbound, decisions)
 	state, err := json.Marshal(c.in)
 	if err == nil {
-		err = workflow.ExecuteActivity(compensationCtx(ctx, Tuning{}.withDefaults(), "hand-over-state", "Hand the state to the keyed conversation"),
+		err = workflow.ExecuteActivity(compensationCtx(ctx, Tuning{}.WithDefaults(), "hand-over-state", "Hand the state to the keyed conversation"),
 			act.HandOverConversation, activities.HandOverInput{Tenant: c.in.Tenant, From: c.id, To: c.handTo, State: state}).Get(ctx, nil)
 	}
 	if err != nil {
@@ -176,7 +176,7 @@ func (c *conversation) forwardLate(ctx workflow.Context, inbound, decisions work
 func (c *conversation) forward(ctx workflow.Context, signal, activityID string, arg any) {
 	raw, err := json.Marshal(arg)
 	if err == nil {
-		err = workflow.ExecuteActivity(compensationCtx(ctx, Tuning{}.withDefaults(), activityID, "Forward a late signal to the keyed conversation"),
+		err = workflow.ExecuteActivity(compensationCtx(ctx, Tuning{}.WithDefaults(), activityID, "Forward a late signal to the keyed conversation"),
 			act.ForwardSignal, activities.ForwardInput{To: c.handTo, Signal: signal, Arg: raw}).Get(ctx, nil)
 	}
 	if err != nil {

@@ -18,7 +18,7 @@ func (c *conversation) read(ctx workflow.Context, id, summary string, step any, 
 	if workflow.GetVersion(ctx, versionLocalReads, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return workflow.ExecuteActivity(c.opts(ctx, id, summary), step, args...)
 	}
-	t := Tuning{}.withDefaults()
+	t := Tuning{}.WithDefaults()
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		Summary:             summary,
 		StartToCloseTimeout: t.ActivityTimeout,

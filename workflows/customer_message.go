@@ -30,7 +30,7 @@ func failedResult(err error) string {
 // records the row as expired, so the reason is kept where people look.
 const minMessageWindow = time.Minute
 
-// messageCtx is activityCtx for reserving a customer message
+// messageCtx is ActivityCtx for reserving a customer message
 // (confirmation, payment link, cancellation, move, reminder). Like a
 // compensation it retries with the same key and no attempt limit, so a
 // database failover of a minute or two delays the message instead of

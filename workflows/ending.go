@@ -88,7 +88,7 @@ func (a *appointment) closeIntent(ctx workflow.Context) string {
 	const id, summary = "close-intent", "Close the intent: no booking"
 	if workflow.GetVersion(ctx, versionCloseIntentLands, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		// Recorded runs replay their single bounded attempt.
-		if err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(ActivityCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil); err != nil {
 			workflow.GetLogger(ctx).Error("close intent failed", "error", err)
 		}
 		return ""

@@ -16,7 +16,7 @@ import (
 // decision (capture or void); without a decision in time it voids on its
 // own. Its own compensation (void) is registered before authorising.
 func PaymentWorkflow(ctx workflow.Context, req PaymentRequest) (PaymentState, error) {
-	p := &payment{req: req, tuning: req.Tuning.withDefaults()}
+	p := &payment{req: req, tuning: req.Tuning.WithDefaults()}
 	if err := p.setup(ctx); err != nil {
 		return p.state, err
 	}
@@ -129,7 +129,7 @@ func (p *payment) authorize(ctx workflow.Context) (string, error) {
 			id = fmt.Sprintf("authorize-deposit-%d", attempt)
 		}
 		var res activities.IntentResult
-		err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, id, fmt.Sprintf("Authorise %d %s", p.req.Amount, p.req.Currency)),
+		err := workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, id, fmt.Sprintf("Authorise %d %s", p.req.Amount, p.req.Currency)),
 			act.AuthorizeDeposit, in).Get(ctx, &res)
 		p.record("authorize deposit", id, res.Step, err)
 		if err == nil {
@@ -140,7 +140,7 @@ func (p *payment) authorize(ctx workflow.Context) (string, error) {
 		}
 		// Unknown: look the authorisation up by the booking reference.
 		var found activities.IntentResult
-		ferr := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, fmt.Sprintf("find-deposit-%d", attempt), "Reconcile deposit by reference"),
+		ferr := workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, fmt.Sprintf("find-deposit-%d", attempt), "Reconcile deposit by reference"),
 			act.FindDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference}).Get(ctx, &found)
 		if ferr == nil && found.Found {
 			return found.Intent.ID, nil
@@ -203,7 +203,7 @@ func (p *payment) capture(ctx workflow.Context) error {
 // capturedAfterAll reconciles a capture whose outcome is unknown.
 func (p *payment) capturedAfterAll(ctx workflow.Context) bool {
 	var found activities.IntentResult
-	err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, "find-capture", "Reconcile capture by reference"),
+	err := workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, "find-capture", "Reconcile capture by reference"),
 		act.FindDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference}).Get(ctx, &found)
 	return err == nil && found.Found && found.Intent.AmountCaptured > 0
 }

@@ -18,7 +18,7 @@ import (
 // hold (linkCreateWindow), and only then does the booking fail.
 func (p *payment) createLink(ctx workflow.Context) (activities.PaymentLinkResult, error) {
 	if workflow.GetVersion(ctx, versionLinkCreateRounds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return p.createLinkRound(ctx, "create-payment-link", activityCtx)
+		return p.createLinkRound(ctx, "create-payment-link", ActivityCtx)
 	}
 	first := workflow.Now(ctx)
 	for round := 1; ; round++ {
@@ -83,7 +83,7 @@ func (p *payment) readLink(ctx workflow.Context) (activities.PaymentLinkResult, 
 	p.reads++
 	id := fmt.Sprintf("read-payment-link-%d", p.reads)
 	var res activities.PaymentLinkResult
-	err := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, id, "Read payment link "+p.state.SessionID),
+	err := workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, id, "Read payment link "+p.state.SessionID),
 		act.GetPaymentLink, activities.LinkInput{Tenant: p.req.Tenant, SessionID: p.state.SessionID}).Get(ctx, &res)
 	if err != nil {
 		p.record("read payment link", id, res.Step, err)

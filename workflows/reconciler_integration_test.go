@@ -22,6 +22,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/reconciler"
 )
 
 // startWorkerWithReconciler is startWorker plus the reconciler, wired as
@@ -35,15 +36,15 @@ func (e env) startWorkerWithReconciler(t *testing.T) worker.Worker {
 }
 
 // reconcile runs one sweep, as the schedule would start it, and waits.
-func (e env) reconcile(t *testing.T) workflows.ReconcileResult {
+func (e env) reconcile(t *testing.T) reconciler.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	r, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "reconciler-" + testsupport.TaskQueue(t), TaskQueue: e.queue},
-		workflows.ReconcilerWorkflow, workflows.ReconcileInput{Tenants: []string{"demo"},
+		reconciler.WorkflowName, reconciler.Input{Tenants: []string{"demo"},
 			Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 10 * time.Second}})
 	require.NoError(t, err)
-	var res workflows.ReconcileResult
+	var res reconciler.Result
 	require.NoError(t, r.Get(ctx, &res))
 	return res
 }

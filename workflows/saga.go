@@ -64,7 +64,7 @@ func (s *saga) opts(ctx workflow.Context, t Tuning, id, summary string) workflow
 	if s.durable {
 		return compensationCtx(ctx, t, id, summary)
 	}
-	return activityCtx(ctx, t, id, summary)
+	return ActivityCtx(ctx, t, id, summary)
 }
 
 // openCase hands something the saga could not settle to a person: the
@@ -119,7 +119,7 @@ func errorType(err error) string {
 func awaitReview(ctx workflow.Context, t Tuning, tenant, step string, cause error, onOpen func(caseID string)) (review.Action, error) {
 	info := workflow.GetInfo(ctx)
 	var opened activities.Step
-	err := workflow.ExecuteActivity(activityCtx(ctx, t, "open-review-"+step, "Open review case: "+step+" outcome unknown"),
+	err := workflow.ExecuteActivity(ActivityCtx(ctx, t, "open-review-"+step, "Open review case: "+step+" outcome unknown"),
 		act.OpenReviewCase, activities.ReviewInput{
 			Tenant: tenant, WorkflowID: info.WorkflowExecution.ID, Reason: review.ReasonUnknownOutcome,
 			Details: map[string]any{"step": step, "error": cause.Error(), "run_id": info.WorkflowExecution.RunID},

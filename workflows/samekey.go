@@ -39,7 +39,7 @@ func (p *payment) retrySameKey(ctx workflow.Context, in activities.DepositInput,
 			return "", serr, true
 		}
 		var res activities.IntentResult
-		err = workflow.ExecuteActivity(activityCtx(ctx, p.tuning, id, fmt.Sprintf("Authorise %d %s (same key, round %d)", p.req.Amount, p.req.Currency, round)),
+		err = workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, id, fmt.Sprintf("Authorise %d %s (same key, round %d)", p.req.Amount, p.req.Currency, round)),
 			act.AuthorizeDeposit, in).Get(ctx, &res)
 		p.record("authorize deposit", id, res.Step, err)
 		if err == nil {
@@ -49,7 +49,7 @@ func (p *payment) retrySameKey(ctx workflow.Context, in activities.DepositInput,
 			return "", err, true
 		}
 		var found activities.IntentResult
-		ferr := workflow.ExecuteActivity(activityCtx(ctx, p.tuning, fmt.Sprintf("find-deposit-1-%d", round), "Reconcile deposit by reference"),
+		ferr := workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, fmt.Sprintf("find-deposit-1-%d", round), "Reconcile deposit by reference"),
 			act.FindDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference}).Get(ctx, &found)
 		if ferr == nil && found.Found {
 			return found.Intent.ID, nil, true

@@ -25,7 +25,7 @@ func (a *appointment) reconcileCtx(ctx workflow.Context, id, summary string) wor
 	if workflow.GetVersion(ctx, versionHoldReconcileOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
 		return reconcileCtx(ctx, a.tuning, id, summary)
 	}
-	return activityCtx(ctx, a.tuning, id, summary)
+	return ActivityCtx(ctx, a.tuning, id, summary)
 }
 
 // holdSlot places the hold. An outcome still unknown after the retries is
@@ -43,7 +43,7 @@ func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outc
 			id = fmt.Sprintf("%s-%d", base, attempt)
 		}
 		var res activities.HoldSlotResult
-		err := workflow.ExecuteActivity(activityCtx(ctx, a.tuning, id, "Hold "+a.req.Service+" at "+a.req.SlotStart.UTC().Format(time.RFC3339)),
+		err := workflow.ExecuteActivity(ActivityCtx(ctx, a.tuning, id, "Hold "+a.req.Service+" at "+a.req.SlotStart.UTC().Format(time.RFC3339)),
 			act.HoldSlot, activities.HoldSlotInput{
 				Tenant: a.req.Tenant, Reference: a.state.Reference, ResourceID: a.req.ResourceID,
 				Service: a.req.Service, Customer: a.req.Customer, Start: a.req.SlotStart, DeliberateSecond: a.req.DeliberateSecond,
@@ -101,7 +101,7 @@ func (a *appointment) confirmCtx(ctx workflow.Context, id, summary string) workf
 	if workflow.GetVersion(ctx, versionConfirmOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
 		return compensationCtx(ctx, a.tuning, id, summary)
 	}
-	return activityCtx(ctx, a.tuning, id, summary)
+	return ActivityCtx(ctx, a.tuning, id, summary)
 }
 
 func (a *appointment) confirm(ctx workflow.Context) *outcome {

@@ -51,7 +51,9 @@ type Tuning struct {
 	ReminderLead Duration `json:"reminder_lead,omitempty"`
 }
 
-func (t Tuning) withDefaults() Tuning {
+// WithDefaults is t with every zero bound replaced by its default; each
+// workflow reads its tuning through it once, at its start.
+func (t Tuning) WithDefaults() Tuning {
 	if t.ActivityAttempts <= 0 {
 		t.ActivityAttempts = 10
 	}
@@ -94,11 +96,11 @@ func (t Tuning) withDefaults() Tuning {
 // initialRetryInterval is the first backoff of every retried activity.
 const initialRetryInterval = 200 * time.Millisecond
 
-// activityCtx sets the activity ID (keys derive from it), a summary for
+// ActivityCtx sets the activity ID (keys derive from it), a summary for
 // the Web UI, and a retry policy that retries transient and unknown
 // outcomes with the same key (the downstream replays) while final answers
 // stop at once (non-retryable application errors).
-func activityCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
+func ActivityCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ActivityID:          id,
 		Summary:             summary,
@@ -118,7 +120,7 @@ func retryPolicy(t Tuning) *temporal.RetryPolicy {
 	}
 }
 
-// compensationCtx is activityCtx for an undo: it retries transient and
+// compensationCtx is ActivityCtx for an undo: it retries transient and
 // unknown outcomes with the same key until they succeed (no attempt limit,
 // capped backoff) within CompensationTimeout, so a downstream outage of
 // minutes or hours delays the undo instead of abandoning it. Only a final

@@ -12,7 +12,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/reconciler"
 )
 
 // TestReconcileScheduleFollowsTheConfiguration: every worker start ensures
@@ -28,7 +28,7 @@ func TestReconcileScheduleFollowsTheConfiguration(t *testing.T) {
 	cfg.ReconcileInterval = 3 * time.Minute
 	log := stack.Logger(cfg, io.Discard)
 	require.NoError(t, stack.EnsureReconcileSchedule(ctx, tc, cfg, log))
-	h := tc.ScheduleClient().GetHandle(ctx, workflows.ReconcilerScheduleID)
+	h := tc.ScheduleClient().GetHandle(ctx, reconciler.ScheduleID)
 	t.Cleanup(func() { _ = h.Delete(context.Background()) }) // test cleanup only
 	cfg.ReconcileInterval = time.Hour
 	require.NoError(t, stack.EnsureReconcileSchedule(ctx, tc, cfg, log), "an existing schedule is updated")

@@ -1,4 +1,4 @@
-package workflows
+package reconciler
 
 import (
 	"fmt"
@@ -8,77 +8,44 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/workflows"
 )
-
-// ReconcilerScheduleID is the Temporal Schedule that starts
-// ReconcilerWorkflow every RECONCILE_INTERVAL.
-const ReconcilerScheduleID = "bookonce-reconciler"
-
-// DefaultReconcileLookback bounds a sweep to effects of the last day:
-// Temporal's shortest namespace retention, so a saga the sweep looks for
-// has not been deleted by retention yet.
-const DefaultReconcileLookback = 24 * time.Hour
-
-// ReconcileInput is one sweep over tenants.
-type ReconcileInput struct {
-	Tenants []string `json:"tenants"`
-	// Grace leaves effects alone that are younger, or whose saga closed
-	// more recently (zero: none; the schedule passes RECONCILE_GRACE).
-	Grace Duration `json:"grace"`
-	// Lookback: zero is DefaultReconcileLookback.
-	Lookback Duration `json:"lookback,omitempty"`
-	// Tuning shortens timeouts and retries (tests).
-	Tuning Tuning `json:"tuning,omitempty"`
-}
-
-// ReconcileResult says what one sweep did.
-type ReconcileResult struct {
-	// Repairs counts effects repaired, by kind (activities.Repair*).
-	Repairs map[string]int `json:"repairs"`
-	// Unchanged counts orphans a repair found settled meanwhile.
-	Unchanged int `json:"unchanged"`
-	// Skipped counts references whose saga runs or closed too recently.
-	Skipped int `json:"skipped"`
-	// Failed lists repairs that did not succeed; the next sweep finds
-	// those effects again.
-	Failed []string `json:"failed,omitempty"`
-}
 
 // rec is a nil receiver used only to name the reconciler's activities.
 var rec *activities.Reconciler
 
-// ReconcilerWorkflow finds holds, bookings and authorisations whose
+// Workflow finds holds, bookings and authorisations whose
 // appointment saga ended (terminated, timed out, or missing) without
 // settling them, and releases, voids, cancels, or opens a review case
 // (see docs/reconciler.md). Every downstream call carries a key derived
 // from this run's activity executions; the effect's business reference
 // finds it, so a second sweep finds nothing left to do.
-func ReconcilerWorkflow(ctx workflow.Context, in ReconcileInput) (ReconcileResult, error) {
+func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	r := &reconciler{in: in}
 	r.setup()
 	return r.run(ctx)
 }
 
 type reconciler struct {
-	in     ReconcileInput
-	tuning Tuning
-	result ReconcileResult
+	in     Input
+	tuning workflows.Tuning
+	result Result
 }
 
 func (r *reconciler) setup() {
-	r.tuning = r.in.Tuning.withDefaults()
+	r.tuning = r.in.Tuning.WithDefaults()
 	if r.in.Lookback <= 0 {
-		r.in.Lookback = DefaultReconcileLookback
+		r.in.Lookback = DefaultLookback
 	}
-	r.result = ReconcileResult{Repairs: map[string]int{}}
+	r.result = Result{Repairs: map[string]int{}}
 }
 
-func (r *reconciler) run(ctx workflow.Context) (ReconcileResult, error) {
+func (r *reconciler) run(ctx workflow.Context) (Result, error) {
 	log := workflow.GetLogger(ctx)
 	for _, tenant := range r.in.Tenants {
 		shape := activities.SagaShape{
-			ReferencePrefix: AppointmentWorkflowID(tenant, ""), ChildPrefix: PaymentWorkflowID(""),
-			StatusAttribute: BookingStatusKey.GetName(), Confirmed: string(StatusConfirmed), NeedsReview: string(StatusNeedsReview),
+			ReferencePrefix: workflows.AppointmentWorkflowID(tenant, ""), ChildPrefix: workflows.PaymentWorkflowID(""),
+			StatusAttribute: workflows.BookingStatusKey.GetName(), Confirmed: string(workflows.StatusConfirmed), NeedsReview: string(workflows.StatusNeedsReview),
 		}
 		var found activities.SweepResult
 		err := workflow.ExecuteActivity(r.sweepCtx(ctx, "find-orphans/"+tenant), rec.FindOrphans, activities.SweepInput{
@@ -108,7 +75,7 @@ func (r *reconciler) repair(ctx workflow.Context, tenant string, shape activitie
 		id += "/" + o.ObjectID
 	}
 	var res activities.RepairResult
-	err := workflow.ExecuteActivity(activityCtx(ctx, r.tuning, id, o.Kind+": "+o.Why), rec.RepairOrphan,
+	err := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, r.tuning, id, o.Kind+": "+o.Why), rec.RepairOrphan,
 		activities.RepairInput{Tenant: tenant, Shape: shape, Orphan: o}).Get(ctx, &res)
 	switch {
 	case err != nil:
@@ -123,6 +90,6 @@ func (r *reconciler) repair(ctx workflow.Context, tenant string, shape activitie
 // sweepCtx gives the listing more time than one step of a saga: it pages
 // through a day of reservations and asks Temporal about each reference.
 func (r *reconciler) sweepCtx(ctx workflow.Context, id string) workflow.Context {
-	ctx = activityCtx(ctx, r.tuning, id, "Find effects whose saga ended without settling them")
+	ctx = workflows.ActivityCtx(ctx, r.tuning, id, "Find effects whose saga ended without settling them")
 	return workflow.WithStartToCloseTimeout(ctx, 5*time.Minute)
 }
