@@ -70,5 +70,14 @@ func cancelWithRefundHeld(t *testing.T, s *convStack) refundHeld {
 		h.cancelled <- err
 	}()
 	testsupport.AwaitPause(t, h.refund, h.cancelled)
+	first := true
+	testsupport.Eventually(t, 10*time.Second, "the lifecycle published as cancelling", func() bool {
+		st, _, err := workflows.PublishedStatus(context.Background(), s.tc, workflows.BookingWorkflowID(h.appointment))
+		if first && st != workflows.StatusCancelling {
+			t.Logf("the refund waits, yet the lifecycle shows %q (%v)", st, err)
+		}
+		first = false
+		return err == nil && st == workflows.StatusCancelling
+	})
 	return h
 }

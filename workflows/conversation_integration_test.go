@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
@@ -221,6 +222,13 @@ func fakeTwilio(t *testing.T, s convStack) *twilio.FakeServer {
 		_ = sender.Run(ctx, 100*time.Millisecond) // ends with the test's context
 	}()
 	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		if t.Failed() { // what the customers were told says most about why
+			for _, m := range fake.Messages() {
+				t.Logf("message to %s: %q", mask.Phones(m.To), m.Body)
+			}
+		}
+	})
 	return fake
 }
 
