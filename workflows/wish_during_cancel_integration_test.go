@@ -27,7 +27,6 @@ const (
 // after the cancellation books anew: one confirmed reservation at the
 // slot in the end.
 func TestWishWhileTheBookingIsCancelledIsToldSoAndBooksAfter(t *testing.T) {
-	t.Parallel()
 	s := newConvStack(t)
 	h := cancelWithRefundHeld(t, &s)
 	fake, customer := h.fake, h.customer
@@ -54,7 +53,6 @@ func TestWishWhileTheBookingIsCancelledIsToldSoAndBooksAfter(t *testing.T) {
 // customer is told the booking is being cancelled, and the same wish after
 // that gets a new link and a new hold.
 func TestWishWhileAnUnpaidBookingIsCancelledIsToldSo(t *testing.T) {
-	t.Parallel()
 	s := newConvStack(t)
 	proxy := testsupport.NewProxy(t, s.cfg.CalendarURL)
 	s.cfg.CalendarURL = proxy.URL
@@ -106,8 +104,12 @@ func (s convStack) awaitOver(t *testing.T, appointment string) {
 // cancel through the API goes to the lifecycle.
 func (s convStack) awaitLifecycle(t *testing.T, appointment string) {
 	t.Helper()
+	// Published Confirmed, not only started: a cancel that lands in the
+	// lifecycle's first workflow task races its setup, which publishes
+	// Confirmed (issue #48 notes), and these tests are about what comes
+	// after.
 	testsupport.Eventually(t, 60*time.Second, "the lifecycle of "+appointment, func() bool {
-		_, err := s.tc.DescribeWorkflowExecution(context.Background(), workflows.BookingWorkflowID(appointment), "")
-		return err == nil
+		st, _, err := workflows.PublishedStatus(context.Background(), s.tc, workflows.BookingWorkflowID(appointment))
+		return err == nil && st == workflows.StatusConfirmed
 	})
 }
