@@ -70,12 +70,12 @@ type Duplicates map[string]float64
 
 // duplicates counts duplicate side effects from the downstream tables and
 // every message at the fake Twilio.
-func (e *env) duplicates(ctx context.Context) (Effects, Duplicates, error) {
+func (e *env) duplicates(ctx context.Context) (Effects, Duplicates, []string, error) {
 	var d Effects
 	by := Duplicates{}
 	again, err := e.rebookRefs(ctx)
 	if err != nil {
-		return d, by, fmt.Errorf("count duplicates (rebooks): %w", err)
+		return d, by, nil, fmt.Errorf("count duplicates (rebooks): %w", err)
 	}
 	for _, q := range duplicateQueries {
 		var args []any
@@ -84,7 +84,7 @@ func (e *env) duplicates(ctx context.Context) (Effects, Duplicates, error) {
 		}
 		n, err := e.count(ctx, q.sql, args...)
 		if err != nil {
-			return d, by, fmt.Errorf("count duplicates (%s): %w", q.name, err)
+			return d, by, nil, fmt.Errorf("count duplicates (%s): %w", q.name, err)
 		}
 		by[q.name] = float64(n)
 		switch q.effect {
@@ -96,12 +96,19 @@ func (e *env) duplicates(ctx context.Context) (Effects, Duplicates, error) {
 	}
 	kinds, err := e.pairs(ctx, `SELECT id, CASE WHEN reference = ANY($1) THEN 'again:' ELSE '' END || kind FROM outbox_messages`, again)
 	if err != nil {
-		return d, by, fmt.Errorf("count duplicates (outbox kinds): %w", err)
+		return d, by, nil, fmt.Errorf("count duplicates (outbox kinds): %w", err)
 	}
-	by["twilio_messages_per_customer_and_text"] = float64(duplicateMessages(e.twilio.Messages(), kinds))
-
+	repeated := repeatedMessages(e.twilio.Messages(), kinds)
+	by["twilio_messages_per_customer_and_text"] = float64(beyondFirst(repeated))
 	d.Messages = by["twilio_messages_per_customer_and_text"]
-	return d, by, nil
+	if d.Calendar+d.Messages == 0 {
+		return d, by, nil, nil
+	}
+	examples, err := e.duplicateExamples(ctx, again, repeated)
+	if err != nil {
+		return d, by, nil, fmt.Errorf("name the duplicates: %w", err)
+	}
+	return d, by, examples, nil
 }
 
 // bookingIDs are the booking numbers a text names: two confirmations of
@@ -111,8 +118,13 @@ var bookingIDs = regexp.MustCompile(`bk_[A-Za-z0-9]+`)
 // duplicateMessages counts every message at Twilio, with or without an
 // outbox row, beyond the first of its identity (repeatedMessages).
 func duplicateMessages(msgs []twilio.FakeMessage, kinds map[string]string) int {
+	return beyondFirst(repeatedMessages(msgs, kinds))
+}
+
+// beyondFirst counts the sends of repeated beyond the first of each.
+func beyondFirst(repeated map[string]int) int {
 	n := 0
-	for _, c := range repeatedMessages(msgs, kinds) {
+	for _, c := range repeated {
 		n += c - 1
 	}
 	return n
@@ -254,12 +266,9 @@ func (e *env) confirmationBodies(ctx context.Context) ([]string, error) {
 // so that a failing drill says which wish was booked twice and which text
 // went out twice, not only how many: every wish with more than one
 // booking (its references, statuses and times) and every repeated
-// message identity (numbers masked).
-func (e *env) duplicateExamples(ctx context.Context) ([]string, error) {
-	again, err := e.rebookRefs(ctx)
-	if err != nil {
-		return nil, err
-	}
+// message identity (numbers masked). again are the rebooks' references,
+// repeated the messages sent more than once.
+func (e *env) duplicateExamples(ctx context.Context, again []string, repeated map[string]int) ([]string, error) {
 	rows, err := e.pool.Query(ctx, `SELECT customer || ' ' || service || ' ' || to_char(lower(slot), 'YYYY-MM-DD HH24:MI') || ': ' ||
 		string_agg(reference || ' ' || status || ' at ' || to_char(created_at, 'HH24:MI:SS.MS'), ', ' ORDER BY created_at)
 		FROM calendar_reservations WHERE booking_id IS NOT NULL GROUP BY `+wishOfReservation+`, reference = ANY($1) HAVING count(*) > 1`, again)
@@ -274,11 +283,7 @@ func (e *env) duplicateExamples(ctx context.Context) ([]string, error) {
 	for _, w := range wishes {
 		out = append(out, "booked twice: "+mask.Phones(w))
 	}
-	kinds, err := e.pairs(ctx, `SELECT id, CASE WHEN reference = ANY($1) THEN 'again:' ELSE '' END || kind FROM outbox_messages`, again)
-	if err != nil {
-		return nil, err
-	}
-	for identity, n := range repeatedMessages(e.twilio.Messages(), kinds) {
+	for identity, n := range repeated {
 		out = append(out, fmt.Sprintf("sent %d times: %s", n, mask.Phones(identity)))
 	}
 	return out, nil

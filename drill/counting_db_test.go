@@ -59,7 +59,7 @@ func TestStrictCountsSeeEffectsTheConstraintsAllow(t *testing.T) {
 	// A declined attempt has no charge: not an authorisation.
 	exec(intent, "pi_3", "requires_payment_method", 0, nil, "wf-b", t0, nil, nil)
 
-	d, by, err := e.duplicates(ctx)
+	d, by, _, err := e.duplicates(ctx)
 	require.NoError(t, err)
 	require.Equal(t, Duplicates{"calendar_bookings_per_wish": 1, "calendar_concurrent_holds_per_wish": 1,
 		"payment_authorisations_per_wish": 1, "refunds_per_intent": 0, "twilio_messages_per_customer_and_text": 0}, by)

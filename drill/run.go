@@ -252,13 +252,8 @@ func (e *env) report(ctx context.Context, opts Options, all []Scenario, states [
 	}
 	r.WorkersStarted, r.WorkerKills = ws.counts()
 	var err error
-	if r.Duplicates, r.DuplicatesBy, err = e.duplicates(ctx); err != nil {
+	if r.Duplicates, r.DuplicatesBy, r.DuplicateExamples, err = e.duplicates(ctx); err != nil {
 		return nil, err
-	}
-	if r.Duplicates.Calendar+r.Duplicates.Messages > 0 {
-		if r.DuplicateExamples, err = e.duplicateExamples(ctx); err != nil {
-			return nil, err
-		}
 	}
 	r.PerThousand = Effects{perThousand(r.Duplicates.Calendar, r.Bookings), perThousand(r.Duplicates.Payment, r.Bookings), perThousand(r.Duplicates.Messages, r.Bookings)}
 	if r.Blocked, err = e.blocked(ctx); err != nil {

@@ -31,7 +31,7 @@ func (e env) startWorkerWithReconciler(t *testing.T) worker.Worker {
 	return testsupport.Worker(t, e.tc, e.queue, func(r worker.Registry) {
 		acts := stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool), e.tc)
 		stack.Register(r, acts)
-		stack.RegisterReconciler(r, stack.NewReconciler(acts, e.tc))
+		reconciler.Register(r, stack.NewReconciler(acts, e.tc))
 	})
 }
 

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/config"
@@ -17,11 +16,6 @@ import (
 // still running?".
 func NewReconciler(acts *activities.Activities, tc client.Client) *activities.Reconciler {
 	return &activities.Reconciler{Calendar: acts.Calendar, Payments: acts.Payments, Reviews: acts.Reviews, Temporal: tc}
-}
-
-// RegisterReconciler adds the reconciler's workflow and activities.
-func RegisterReconciler(r worker.Registry, rc *activities.Reconciler) {
-	reconciler.Register(r, rc)
 }
 
 // ReconcileInput is the sweep the schedule starts: every configured

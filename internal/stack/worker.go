@@ -27,6 +27,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/reconciler"
 )
 
 // Dial connects to the Temporal cluster named by the configuration;
@@ -149,7 +150,7 @@ func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *ten
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
 	acts := NewActivities(cfg, pool, tenants, c)
 	Register(w, acts)
-	RegisterReconciler(w, NewReconciler(acts, c))
+	reconciler.Register(w, NewReconciler(acts, c))
 	return w
 }
 
