@@ -35,7 +35,7 @@ func (s *Service) CancelBooking(ctx context.Context, c Caller, in ChangeInput) (
 	// cancel that completes; its retry attaches to the same Update.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
 	defer cancel()
-	st, err := workflows.CancelAppointment(wctx, s.Temporal, a.WorkflowID, workflows.CancelUpdateID(c.Tenant, "agent-cancel:"+a.WorkflowID), in.Reason)
+	st, err := workflows.CancelAppointment(wctx, s.Temporal, a.WorkflowID, workflows.CancelUpdateID(c.Tenant, "agent-cancel:"+a.WorkflowID), workflows.CancelRequest{Reason: in.Reason})
 	var appErr *temporal.ApplicationError
 	var notFound *serviceerror.NotFound
 	switch {

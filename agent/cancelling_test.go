@@ -34,7 +34,7 @@ func TestBookDuringItsCancelIsNotConfirmed(t *testing.T) {
 	pause := proxy.PauseAt("POST", "/v1/bookings/", false)
 	cancelled := make(chan error, 1)
 	go func() {
-		_, err := workflows.CancelAppointment(context.Background(), e.tc, first.WorkflowID, workflows.CancelUpdateID("demo", "api-1"), "verhindert")
+		_, err := workflows.CancelAppointment(context.Background(), e.tc, first.WorkflowID, workflows.CancelUpdateID("demo", "api-1"), workflows.CancelRequest{Reason: "verhindert"})
 		cancelled <- err
 	}()
 	testsupport.AwaitPause(t, pause, cancelled)

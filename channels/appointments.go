@@ -31,6 +31,9 @@ const cancelWait = 30 * time.Second
 // cancelAppointment sends the cancel Update under an ID derived from the
 // tenant and the Idempotency-Key: the server deduplicates it, so a retry
 // or a double click returns the first answer and refunds nothing twice.
+// The body's flags are the Update's: only_if_refunded refuses (409
+// deposit_would_be_kept) a cancel that would keep the deposit,
+// refund_in_full refunds whatever the tenant's window (the shop waives it).
 func (g *Gateway) cancelAppointment(w http.ResponseWriter, r *http.Request) {
 	tenant, id, key, ok := changeTarget(w, r)
 	if !ok {
@@ -38,12 +41,13 @@ func (g *Gateway) cancelAppointment(w http.ResponseWriter, r *http.Request) {
 	}
 	var body workflows.CancelRequest
 	if err := decodeChange(r, &body, true); err != nil {
-		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request", `body must be {"reason": "..."} (or empty)`))
+		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request",
+			`body must be {"reason": "...", "only_if_refunded": bool, "refund_in_full": bool} (each optional, or empty)`))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), cancelWait)
 	defer cancel()
-	st, err := workflows.CancelAppointment(ctx, g.Temporal, id, workflows.CancelUpdateID(tenant, key), body.Reason)
+	st, err := workflows.CancelAppointment(ctx, g.Temporal, id, workflows.CancelUpdateID(tenant, key), body)
 	if err != nil {
 		g.changeFailed(w, id, err, ctx.Err() != nil, "the cancellation", cancelRefusal)
 		return
@@ -58,6 +62,10 @@ func cancelRefusal(e *temporal.ApplicationError) *web.Problem {
 		return web.NewProblem(http.StatusConflict, "not_cancellable", e.Message())
 	case workflows.ErrTypeInvalidCancel:
 		return web.NewProblem(http.StatusBadRequest, "invalid_request", e.Message())
+	case workflows.ErrTypeDepositWouldBeKept:
+		// only_if_refunded: nothing was cancelled; the caller asks the
+		// customer first, then cancels without the flag.
+		return web.NewProblem(http.StatusConflict, "deposit_would_be_kept", e.Message())
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
@@ -58,6 +59,14 @@ func newCancelEnv(t *testing.T) cancelEnv {
 // it is confirmed and handed to its lifecycle.
 func (e cancelEnv) book(t *testing.T, customer string) string {
 	t.Helper()
+	return e.bookWithWindow(t, customer, 0)
+}
+
+// bookWithWindow books as book does, under the tenant's cancellation
+// window (0: the tenant's own): a window longer than the lead makes every
+// cancel one that keeps the deposit, whatever the day the test runs.
+func (e cancelEnv) bookWithWindow(t *testing.T, customer string, window time.Duration) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	run, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, workflows.BookingRequest{
@@ -65,6 +74,7 @@ func (e cancelEnv) book(t *testing.T, customer string) string {
 		SlotStart: testsupport.NextWeekdayAfter(t, time.Wednesday, 11, 48*time.Hour), Channel: workflows.ChannelWhatsApp,
 		DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin",
 		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 3 * time.Second},
+		Terms:  terms(window),
 	})
 	require.NoError(t, err)
 	var st workflows.BookingState
@@ -72,6 +82,15 @@ func (e cancelEnv) book(t *testing.T, customer string) string {
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, workflows.BookingWorkflowID(run.GetID()), st.Lifecycle)
 	return run.GetID()
+}
+
+// terms is the tenant's terms with the cancellation window window; nil
+// (the tenant's own) for 0.
+func terms(window time.Duration) *activities.TenantTerms {
+	if window == 0 {
+		return nil
+	}
+	return &activities.TenantTerms{Language: "de", CancellationWindow: window}
 }
 
 // cancel posts the cancellation and returns the status and the body.
@@ -166,6 +185,49 @@ func TestCancelAPIRefusesBadInput(t *testing.T) {
 			require.Equal(t, tc.code, code, body)
 			require.Equal(t, "application/problem+json", header.Get("Content-Type"))
 			require.Contains(t, body, `"code":"`+tc.problem+`"`)
+		})
+	}
+}
+
+// TestCancelAPIHonoursTheDepositFlags: inside the tenant's cancellation
+// window a cancel keeps the deposit; only_if_refunded then cancels
+// nothing (409 deposit_would_be_kept), refund_in_full refunds it. Counted
+// in the calendar and at the payment API. Before, both flags were read
+// and dropped: the booking was cancelled and the deposit kept.
+func TestCancelAPIHonoursTheDepositFlags(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		code       int
+		problem    string
+		calendar   string // the booking's status in the calendar after
+		refunded   int64
+	}{
+		{name: "no flag: cancelled, the deposit kept", body: `{"reason": "late"}`, code: http.StatusOK, calendar: "cancelled"},
+		{name: "only_if_refunded: nothing cancelled", body: `{"reason": "late", "only_if_refunded": true}`,
+			code: http.StatusConflict, problem: "deposit_would_be_kept", calendar: "confirmed"},
+		{name: "refund_in_full: cancelled and refunded", body: `{"reason": "goodwill", "refund_in_full": true}`,
+			code: http.StatusOK, calendar: "cancelled", refunded: 2000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newCancelEnv(t) // a calendar of its own: every case books the same slot
+			id := e.bookWithWindow(t, newCustomer(), 30*24*time.Hour)
+			code, body, _ := e.cancel(t, id, "key-1", tc.body)
+			require.Equal(t, tc.code, code, body)
+			if tc.problem != "" {
+				require.Contains(t, body, `"code":"`+tc.problem+`"`)
+			}
+			ctx := context.Background()
+			var status string
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT status FROM calendar_reservations
+				WHERE reference = $1 AND booking_id IS NOT NULL`, id).Scan(&status))
+			require.Equal(t, tc.calendar, status)
+			var refunded int64
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(r.amount), 0) FROM refunds r
+				JOIN payment_intents p ON p.id = r.payment_intent_id WHERE p.booking_reference = $1`, id).Scan(&refunded))
+			require.Equal(t, tc.refunded, refunded)
 		})
 	}
 }

@@ -44,7 +44,7 @@ var (
 			if reason == "" {
 				reason = "cancelled by staff on the ops page"
 			}
-			return workflows.CancelAppointment(ctx, p.Temporal, id, updateID, reason)
+			return workflows.CancelAppointment(ctx, p.Temporal, id, updateID, workflows.CancelRequest{Reason: reason})
 		},
 	}
 	noShowChange = bookingChange{

@@ -39,12 +39,13 @@ func changeUpdateID(prefix, tenant, key string) string {
 // CancelAppointment sends the cancel Update with updateID to the
 // BookingWorkflow of the appointment appointmentID and waits for the
 // booking's new state. A refusal of the validator comes back as an
-// application error of type ErrTypeNotCancellable or ErrTypeInvalidCancel;
-// a booking without a running lifecycle as a serviceerror.NotFound.
-func CancelAppointment(ctx context.Context, c client.Client, appointmentID, updateID, reason string) (LifecycleState, error) {
+// application error of type ErrTypeNotCancellable, ErrTypeInvalidCancel
+// or (req.OnlyIfRefunded) ErrTypeDepositWouldBeKept; a booking without a
+// running lifecycle as a serviceerror.NotFound.
+func CancelAppointment(ctx context.Context, c client.Client, appointmentID, updateID string, req CancelRequest) (LifecycleState, error) {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: BookingWorkflowID(appointmentID), UpdateID: updateID, UpdateName: UpdateCancel,
-		Args: []any{CancelRequest{Reason: reason}}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
 		return LifecycleState{}, fmt.Errorf("cancel %s: %w", appointmentID, err)

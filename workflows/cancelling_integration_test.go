@@ -74,7 +74,7 @@ func cancelWithRefundHeld(t *testing.T, s *convStack) refundHeld {
 		`SELECT reference FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed'`, h.customer).Scan(&h.appointment))
 	s.awaitLifecycle(t, h.appointment)
 	go func() {
-		_, err := workflows.CancelAppointment(context.Background(), s.tc, h.appointment, workflows.CancelUpdateID("demo", "api-1"), "customer called")
+		_, err := workflows.CancelAppointment(context.Background(), s.tc, h.appointment, workflows.CancelUpdateID("demo", "api-1"), workflows.CancelRequest{Reason: "customer called"})
 		h.cancelled <- err
 	}()
 	testsupport.AwaitPause(t, h.refund, h.cancelled)

@@ -124,7 +124,12 @@ func (c *conversation) followUp(ctx workflow.Context, ev InboundEvent, r *intent
 // on failure it opens the review case a lookup failure always opened and
 // reports false.
 func (c *conversation) findBookings(ctx workflow.Context, ev InboundEvent, found *[]activities.Appointment) bool {
-	err := workflow.ExecuteActivity(c.untilAnswered(ctx, "find-appointments-"+ev.EventID, "Find the customer's bookings"), act.FindAppointments,
+	return c.findBookingsAs(ctx, ev, "find-appointments-"+ev.EventID, found)
+}
+
+// findBookingsAs is findBookings under the activity ID id.
+func (c *conversation) findBookingsAs(ctx workflow.Context, ev InboundEvent, id string, found *[]activities.Appointment) bool {
+	err := workflow.ExecuteActivity(c.untilAnswered(ctx, id, "Find the customer's bookings"), act.FindAppointments,
 		activities.FindAppointmentsInput{Tenant: c.in.Tenant, Customer: c.in.Customer}).Get(ctx, found)
 	if err != nil {
 		c.cancelReview(ctx, ev, cancelLookupFailed, nil, err.Error(), c.text(tenants.TemplateCancelLookupFailed, tenants.MessageData{}))

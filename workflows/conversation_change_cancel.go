@@ -41,8 +41,9 @@ func groupBookings(found []activities.Appointment, r intent.Result, matchDay boo
 		case ap.Running && ap.Status == string(StatusConfirmed):
 			// Booked, its lifecycle not started yet: neither the
 			// appointment (past its last step) nor the lifecycle takes a
-			// change this instant; a person looks rather than the wish
-			// being lost.
+			// change this instant. A cancel or a move waits for the
+			// lifecycle (awaitLifecycles); past that bound a person looks
+			// rather than the wish being lost.
 			g.unknown = append(g.unknown, ap)
 		case ap.Running:
 			g.inFlight = append(g.inFlight, ap)
@@ -86,9 +87,16 @@ func sameDay(t, day time.Time) bool {
 func (c *conversation) cancelBooking(ctx workflow.Context, ev InboundEvent, r intent.Result) {
 	c.in.Offer = nil
 	var found []activities.Appointment
-	if !c.findBookings(ctx, ev, &found) {
+	if !c.findBookings(ctx, ev, &found) || !c.awaitLifecycles(ctx, ev, 0, &found) {
 		return
 	}
+	c.cancelFound(ctx, ev, r, found, false)
+}
+
+// cancelFound cancels the one booking among found that the wish means;
+// again is set when the bookings were read a second time because the
+// appointment in flight closed before the cancel signal reached it.
+func (c *conversation) cancelFound(ctx workflow.Context, ev InboundEvent, r intent.Result, found []activities.Appointment, again bool) {
 	g := groupBookings(found, r, true)
 	active := append(append([]activities.Appointment{}, g.inFlight...), g.confirmed...)
 	switch {
@@ -97,7 +105,7 @@ func (c *conversation) cancelBooking(ctx workflow.Context, ev InboundEvent, r in
 	case len(active) == 1 && len(g.unknown) > 0:
 		c.cancelReview(ctx, ev, cancelSeveral, append(active, g.unknown...), "", c.text(tenants.TemplateCancelSeveral, tenants.MessageData{}))
 	case len(g.inFlight) == 1:
-		c.cancelInFlight(ctx, ev, g.inFlight[0])
+		c.cancelSignalled(ctx, ev, r, g.inFlight[0], again)
 	case len(g.confirmed) == 1:
 		c.cancelAsk(ctx, ev, g.confirmed[0])
 	case len(g.cancelled) > 0:

@@ -78,6 +78,10 @@ type convFake struct {
 	// afterChange, when set, is what FindAppointments answers once a
 	// change was made (the lifecycle moved on).
 	afterChange []activities.Appointment
+	// finds, when set, are FindAppointments' answers in turn, the last
+	// repeated (the bookings as they move on between two reads).
+	finds [][]activities.Appointment
+	found int // FindAppointments calls
 }
 
 func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnvironment {
@@ -161,6 +165,10 @@ func (f *convFake) answerAndAct(env *testsuite.TestWorkflowEnvironment) {
 		func(context.Context, activities.FindAppointmentsInput) ([]activities.Appointment, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
+			f.found++
+			if len(f.finds) > 0 {
+				return f.finds[min(f.found, len(f.finds))-1], f.findErr
+			}
 			if len(f.changes) > 0 && f.afterChange != nil {
 				return f.afterChange, f.findErr
 			}

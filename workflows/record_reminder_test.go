@@ -34,7 +34,7 @@ func TestRecordHistoriesReminder(t *testing.T) {
 		st, err := workflows.AppointmentLifecycle(ctx, s.tc, ref)
 		return err == nil && len(st.Reminders) == 1
 	})
-	answer, err := workflows.CancelAppointment(ctx, s.tc, ref, workflows.CancelUpdateID("demo", "record-reminder-1"), "recorded")
+	answer, err := workflows.CancelAppointment(ctx, s.tc, ref, workflows.CancelUpdateID("demo", "record-reminder-1"), workflows.CancelRequest{Reason: "recorded"})
 	require.NoError(t, err)
 	require.Equal(t, workflows.StatusCancelled, answer.Status, answer.Reason)
 	writeHistory(t, fetchHistory(t, ctx, s.tc, workflows.BookingWorkflowID(ref), ""), "lifecycle-reminder.booking.json")

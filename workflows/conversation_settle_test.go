@@ -1,0 +1,83 @@
+package workflows_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/intent"
+	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/workflows"
+)
+
+// TestCancelWishBetweenConfirmationAndLifecycleGoesToTheLifecycle: a
+// cancel wish that meets a booking confirmed a moment ago, before its
+// lifecycle takes changes, is carried out by the lifecycle once it does,
+// not handed to a person (#48 item 6).
+func TestCancelWishBetweenConfirmationAndLifecycleGoesToTheLifecycle(t *testing.T) {
+	booked := changeBooked(workflows.StatusConfirmed, time.Time{})
+	closing := booked // the appointment at its last step: confirmed, no lifecycle yet
+	closing.Running, closing.Lifecycle = true, ""
+	reserving := closing // the appointment still booking (asking the calendar to confirm)
+	reserving.Status = string(workflows.StatusConfirming)
+	closed := errors.New("unknown external workflow execution")
+	cases := []struct {
+		name      string
+		finds     [][]activities.Appointment
+		signalErr error
+		wantFinds int
+	}{
+		{name: "confirmed, its lifecycle not started yet", finds: [][]activities.Appointment{{closing}, {closing}, {booked}}, wantFinds: 3},
+		{name: "the appointment closed before the cancel signal reached it", finds: [][]activities.Appointment{{reserving}, {booked}},
+			signalErr: closed, wantFinds: 2},
+		{name: "closed before the signal, the lifecycle a moment later", finds: [][]activities.Appointment{{reserving}, {closing}, {booked}},
+			signalErr: closed, wantFinds: 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &convFake{finds: tc.finds, signalErr: tc.signalErr,
+				understand: map[string]intent.Result{"Ich muss absagen": {Kind: intent.KindCancel, Lang: "de"}}}
+			runChangeConversation(t, f, unitSlot.Add(-72*time.Hour), unitEvent("SMa", "Ich muss absagen"))
+			require.Empty(t, f.reviews, "no case for a person")
+			require.Len(t, f.changes, 1, "the lifecycle's cancel Update")
+			require.Equal(t, workflows.UpdateCancel, f.changes[0].Update)
+			require.Empty(t, f.replies, "the booking's cancellation message is the answer")
+			require.Equal(t, tc.wantFinds, f.found)
+		})
+	}
+}
+
+// TestCancelWishWhoseLifecycleNeverAppearsGoesToAPerson: past the bound a
+// booking confirmed without a lifecycle is a person's case, as before.
+func TestCancelWishWhoseLifecycleNeverAppearsGoesToAPerson(t *testing.T) {
+	closing := changeBooked(workflows.StatusConfirmed, time.Time{})
+	closing.Running, closing.Lifecycle = true, ""
+	f := &convFake{finds: [][]activities.Appointment{{closing}},
+		understand: map[string]intent.Result{"Ich muss absagen": {Kind: intent.KindCancel, Lang: "de"}}}
+	runChangeConversation(t, f, unitSlot.Add(-72*time.Hour), unitEvent("SMa", "Ich muss absagen"))
+	require.Len(t, f.reviews, 1)
+	require.Equal(t, review.ReasonCancellationRequest, f.reviews[0].Reason)
+	require.Empty(t, f.changes)
+	require.Len(t, f.replies, 1, "told a person looks")
+	require.Greater(t, f.found, 3, "looked again before giving up")
+}
+
+// TestMoveWishBetweenConfirmationAndLifecycleMovesTheBooking: a move
+// asked for a moment after the confirmation waits for the lifecycle
+// instead of telling the customer there is no confirmed booking.
+func TestMoveWishBetweenConfirmationAndLifecycleMovesTheBooking(t *testing.T) {
+	booked := changeBooked(workflows.StatusConfirmed, time.Time{})
+	closing := booked
+	closing.Running, closing.Lifecycle = true, ""
+	thursday10 := unitSlot.Add(24 * time.Hour)
+	f := &convFake{finds: [][]activities.Appointment{{closing}, {booked}}, understand: map[string]intent.Result{
+		"verschieben": {Kind: intent.KindReschedule, Start: thursday10, HasDate: true, HasTime: true, Lang: "de"}}}
+	runChangeConversation(t, f, unitSlot.Add(-72*time.Hour), unitEvent("SMa", "verschieben"))
+	require.Empty(t, f.reviews)
+	require.Len(t, f.changes, 1, "the lifecycle's reschedule Update")
+	require.Equal(t, workflows.UpdateReschedule, f.changes[0].Update)
+	require.Empty(t, f.replies, "the booking's message about the move is the answer")
+}
