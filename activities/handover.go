@@ -34,7 +34,7 @@ type HandOver struct {
 }
 
 // TakeOver is the SignalTakeOver payload: the legacy conversation's state
-// (a workflows.ConversationInput, which this package cannot name).
+// (a conversation.Input, which this package cannot name).
 type TakeOver struct {
 	From  string          `json:"from"`
 	State json.RawMessage `json:"state"`

@@ -24,6 +24,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // ---- item 3: webhook ingest -------------------------------------------
@@ -111,13 +112,13 @@ func (e ingestEnv) rawOp() Op {
 		if err != nil {
 			return err
 		}
-		id := workflows.ConversationWorkflowID(config.DefaultTenant, key)
-		ev := workflows.InboundEvent{EventID: sid(e.base, seq), Channel: workflows.ChannelWhatsApp, Text: ingestText, ReceivedAt: time.Now().UTC()}
+		id := conversation.WorkflowID(config.DefaultTenant, key)
+		ev := conversation.InboundEvent{EventID: sid(e.base, seq), Channel: workflows.ChannelWhatsApp, Text: ingestText, ReceivedAt: time.Now().UTC()}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		_, err = e.tc.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev, client.StartWorkflowOptions{
+		_, err = e.tc.SignalWithStartWorkflow(ctx, id, conversation.SignalInbound, ev, client.StartWorkflowOptions{
 			ID: id, TaskQueue: e.cfg.TaskQueue, StaticSummary: "Conversation with " + mask.Phones(customer),
-		}, workflows.ConversationWorkflow, workflows.ConversationInput{
+		}, conversation.WorkflowName, conversation.Input{
 			Tenant: config.DefaultTenant, Customer: customer, CustomerKey: key, DepositAmount: 2000,
 			Currency: "eur", PaymentMethod: stack.ConversationCard, Timezone: e.cfg.Timezone.String(),
 		})

@@ -14,7 +14,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/twilio"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // ---- voice: the TwiML answer to a spoken sentence ----------------------
@@ -140,7 +140,7 @@ func measureVoice(t *testing.T, vl voiceLoad) voiceResult {
 	require.Equal(t, seq, countRows(t, e.pool, `SELECT count(*) FROM inbox_events WHERE kind = $1 AND state = 'delivered'`, channels.RouteVoiceGather))
 	key, err := e.cfg.CustomerKeys().Key(config.DefaultTenant, phone(e.base, 0))
 	require.NoError(t, err)
-	requireSignalled(t, e.tc, workflows.ConversationWorkflowID(config.DefaultTenant, key))
+	requireSignalled(t, e.tc, conversation.WorkflowID(config.DefaultTenant, key))
 	return res
 }
 

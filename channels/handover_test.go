@@ -15,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // TestLegacyConversationHandsOverItsState: a conversation started before
@@ -28,7 +29,7 @@ func TestLegacyConversationHandsOverItsState(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	customer := newCustomer()
-	legacy := workflows.LegacyConversationWorkflowID("demo", customer)
+	legacy := conversation.LegacyWorkflowID("demo", customer)
 
 	// Before the upgrade: the old gateway started the conversation under
 	// the number, with CustomerPhone, and the customer named only the service.
@@ -57,11 +58,11 @@ func TestLegacyConversationHandsOverItsState(t *testing.T) {
 	// The seen event IDs came along: a redelivery of the legacy run's
 	// event straight to the keyed conversation is ignored. The event after
 	// it is answered, so the redelivery has been handled by then.
-	for _, ev := range []workflows.InboundEvent{
+	for _, ev := range []conversation.InboundEvent{
 		{EventID: "SMbefore", Channel: workflows.ChannelWhatsApp, Text: "Ich brauche einen Reifenwechsel", ReceivedAt: time.Now().UTC()},
 		{EventID: "SMthanks", Channel: workflows.ChannelWhatsApp, Text: "Danke", ReceivedAt: time.Now().UTC()},
 	} {
-		require.NoError(t, e.tc.SignalWorkflow(ctx, keyed, "", workflows.SignalInbound, ev))
+		require.NoError(t, e.tc.SignalWorkflow(ctx, keyed, "", conversation.SignalInbound, ev))
 	}
 	testsupport.Eventually(t, 30*time.Second, "the answer to the event after the redelivery", func() bool {
 		return e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:SMthanks'`) == 1
@@ -75,11 +76,11 @@ func TestLegacyConversationHandsOverItsState(t *testing.T) {
 // run from before keys has none).
 func (e env) signalLegacy(t *testing.T, customer string, key customerid.Key, eventID, text string) {
 	t.Helper()
-	legacy := workflows.LegacyConversationWorkflowID("demo", customer)
-	_, err := e.tc.SignalWithStartWorkflow(context.Background(), legacy, workflows.SignalInbound, workflows.InboundEvent{
+	legacy := conversation.LegacyWorkflowID("demo", customer)
+	_, err := e.tc.SignalWithStartWorkflow(context.Background(), legacy, conversation.SignalInbound, conversation.InboundEvent{
 		EventID: eventID, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: time.Now().UTC(),
-	}, client.StartWorkflowOptions{ID: legacy, TaskQueue: e.gw.TaskQueue}, workflows.ConversationWorkflow,
-		workflows.ConversationInput{Tenant: "demo", Customer: customer, CustomerKey: key, PaymentMethod: e.gw.PaymentMethod, Timezone: "Europe/Berlin"})
+	}, client.StartWorkflowOptions{ID: legacy, TaskQueue: e.gw.TaskQueue}, conversation.WorkflowName,
+		conversation.Input{Tenant: "demo", Customer: customer, CustomerKey: key, PaymentMethod: e.gw.PaymentMethod, Timezone: "Europe/Berlin"})
 	require.NoError(t, err)
 }
 
@@ -93,7 +94,7 @@ func TestLegacyConversationsPendingReviewMovesWithIt(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	day, customer := nextTuesday(t), newCustomer()
-	legacy, keyed := workflows.LegacyConversationWorkflowID("demo", customer), testsupport.ConversationID(t, "demo", customer)
+	legacy, keyed := conversation.LegacyWorkflowID("demo", customer), testsupport.ConversationID(t, "demo", customer)
 	// The legacy run gets the key, which runs from before keys lack, so
 	// that today's code books its wishes (keyless, it hands them to a
 	// person: TestConversationWithoutKeyHandsTheWishToAPerson).

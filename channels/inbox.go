@@ -16,14 +16,15 @@ import (
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // inboxEvent is what the inbox keeps of a delivery: enough to hand it to
 // the conversation again if Temporal was unreachable.
 type inboxEvent struct {
-	Tenant   string                 `json:"tenant"`
-	Customer string                 `json:"customer"`
-	Event    workflows.InboundEvent `json:"event"`
+	Tenant   string                    `json:"tenant"`
+	Customer string                    `json:"customer"`
+	Event    conversation.InboundEvent `json:"event"`
 	// Unroutable names why the event went to no conversation (Reason…);
 	// RawFrom then keeps the caller ID as Twilio sent it, for a person.
 	Unroutable string `json:"unroutable,omitempty"`
@@ -80,15 +81,15 @@ func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) erro
 	}
 	// Always the keyed ID: a conversation still running under the legacy
 	// ID is asked by the keyed one for its state (docs/privacy.md).
-	id := workflows.ConversationWorkflowID(ev.Tenant, key)
+	id := conversation.WorkflowID(ev.Tenant, key)
 	in := g.conversationInput(ev)
 	in.CustomerKey = key
-	_, err = g.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound, ev.Event, client.StartWorkflowOptions{
+	_, err = g.Temporal.SignalWithStartWorkflow(ctx, id, conversation.SignalInbound, ev.Event, client.StartWorkflowOptions{
 		ID: id, TaskQueue: g.TaskQueue,
 		StaticSummary: "Conversation with " + mask.Phones(ev.Customer),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.CustomerKeyKey.ValueSet(string(key)), workflows.CustomerMaskedKey.ValueSet(customerid.Masked(ev.Customer))),
-	}, workflows.ConversationWorkflow, in)
+	}, conversation.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("signal conversation %s: %w", mask.Phones(ev.Customer), err)
 	}
@@ -101,8 +102,8 @@ func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) erro
 // each understood message refreshes them. A tenant removed since the
 // message arrived gets none: its messages are then not understood, and
 // nothing is booked for it.
-func (g *Gateway) conversationInput(ev inboxEvent) workflows.ConversationInput {
-	in := workflows.ConversationInput{Tenant: ev.Tenant, Customer: ev.Customer, PaymentMethod: g.PaymentMethod}
+func (g *Gateway) conversationInput(ev inboxEvent) conversation.Input {
+	in := conversation.Input{Tenant: ev.Tenant, Customer: ev.Customer, PaymentMethod: g.PaymentMethod}
 	if g.Tenants != nil {
 		if p, ok := g.Tenants.Get(ev.Tenant); ok {
 			in.Terms = activities.TermsOf(p)

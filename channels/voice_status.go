@@ -13,6 +13,7 @@ import (
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // DefaultVoiceConfirmWait is how long a caller waits on the line for the
@@ -128,7 +129,7 @@ func (g *Gateway) callOutcome(ctx context.Context, p *tenants.Profile, customer,
 		return "", "", fmt.Errorf("voice outcome: %w", err)
 	}
 	err = g.Pool.QueryRow(ctx, voiceOutcomeSQL, p.ID, customer, eventID,
-		workflows.ConversationWorkflowID(p.ID, key), "reply:"+eventID).Scan(&workflowID, &service, &slot, &confirmed, &reply)
+		conversation.WorkflowID(p.ID, key), "reply:"+eventID).Scan(&workflowID, &service, &slot, &confirmed, &reply)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return "", "", fmt.Errorf("voice outcome: %w", err)
 	}

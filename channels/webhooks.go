@@ -11,6 +11,7 @@ import (
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 const emptyTwiML = `<?xml version="1.0" encoding="UTF-8"?><Response></Response>`
@@ -65,7 +66,7 @@ func (g *Gateway) event(r *http.Request, d delivery) (inboxEvent, string) {
 	if reason == "" {
 		reason = who.Reason
 	}
-	ev := inboxEvent{Tenant: tenant, Customer: who.Number, Unroutable: reason, Event: workflows.InboundEvent{
+	ev := inboxEvent{Tenant: tenant, Customer: who.Number, Unroutable: reason, Event: conversation.InboundEvent{
 		EventID: key, Channel: d.channel, Text: text, ReceivedAt: g.requestStart(r).UTC(),
 	}}
 	if ev.Customer == "" {
@@ -222,7 +223,7 @@ func (g *Gateway) voiceGather(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 	sid, _ := sanitise(r.PostForm.Get("MessageSid"))
 	st, _ := sanitise(r.PostForm.Get("MessageStatus"))
-	ev := inboxEvent{Tenant: g.statusTenant(r), Customer: "-", Event: workflows.InboundEvent{Channel: "status", Text: st}}
+	ev := inboxEvent{Tenant: g.statusTenant(r), Customer: "-", Event: conversation.InboundEvent{Channel: "status", Text: st}}
 	if sid == "" || st == "" {
 		ev.Event.EventID, ev.Unroutable = formKey(RouteStatus, r.PostForm), ReasonMissingID
 	} else {

@@ -13,6 +13,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // Outcome is how one wish ended.
@@ -48,7 +49,7 @@ func (e *env) conversationID(customer string) string {
 	if err != nil {
 		return ""
 	}
-	return workflows.ConversationWorkflowID(config.DefaultTenant, key)
+	return conversation.WorkflowID(config.DefaultTenant, key)
 }
 
 func wishKey(customer, service string, start time.Time) string {

@@ -15,7 +15,7 @@ type TemplateName string
 // tenants were configurable, word for word, so a tenant without templates
 // is answered exactly as before.
 const (
-	// Conversation replies (workflows/conversation.go).
+	// Conversation replies (workflows/conversation).
 	TemplateNotUnderstood     TemplateName = "not_understood"
 	TemplateCancelAskBooking  TemplateName = "cancel_ask_booking" // runs recorded before cancellations were handled
 	TemplateUnclear           TemplateName = "unclear"
@@ -30,7 +30,7 @@ const (
 	TemplateStartFailedReview TemplateName = "start_failed_review"
 	TemplateRequestsMerged    TemplateName = "requests_merged"
 	TemplateSecondNotBooked   TemplateName = "second_not_booked"
-	// Cancellation replies (workflows/conversation_cancel.go).
+	// Cancellation replies (workflows/conversation/cancel.go).
 	TemplateCancelLookupFailed   TemplateName = "cancel_lookup_failed"
 	TemplateCancelNone           TemplateName = "cancel_none"
 	TemplateCancelSeveral        TemplateName = "cancel_several"

@@ -27,23 +27,23 @@ func (a *appointment) alreadyBooked(ctx workflow.Context, refusal error) *outcom
 		// booked, but a person should find which one.
 		existing = activities.ExistingBooking{}
 	}
-	link := firstNonEmpty(existing.BookingID, existing.HoldID)
+	link := FirstNonEmpty(existing.BookingID, existing.HoldID)
 	a.state.ExistingBooking, a.state.ExistingReference = link, existing.Reference
 	data := a.slot(a.req.SlotStart)
 	data.Booking, data.Hold = existing.BookingID, existing.HoldID
-	text := render(a.req.Terms, tenants.TemplateAlreadyBooked, data)
+	text := Render(a.req.Terms, tenants.TemplateAlreadyBooked, data)
 	if existing.BookingID == "" && existing.HoldID != "" {
-		text = render(a.req.Terms, tenants.TemplateAlreadyHeld, data)
+		text = Render(a.req.Terms, tenants.TemplateAlreadyHeld, data)
 	}
 	var step activities.Step
-	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, "send-already-booked", "Tell the customer: already booked"),
+	err := workflow.ExecuteActivity(CompensationCtx(ctx, a.tuning, "send-already-booked", "Tell the customer: already booked"),
 		act.SendConfirmation, activities.ConfirmationInput{
-			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer,
+			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: ReplyChannel(a.req.Channel), Customer: a.req.Customer,
 			Text: text, Kind: activities.MessageKindAlreadyBooked,
 		}).Get(ctx, &step)
 	a.record("send already booked", "send-already-booked", step, err)
 	a.state.MessageID = step.DownstreamID
-	reason := "already_booked: " + firstNonEmpty(link, "existing booking not named")
+	reason := "already_booked: " + FirstNonEmpty(link, "existing booking not named")
 	if err != nil {
 		reason += "; telling the customer failed: " + err.Error()
 	}

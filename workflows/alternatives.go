@@ -32,9 +32,9 @@ func (a *appointment) offerAlternatives(ctx workflow.Context, o *outcome) {
 		return
 	}
 	var step activities.Step
-	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, "send-alternatives", "Offer alternative slots"),
+	err := workflow.ExecuteActivity(CompensationCtx(ctx, a.tuning, "send-alternatives", "Offer alternative slots"),
 		act.SendConfirmation, activities.ConfirmationInput{
-			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer,
+			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: ReplyChannel(a.req.Channel), Customer: a.req.Customer,
 			Kind: kindAlternatives, Text: a.alternativesText(),
 		}).Get(ctx, &step)
 	a.record("offer alternatives", "send-alternatives", step, err)
@@ -47,5 +47,5 @@ func (a *appointment) alternativesText() string {
 	for _, t := range a.state.Alternatives {
 		data.Alternatives = append(data.Alternatives, a.slot(t).When)
 	}
-	return render(a.req.Terms, tenants.TemplateAlternatives, data)
+	return Render(a.req.Terms, tenants.TemplateAlternatives, data)
 }

@@ -131,12 +131,12 @@ func StartAppointmentAs(ctx context.Context, c client.Client, taskQueue, id stri
 // initialAttributes are the search attributes a booking starts with, so
 // the Web UI lists it from its first moment.
 func initialAttributes(req BookingRequest) temporal.SearchAttributes {
-	return startAttributes(keyedAttributes(req.Customer, req.CustomerKey), req)
+	return StartAttributes(keyedAttributes(req.Customer, req.CustomerKey), req)
 }
 
-// startAttributes are initialAttributes with the customer named by
-// customer (customerAttributes).
-func startAttributes(customer []temporal.SearchAttributeUpdate, req BookingRequest) temporal.SearchAttributes {
+// StartAttributes are initialAttributes with the customer named by
+// customer (CustomerAttributes).
+func StartAttributes(customer []temporal.SearchAttributeUpdate, req BookingRequest) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(append(customer,
 		ChannelKey.ValueSet(string(req.Channel)), BookingStatusKey.ValueSet(string(StatusRequested)),
 		ServiceKey.ValueSet(req.Service), SlotStartKey.ValueSet(req.SlotStart.UTC()),

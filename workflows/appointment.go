@@ -162,9 +162,9 @@ func (a *appointment) fromError(err error) *outcome {
 	switch {
 	case temporal.IsCanceledError(err):
 		return &outcome{StatusCancelled, "cancelled"}
-	case errorType(err) == activities.ErrTypeSlotUnavailable:
+	case ErrorType(err) == activities.ErrTypeSlotUnavailable:
 		return &outcome{StatusRejected, "slot_unavailable"}
-	case errorType(err) == activities.ErrTypeHoldExpired:
+	case ErrorType(err) == activities.ErrTypeHoldExpired:
 		return &outcome{StatusRejected, "hold_expired"}
 	}
 	return &outcome{StatusRejected, err.Error()}
@@ -293,7 +293,7 @@ func (a *appointment) recordChild(name string, p PaymentState) {
 func (a *appointment) upsert(ctx workflow.Context, status BookingStatus, details string) error {
 	a.state.Status = status
 	workflow.SetCurrentDetails(ctx, details)
-	err := workflow.UpsertTypedSearchAttributes(ctx, append(customerUpserts(ctx, a.req.Customer, a.req.CustomerKey),
+	err := workflow.UpsertTypedSearchAttributes(ctx, append(CustomerUpserts(ctx, a.req.Customer, a.req.CustomerKey),
 		BookingStatusKey.ValueSet(string(status)),
 		ChannelKey.ValueSet(string(a.req.Channel)),
 		ServiceKey.ValueSet(a.req.Service),
@@ -314,7 +314,7 @@ func (a *appointment) show(ctx workflow.Context, status BookingStatus, details s
 	}
 }
 
-// phase records that phase p of this booking ended (observePhase).
+// phase records that phase p of this booking ended (ObservePhase).
 func (a *appointment) phase(ctx workflow.Context, p telemetry.Phase) {
-	observePhase(ctx, a.req.Tenant, p, a.req.AcceptedAt)
+	ObservePhase(ctx, a.req.Tenant, p, a.req.AcceptedAt)
 }

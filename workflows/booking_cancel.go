@@ -145,7 +145,7 @@ func (b *booking) cancelWishInReview(ctx workflow.Context, in CancelRequest, at 
 		"situation": "cancel asked during a move that ended in review", "cancel_reason": in.Reason,
 		"asked_at": at, "move_case": b.state.ReviewCase, "booking_id": b.state.BookingID,
 	}
-	caseID, err := openCaseWith(ctx, b.tuning, b.in.Tenant, "cancel-after-move", review.ReasonCancellationRequest, details)
+	caseID, err := OpenCaseWith(ctx, b.tuning, b.in.Tenant, "cancel-after-move", review.ReasonCancellationRequest, details)
 	if err != nil {
 		workflow.GetLogger(ctx).Error("cancel during a move in review: case not opened", "error", err)
 		b.state.Reason += "; a cancel asked meanwhile could not be recorded: " + err.Error()
@@ -168,7 +168,7 @@ func (b *booking) window() time.Duration {
 func (b *booking) cancelInCalendar(ctx workflow.Context) bool {
 	const id = "cancel-booking"
 	var step activities.Step
-	err := workflow.ExecuteActivity(compensationCtx(ctx, b.tuning, id, "Cancel booking "+b.in.BookingID),
+	err := workflow.ExecuteActivity(CompensationCtx(ctx, b.tuning, id, "Cancel booking "+b.in.BookingID),
 		act.CancelBooking, activities.CancelBookingInput{Tenant: b.in.Tenant, BookingID: b.in.BookingID, Reference: b.calendarRef()}).Get(ctx, &step)
 	b.record(ctx, "cancel booking", id, step, err)
 	if err != nil {
@@ -183,7 +183,7 @@ func (b *booking) cancelInCalendar(ctx workflow.Context) bool {
 // captured one refunded by VoidDeposit).
 func (b *booking) refund(ctx workflow.Context) bool {
 	const id = "refund-deposit"
-	rctx := compensationCtx(ctx, b.tuning, id, "Refund deposit of "+b.in.Reference)
+	rctx := CompensationCtx(ctx, b.tuning, id, "Refund deposit of "+b.in.Reference)
 	var step activities.Step
 	var err error
 	if b.in.IntentID != "" {
@@ -208,10 +208,10 @@ func (b *booking) refund(ctx workflow.Context) bool {
 // cancellation, it is visible in the step table.
 func (b *booking) tell(ctx workflow.Context) {
 	const id = "send-cancellation"
-	lang := language(b.in.Terms)
+	lang := Language(b.in.Terms)
 	data := tenants.MessageData{
-		Service: label(b.in.Terms, b.in.Service), When: when(b.in.SlotStart, b.in.Timezone, lang),
-		Booking: b.in.BookingID, Amount: money(b.in.Deposit, b.in.Currency, lang),
+		Service: Label(b.in.Terms, b.in.Service), When: When(b.in.SlotStart, b.in.Timezone, lang),
+		Booking: b.in.BookingID, Amount: Money(b.in.Deposit, b.in.Currency, lang),
 	}
 	name := tenants.TemplateBookingCancelled
 	switch b.state.Deposit {
@@ -221,8 +221,8 @@ func (b *booking) tell(ctx workflow.Context) {
 		name = tenants.TemplateBookingCancelledKept
 	}
 	step, err := sendMessage(ctx, b.tuning, id, "Send cancellation", activities.ConfirmationInput{
-		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: render(b.in.Terms, name, data), Kind: MessageKindCancellation, SendBy: b.in.SlotStart,
+		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: ReplyChannel(b.in.Channel), Customer: b.in.Customer,
+		Text: Render(b.in.Terms, name, data), Kind: MessageKindCancellation, SendBy: b.in.SlotStart,
 	})
 	b.record(ctx, "send cancellation", id, step, err)
 	b.state.MessageID = step.DownstreamID
@@ -233,7 +233,7 @@ func (b *booking) tell(ctx workflow.Context) {
 // a live booking or a deposit not refunded.
 func (b *booking) needsReview(ctx workflow.Context, step, what string, cause error) {
 	b.state.Reason = what + ": " + cause.Error()
-	caseID, err := openCase(ctx, b.tuning, b.in.Tenant, step, review.ReasonCompensationFailed, cause)
+	caseID, err := OpenCase(ctx, b.tuning, b.in.Tenant, step, review.ReasonCompensationFailed, cause)
 	if err != nil {
 		workflow.GetLogger(ctx).Error("open review case", "step", step, "error", err)
 	} else {

@@ -98,11 +98,11 @@ func (b *booking) remind(ctx workflow.Context, r reminder) {
 		name = tenants.TemplateReminderEarly
 	}
 	data := tenants.MessageData{
-		Service: label(b.in.Terms, b.in.Service), When: when(b.in.SlotStart, b.in.Timezone, language(b.in.Terms)), Booking: b.in.BookingID,
+		Service: Label(b.in.Terms, b.in.Service), When: When(b.in.SlotStart, b.in.Timezone, Language(b.in.Terms)), Booking: b.in.BookingID,
 	}
 	step, err := sendMessage(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset), activities.ConfirmationInput{
-		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: render(b.in.Terms, name, data), Kind: MessageKindReminder + r.kind(), SendBy: b.in.SlotStart,
+		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: ReplyChannel(b.in.Channel), Customer: b.in.Customer,
+		Text: Render(b.in.Terms, name, data), Kind: MessageKindReminder + r.kind(), SendBy: b.in.SlotStart,
 	})
 	b.record(ctx, "send reminder "+r.offset.String()+" before", id, step, err)
 	if err == nil {

@@ -156,7 +156,7 @@ func (b *booking) placeNew(ctx workflow.Context, mv *move, undo *saga) (activiti
 	undo.add("release new hold", func(ctx workflow.Context) error {
 		id := b.moveID(mv, "release")
 		var step activities.Step
-		err := workflow.ExecuteActivity(compensationCtx(ctx, b.tuning, id, "Release the hold of "+mv.ref), act.ReleaseHold,
+		err := workflow.ExecuteActivity(CompensationCtx(ctx, b.tuning, id, "Release the hold of "+mv.ref), act.ReleaseHold,
 			activities.ReleaseHoldInput{Tenant: b.in.Tenant, Reference: mv.ref}).Get(ctx, &step)
 		b.recordUndo(ctx, "release new hold", id, step, err)
 		return err
@@ -175,7 +175,7 @@ func (b *booking) placeNew(ctx workflow.Context, mv *move, undo *saga) (activiti
 	undo.add("cancel new booking", func(ctx workflow.Context) error {
 		id := b.moveID(mv, "cancel-new")
 		var step activities.Step
-		err := workflow.ExecuteActivity(compensationCtx(ctx, b.tuning, id, "Cancel the booking of "+mv.ref), act.CancelBooking,
+		err := workflow.ExecuteActivity(CompensationCtx(ctx, b.tuning, id, "Cancel the booking of "+mv.ref), act.CancelBooking,
 			activities.CancelBookingInput{Tenant: b.in.Tenant, Reference: mv.ref}).Get(ctx, &step)
 		b.recordUndo(ctx, "cancel new booking", id, step, err)
 		return err
@@ -203,7 +203,7 @@ const versionMoveOutlastsOutage = "move-outlasts-outage"
 // moveStepCtx is the activity options of a move's hold and confirmation.
 func (b *booking) moveStepCtx(ctx workflow.Context, id, summary string) workflow.Context {
 	if workflow.GetVersion(ctx, versionMoveOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
-		return reconcileCtx(ctx, b.tuning, id, summary)
+		return ReconcileCtx(ctx, b.tuning, id, summary)
 	}
 	return ActivityCtx(ctx, b.tuning, id, summary)
 }
@@ -212,7 +212,7 @@ func (b *booking) moveStepCtx(ctx workflow.Context, id, summary string) workflow
 // slot: a taken slot with the alternatives to offer, a slot the calendar
 // cannot offer at all, or an outage (the request may be repeated).
 func moveRefused(err error) error {
-	switch errorType(err) {
+	switch ErrorType(err) {
 	case activities.ErrTypeSlotUnavailable:
 		return temporal.NewApplicationError("the new slot is taken; the booking is unchanged", activities.ErrTypeSlotUnavailable,
 			RescheduleRefused{Alternatives: alternatives(err)})
@@ -249,7 +249,7 @@ func (b *booking) applyMove(ctx workflow.Context, mv *move, booked activities.Co
 func (b *booking) cancelOld(ctx workflow.Context, mv *move) bool {
 	id := b.moveID(mv, "cancel-old")
 	var step activities.Step
-	err := workflow.ExecuteActivity(compensationCtx(ctx, b.tuning, id, "Cancel the old booking "+mv.oldID), act.CancelBooking,
+	err := workflow.ExecuteActivity(CompensationCtx(ctx, b.tuning, id, "Cancel the old booking "+mv.oldID), act.CancelBooking,
 		activities.CancelBookingInput{Tenant: b.in.Tenant, BookingID: mv.oldID, Reference: mv.oldRef}).Get(ctx, &step)
 	b.record(ctx, "cancel old booking", id, step, err)
 	if err != nil {
@@ -264,14 +264,14 @@ func (b *booking) cancelOld(ctx workflow.Context, mv *move) bool {
 func (b *booking) tellMoved(ctx workflow.Context) {
 	n := len(b.state.Moves)
 	id := "reschedule-message-" + strconv.Itoa(n)
-	lang := language(b.in.Terms)
-	data := tenants.MessageData{Service: label(b.in.Terms, b.in.Service), When: when(b.in.SlotStart, b.in.Timezone, lang), Booking: b.in.BookingID}
+	lang := Language(b.in.Terms)
+	data := tenants.MessageData{Service: Label(b.in.Terms, b.in.Service), When: When(b.in.SlotStart, b.in.Timezone, lang), Booking: b.in.BookingID}
 	if b.in.Deposit > 0 {
-		data.Amount = money(b.in.Deposit, b.in.Currency, lang)
+		data.Amount = Money(b.in.Deposit, b.in.Currency, lang)
 	}
 	step, err := sendMessage(ctx, b.tuning, id, "Tell the customer the new time", activities.ConfirmationInput{
-		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: replyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: render(b.in.Terms, tenants.TemplateBookingRescheduled, data), Kind: MessageKindRescheduled + strconv.Itoa(n),
+		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: ReplyChannel(b.in.Channel), Customer: b.in.Customer,
+		Text: Render(b.in.Terms, tenants.TemplateBookingRescheduled, data), Kind: MessageKindRescheduled + strconv.Itoa(n),
 		SendBy: b.in.SlotStart,
 	})
 	b.record(ctx, "send rescheduled", id, step, err)

@@ -34,7 +34,7 @@ func (a *appointment) startLifecycle(ctx workflow.Context) {
 		WorkflowID:            id,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(append(customerAttributes(ctx, a.req.Customer, a.req.CustomerKey),
+		TypedSearchAttributes: temporal.NewSearchAttributes(append(CustomerAttributes(ctx, a.req.Customer, a.req.CustomerKey),
 			ChannelKey.ValueSet(string(a.req.Channel)),
 			BookingStatusKey.ValueSet(string(StatusConfirmed)), ServiceKey.ValueSet(a.req.Service),
 			SlotStartKey.ValueSet(a.req.SlotStart.UTC()),

@@ -10,6 +10,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // TestCancelWishWhileTheCancelIsUnderWayIsNotToldCancelled: a booking
@@ -31,7 +32,7 @@ func TestCancelWishWhileTheCancelIsUnderWayIsNotToldCancelled(t *testing.T) {
 	h.refund.Release()
 	require.NoError(t, <-h.cancelled)
 	testsupport.Eventually(t, 60*time.Second, "the cancellation message", func() bool { return messagesTo(fake, customer, "ist storniert.") == 1 })
-	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
+	s.idle(t, conversation.LegacyWorkflowID("demo", customer), "")
 	require.Equal(t, 4, messagesTo(fake, customer, ""), "reply, confirmation, answer, cancellation: nothing twice")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM refunds`))
 }
@@ -50,7 +51,7 @@ func TestCancelWishWhileTheCancelIsUnderWayIsNotToldCancelled(t *testing.T) {
 type refundHeld struct {
 	fake                        *twilio.FakeServer
 	customer, wish, appointment string
-	in                          workflows.ConversationInput
+	in                          conversation.Input
 	refund                      *testsupport.Pause
 	cancelled                   chan error // the cancel's answer, once released
 }

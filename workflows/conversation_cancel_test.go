@@ -19,6 +19,7 @@ import (
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // TestConversationCancellationWish: what a "stornieren" does, by what the
@@ -83,8 +84,8 @@ func TestConversationCancellationWish(t *testing.T) {
 				understand: map[string]intent.Result{"Bitte stornieren": {Kind: intent.KindCancel, Lang: "de"}}}
 			env := newConversationEnv(t, f)
 			env.SetStartTime(tc.now)
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalInbound, unitEvent("SMx", "Bitte stornieren")) }, time.Second)
-			env.ExecuteWorkflow(workflows.ConversationWorkflow, unitConversationInput(1))
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(conversation.SignalInbound, unitEvent("SMx", "Bitte stornieren")) }, time.Second)
+			env.ExecuteWorkflow(conversation.WorkflowName, unitConversationInput(1))
 			nextRunInput(t, env)
 
 			require.Equal(t, tc.wantCancel, f.cancels)
@@ -128,8 +129,8 @@ func TestCancellationWishOutlastsADatabaseOutage(t *testing.T) {
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		bounds[info.ActivityType.Name] = info.ScheduleToCloseTimeout
 	})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalInbound, unitEvent("SMx", "Bitte stornieren")) }, time.Second)
-	env.ExecuteWorkflow(workflows.ConversationWorkflow, unitConversationInput(1))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(conversation.SignalInbound, unitEvent("SMx", "Bitte stornieren")) }, time.Second)
+	env.ExecuteWorkflow(conversation.WorkflowName, unitConversationInput(1))
 	nextRunInput(t, env)
 	require.Equal(t, []string{workflows.AppointmentWorkflowID("demo", "a")}, f.cancels)
 	require.Equal(t, 15*time.Minute, bounds["FindAppointments"], "asked until the database answers, within the reconcile bound")
@@ -148,7 +149,7 @@ func TestBookingWishOutlastsADatabaseOutage(t *testing.T) {
 		bounds[info.ActivityType.Name] = info.ScheduleToCloseTimeout
 	})
 	send(env, []signal{whatsapp(time.Second, "SMa", wish)})
-	env.ExecuteWorkflow(workflows.ConversationWorkflow, unitConversationInput(1))
+	env.ExecuteWorkflow(conversation.WorkflowName, unitConversationInput(1))
 	nextRunInput(t, env)
 	require.Len(t, f.children, 1, "the wish is booked")
 	require.Equal(t, 15*time.Minute, bounds["DecideDedup"], "asked until the database answers, within the reconcile bound")

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // moveThenCancel books by WhatsApp, moves the booking ("Bitte verschieben
@@ -31,7 +31,7 @@ func moveThenCancel(t *testing.T, s convStack, customer string) string {
 		"the booking is on Thursday at 10")
 	s.say(t, in, "SMcancel", "Ich muss absagen")
 	testsupport.Eventually(t, 60*time.Second, "the cancellation message", func() bool { return messagesTo(fake, customer, "") == 4 })
-	id := workflows.LegacyConversationWorkflowID("demo", customer)
+	id := conversation.LegacyWorkflowID("demo", customer)
 	s.idle(t, id, "")
 	require.Zero(t, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status IN ('held', 'confirmed')`, customer), "nothing left booked")
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'cancelled'`, customer),

@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // changeBooked is a confirmed booking at unitSlot whose lifecycle is in
@@ -24,18 +25,18 @@ func changeBooked(lifecycle workflows.BookingStatus, now time.Time) activities.A
 
 // runConversation sends the events one after another and runs the
 // conversation until it continues as new.
-func runChangeConversation(t *testing.T, f *convFake, start time.Time, events ...workflows.InboundEvent) {
+func runChangeConversation(t *testing.T, f *convFake, start time.Time, events ...conversation.InboundEvent) {
 	t.Helper()
 	env := newConversationEnv(t, f)
 	env.SetStartTime(start)
 	for i, ev := range events {
-		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalInbound, ev) }, time.Duration(i+1)*time.Second)
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(conversation.SignalInbound, ev) }, time.Duration(i+1)*time.Second)
 	}
-	env.ExecuteWorkflow(workflows.ConversationWorkflow, unitConversationInput(len(events)))
+	env.ExecuteWorkflow(conversation.WorkflowName, unitConversationInput(len(events)))
 	nextRunInput(t, env)
 }
 
-func voiceEvent(id, text string) workflows.InboundEvent {
+func voiceEvent(id, text string) conversation.InboundEvent {
 	ev := unitEvent(id, text)
 	ev.Channel = workflows.ChannelVoice
 	return ev
@@ -104,7 +105,7 @@ func TestRescheduleWish(t *testing.T) {
 				"verschieben":       {Kind: intent.KindReschedule, Lang: "de", Question: "Auf welchen Tag und welche Uhrzeit sollen wir Ihren Termin verschieben?"},
 				"Do 10":             {Kind: intent.KindBook, Start: thursday10, HasDate: true, HasTime: true, Lang: "de", Question: "Welche Leistung?"},
 			}}
-			var events []workflows.InboundEvent
+			var events []conversation.InboundEvent
 			for i, text := range tc.texts {
 				events = append(events, unitEvent("SM"+string(rune('a'+i)), text))
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // convStack is a real stack for conversation tests: PostgreSQL, the APIs,
@@ -63,23 +64,23 @@ func conversationCustomer() string { return fmt.Sprintf("+49151%08d", rand.IntN(
 
 // say hands one inbound event to the customer's conversation the way the
 // gateway does (SignalWithStart), starting it if needed.
-func (s convStack) say(t *testing.T, in workflows.ConversationInput, eventID, text string) {
+func (s convStack) say(t *testing.T, in conversation.Input, eventID, text string) {
 	t.Helper()
 	s.sayOn(t, in, workflows.ChannelWhatsApp, eventID, text)
 }
 
 // sayOn is say on another channel.
-func (s convStack) sayOn(t *testing.T, in workflows.ConversationInput, channel workflows.Channel, eventID, text string) {
+func (s convStack) sayOn(t *testing.T, in conversation.Input, channel workflows.Channel, eventID, text string) {
 	t.Helper()
-	id := workflows.LegacyConversationWorkflowID(in.Tenant, in.Customer)
-	_, err := s.tc.SignalWithStartWorkflow(context.Background(), id, workflows.SignalInbound,
-		workflows.InboundEvent{EventID: eventID, Channel: channel, Text: text, ReceivedAt: time.Now()},
-		client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.ConversationWorkflow, in)
+	id := conversation.LegacyWorkflowID(in.Tenant, in.Customer)
+	_, err := s.tc.SignalWithStartWorkflow(context.Background(), id, conversation.SignalInbound,
+		conversation.InboundEvent{EventID: eventID, Channel: channel, Text: text, ReceivedAt: time.Now()},
+		client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, conversation.WorkflowName, in)
 	require.NoError(t, err)
 }
 
-func conversationInput(customer string, restartAfter int) workflows.ConversationInput {
-	return workflows.ConversationInput{Tenant: "demo", Customer: customer, CustomerKey: devKey(customer), DepositAmount: 2000, Currency: "eur",
+func conversationInput(customer string, restartAfter int) conversation.Input {
+	return conversation.Input{Tenant: "demo", Customer: customer, CustomerKey: devKey(customer), DepositAmount: 2000, Currency: "eur",
 		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin", EventsBeforeRestart: restartAfter}
 }
 
@@ -123,7 +124,7 @@ func reviewDecisionAtContinueAsNew(t *testing.T, s convStack) (workflowID, first
 	t.Helper()
 	ctx := context.Background()
 	in := conversationInput(conversationCustomer(), 3)
-	workflowID = workflows.LegacyConversationWorkflowID(in.Tenant, in.Customer)
+	workflowID = conversation.LegacyWorkflowID(in.Tenant, in.Customer)
 	stop := s.worker(t)
 	s.say(t, in, "SMcan1", "Reifenwechsel "+slotText(t, 14))
 	testsupport.Eventually(t, 60*time.Second, "the first booking confirmed", func() bool {
@@ -174,7 +175,7 @@ func requireSignalsInOneTask(t *testing.T, s convStack, workflowID, runID string
 		}
 	}
 	joined := strings.Join(signals, " ")
-	require.Contains(t, joined, "| "+workflows.SignalInbound+" "+workflows.SignalReviewDecision+" |",
+	require.Contains(t, joined, "| "+conversation.SignalInbound+" "+workflows.SignalReviewDecision+" |",
 		"the third event and the decision reach one workflow task: %s", joined)
 }
 
@@ -267,7 +268,7 @@ func TestCancellationWishOnTwoChannelsCancelsTheBookingOnce(t *testing.T) {
 		return s.count(t, `SELECT count(*) FROM refunds`) == 1 &&
 			messagesTo(fake, customer, "storniert") == 1
 	})
-	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
+	s.idle(t, conversation.LegacyWorkflowID("demo", customer), "")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'cancelled'`, customer))
 	require.Zero(t, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status IN ('held', 'confirmed')`, customer))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM refunds`), "one refund")

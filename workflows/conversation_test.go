@@ -30,11 +30,12 @@ import (
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 const unitCustomer = "+4915112345678"
 
-var unitConversationID = workflows.LegacyConversationWorkflowID("demo", unitCustomer)
+var unitConversationID = conversation.LegacyWorkflowID("demo", unitCustomer)
 
 // unitKey is unitCustomer's key with the development secret.
 var unitKey = devKey(unitCustomer)
@@ -95,7 +96,7 @@ func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnviro
 	// is eight days ahead whatever day the test runs (a test about a rule
 	// of time sets its own start after this).
 	env.SetStartTime(unitReceivedAt)
-	env.RegisterWorkflow(workflows.ConversationWorkflow)
+	conversation.Register(env)
 	env.RegisterWorkflow(workflows.AppointmentWorkflow)
 	env.RegisterActivity(&activities.Activities{})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: unitConversationID, TaskQueue: workflows.TaskQueue})
@@ -217,23 +218,23 @@ func (f *convFake) changeBooking(_ context.Context, in activities.ChangeBookingI
 // unitReceivedAt is when the unit tests' webhooks were accepted.
 var unitReceivedAt = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-func unitEvent(id, text string) workflows.InboundEvent {
-	return workflows.InboundEvent{EventID: id, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: unitReceivedAt}
+func unitEvent(id, text string) conversation.InboundEvent {
+	return conversation.InboundEvent{EventID: id, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: unitReceivedAt}
 }
 
-func unitConversationInput(restartAfter int) workflows.ConversationInput {
-	return workflows.ConversationInput{Tenant: "demo", Customer: unitCustomer, CustomerKey: unitKey, DepositAmount: 2000, Currency: "eur",
+func unitConversationInput(restartAfter int) conversation.Input {
+	return conversation.Input{Tenant: "demo", Customer: unitCustomer, CustomerKey: unitKey, DepositAmount: 2000, Currency: "eur",
 		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin", EventsBeforeRestart: restartAfter}
 }
 
 // nextRunInput requires that the run continued as new and returns the
 // next run's input.
-func nextRunInput(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.ConversationInput {
+func nextRunInput(t *testing.T, env *testsuite.TestWorkflowEnvironment) conversation.Input {
 	t.Helper()
 	require.True(t, env.IsWorkflowCompleted())
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(env.GetWorkflowError(), &can), "want continue-as-new, got %v", env.GetWorkflowError())
-	var next workflows.ConversationInput
+	var next conversation.Input
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	return next
 }
@@ -256,7 +257,7 @@ type signal struct {
 func inbound(at time.Duration, ch workflows.Channel, id, text string) signal {
 	ev := unitEvent(id, text)
 	ev.Channel = ch
-	return signal{at: at, name: workflows.SignalInbound, arg: ev}
+	return signal{at: at, name: conversation.SignalInbound, arg: ev}
 }
 
 func whatsapp(at time.Duration, id, text string) signal {
@@ -288,7 +289,7 @@ func send(env *testsuite.TestWorkflowEnvironment, signals []signal) {
 func distinctEvents(signals []signal) int {
 	ids := map[string]bool{}
 	for _, s := range signals {
-		if ev, ok := s.arg.(workflows.InboundEvent); ok {
+		if ev, ok := s.arg.(conversation.InboundEvent); ok {
 			ids[ev.EventID] = true
 		}
 	}
@@ -297,14 +298,14 @@ func distinctEvents(signals []signal) int {
 
 // runConversation runs one conversation run until it continues as new
 // after the distinct events of signals, and returns the next run's input.
-func runConversation(t *testing.T, f *convFake, in workflows.ConversationInput, signals []signal) workflows.ConversationInput {
+func runConversation(t *testing.T, f *convFake, in conversation.Input, signals []signal) conversation.Input {
 	t.Helper()
 	env := newConversationEnv(t, f)
 	send(env, signals)
 	if in.EventsBeforeRestart == 0 {
 		in.EventsBeforeRestart = distinctEvents(signals)
 	}
-	env.ExecuteWorkflow(workflows.ConversationWorkflow, in)
+	env.ExecuteWorkflow(conversation.WorkflowName, in)
 	return nextRunInput(t, env)
 }
 
@@ -432,15 +433,15 @@ func TestConversationWishThatCannotBeCheckedGoesToAPerson(t *testing.T) {
 // it starts from, the signals it gets, and what is checked afterwards.
 type continueAsNewCase struct {
 	name    string
-	in      func(*workflows.ConversationInput)
+	in      func(*conversation.Input)
 	signals []signal
-	check   func(t *testing.T, f *convFake, next workflows.ConversationInput)
+	check   func(t *testing.T, f *convFake, next conversation.Input)
 }
 
 func continueAsNewCases() []continueAsNewCase {
 	waiting := dedup.Intent{Tenant: "demo", IntentID: "intent-b", Customer: unitCustomer, Service: "inspection", SlotStart: unitSlot,
 		Channel: "whatsapp", EventID: "SMb", WorkflowID: workflows.AppointmentWorkflowID("demo", "intent-b"), ConversationID: unitConversationID}
-	pending := []workflows.PendingDecision{{CaseID: "rc_dup", Intent: waiting, Channel: workflows.ChannelWhatsApp}}
+	pending := []conversation.PendingDecision{{CaseID: "rc_dup", Intent: waiting, Channel: workflows.ChannelWhatsApp}}
 	window := make([]string, 200)
 	for i := range window {
 		window[i] = fmt.Sprintf("SM%03d", i)
@@ -448,24 +449,24 @@ func continueAsNewCases() []continueAsNewCase {
 	return []continueAsNewCase{
 		{"an event arriving with the last one is handled before the restart", nil,
 			[]signal{whatsapp(time.Second, "SMa", "Hallo"), whatsapp(time.Second, "SMb", "Wie bitte?")},
-			func(t *testing.T, f *convFake, next workflows.ConversationInput) {
+			func(t *testing.T, f *convFake, next conversation.Input) {
 				require.Equal(t, []string{"Hallo", "Wie bitte?"}, f.extracted)
 				require.Equal(t, []string{"SMa", "SMb"}, next.Seen)
 				require.Equal(t, 1, next.EventsBeforeRestart, "the setting is carried too")
 			}},
 		{"seen IDs are carried, so a redelivery after the restart is ignored",
-			func(in *workflows.ConversationInput) { in.Seen = []string{"SMold"} },
+			func(in *conversation.Input) { in.Seen = []string{"SMold"} },
 			[]signal{whatsapp(time.Second, "SMold", "Hallo"), whatsapp(time.Minute, "SMa", "Wie bitte?")},
-			func(t *testing.T, f *convFake, next workflows.ConversationInput) {
+			func(t *testing.T, f *convFake, next conversation.Input) {
 				require.Equal(t, []string{"Wie bitte?"}, f.extracted, "the redelivery is neither understood nor counted")
 				require.Len(t, f.replies, 1)
 				require.Equal(t, []string{"SMold", "SMa"}, next.Seen)
 			}},
 		{"a review decision arriving with the last event is handled",
-			func(in *workflows.ConversationInput) { in.Pending = pending },
+			func(in *conversation.Input) { in.Pending = pending },
 			[]signal{whatsapp(time.Second, "SMc", "Hallo"), {at: time.Second, name: workflows.SignalReviewDecision,
 				arg: workflows.ReviewDecision{CaseID: "rc_dup", Action: review.ActionSeparate}}},
-			func(t *testing.T, f *convFake, next workflows.ConversationInput) {
+			func(t *testing.T, f *convFake, next conversation.Input) {
 				require.Empty(t, next.Pending, "the decision was handled, not left behind")
 				require.Len(t, f.decided, 1)
 				require.True(t, f.decided[0].Separate, "the reviewer's separate reaches dedup")
@@ -473,22 +474,22 @@ func continueAsNewCases() []continueAsNewCase {
 				require.Equal(t, "inspection", f.children[0].Service)
 			}},
 		{"a review case still open is carried",
-			func(in *workflows.ConversationInput) { in.Pending = pending },
+			func(in *conversation.Input) { in.Pending = pending },
 			[]signal{whatsapp(time.Second, "SMc", "Hallo")},
-			func(t *testing.T, f *convFake, next workflows.ConversationInput) {
+			func(t *testing.T, f *convFake, next conversation.Input) {
 				require.Equal(t, pending, next.Pending)
 				require.Empty(t, f.children)
 			}},
 		{"the slot under discussion is carried", nil,
 			[]signal{whatsapp(time.Second, "SMa", "Reifenwechsel bitte")},
-			func(t *testing.T, f *convFake, next workflows.ConversationInput) {
-				require.Equal(t, &workflows.Offer{Service: "tire-change"}, next.Offer)
+			func(t *testing.T, f *convFake, next conversation.Input) {
+				require.Equal(t, &conversation.Offer{Service: "tire-change"}, next.Offer)
 				require.Empty(t, f.decided, "nothing to decide without a time")
 			}},
 		{"the seen window keeps the newest 200 IDs",
-			func(in *workflows.ConversationInput) { in.Seen = window },
+			func(in *conversation.Input) { in.Seen = window },
 			[]signal{whatsapp(time.Second, "SMnew", "Hallo")},
-			func(t *testing.T, _ *convFake, next workflows.ConversationInput) {
+			func(t *testing.T, _ *convFake, next conversation.Input) {
 				require.Equal(t, append(append([]string{}, window[1:]...), "SMnew"), next.Seen)
 			}},
 	}

@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
-	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // TestMatrix18ClosedIntentIsNotMergedInto: an appointment ends without a
@@ -34,7 +36,7 @@ func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
 	wish := dedup.Intent{
 		Tenant: req.Tenant, IntentID: req.IntentID, Customer: req.Customer, Service: req.Service, SlotStart: req.SlotStart,
 		Channel: "whatsapp", EventID: "SM-first", WorkflowID: workflows.AppointmentWorkflowID(req.Tenant, req.IntentID),
-		ConversationID: workflows.LegacyConversationWorkflowID(req.Tenant, req.Customer),
+		ConversationID: conversation.LegacyWorkflowID(req.Tenant, req.Customer),
 	}
 	first, err := store.Decide(ctx, "dedup-first-"+req.IntentID, wish)
 	require.NoError(t, err)
@@ -94,7 +96,7 @@ func TestWishAfterTerminatedAppointmentIsNewAttempt(t *testing.T) {
 	wish := dedup.Intent{
 		Tenant: req.Tenant, IntentID: req.IntentID, Customer: req.Customer, Service: req.Service, SlotStart: req.SlotStart,
 		Channel: "voice", EventID: "CA-first", WorkflowID: workflows.AppointmentWorkflowID(req.Tenant, req.IntentID),
-		ConversationID: workflows.LegacyConversationWorkflowID(req.Tenant, req.Customer),
+		ConversationID: conversation.LegacyWorkflowID(req.Tenant, req.Customer),
 	}
 	decide := func(event string) dedup.Decision {
 		wish.EventID = event

@@ -44,7 +44,7 @@ func (a *appointment) end(ctx workflow.Context, o *outcome) BookingState {
 		a.state.ReviewCase = a.childCase
 	case err != nil:
 		status, reason = StatusNeedsReview, reason+"; compensation failed: "+err.Error()
-		caseID, cerr := openCase(dctx, a.tuning, a.req.Tenant, "compensation", review.ReasonCompensationFailed, err)
+		caseID, cerr := OpenCase(dctx, a.tuning, a.req.Tenant, "compensation", review.ReasonCompensationFailed, err)
 		a.noteCase(dctx, caseID, cerr)
 		reason += "; review case " + a.state.ReviewCase
 	case a.saga.durable && a.childCase != "":
@@ -93,11 +93,11 @@ func (a *appointment) closeIntent(ctx workflow.Context) string {
 		}
 		return ""
 	}
-	err := workflow.ExecuteActivity(compensationCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil)
+	err := workflow.ExecuteActivity(CompensationCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil)
 	if err == nil {
 		return ""
 	}
-	caseID, cerr := openCase(ctx, a.tuning, a.req.Tenant, id, review.ReasonCompensationFailed, err)
+	caseID, cerr := OpenCase(ctx, a.tuning, a.req.Tenant, id, review.ReasonCompensationFailed, err)
 	a.noteCase(ctx, caseID, cerr)
 	return "close intent failed: " + err.Error() + "; review case " + a.state.ReviewCase
 }
@@ -130,6 +130,6 @@ func (a *appointment) cancelAfterCommit(ctx workflow.Context) {
 	}
 	for a.cancelRequested() { // one case however often the customer asked
 	}
-	caseID, err := openCase(ctx, a.tuning, a.req.Tenant, "cancellation-request", review.ReasonCancellationRequest, nil)
+	caseID, err := OpenCase(ctx, a.tuning, a.req.Tenant, "cancellation-request", review.ReasonCancellationRequest, nil)
 	a.noteCase(ctx, caseID, err)
 }

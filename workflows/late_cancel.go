@@ -41,11 +41,11 @@ func (a *appointment) forwardLateCancel(ctx workflow.Context) {
 	err := a.cancelLifecycle(ctx)
 	for a.cancelRequested() { // asked again meanwhile: the same wish
 	}
-	if err == nil || errorType(err) == activities.ErrTypeChangePending {
+	if err == nil || ErrorType(err) == activities.ErrTypeChangePending {
 		return // cancelled, or under way: the booking sends its message
 	}
 	workflow.GetLogger(ctx).Warn("cancel after commit: a person decides", "lifecycle", a.state.Lifecycle, "error", err)
-	caseID, cerr := openCase(ctx, a.tuning, a.req.Tenant, "cancellation-request", review.ReasonCancellationRequest, err)
+	caseID, cerr := OpenCase(ctx, a.tuning, a.req.Tenant, "cancellation-request", review.ReasonCancellationRequest, err)
 	a.noteCase(ctx, caseID, cerr)
 }
 
@@ -68,6 +68,6 @@ func (a *appointment) cancelLifecycle(ctx workflow.Context) error {
 		Tenant: a.req.Tenant, AppointmentID: a.state.Reference, Update: UpdateCancel,
 		UpdateID: CancelUpdateID(a.req.Tenant, "appointment:"+a.state.Reference), Args: args,
 	}
-	cctx := compensationCtx(ctx, a.tuning, "forward-cancel", "Cancel the booking: asked while it was confirmed")
+	cctx := CompensationCtx(ctx, a.tuning, "forward-cancel", "Cancel the booking: asked while it was confirmed")
 	return workflow.ExecuteActivity(cctx, act.ChangeBooking, in).Get(ctx, nil)
 }

@@ -89,7 +89,7 @@ func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
 	}
 	step, err := sendMessage(ctx, a.tuning, id, summary, activities.ConfirmationInput{
 		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: linkChannel(a.req.Channel), Customer: a.req.Customer,
-		Kind: kind, Text: render(a.req.Terms, name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
+		Kind: kind, Text: Render(a.req.Terms, name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
 	})
 	a.record("send "+kind, id, step, err)
 }

@@ -39,8 +39,8 @@ func (a *appointment) tellNotBooked(ctx workflow.Context, o *outcome, status Boo
 		id, kind, name = "send-in-review", activities.MessageKindInReview, tenants.TemplateInReview
 	}
 	step, err := sendMessage(ctx, a.tuning, id, "Tell the customer: "+kind, activities.ConfirmationInput{
-		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer,
-		Kind: kind, Text: render(a.req.Terms, name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: ReplyChannel(a.req.Channel), Customer: a.req.Customer,
+		Kind: kind, Text: Render(a.req.Terms, name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
 	})
 	a.record("send "+kind, id, step, err)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // TestDeclinedWishIsToldNotBooked: a WhatsApp customer whose card is
@@ -24,7 +24,7 @@ func TestDeclinedWishIsToldNotBooked(t *testing.T) {
 	in.PaymentMethod = "pm_card_chargeDeclined"
 	s.say(t, in, "SMbook", "Reifenwechsel "+slotText(t, 9))
 	testsupport.Eventually(t, 60*time.Second, "the ending at Twilio", func() bool { return messagesTo(fake, customer, "nicht buchen") == 1 })
-	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
+	s.idle(t, conversation.LegacyWorkflowID("demo", customer), "")
 	require.Equal(t, 2, messagesTo(fake, customer, ""), "the reply to the wish and the ending, nothing twice")
 	require.Zero(t, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status IN ('held', 'confirmed')`, customer))
 	require.Zero(t, s.count(t, `SELECT count(*) FROM payment_intents WHERE status IN ('requires_capture', 'succeeded')`))

@@ -54,7 +54,7 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
 			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
 		}
-		if errorType(err) == activities.ErrTypePaymentDeclined {
+		if ErrorType(err) == activities.ErrTypePaymentDeclined {
 			return p.finish(ctx, PaymentDeclined, "card_declined")
 		}
 		return p.finish(ctx, PaymentFailed, err.Error())
@@ -194,7 +194,7 @@ func (p *payment) capture(ctx workflow.Context) error {
 	var res activities.IntentResult
 	// The booking stands in the calendar: an outage must not undo it, so
 	// the capture retries with its key until the payment API answers.
-	err := workflow.ExecuteActivity(compensationCtx(ctx, p.tuning, "capture-deposit", "Capture deposit "+p.state.IntentID),
+	err := workflow.ExecuteActivity(CompensationCtx(ctx, p.tuning, "capture-deposit", "Capture deposit "+p.state.IntentID),
 		act.CaptureDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference, IntentID: p.state.IntentID}).Get(ctx, &res)
 	p.record("capture deposit", "capture-deposit", res.Step, err)
 	return err
@@ -227,7 +227,7 @@ func (p *payment) undo(ctx workflow.Context) error {
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	caseID, cerr := openCase(dctx, p.tuning, p.req.Tenant, "void-deposit", review.ReasonCompensationFailed, err)
+	caseID, cerr := OpenCase(dctx, p.tuning, p.req.Tenant, "void-deposit", review.ReasonCompensationFailed, err)
 	if cerr != nil {
 		workflow.GetLogger(ctx).Error("open review case", "error", cerr)
 		return fmt.Errorf("%w; %w", err, cerr)

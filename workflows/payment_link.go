@@ -232,7 +232,7 @@ func (p *payment) reconcile(ctx workflow.Context) (activities.PaymentLinkResult,
 	if err == nil && res.Session.Status != payments.SessionOpen {
 		return res, linkLapsed
 	}
-	res, err = p.expireLink(ctx, "expire-payment-link", compensationCtx)
+	res, err = p.expireLink(ctx, "expire-payment-link", CompensationCtx)
 	switch {
 	case err == nil && res.Authorized():
 		return res, linkPaid

@@ -42,7 +42,7 @@ func (p *payment) createLink(ctx workflow.Context) (activities.PaymentLinkResult
 func (p *payment) createLinkRound(ctx workflow.Context, id string, opts func(workflow.Context, Tuning, string, string) workflow.Context) (activities.PaymentLinkResult, error) {
 	in := activities.PaymentLinkInput{
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Amount: p.req.Amount, Currency: p.req.Currency,
-		Product: p.req.Description, Merchant: p.merchant(), Locale: string(language(p.req.Terms)),
+		Product: p.req.Description, Merchant: p.merchant(), Locale: string(Language(p.req.Terms)),
 		ExpiresAt: workflow.Now(ctx).Add(linkTTL(p.req.LinkTTL) + linkSlack).UTC().Truncate(time.Second),
 	}
 	var res activities.PaymentLinkResult
@@ -125,14 +125,14 @@ func (p *payment) sendLink(ctx workflow.Context) {
 func (p *payment) tell(ctx workflow.Context, id, kind string, name tenants.TemplateName, sendBy time.Time) {
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	lang := language(p.req.Terms)
+	lang := Language(p.req.Terms)
 	data := tenants.MessageData{
-		Amount: money(p.req.Amount, p.req.Currency, lang), Link: p.state.PaymentURL,
+		Amount: Money(p.req.Amount, p.req.Currency, lang), Link: p.state.PaymentURL,
 		Until: until(p.state.PaymentExpiresAt, p.timezone()),
 	}
 	step, err := sendMessage(dctx, p.tuning, id, "Send "+kind, activities.ConfirmationInput{
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: linkChannel(p.req.Channel), Customer: p.req.Customer,
-		Kind: kind, Text: render(p.req.Terms, name, data), SendBy: sendBy,
+		Kind: kind, Text: Render(p.req.Terms, name, data), SendBy: sendBy,
 	})
 	p.record("send "+kind, id, step, err)
 }
@@ -154,5 +154,5 @@ func linkChannel(c Channel) string {
 	if c == ChannelVoice {
 		return string(ChannelWhatsApp)
 	}
-	return replyChannel(c)
+	return ReplyChannel(c)
 }

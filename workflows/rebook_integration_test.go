@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // TestConversationRebooksAfterCancel: book by WhatsApp, cancel ("Ich muss
@@ -33,7 +33,7 @@ func TestConversationRebooksAfterCancel(t *testing.T) {
 	})
 	s.say(t, in, "SMcancel", "Ich muss absagen")
 	testsupport.Eventually(t, 60*time.Second, "the cancellation message", func() bool { return messagesTo(fake, customer, "storniert") == 1 })
-	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
+	s.idle(t, conversation.LegacyWorkflowID("demo", customer), "")
 
 	s.say(t, in, "SMrebook", wish)
 	testsupport.Eventually(t, 60*time.Second, "the rebooking confirmed in the calendar", func() bool {
@@ -42,7 +42,7 @@ func TestConversationRebooksAfterCancel(t *testing.T) {
 	testsupport.Eventually(t, 60*time.Second, "the second confirmation at Twilio", func() bool {
 		return s.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'confirmation' AND recipient = $1 AND state IN ('sent', 'delivered')`, customer) == 2
 	})
-	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
+	s.idle(t, conversation.LegacyWorkflowID("demo", customer), "")
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1`, customer), "two bookings over time")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'cancelled'`, customer))
 	require.Equal(t, 2, s.count(t, `SELECT count(DISTINCT reference) FROM calendar_reservations WHERE customer = $1`, customer),
@@ -74,13 +74,13 @@ func TestConversationAfterAMoveFollowsTheNewSlot(t *testing.T) {
 
 	s.say(t, in, "SMnew", fmt.Sprintf("Reifenwechsel am %d.%d. um 10 Uhr", thursday.Day(), int(thursday.Month())))
 	testsupport.Eventually(t, 60*time.Second, "the answer to the wish for the new slot", func() bool { return messagesTo(fake, customer, "") == 4 })
-	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
+	s.idle(t, conversation.LegacyWorkflowID("demo", customer), "")
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1`, customer), "the wish for the new slot merged")
 
 	s.say(t, in, "SMold", "Reifenwechsel "+slotText(t, 11))
 	testsupport.Eventually(t, 60*time.Second, "the old slot booked again", func() bool { return confirmedAt(tuesday) == 1 })
 	testsupport.Eventually(t, 60*time.Second, "its reply and confirmation", func() bool { return messagesTo(fake, customer, "") == 6 })
-	s.idle(t, workflows.LegacyConversationWorkflowID("demo", customer), "")
+	s.idle(t, conversation.LegacyWorkflowID("demo", customer), "")
 	require.Equal(t, 1, confirmedAt(thursday), "the moved booking stands")
 	require.Equal(t, 3, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1`, customer))
 	require.Equal(t, 2, s.count(t, `SELECT count(DISTINCT reference) FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed'`, customer))

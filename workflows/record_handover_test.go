@@ -14,6 +14,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // TestRecordHistoriesHandOver records the move of a conversation from its
@@ -26,14 +27,14 @@ func TestRecordHistoriesHandOver(t *testing.T) {
 	s, ctx := recording(t)
 	customer := "+4915112340030"
 	in := recordConversation(customer)
-	legacy := workflows.LegacyConversationWorkflowID("demo", customer)
+	legacy := conversation.LegacyWorkflowID("demo", customer)
 	signalStart(t, ctx, s, legacy, in, "REChand1", "Ich brauche einen Reifenwechsel")
 	testsupport.Eventually(t, 30*time.Second, "the legacy conversation's question", func() bool {
 		return s.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:REChand1'`) == 1
 	})
 
 	in.CustomerKey = testsupport.CustomerKey(t, "demo", customer)
-	keyed := workflows.ConversationWorkflowID("demo", in.CustomerKey)
+	keyed := conversation.WorkflowID("demo", in.CustomerKey)
 	slot := testsupport.Slot(t, time.Tuesday, 14).In(berlin(t))
 	signalStart(t, ctx, s, keyed, in, "REChand2", fmt.Sprintf("Ja, %d.%d. 14 Uhr passt", slot.Day(), int(slot.Month())))
 	var appointment string
@@ -55,8 +56,8 @@ func TestRecordHistoriesHandOver(t *testing.T) {
 
 // recordConversation is the demo tenant's conversation input the
 // recordings start conversations with (no customer key: a legacy one).
-func recordConversation(customer string) workflows.ConversationInput {
-	return workflows.ConversationInput{Tenant: "demo", Customer: customer, DepositAmount: 2000, Currency: "eur",
+func recordConversation(customer string) conversation.Input {
+	return conversation.Input{Tenant: "demo", Customer: customer, DepositAmount: 2000, Currency: "eur",
 		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin"}
 }
 
@@ -75,22 +76,22 @@ func recording(t *testing.T) (recordStack, context.Context) {
 // keyedWish starts customer's conversation as today's gateway does, under
 // its key, with the wish for a tire change at hour on the next weekday
 // wd; it returns the conversation's input, workflow ID and the slot.
-func keyedWish(t *testing.T, ctx context.Context, s recordStack, customer, eventID string, wd time.Weekday, hour int) (workflows.ConversationInput, string, time.Time) {
+func keyedWish(t *testing.T, ctx context.Context, s recordStack, customer, eventID string, wd time.Weekday, hour int) (conversation.Input, string, time.Time) {
 	t.Helper()
 	in := recordConversation(customer)
 	in.CustomerKey = testsupport.CustomerKey(t, "demo", customer)
-	id := workflows.ConversationWorkflowID("demo", in.CustomerKey)
+	id := conversation.WorkflowID("demo", in.CustomerKey)
 	slot := testsupport.Slot(t, wd, hour).In(berlin(t))
 	signalStart(t, ctx, s, id, in, eventID, fmt.Sprintf("Reifenwechsel am %d.%d. um %d:00 Uhr", slot.Day(), int(slot.Month()), hour))
 	return in, id, slot
 }
 
 // signalStart delivers one inbound event as the gateway does.
-func signalStart(t *testing.T, ctx context.Context, s recordStack, id string, in workflows.ConversationInput, eventID, text string) {
+func signalStart(t *testing.T, ctx context.Context, s recordStack, id string, in conversation.Input, eventID, text string) {
 	t.Helper()
-	_, err := s.tc.SignalWithStartWorkflow(ctx, id, workflows.SignalInbound,
-		workflows.InboundEvent{EventID: eventID, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: time.Now().UTC()},
-		client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.ConversationWorkflow, in)
+	_, err := s.tc.SignalWithStartWorkflow(ctx, id, conversation.SignalInbound,
+		conversation.InboundEvent{EventID: eventID, Channel: workflows.ChannelWhatsApp, Text: text, ReceivedAt: time.Now().UTC()},
+		client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, conversation.WorkflowName, in)
 	require.NoError(t, err)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // TestReplayRecordedHistoriesWithPayloadEncryption: a worker that
@@ -32,7 +33,7 @@ func TestReplayRecordedHistoriesWithPayloadEncryption(t *testing.T) {
 			require.NoError(t, err)
 			r.RegisterWorkflow(workflows.AppointmentWorkflow)
 			r.RegisterWorkflow(workflows.PaymentWorkflow)
-			r.RegisterWorkflow(workflows.ConversationWorkflow)
+			conversation.Register(r)
 			r.RegisterWorkflow(workflows.BookingWorkflow)
 			h, exec := loadHistory(t, file)
 			require.NoError(t, replayHistory(t, r, h, exec), "an encrypting worker does not replay %s", file)

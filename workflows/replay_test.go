@@ -21,6 +21,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // historiesDir holds the recorded histories, one protojson History a file.
@@ -85,7 +86,7 @@ func newReplayer() worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflow(workflows.AppointmentWorkflow)
 	r.RegisterWorkflow(workflows.PaymentWorkflow)
-	r.RegisterWorkflow(workflows.ConversationWorkflow)
+	conversation.Register(r)
 	r.RegisterWorkflow(workflows.BookingWorkflow)
 	return r
 }

@@ -18,14 +18,14 @@ type compensation struct {
 }
 
 // versionDurableCompensation: compensations retry until they succeed
-// (compensationCtx) and a final failure opens a review case. Runs recorded
+// (CompensationCtx) and a final failure opens a review case. Runs recorded
 // before it replay with the step retry policy and a reason suffix.
 const versionDurableCompensation = "compensation-retries-until-done"
 
 // saga keeps the compensations of the steps taken so far.
 type saga struct {
 	steps []compensation
-	// durable is set by compensate: the compensations use compensationCtx.
+	// durable is set by compensate: the compensations use CompensationCtx.
 	durable bool
 }
 
@@ -62,29 +62,29 @@ func (s *saga) compensate(ctx workflow.Context) error {
 // runs with versionDurableCompensation, the step policy in older ones.
 func (s *saga) opts(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
 	if s.durable {
-		return compensationCtx(ctx, t, id, summary)
+		return CompensationCtx(ctx, t, id, summary)
 	}
 	return ActivityCtx(ctx, t, id, summary)
 }
 
-// openCase hands something the saga could not settle to a person: the
-// case is opened with compensationCtx (an outage delays it, it is never
+// OpenCase hands something the saga could not settle to a person: the
+// case is opened with CompensationCtx (an outage delays it, it is never
 // dropped) and its ID returned. step names the case's activity (its key).
-func openCase(ctx workflow.Context, t Tuning, tenant, step string, reason review.Reason, cause error) (string, error) {
+func OpenCase(ctx workflow.Context, t Tuning, tenant, step string, reason review.Reason, cause error) (string, error) {
 	details := map[string]any{}
 	if cause != nil {
 		details["error"] = cause.Error()
 	}
-	return openCaseWith(ctx, t, tenant, step, reason, details)
+	return OpenCaseWith(ctx, t, tenant, step, reason, details)
 }
 
-// openCaseWith is openCase with details of the caller's (the step and the
+// OpenCaseWith is OpenCase with details of the caller's (the step and the
 // run are added).
-func openCaseWith(ctx workflow.Context, t Tuning, tenant, step string, reason review.Reason, details map[string]any) (string, error) {
+func OpenCaseWith(ctx workflow.Context, t Tuning, tenant, step string, reason review.Reason, details map[string]any) (string, error) {
 	info := workflow.GetInfo(ctx)
 	details["step"], details["run_id"] = step, info.WorkflowExecution.RunID
 	var opened activities.Step
-	err := workflow.ExecuteActivity(compensationCtx(ctx, t, "open-review-"+step, "Open review case: "+string(reason)),
+	err := workflow.ExecuteActivity(CompensationCtx(ctx, t, "open-review-"+step, "Open review case: "+string(reason)),
 		act.OpenReviewCase, activities.ReviewInput{
 			Tenant: tenant, WorkflowID: info.WorkflowExecution.ID, Reason: reason, Details: details,
 		}).Get(ctx, &opened)
@@ -104,8 +104,8 @@ func isFinal(err error) bool {
 	return temporal.IsCanceledError(err)
 }
 
-// errorType returns the application error type of err, or "".
-func errorType(err error) string {
+// ErrorType returns the application error type of err, or "".
+func ErrorType(err error) string {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		return appErr.Type()

@@ -35,20 +35,20 @@ var (
 // writing CustomerPhone where they did.
 const versionCustomerKey = "customer-key-attributes"
 
-// customerAttributes name the customer in the search attributes a workflow
+// CustomerAttributes name the customer in the search attributes a workflow
 // starts a child with: the key (when the run knows it) and the masked
 // number; the phone number in runs recorded before versionCustomerKey.
-func customerAttributes(ctx workflow.Context, number string, key customerid.Key) []temporal.SearchAttributeUpdate {
+func CustomerAttributes(ctx workflow.Context, number string, key customerid.Key) []temporal.SearchAttributeUpdate {
 	if workflow.GetVersion(ctx, versionCustomerKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return []temporal.SearchAttributeUpdate{CustomerPhoneKey.ValueSet(number)}
 	}
 	return keyedAttributes(number, key)
 }
 
-// customerUpserts are customerAttributes for an upsert: they also remove
+// CustomerUpserts are CustomerAttributes for an upsert: they also remove
 // a CustomerPhone an earlier run of the same workflow wrote.
-func customerUpserts(ctx workflow.Context, number string, key customerid.Key) []temporal.SearchAttributeUpdate {
-	u := customerAttributes(ctx, number, key)
+func CustomerUpserts(ctx workflow.Context, number string, key customerid.Key) []temporal.SearchAttributeUpdate {
+	u := CustomerAttributes(ctx, number, key)
 	if workflow.GetVersion(ctx, versionCustomerKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return u
 	}

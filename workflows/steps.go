@@ -23,7 +23,7 @@ const versionHoldReconcileOutlastsOutage = "hold-reconcile-outlasts-outage"
 // reconcileCtx is the options of the lookup that settles an unknown hold.
 func (a *appointment) reconcileCtx(ctx workflow.Context, id, summary string) workflow.Context {
 	if workflow.GetVersion(ctx, versionHoldReconcileOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
-		return reconcileCtx(ctx, a.tuning, id, summary)
+		return ReconcileCtx(ctx, a.tuning, id, summary)
 	}
 	return ActivityCtx(ctx, a.tuning, id, summary)
 }
@@ -54,7 +54,7 @@ func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outc
 			return res.Hold.ID, nil
 		}
 		if isFinal(err) {
-			if errorType(err) == activities.ErrTypeAlreadyBooked &&
+			if ErrorType(err) == activities.ErrTypeAlreadyBooked &&
 				workflow.GetVersion(ctx, changeAlreadyBooked, workflow.DefaultVersion, 1) == 1 {
 				return "", a.alreadyBooked(ctx, err)
 			}
@@ -99,7 +99,7 @@ const versionConfirmOutlastsOutage = "confirm-outlasts-outage"
 // confirmCtx is the confirmation's activity options.
 func (a *appointment) confirmCtx(ctx workflow.Context, id, summary string) workflow.Context {
 	if workflow.GetVersion(ctx, versionConfirmOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
-		return compensationCtx(ctx, a.tuning, id, summary)
+		return CompensationCtx(ctx, a.tuning, id, summary)
 	}
 	return ActivityCtx(ctx, a.tuning, id, summary)
 }
@@ -132,7 +132,7 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 			}
 			return &outcome{StatusRejected, "confirmation outcome unknown: " + err.Error()}
 		}
-		if errorType(err) != activities.ErrTypeHoldExpired || round == 2 {
+		if ErrorType(err) != activities.ErrTypeHoldExpired || round == 2 {
 			return a.fromError(err)
 		}
 		hold, o := a.holdSlot(ctx, "rehold-slot")
@@ -149,9 +149,9 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 func (a *appointment) confirmation(ctx workflow.Context) {
 	data := a.slot(a.req.SlotStart)
 	data.Booking = a.state.BookingID
-	text := render(a.req.Terms, tenants.TemplateConfirmation, data)
+	text := Render(a.req.Terms, tenants.TemplateConfirmation, data)
 	step, err := sendMessage(ctx, a.tuning, "send-confirmation", "Send confirmation", activities.ConfirmationInput{
-		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: replyChannel(a.req.Channel), Customer: a.req.Customer, Text: text,
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: ReplyChannel(a.req.Channel), Customer: a.req.Customer, Text: text,
 		AcceptedAt: a.req.AcceptedAt, SendBy: a.req.SlotStart,
 	})
 	a.record("send confirmation", "send-confirmation", step, err)
@@ -282,11 +282,11 @@ func alternatives(err error) []time.Time {
 
 // slot is the message data naming the appointment's service and a slot.
 func (a *appointment) slot(start time.Time) tenants.MessageData {
-	return tenants.MessageData{Service: label(a.req.Terms, a.req.Service), When: when(start, a.req.Timezone, language(a.req.Terms))}
+	return tenants.MessageData{Service: Label(a.req.Terms, a.req.Service), When: When(start, a.req.Timezone, Language(a.req.Terms))}
 }
 
-// replyChannel answers WhatsApp on WhatsApp and everyone else by SMS.
-func replyChannel(c Channel) string {
+// ReplyChannel answers WhatsApp on WhatsApp and everyone else by SMS.
+func ReplyChannel(c Channel) string {
 	if c == ChannelWhatsApp {
 		return string(ChannelWhatsApp)
 	}

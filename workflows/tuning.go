@@ -105,13 +105,13 @@ func ActivityCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Co
 		ActivityID:          id,
 		Summary:             summary,
 		StartToCloseTimeout: t.ActivityTimeout,
-		RetryPolicy:         retryPolicy(t),
+		RetryPolicy:         RetryPolicy(t),
 	})
 }
 
-// retryPolicy is how a step retries: quickly at first, at most
+// RetryPolicy is how a step retries: quickly at first, at most
 // MaxRetryInterval apart, ActivityAttempts times.
-func retryPolicy(t Tuning) *temporal.RetryPolicy {
+func RetryPolicy(t Tuning) *temporal.RetryPolicy {
 	return &temporal.RetryPolicy{
 		InitialInterval:    initialRetryInterval,
 		BackoffCoefficient: 2,
@@ -120,19 +120,19 @@ func retryPolicy(t Tuning) *temporal.RetryPolicy {
 	}
 }
 
-// compensationCtx is ActivityCtx for an undo: it retries transient and
+// CompensationCtx is ActivityCtx for an undo: it retries transient and
 // unknown outcomes with the same key until they succeed (no attempt limit,
 // capped backoff) within CompensationTimeout, so a downstream outage of
 // minutes or hours delays the undo instead of abandoning it. Only a final
 // answer, or the bound, ends it with an error, which opens a review case.
-func compensationCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
+func CompensationCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
 	return untilAnsweredCtx(ctx, t, id, summary, t.CompensationTimeout)
 }
 
-// reconcileCtx is compensationCtx for a lookup that settles an unknown
+// ReconcileCtx is CompensationCtx for a lookup that settles an unknown
 // outcome: the same key until the downstream answers, bounded by
 // ReconcileTimeout instead of a week, because a customer waits for it.
-func reconcileCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
+func ReconcileCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
 	return untilAnsweredCtx(ctx, t, id, summary, t.ReconcileTimeout)
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/tenants"
 )
 
@@ -20,20 +21,20 @@ import (
 // wordingFuncs are the functions templates may call (as tenants allows).
 var wordingFuncs = template.FuncMap{"join": strings.Join}
 
-// language of terms; German without terms.
-func language(t *activities.TenantTerms) tenants.Language {
+// Language of terms; German without terms.
+func Language(t *activities.TenantTerms) tenants.Language {
 	if t == nil || t.Language == "" {
 		return tenants.German
 	}
 	return tenants.Language(t.Language)
 }
 
-// render fills a message template: the tenant's own text if the terms
+// Render fills a message template: the tenant's own text if the terms
 // have one, else the built-in text of the terms' language. A text that
 // fails (it was checked when applied, so only a bug) falls back to the
 // built-in one: the customer gets an answer either way.
-func render(t *activities.TenantTerms, name tenants.TemplateName, data tenants.MessageData) string {
-	lang := language(t)
+func Render(t *activities.TenantTerms, name tenants.TemplateName, data tenants.MessageData) string {
+	lang := Language(t)
 	builtin, ok := tenants.DefaultText(lang, name)
 	if !ok {
 		builtin, _ = tenants.DefaultText(tenants.German, name)
@@ -64,9 +65,9 @@ func execute(name tenants.TemplateName, text string, data tenants.MessageData) (
 	return b.String(), nil
 }
 
-// label names a service as the customer knows it: the terms' label, else
+// Label names a service as the customer knows it: the terms' label, else
 // the demo catalogue's (runs without terms).
-func label(t *activities.TenantTerms, service string) string {
+func Label(t *activities.TenantTerms, service string) string {
 	if t != nil {
 		if s, ok := t.Services[service]; ok && s.Label != "" {
 			return s.Label
@@ -75,9 +76,9 @@ func label(t *activities.TenantTerms, service string) string {
 	return serviceLabel(service)
 }
 
-// when states t in the time zone tz as customers of lang read it. German
+// When states t in the time zone tz as customers of lang read it. German
 // keeps the format runs sent before tenants were configurable.
-func when(t time.Time, tz string, lang tenants.Language) string {
+func When(t time.Time, tz string, lang tenants.Language) string {
 	if lang == tenants.German {
 		return localTime(t, tz)
 	}
@@ -88,18 +89,18 @@ func when(t time.Time, tz string, lang tenants.Language) string {
 	return t.In(loc).Format("Mon 2 Jan 2006 15:04")
 }
 
-// question is the extractor's or validator's clarifying question, which
+// Question is the extractor's or validator's clarifying question, which
 // is German: other languages get their template instead.
-func question(t *activities.TenantTerms, q string) string {
-	if language(t) != tenants.German {
+func Question(t *activities.TenantTerms, q string) string {
+	if Language(t) != tenants.German {
 		return ""
 	}
 	return q
 }
 
-// money writes an amount in minor units as lang writes money (the
+// Money writes an amount in minor units as lang writes money (the
 // tenants package's one format, which these texts always used).
-func money(amount int64, currency string, lang tenants.Language) string {
+func Money(amount int64, currency string, lang tenants.Language) string {
 	return tenants.Money{Amount: amount, Currency: currency}.Format(lang)
 }
 
@@ -111,4 +112,31 @@ func until(t time.Time, tz string) string {
 		return t.UTC().Format("15:04") + " UTC"
 	}
 	return t.In(loc).Format("15:04")
+}
+
+// FirstNonEmpty returns the first of s that is not empty.
+func FirstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// localTime states t in the business time zone, as the customer reads it.
+func localTime(t time.Time, tz string) string {
+	loc, err := time.LoadLocation(tz)
+	if tz == "" || err != nil {
+		return t.UTC().Format("02.01.2006 15:04 UTC")
+	}
+	return t.In(loc).Format("02.01.2006 15:04")
+}
+
+// serviceLabel names a service as the customer knows it.
+func serviceLabel(id string) string {
+	if s, ok := intent.DemoCatalogue().Service(id); ok {
+		return s.Label("de")
+	}
+	return id
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // findLimit caps the workflows one find lists: a customer's conversation,
@@ -93,7 +94,7 @@ func e164(customer string) (string, error) {
 // too.
 func findCustomer(ctx context.Context, tc client.Client, tenant, number string, key customerid.Key) ([]foundWorkflow, error) {
 	q := fmt.Sprintf(`%s = %q OR %s = %q OR WorkflowId = %q`, workflows.CustomerKeyKey.GetName(), key,
-		workflows.CustomerPhoneKey.GetName(), number, workflows.LegacyConversationWorkflowID(tenant, number))
+		workflows.CustomerPhoneKey.GetName(), number, conversation.LegacyWorkflowID(tenant, number))
 	res, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: findLimit, Query: q})
 	if err != nil {
 		return nil, fmt.Errorf("find the customer's workflows: %w", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // TestWebhookBookingShowsNoNumberAndFindFindsIt books through a signed
@@ -77,7 +78,7 @@ func TestWebhookBookingShowsNoNumberAndFindFindsIt(t *testing.T) {
 		}
 		return len(listed) == 3
 	})
-	require.Equal(t, workflows.ConversationWorkflowID("demo", key), listed["ConversationWorkflow"])
+	require.Equal(t, conversation.WorkflowID("demo", key), listed["ConversationWorkflow"])
 	require.Contains(t, listed, "AppointmentWorkflow")
 	require.Contains(t, listed, "BookingWorkflow")
 	d, err := tc.DescribeWorkflowExecution(ctx, listed["ConversationWorkflow"], "")

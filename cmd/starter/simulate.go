@@ -12,7 +12,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/twilio"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // simulateFlags are the flags of "starter simulate".
@@ -66,7 +66,7 @@ func simulate(args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--from %q: %w", f.from, err)
 	}
-	fmt.Fprintf(stdout, "\nThe conversation is workflow %s in the Web UI; replies wait in the outbox.\n", workflows.ConversationWorkflowID(config.DefaultTenant, key))
+	fmt.Fprintf(stdout, "\nThe conversation is workflow %s in the Web UI; replies wait in the outbox.\n", conversation.WorkflowID(config.DefaultTenant, key))
 	return nil
 }
 

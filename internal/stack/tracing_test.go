@@ -25,7 +25,7 @@ import (
 	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/twilio"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // tracedStack is the whole stack as the commands assemble it (the
@@ -137,7 +137,7 @@ func requireBookingTrace(t *testing.T, inTrace []sdktrace.ReadOnlySpan, wish tim
 	require.False(t, root.Parent().IsValid(), "the webhook starts the booking's trace")
 	require.True(t, root.StartTime().After(wish), "the booking is in the wish's trace, not in the first message's")
 	for _, name := range []string{
-		"SignalWithStartWorkflow:ConversationWorkflow", "HandleSignal:" + workflows.SignalInbound,
+		"SignalWithStartWorkflow:ConversationWorkflow", "HandleSignal:" + conversation.SignalInbound,
 		"RunActivity:ExtractIntent", "RunActivity:DecideDedup", "StartChildWorkflow:AppointmentWorkflow",
 		"RunWorkflow:AppointmentWorkflow", "RunWorkflow:PaymentWorkflow",
 		"RunActivity:HoldSlot", "RunActivity:AuthorizeDeposit", "RunActivity:ConfirmHold", "RunActivity:CaptureDeposit",

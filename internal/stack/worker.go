@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -27,6 +26,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 	"github.com/bookonce/bookonce/workflows/reconciler"
 )
 
@@ -140,7 +140,7 @@ func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.AppointmentWorkflow)
 	r.RegisterWorkflow(workflows.PaymentWorkflow)
-	r.RegisterWorkflow(workflows.ConversationWorkflow)
+	conversation.Register(r)
 	r.RegisterWorkflow(workflows.BookingWorkflow)
 	r.RegisterActivity(acts)
 }

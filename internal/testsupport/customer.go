@@ -6,6 +6,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // CustomerKey is number's key with the development secret, the one the
@@ -23,7 +24,7 @@ func CustomerKey(t testing.TB, tenant, number string) customerid.Key {
 // runs number's conversation.
 func ConversationID(t testing.TB, tenant, number string) string {
 	t.Helper()
-	return workflows.ConversationWorkflowID(tenant, CustomerKey(t, tenant, number))
+	return conversation.WorkflowID(tenant, CustomerKey(t, tenant, number))
 }
 
 // AppointmentID is the workflow ID of a test stack's appointment for

@@ -15,7 +15,7 @@ import (
 // maskingProvider is the installed TracerProvider: its spans mask phone
 // numbers in everything libraries write on them. The Temporal SDK's
 // interceptor tags spans with workflow IDs, and a conversation's ID names
-// the customer's number (workflows.ConversationWorkflowID); otelhttp's
+// the customer's number (conversation.WorkflowID); otelhttp's
 // client spans quote the URL with its query (the calendar's
 // ?customer=%2B49…).
 type maskingProvider struct{ trace.TracerProvider }

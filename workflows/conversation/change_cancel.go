@@ -1,4 +1,4 @@
-package workflows
+package conversation
 
 import (
 	"time"
@@ -8,6 +8,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // bookingGroups sorts the customer's bookings by what a change can do
@@ -38,7 +39,7 @@ func groupBookings(found []activities.Appointment, r intent.Result, matchDay boo
 			// Committed: the lifecycle (started at the appointment's very
 			// end, while it may still run) takes the changes.
 			g.byLifecycle(ap)
-		case ap.Running && ap.Status == string(StatusConfirmed):
+		case ap.Running && ap.Status == string(workflows.StatusConfirmed):
 			// Booked, its lifecycle not started yet: neither the
 			// appointment (past its last step) nor the lifecycle takes a
 			// change this instant. A cancel or a move waits for the
@@ -47,8 +48,8 @@ func groupBookings(found []activities.Appointment, r intent.Result, matchDay boo
 			g.unknown = append(g.unknown, ap)
 		case ap.Running:
 			g.inFlight = append(g.inFlight, ap)
-		case ap.Status != string(StatusConfirmed):
-			if ap.Status != string(StatusRejected) && ap.Status != string(StatusCancelled) && ap.Status != string(StatusPaymentFailed) {
+		case ap.Status != string(workflows.StatusConfirmed):
+			if ap.Status != string(workflows.StatusRejected) && ap.Status != string(workflows.StatusCancelled) && ap.Status != string(workflows.StatusPaymentFailed) {
 				g.unknown = append(g.unknown, ap) // closed in another state (e.g. NeedsReview)
 			}
 		default:
@@ -61,11 +62,11 @@ func groupBookings(found []activities.Appointment, r intent.Result, matchDay boo
 // byLifecycle sorts a booking by its lifecycle's status.
 func (g *bookingGroups) byLifecycle(ap activities.Appointment) {
 	switch ap.Lifecycle {
-	case string(StatusConfirmed):
+	case string(workflows.StatusConfirmed):
 		g.confirmed = append(g.confirmed, ap)
-	case string(StatusCancelled), string(StatusCancelling):
+	case string(workflows.StatusCancelled), string(workflows.StatusCancelling):
 		g.cancelled = append(g.cancelled, ap)
-	case string(StatusCompleted), string(StatusNoShow):
+	case string(workflows.StatusCompleted), string(workflows.StatusNoShow):
 		// Over: nothing to change.
 	default:
 		g.unknown = append(g.unknown, ap)
@@ -129,7 +130,7 @@ func (c *conversation) alreadyCancelled(ctx workflow.Context, ev InboundEvent, c
 		}
 	}
 	ap := cancelled[0]
-	if ap.Lifecycle == string(StatusCancelling) && workflow.GetVersion(ctx, versionCancellingIsUnderWay, workflow.DefaultVersion, 1) >= 1 {
+	if ap.Lifecycle == string(workflows.StatusCancelling) && workflow.GetVersion(ctx, versionCancellingIsUnderWay, workflow.DefaultVersion, 1) >= 1 {
 		// Not cancelled yet (a refund may wait for the payment API):
 		// "already cancelled" would be false, and a customer who then asks
 		// for the slot again would be merged into the booking still ending.
@@ -154,7 +155,7 @@ const versionCancellingIsUnderWay = "cancelling-is-under-way"
 // customer is asked.
 func (c *conversation) cancelAsk(ctx workflow.Context, ev InboundEvent, ap activities.Appointment) {
 	amount, _ := c.deposit(ap.Service)
-	window := DefaultCancellationWindow
+	window := workflows.DefaultCancellationWindow
 	if c.in.Terms != nil && c.in.Terms.CancellationWindow > 0 {
 		window = c.in.Terms.CancellationWindow
 	}
@@ -171,7 +172,7 @@ func (c *conversation) askKeepDeposit(ctx workflow.Context, ev InboundEvent, ap 
 	amount, currency := c.deposit(ap.Service)
 	c.in.Awaiting = &AwaitedChange{Kind: ChangeCancel, AppointmentID: ap.WorkflowID, Service: ap.Service, AskedAt: workflow.Now(ctx)}
 	data := c.slot(ap.Service, ap.Current())
-	data.Amount = money(amount, currency, language(c.in.Terms))
+	data.Amount = workflows.Money(amount, currency, workflows.Language(c.in.Terms))
 	c.reply(ctx, ev, c.text(tenants.TemplateCancelConfirmKept, data))
 }
 
@@ -180,17 +181,17 @@ func (c *conversation) askKeepDeposit(ctx workflow.Context, ev InboundEvent, ap 
 // message; the conversation answers only a refusal or a failure.
 func (c *conversation) cancelConfirmed(ctx workflow.Context, ev InboundEvent, ap activities.Appointment, onlyIfRefunded bool) {
 	slot := c.slot(ap.Service, ap.Current())
-	st, err := c.changeBooking(ctx, ev, ap, ChangeCancel, CancelRequest{Reason: "asked by the customer (" + string(ev.Channel) + ")", OnlyIfRefunded: onlyIfRefunded})
+	st, err := c.changeBooking(ctx, ev, ap, ChangeCancel, workflows.CancelRequest{Reason: "asked by the customer (" + string(ev.Channel) + ")", OnlyIfRefunded: onlyIfRefunded})
 	switch {
-	case errorType(err) == ErrTypeDepositWouldBeKept:
+	case workflows.ErrorType(err) == workflows.ErrTypeDepositWouldBeKept:
 		c.askKeepDeposit(ctx, ev, ap)
-	case err == nil && st.Status == StatusNeedsReview:
+	case err == nil && st.Status == workflows.StatusNeedsReview:
 		c.reply(ctx, ev, c.text(tenants.TemplateCancelConfirmed, slot))
 	case err == nil:
-	case errorType(err) == activities.ErrTypeChangePending:
+	case workflows.ErrorType(err) == activities.ErrTypeChangePending:
 		// Under way (a refund retried through an outage): the booking
 		// sends its message when done.
-	case errorType(err) == ErrTypeNotCancellable:
+	case workflows.ErrorType(err) == workflows.ErrTypeNotCancellable:
 		c.reply(ctx, ev, c.text(tenants.TemplateCancelNotPossible, slot))
 	default:
 		c.cancelReview(ctx, ev, cancelEndedMeanwhile, []activities.Appointment{ap}, err.Error(), c.text(tenants.TemplateCancelEndedMeanwhile, slot))

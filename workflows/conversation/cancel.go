@@ -1,4 +1,4 @@
-package workflows
+package conversation
 
 import (
 	"go.temporal.io/sdk/workflow"
@@ -6,6 +6,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // A customer's cancellation wish ("stornieren", "absagen", "cancel").
@@ -53,9 +54,9 @@ func sortCandidates(found []activities.Appointment) cancelCandidates {
 			c.unknown = append(c.unknown, ap)
 		case ap.Running:
 			c.inFlight = append(c.inFlight, ap)
-		case ap.Status == string(StatusConfirmed):
+		case ap.Status == string(workflows.StatusConfirmed):
 			c.confirmed = append(c.confirmed, ap)
-		case ap.Status == string(StatusRejected), ap.Status == string(StatusCancelled), ap.Status == string(StatusPaymentFailed):
+		case ap.Status == string(workflows.StatusRejected), ap.Status == string(workflows.StatusCancelled), ap.Status == string(workflows.StatusPaymentFailed):
 			// Ended without a booking: nothing to cancel.
 		default:
 			c.unknown = append(c.unknown, ap) // closed in another state (e.g. NeedsReview)
@@ -82,7 +83,7 @@ const versionChangesOutlastOutage = "changes-outlast-outage"
 // without: retried with its key until the downstream answers.
 func (c *conversation) untilAnswered(ctx workflow.Context, id, summary string) workflow.Context {
 	if workflow.GetVersion(ctx, versionChangesOutlastOutage, workflow.DefaultVersion, 1) >= 1 {
-		return reconcileCtx(ctx, Tuning{}.WithDefaults(), id, summary)
+		return workflows.ReconcileCtx(ctx, workflows.Tuning{}.WithDefaults(), id, summary)
 	}
 	return c.opts(ctx, id, summary)
 }
@@ -115,7 +116,7 @@ func (c *conversation) cancelWish(ctx workflow.Context, ev InboundEvent) {
 // signal finds no running workflow), a person must look.
 func (c *conversation) cancelInFlight(ctx workflow.Context, ev InboundEvent, ap activities.Appointment) {
 	slot := c.slot(ap.Service, ap.SlotStart)
-	err := workflow.SignalExternalWorkflow(ctx, ap.WorkflowID, "", SignalCancel, nil).Get(ctx, nil)
+	err := workflow.SignalExternalWorkflow(ctx, ap.WorkflowID, "", workflows.SignalCancel, nil).Get(ctx, nil)
 	if err != nil {
 		c.cancelReview(ctx, ev, cancelEndedMeanwhile, []activities.Appointment{ap}, err.Error(), c.text(tenants.TemplateCancelEndedMeanwhile, slot))
 		return

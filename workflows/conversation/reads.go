@@ -1,6 +1,10 @@
-package workflows
+package conversation
 
-import "go.temporal.io/sdk/workflow"
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/workflows"
+)
 
 // read runs one of the conversation's steps that derive no idempotency key
 // and leave nothing behind that a repeat would double: understanding a
@@ -18,13 +22,13 @@ func (c *conversation) read(ctx workflow.Context, id, summary string, step any, 
 	if workflow.GetVersion(ctx, versionLocalReads, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return workflow.ExecuteActivity(c.opts(ctx, id, summary), step, args...)
 	}
-	t := Tuning{}.WithDefaults()
+	t := workflows.Tuning{}.WithDefaults()
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		Summary:             summary,
 		StartToCloseTimeout: t.ActivityTimeout,
 		// A backoff longer than the workflow task allows becomes a timer,
 		// so a retry never holds the task.
-		RetryPolicy: retryPolicy(t),
+		RetryPolicy: workflows.RetryPolicy(t),
 	})
 	return workflow.ExecuteLocalActivity(lctx, step, args...)
 }

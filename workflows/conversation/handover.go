@@ -1,4 +1,4 @@
-package workflows
+package conversation
 
 import (
 	"encoding/json"
@@ -7,24 +7,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
-	"github.com/bookonce/bookonce/internal/customerid"
-	"github.com/bookonce/bookonce/reference"
+	"github.com/bookonce/bookonce/workflows"
 )
-
-// ConversationWorkflowID is the one conversation per customer that voice
-// and WhatsApp events meet in: customer:<tenant>:<key>, the key being the
-// customer's keyed hash (package customerid), never the phone number,
-// which IDs would show to anyone with Web UI or gRPC access.
-func ConversationWorkflowID(tenant string, key customerid.Key) string {
-	return reference.ConversationPrefix + tenant + ":" + string(key)
-}
-
-// LegacyConversationWorkflowID is the ID conversations had before keys:
-// customer:<tenant>:<E.164>. Only the move to the keyed ID still uses it
-// (docs/privacy.md, "Moving running conversations").
-func LegacyConversationWorkflowID(tenant, number string) string {
-	return reference.ConversationPrefix + tenant + ":" + number
-}
 
 // versionHandOver: a conversation under its keyed ID takes over the state
 // of a conversation still running under the legacy ID, which hands it
@@ -51,7 +35,7 @@ func newMoveChannels(ctx workflow.Context) moveChannels {
 // keyed reports whether this run is the customer's conversation under its
 // keyed ID (a legacy run has no key, and its ID holds the number).
 func (c *conversation) keyed() bool {
-	return c.in.CustomerKey != "" && c.id == ConversationWorkflowID(c.in.Tenant, c.in.CustomerKey)
+	return c.in.CustomerKey != "" && c.id == WorkflowID(c.in.Tenant, c.in.CustomerKey)
 }
 
 // takeOverLegacy runs once in a keyed conversation's life, before its
@@ -68,7 +52,7 @@ func (c *conversation) takeOverLegacy(ctx workflow.Context, m moveChannels) {
 	c.in.LegacyChecked = true
 	var asked bool
 	err := c.read(ctx, "hand-over-ask", "Ask a conversation under the legacy ID for its state", act.AskHandOver,
-		activities.AskHandOverInput{From: LegacyConversationWorkflowID(c.in.Tenant, c.in.Customer), To: c.id}).Get(ctx, &asked)
+		activities.AskHandOverInput{From: LegacyWorkflowID(c.in.Tenant, c.in.Customer), To: c.id}).Get(ctx, &asked)
 	if err != nil {
 		workflow.GetLogger(ctx).Error("legacy conversation not asked to hand over", "error", err)
 		return
@@ -89,7 +73,7 @@ func (c *conversation) takeOverLegacy(ctx workflow.Context, m moveChannels) {
 // recent changes. What this run already has wins; a second delivery of the
 // same state adds nothing.
 func (c *conversation) adopt(ctx workflow.Context, t activities.TakeOver) {
-	var old ConversationInput
+	var old Input
 	if err := json.Unmarshal(t.State, &old); err != nil {
 		workflow.GetLogger(ctx).Error("legacy conversation state unreadable", "error", err)
 		return
@@ -137,18 +121,18 @@ func (c *conversation) handOver(ctx workflow.Context, inbound, decisions workflo
 		// Unreachable for recorded runs (none was asked); kept so the
 		// commands below are only ever issued under the change ID.
 		c.handTo = ""
-		return workflow.NewContinueAsNewError(ctx, ConversationWorkflow, c.in)
+		return workflow.NewContinueAsNewError(ctx, Workflow, c.in)
 	}
 	c.drainAll(ctx, inbound, decisions)
 	state, err := json.Marshal(c.in)
 	if err == nil {
-		err = workflow.ExecuteActivity(compensationCtx(ctx, Tuning{}.WithDefaults(), "hand-over-state", "Hand the state to the keyed conversation"),
+		err = workflow.ExecuteActivity(workflows.CompensationCtx(ctx, workflows.Tuning{}.WithDefaults(), "hand-over-state", "Hand the state to the keyed conversation"),
 			act.HandOverConversation, activities.HandOverInput{Tenant: c.in.Tenant, From: c.id, To: c.handTo, State: state}).Get(ctx, nil)
 	}
 	if err != nil {
 		workflow.GetLogger(ctx).Error("conversation not handed over; it stays under its legacy ID", "error", err)
 		c.handTo = ""
-		return workflow.NewContinueAsNewError(ctx, ConversationWorkflow, c.in)
+		return workflow.NewContinueAsNewError(ctx, Workflow, c.in)
 	}
 	c.forwardLate(ctx, inbound, decisions)
 	return nil
@@ -159,12 +143,12 @@ func (c *conversation) handOver(ctx workflow.Context, inbound, decisions workflo
 func (c *conversation) forwardLate(ctx workflow.Context, inbound, decisions workflow.ReceiveChannel) {
 	for {
 		var ev InboundEvent
-		var d ReviewDecision
+		var d workflows.ReviewDecision
 		switch {
 		case inbound.ReceiveAsync(&ev):
 			c.forward(ctx, SignalInbound, "forward-"+ev.EventID, ev)
 		case decisions.ReceiveAsync(&d):
-			c.forward(ctx, SignalReviewDecision, "forward-decision-"+d.CaseID, d)
+			c.forward(ctx, workflows.SignalReviewDecision, "forward-decision-"+d.CaseID, d)
 		default:
 			return
 		}
@@ -176,7 +160,7 @@ func (c *conversation) forwardLate(ctx workflow.Context, inbound, decisions work
 func (c *conversation) forward(ctx workflow.Context, signal, activityID string, arg any) {
 	raw, err := json.Marshal(arg)
 	if err == nil {
-		err = workflow.ExecuteActivity(compensationCtx(ctx, Tuning{}.WithDefaults(), activityID, "Forward a late signal to the keyed conversation"),
+		err = workflow.ExecuteActivity(workflows.CompensationCtx(ctx, workflows.Tuning{}.WithDefaults(), activityID, "Forward a late signal to the keyed conversation"),
 			act.ForwardSignal, activities.ForwardInput{To: c.handTo, Signal: signal, Arg: raw}).Get(ctx, nil)
 	}
 	if err != nil {

@@ -1,4 +1,4 @@
-package workflows
+package conversation
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // Changes of a confirmed booking asked for in the conversation ("Ich muss
@@ -34,15 +35,6 @@ import (
 // (cancel) or a question (reschedule).
 const versionBookingChanges = "conversation-booking-changes"
 
-// ChangeKind names a change of a booking.
-type ChangeKind string
-
-// Changes of a booking the conversation carries out.
-const (
-	ChangeCancel     ChangeKind = "cancel"
-	ChangeReschedule ChangeKind = "reschedule"
-)
-
 // Windows of the conversation's memory of changes.
 const (
 	// awaitWindow: how long a question about a change (late cancel: "Ja"
@@ -53,25 +45,6 @@ const (
 	echoWindow       = 15 * time.Minute
 	maxRecentChanges = 10
 )
-
-// AwaitedChange is a change the conversation asked the customer about
-// and waits for the answer to: the confirmation of a cancel that keeps
-// the deposit, or the new time of a move.
-type AwaitedChange struct {
-	Kind          ChangeKind `json:"kind"`
-	AppointmentID string     `json:"appointment_id,omitempty"`
-	Service       string     `json:"service,omitempty"`
-	AskedAt       time.Time  `json:"asked_at"`
-}
-
-// RecentChange is a change this conversation carried out, remembered for
-// echoWindow to recognise the same wish arriving again.
-type RecentChange struct {
-	Kind          ChangeKind `json:"kind"`
-	AppointmentID string     `json:"appointment_id"`
-	Slot          time.Time  `json:"slot,omitzero"`
-	At            time.Time  `json:"at"`
-}
 
 // changesOn reports whether this run carries out changes through the
 // booking's Updates (GetVersion; runs recorded before replay the old way).
@@ -140,25 +113,25 @@ func (c *conversation) findBookingsAs(ctx workflow.Context, ev InboundEvent, id 
 
 // changeBooking sends the booking's Update under an ID derived from the
 // inbound event and decodes its answer.
-func (c *conversation) changeBooking(ctx workflow.Context, ev InboundEvent, ap activities.Appointment, kind ChangeKind, args any) (LifecycleState, error) {
+func (c *conversation) changeBooking(ctx workflow.Context, ev InboundEvent, ap activities.Appointment, kind ChangeKind, args any) (workflows.LifecycleState, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return LifecycleState{}, err
+		return workflows.LifecycleState{}, err
 	}
 	key := "event:" + ev.EventID
-	updateID := CancelUpdateID(c.in.Tenant, key)
+	updateID := workflows.CancelUpdateID(c.in.Tenant, key)
 	if kind == ChangeReschedule {
-		updateID = RescheduleUpdateID(c.in.Tenant, key)
+		updateID = workflows.RescheduleUpdateID(c.in.Tenant, key)
 	}
 	var answer json.RawMessage
 	err = workflow.ExecuteActivity(c.opts(ctx, string(kind)+"-booking-"+ev.EventID, "Ask the booking: "+string(kind)), act.ChangeBooking,
 		activities.ChangeBookingInput{Tenant: c.in.Tenant, AppointmentID: ap.WorkflowID, Update: updateName(kind), UpdateID: updateID, Args: raw}).Get(ctx, &answer)
 	if err != nil {
-		return LifecycleState{}, err
+		return workflows.LifecycleState{}, err
 	}
-	var st LifecycleState
+	var st workflows.LifecycleState
 	if err := json.Unmarshal(answer, &st); err != nil {
-		return LifecycleState{}, err
+		return workflows.LifecycleState{}, err
 	}
 	c.remember(ctx, RecentChange{Kind: kind, AppointmentID: ap.WorkflowID, Slot: st.SlotStart})
 	return st, nil
@@ -166,9 +139,9 @@ func (c *conversation) changeBooking(ctx workflow.Context, ev InboundEvent, ap a
 
 func updateName(kind ChangeKind) string {
 	if kind == ChangeReschedule {
-		return UpdateReschedule
+		return workflows.UpdateReschedule
 	}
-	return UpdateCancel
+	return workflows.UpdateCancel
 }
 
 // remember records a change carried out, keeping the last few.

@@ -1,4 +1,4 @@
-package workflows
+package conversation
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // rescheduleWish handles "verschieben auf Donnerstag 10 Uhr": the one
@@ -23,7 +24,7 @@ func (c *conversation) rescheduleWish(ctx workflow.Context, ev InboundEvent, r i
 	now := workflow.Now(ctx)
 	if r.Start.IsZero() {
 		c.in.Awaiting = &AwaitedChange{Kind: ChangeReschedule, Service: r.Service, AskedAt: now}
-		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, r.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
+		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, r.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
 		return
 	}
 	var found []activities.Appointment
@@ -62,23 +63,23 @@ func (c *conversation) move(ctx workflow.Context, ev InboundEvent, ap activities
 	if err := c.read(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours", act.ValidateIntent,
 		activities.ValidateInput{Tenant: c.in.Tenant, Result: r, ReceivedAt: ev.ReceivedAt}).Get(ctx, &q); err != nil || q != "" {
 		c.in.Awaiting = &AwaitedChange{Kind: ChangeReschedule, AppointmentID: ap.WorkflowID, Service: ap.Service, AskedAt: workflow.Now(ctx)}
-		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
+		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
 		return
 	}
-	st, err := c.changeBooking(ctx, ev, ap, ChangeReschedule, RescheduleRequest{Start: r.Start.UTC()})
+	st, err := c.changeBooking(ctx, ev, ap, ChangeReschedule, workflows.RescheduleRequest{Start: r.Start.UTC()})
 	switch {
-	case err == nil && st.Status == StatusNeedsReview:
+	case err == nil && st.Status == workflows.StatusNeedsReview:
 		// The new slot is booked, the old one could not be cancelled: the
 		// booking sent no message, a person settles it.
 		c.reply(ctx, ev, c.text(tenants.TemplateChangeReview, c.slot(ap.Service, ap.Current())))
 	case err == nil:
-	case errorType(err) == activities.ErrTypeSlotUnavailable:
+	case workflows.ErrorType(err) == activities.ErrTypeSlotUnavailable:
 		c.in.Awaiting = &AwaitedChange{Kind: ChangeReschedule, AppointmentID: ap.WorkflowID, Service: ap.Service, AskedAt: workflow.Now(ctx)}
 		wanted.Alternatives = c.alternativesOf(err)
 		c.reply(ctx, ev, c.text(tenants.TemplateAlternatives, wanted))
-	case errorType(err) == activities.ErrTypeChangePending:
+	case workflows.ErrorType(err) == activities.ErrTypeChangePending:
 		c.reply(ctx, ev, c.text(tenants.TemplateChangePending, c.slot(ap.Service, ap.Current())))
-	case errorType(err) == ErrTypeNotReschedulable:
+	case workflows.ErrorType(err) == workflows.ErrTypeNotReschedulable:
 		c.reply(ctx, ev, c.text(tenants.TemplateRescheduleNotPossible, c.slot(ap.Service, ap.Current())))
 	default:
 		c.changeReview(ctx, ev, ap, r.Start, err)
@@ -88,7 +89,7 @@ func (c *conversation) move(ctx workflow.Context, ev InboundEvent, ap activities
 // alternativesOf formats the free slots a refused move offers.
 func (c *conversation) alternativesOf(err error) []string {
 	var appErr *temporal.ApplicationError
-	var refused RescheduleRefused
+	var refused workflows.RescheduleRefused
 	if !errors.As(err, &appErr) || !appErr.HasDetails() {
 		return nil
 	}
@@ -98,7 +99,7 @@ func (c *conversation) alternativesOf(err error) []string {
 	}
 	out := make([]string, 0, len(refused.Alternatives))
 	for _, t := range refused.Alternatives {
-		out = append(out, when(t, c.timezone(), language(c.in.Terms)))
+		out = append(out, workflows.When(t, c.timezone(), workflows.Language(c.in.Terms)))
 	}
 	return out
 }

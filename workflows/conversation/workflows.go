@@ -1,4 +1,4 @@
-package workflows
+package conversation
 
 import (
 	"errors"
@@ -12,79 +12,15 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
-	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
-// SignalInbound delivers one inbox event (a WhatsApp message or a spoken
-// sentence) to the customer's conversation.
-const SignalInbound = "inbound"
-
-// InboundEvent is one inbox event. EventID is the inbox key: the
-// conversation ignores IDs it has seen, so a relay that delivers twice has
-// no second effect.
-type InboundEvent struct {
-	EventID    string    `json:"event_id"`
-	Channel    Channel   `json:"channel"`
-	Text       string    `json:"text"`
-	ReceivedAt time.Time `json:"received_at"`
-}
-
-// ConversationInput starts (or continues-as-new) a conversation.
-type ConversationInput struct {
-	Tenant   string `json:"tenant"`
-	Customer string `json:"customer"`
-	// CustomerKey is the customer's keyed hash, the last part of the
-	// workflow ID and the CustomerKey search attribute; empty in runs
-	// started before keys (under the legacy ID).
-	CustomerKey customerid.Key `json:"customer_key,omitempty"`
-	// LegacyChecked: this conversation has asked once for the state of
-	// a conversation under the legacy ID (conversation_handover.go).
-	LegacyChecked bool `json:"legacy_checked,omitempty"`
-	// Carried across continue-as-new.
-	Seen    []string          `json:"seen,omitempty"`
-	Offer   *Offer            `json:"offer,omitempty"`
-	Pending []PendingDecision `json:"pending,omitempty"`
-	// Awaiting is a question about a change of a booking waiting for its
-	// answer; Changed the changes made lately (conversation_change.go).
-	Awaiting *AwaitedChange `json:"awaiting,omitempty"`
-	Changed  []RecentChange `json:"changed,omitempty"`
-	// DepositAmount, Currency and PaymentMethod are used for bookings. An
-	// empty PaymentMethod with a deposit is link mode: the appointment's
-	// payment saga sends the customer a payment link (on the channel the
-	// conversation came from; a caller gets it by WhatsApp).
-	DepositAmount int64  `json:"deposit_amount"`
-	Currency      string `json:"currency"`
-	PaymentMethod string `json:"payment_method"`
-	// Timezone (IANA) in which replies state times.
-	Timezone string `json:"timezone,omitempty"`
-	// Terms are the tenant's language, time zone, wording and per-service
-	// labels and deposits: set by the gateway and refreshed by every
-	// understood message. When set, they decide over DepositAmount,
-	// Currency and Timezone (which runs recorded before them use).
-	Terms *activities.TenantTerms `json:"terms,omitempty"`
-	// EventsBeforeRestart is how many new inbound events a run handles
-	// before it continues as new; 0 means the default (100). Tests set it
-	// low to cross the boundary.
-	EventsBeforeRestart int `json:"events_before_restart,omitempty"`
-}
-
-// Offer is the slot under discussion: what the customer asked for so far,
-// so that "ja, passt" confirms it.
-type Offer struct {
-	Service string    `json:"service,omitempty"`
-	Start   time.Time `json:"start,omitempty"`
-}
-
-// PendingDecision is an intent waiting for a review of a potential duplicate.
-type PendingDecision struct {
-	CaseID  string       `json:"case_id"`
-	Intent  dedup.Intent `json:"intent"`
-	Channel Channel      `json:"channel"`
-}
+// act is a nil receiver used only to name activity methods.
+var act *activities.Activities
 
 const (
 	maxSeen             = 200
@@ -106,14 +42,14 @@ const (
 	versionLocalReads = "conversation-local-reads"
 )
 
-// ConversationWorkflow is the long-lived dialogue with one customer. Each
+// Workflow is the long-lived dialogue with one customer. Each
 // inbound event is understood, checked against the catalogue, and run
 // through one cross-channel dedup decision: merge, review or a new
 // AppointmentWorkflow. It answers on the channel the customer used last.
-func ConversationWorkflow(ctx workflow.Context, in ConversationInput) error {
+func Workflow(ctx workflow.Context, in Input) error {
 	c := &conversation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID}
 	inbound := workflow.GetSignalChannel(ctx, SignalInbound)
-	decisions := workflow.GetSignalChannel(ctx, SignalReviewDecision)
+	decisions := workflow.GetSignalChannel(ctx, workflows.SignalReviewDecision)
 	move := newMoveChannels(ctx)
 	c.takeOverLegacy(ctx, move)
 	restartAfter := in.EventsBeforeRestart
@@ -133,7 +69,7 @@ func ConversationWorkflow(ctx workflow.Context, in ConversationInput) error {
 			c.handle(ctx, ev)
 		})
 		sel.AddReceive(decisions, func(ch workflow.ReceiveChannel, _ bool) {
-			var d ReviewDecision
+			var d workflows.ReviewDecision
 			ch.Receive(ctx, &d)
 			c.resolve(ctx, d)
 		})
@@ -151,7 +87,7 @@ func ConversationWorkflow(ctx workflow.Context, in ConversationInput) error {
 	if c.handTo != "" {
 		return c.handOver(ctx, inbound, decisions)
 	}
-	return workflow.NewContinueAsNewError(ctx, ConversationWorkflow, c.in)
+	return workflow.NewContinueAsNewError(ctx, Workflow, c.in)
 }
 
 // drainInbound is the drain of runs that started before
@@ -182,7 +118,7 @@ func (c *conversation) drainAll(ctx workflow.Context, inbound, decisions workflo
 			}
 			continue
 		}
-		var d ReviewDecision
+		var d workflows.ReviewDecision
 		if decisions.ReceiveAsync(&d) {
 			c.resolve(ctx, d)
 			continue
@@ -192,10 +128,10 @@ func (c *conversation) drainAll(ctx workflow.Context, inbound, decisions workflo
 }
 
 type conversation struct {
-	in ConversationInput
+	in Input
 	id string
 	// handTo is the keyed conversation a legacy run hands over to, once
-	// asked (conversation_handover.go).
+	// asked (handover.go).
 	handTo string
 }
 
@@ -213,11 +149,11 @@ func (c *conversation) seen(id string) bool {
 }
 
 func (c *conversation) opts(ctx workflow.Context, id, summary string) workflow.Context {
-	return ActivityCtx(ctx, Tuning{}.WithDefaults(), id, summary)
+	return workflows.ActivityCtx(ctx, workflows.Tuning{}.WithDefaults(), id, summary)
 }
 
 func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
-	observePhase(ctx, c.in.Tenant, telemetry.PhaseDelivered, ev.ReceivedAt)
+	workflows.ObservePhase(ctx, c.in.Tenant, telemetry.PhaseDelivered, ev.ReceivedAt)
 	var u activities.Understood
 	if err := c.read(ctx, "extract-"+ev.EventID, "Understand message", act.ExtractIntent,
 		activities.ExtractInput{Tenant: c.in.Tenant, Text: ev.Text, ReceivedAt: ev.ReceivedAt}).Get(ctx, &u); err != nil {
@@ -248,10 +184,10 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 			c.rescheduleWish(ctx, ev, r)
 			return
 		}
-		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
+		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
 		return
 	case intent.KindUnclear:
-		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
+		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
 		return
 	}
 	// Fill gaps from the slot under discussion ("ja, passt").
@@ -265,13 +201,13 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 	}
 	c.in.Offer = &Offer{Service: r.Service, Start: r.Start}
 	if r.Service == "" || r.Start.IsZero() {
-		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, u.Question), c.text(tenants.TemplateMissingDetails, tenants.MessageData{})))
+		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, u.Question), c.text(tenants.TemplateMissingDetails, tenants.MessageData{})))
 		return
 	}
 	var q string
 	if err := c.read(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours", act.ValidateIntent,
 		activities.ValidateInput{Tenant: c.in.Tenant, Result: r, ReceivedAt: ev.ReceivedAt}).Get(ctx, &q); err != nil || q != "" {
-		c.reply(ctx, ev, firstNonEmpty(question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
+		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
 		return
 	}
 	c.book(ctx, ev, r.Service, r.Start)
@@ -307,17 +243,17 @@ func (c *conversation) wishIntent(ctx workflow.Context, ev InboundEvent, service
 		Tenant: c.in.Tenant, Customer: c.in.Customer, Service: service, SlotStart: start.UTC(),
 		Channel: string(ev.Channel), EventID: ev.EventID, ConversationID: c.id,
 	}
-	legacy := LegacyIntentID(c.in.Tenant, c.in.Customer, service, "", start)
+	legacy := workflows.LegacyIntentID(c.in.Tenant, c.in.Customer, service, "", start)
 	if workflow.GetVersion(ctx, versionKeyedIntentID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		in.IntentID = legacy
 	} else {
-		id, err := IntentID(c.in.Tenant, c.in.CustomerKey, service, "", start)
+		id, err := workflows.IntentID(c.in.Tenant, c.in.CustomerKey, service, "", start)
 		if err != nil {
 			return in, fmt.Errorf("wish %s not booked, the conversation has no customer key: %w", ev.EventID, err)
 		}
 		in.IntentID, in.LegacyIntentID = id, legacy
 	}
-	in.WorkflowID = AppointmentWorkflowID(c.in.Tenant, in.IntentID)
+	in.WorkflowID = workflows.AppointmentWorkflowID(c.in.Tenant, in.IntentID)
 	return in, nil
 }
 
@@ -333,7 +269,7 @@ const versionWishOutlastsOutage = "wish-outlasts-outage"
 // asking again can only find the decision already taken.
 func (c *conversation) decideCtx(ctx workflow.Context, activityID string) workflow.Context {
 	if workflow.GetVersion(ctx, versionWishOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
-		return reconcileCtx(ctx, Tuning{}.WithDefaults(), activityID, "Cross-channel dedup decision")
+		return workflows.ReconcileCtx(ctx, workflows.Tuning{}.WithDefaults(), activityID, "Cross-channel dedup decision")
 	}
 	return c.opts(ctx, activityID, "Cross-channel dedup decision")
 }
@@ -344,7 +280,7 @@ func (c *conversation) decide(ctx workflow.Context, ev InboundEvent, in dedup.In
 		c.decideFailed(ctx, ev, in, err)
 		return
 	}
-	observePhase(ctx, c.in.Tenant, telemetry.PhaseDedupDecided, ev.ReceivedAt)
+	workflows.ObservePhase(ctx, c.in.Tenant, telemetry.PhaseDedupDecided, ev.ReceivedAt)
 	slot := c.slot(in.Service, in.SlotStart)
 	switch {
 	case d.Kind == dedup.Merge && d.Ending:
@@ -375,10 +311,10 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ev InboundEv
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		StaticSummary:         fmt.Sprintf("%s for %s at %s", in.Service, mask.Phones(in.Customer), in.SlotStart.Format(time.RFC3339)),
-		TypedSearchAttributes: startAttributes(customerAttributes(ctx, in.Customer, c.in.CustomerKey), BookingRequest{Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
+		TypedSearchAttributes: workflows.StartAttributes(workflows.CustomerAttributes(ctx, in.Customer, c.in.CustomerKey), workflows.BookingRequest{Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
 	})
 	amount, currency := c.deposit(in.Service)
-	f := workflow.ExecuteChildWorkflow(cctx, AppointmentWorkflow, BookingRequest{
+	f := workflow.ExecuteChildWorkflow(cctx, workflows.AppointmentWorkflow, workflows.BookingRequest{
 		Tenant: in.Tenant, Customer: in.Customer, CustomerKey: c.in.CustomerKey, Service: in.Service, SlotStart: in.SlotStart, Channel: ch, IntentID: in.IntentID,
 		DepositAmount: amount, Currency: currency, PaymentMethod: c.in.PaymentMethod, Timezone: c.timezone(),
 		DeliberateSecond: in.Separate, Terms: c.in.Terms, AcceptedAt: ev.ReceivedAt,
@@ -392,7 +328,7 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ev InboundEv
 }
 
 // resolve continues an intent that waited for a duplicate review.
-func (c *conversation) resolve(ctx workflow.Context, d ReviewDecision) {
+func (c *conversation) resolve(ctx workflow.Context, d workflows.ReviewDecision) {
 	for i, p := range c.in.Pending {
 		if p.CaseID != d.CaseID {
 			continue
@@ -419,8 +355,8 @@ func (c *conversation) resolve(ctx workflow.Context, d ReviewDecision) {
 // swallow it); a reply still not reserved then is logged for operators.
 func (c *conversation) reply(ctx workflow.Context, ev InboundEvent, text string) {
 	var step activities.Step
-	err := workflow.ExecuteActivity(compensationCtx(ctx, Tuning{}.WithDefaults(), "reply-"+ev.EventID, "Reply to the customer"), act.SendReply, activities.ReplyInput{
-		Tenant: c.in.Tenant, ConversationID: c.id, Customer: c.in.Customer, Channel: replyChannel(ev.Channel), EventID: ev.EventID, Text: text,
+	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, workflows.Tuning{}.WithDefaults(), "reply-"+ev.EventID, "Reply to the customer"), act.SendReply, activities.ReplyInput{
+		Tenant: c.in.Tenant, ConversationID: c.id, Customer: c.in.Customer, Channel: workflows.ReplyChannel(ev.Channel), EventID: ev.EventID, Text: text,
 	}).Get(ctx, &step)
 	if err != nil {
 		workflow.GetLogger(ctx).Error("reply not reserved", "event", ev.EventID, "error", err)
@@ -431,11 +367,11 @@ func (c *conversation) reply(ctx workflow.Context, ev InboundEvent, text string)
 // a potential duplicate waits for a person, so "all of a customer's
 // conversations waiting for review" finds it (by CustomerKey).
 func (c *conversation) publishReview(ctx workflow.Context) {
-	status := BookingStatusKey.ValueUnset()
+	status := workflows.BookingStatusKey.ValueUnset()
 	if len(c.in.Pending) > 0 {
-		status = BookingStatusKey.ValueSet(string(StatusNeedsReview))
+		status = workflows.BookingStatusKey.ValueSet(string(workflows.StatusNeedsReview))
 	}
-	updates := append([]temporal.SearchAttributeUpdate{status}, customerUpserts(ctx, c.in.Customer, c.in.CustomerKey)...)
+	updates := append([]temporal.SearchAttributeUpdate{status}, workflows.CustomerUpserts(ctx, c.in.Customer, c.in.CustomerKey)...)
 	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
 		// Only the Web UI's filter is affected; the review itself is in the
 		// review queue.
@@ -445,12 +381,12 @@ func (c *conversation) publishReview(ctx workflow.Context) {
 
 // text renders a reply in the conversation's terms.
 func (c *conversation) text(name tenants.TemplateName, data tenants.MessageData) string {
-	return render(c.in.Terms, name, data)
+	return workflows.Render(c.in.Terms, name, data)
 }
 
 // slot is the message data naming a service and its slot.
 func (c *conversation) slot(service string, start time.Time) tenants.MessageData {
-	return tenants.MessageData{Service: label(c.in.Terms, service), When: when(start, c.timezone(), language(c.in.Terms))}
+	return tenants.MessageData{Service: workflows.Label(c.in.Terms, service), When: workflows.When(start, c.timezone(), workflows.Language(c.in.Terms))}
 }
 
 // timezone is the tenant's time zone as the terms name it, else the
@@ -471,30 +407,4 @@ func (c *conversation) deposit(service string) (int64, string) {
 		}
 	}
 	return c.in.DepositAmount, c.in.Currency
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// localTime states t in the business time zone, as the customer reads it.
-func localTime(t time.Time, tz string) string {
-	loc, err := time.LoadLocation(tz)
-	if tz == "" || err != nil {
-		return t.UTC().Format("02.01.2006 15:04 UTC")
-	}
-	return t.In(loc).Format("02.01.2006 15:04")
-}
-
-// serviceLabel names a service as the customer knows it.
-func serviceLabel(id string) string {
-	if s, ok := intent.DemoCatalogue().Service(id); ok {
-		return s.Label("de")
-	}
-	return id
 }

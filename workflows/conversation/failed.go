@@ -1,4 +1,4 @@
-package workflows
+package conversation
 
 import (
 	"go.temporal.io/sdk/workflow"
@@ -6,6 +6,7 @@ import (
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // A wish the conversation could not check or start goes to a person, and
@@ -26,7 +27,7 @@ func (c *conversation) decideFailed(ctx workflow.Context, ev InboundEvent, in de
 	}
 	workflow.GetLogger(ctx).Error("dedup decision failed", "event", ev.EventID, "error", cause)
 	details := map[string]any{"wish": in, "event_id": ev.EventID, "channel": string(ev.Channel), "error": cause.Error()}
-	if _, err := openCaseWith(ctx, Tuning{}.WithDefaults(), c.in.Tenant, "decide-"+ev.EventID, review.ReasonUnknownOutcome, details); err != nil {
+	if _, err := workflows.OpenCaseWith(ctx, workflows.Tuning{}.WithDefaults(), c.in.Tenant, "decide-"+ev.EventID, review.ReasonUnknownOutcome, details); err != nil {
 		workflow.GetLogger(ctx).Error("open review case", "error", err)
 		c.reply(ctx, ev, c.text(tenants.TemplateStartFailedRetry, tenants.MessageData{}))
 		return
@@ -47,7 +48,7 @@ func (c *conversation) startFailed(ctx workflow.Context, ev InboundEvent, in ded
 		return false
 	}
 	workflow.GetLogger(ctx).Error("appointment not started", "workflow_id", in.WorkflowID, "error", cause)
-	if _, err := openCase(ctx, Tuning{}.WithDefaults(), c.in.Tenant, "start-"+ev.EventID, review.ReasonUnknownOutcome, cause); err != nil {
+	if _, err := workflows.OpenCase(ctx, workflows.Tuning{}.WithDefaults(), c.in.Tenant, "start-"+ev.EventID, review.ReasonUnknownOutcome, cause); err != nil {
 		workflow.GetLogger(ctx).Error("open review case", "error", err)
 		c.reply(ctx, ev, c.text(tenants.TemplateStartFailedRetry, tenants.MessageData{}))
 		return true

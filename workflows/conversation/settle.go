@@ -1,4 +1,4 @@
-package workflows
+package conversation
 
 import (
 	"slices"
@@ -10,6 +10,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // A cancel or move wish can meet a booking in the moment between its confirmation
@@ -42,7 +43,7 @@ const (
 // settling reports whether ap is confirmed while its lifecycle is not
 // found yet (not started, or its status not yet published).
 func settling(ap activities.Appointment) bool {
-	return ap.Found && ap.Status == string(StatusConfirmed) && ap.Lifecycle == ""
+	return ap.Found && ap.Status == string(workflows.StatusConfirmed) && ap.Lifecycle == ""
 }
 
 // awaitLifecycles reads the customer's bookings again, with growing
@@ -76,7 +77,7 @@ func (c *conversation) awaitLifecycles(ctx workflow.Context, ev InboundEvent, ro
 // bookings are read again, once, and the wish goes where it now belongs.
 func (c *conversation) cancelSignalled(ctx workflow.Context, ev InboundEvent, r intent.Result, ap activities.Appointment, again bool) {
 	slot := c.slot(ap.Service, ap.SlotStart)
-	err := workflow.SignalExternalWorkflow(ctx, ap.WorkflowID, "", SignalCancel, nil).Get(ctx, nil)
+	err := workflow.SignalExternalWorkflow(ctx, ap.WorkflowID, "", workflows.SignalCancel, nil).Get(ctx, nil)
 	if err == nil {
 		c.reply(ctx, ev, c.text(tenants.TemplateCancelInFlight, slot))
 		return
