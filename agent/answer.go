@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"strconv"
 	"strings"
 	"time"
@@ -22,13 +23,13 @@ const pollEvery = 200 * time.Millisecond
 // end, a person's review, or a payment link the customer must use. found
 // is false when the saga could not be read at all (not started yet, or
 // Temporal not answering): an unknown, answered as pending.
-func (s *Service) await(ctx context.Context, workflowID string) (workflows.BookingState, bool) {
+func (s *Service) await(ctx context.Context, workflowID string) (appointment.State, bool) {
 	ctx, cancel := context.WithTimeout(ctx, s.wait())
 	defer cancel()
-	var last workflows.BookingState
+	var last appointment.State
 	found := false
 	for {
-		st, err := workflows.AppointmentStatus(ctx, s.Temporal, workflowID)
+		st, err := appointment.StatusOf(ctx, s.Temporal, workflowID)
 		var nf *serviceerror.NotFound
 		switch {
 		case err == nil:
@@ -50,7 +51,7 @@ func (s *Service) await(ctx context.Context, workflowID string) (workflows.Booki
 }
 
 // settled: the state is worth answering now rather than waiting longer.
-func settled(st workflows.BookingState) bool {
+func settled(st appointment.State) bool {
 	switch st.Status {
 	case workflows.StatusConfirmed, workflows.StatusRejected, workflows.StatusPaymentFailed, workflows.StatusCancelled,
 		workflows.StatusAlreadyBooked, workflows.StatusNeedsReview:
@@ -61,7 +62,7 @@ func settled(st workflows.BookingState) bool {
 
 // answer turns the saga's state into the tool's answer. merged: the
 // intent was booked under another operation (or channel) before.
-func answer(a BookingAnswer, st workflows.BookingState, found, merged bool) BookingAnswer {
+func answer(a BookingAnswer, st appointment.State, found, merged bool) BookingAnswer {
 	a.BookingID = st.BookingID
 	handle := fmt.Sprintf("Call get_booking with id %q for the outcome; do not book again.", a.WorkflowID)
 	switch {
@@ -95,7 +96,7 @@ func answer(a BookingAnswer, st workflows.BookingState, found, merged bool) Book
 	return a
 }
 
-func rejection(st workflows.BookingState) string {
+func rejection(st appointment.State) string {
 	msg := "Not booked"
 	if st.Reason != "" {
 		msg += ": " + st.Reason
@@ -118,7 +119,7 @@ func (s *Service) needsConfirmation(ctx context.Context, p *tenants.Profile, a B
 	if !d.ConflictingSlot.IsZero() {
 		a.ExistingStart = d.ConflictingSlot.In(p.Location).Format(time.RFC3339)
 	}
-	if st, err := workflows.AppointmentStatus(ctx, s.Temporal, d.ConflictingWorkflow); err == nil && st.BookingID != "" {
+	if st, err := appointment.StatusOf(ctx, s.Temporal, d.ConflictingWorkflow); err == nil && st.BookingID != "" {
 		a.ExistingBooking = st.BookingID
 	}
 	a.Message = fmt.Sprintf("The customer already has %s at %s (%s). Ask them whether they want a second appointment; only if they say so, call book_appointment again with confirm_second=true. Nothing was booked.",

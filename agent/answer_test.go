@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,7 +26,7 @@ func TestPaymentLinkOnlyWhileUnpaid(t *testing.T) {
 		{workflows.StatusCancelled, ""},
 		{workflows.StatusPaymentFailed, ""},
 	} {
-		got := answer(BookingAnswer{WorkflowID: "appointment:demo:x"}, workflows.BookingState{Status: c.status, PaymentURL: link}, true, false)
+		got := answer(BookingAnswer{WorkflowID: "appointment:demo:x"}, appointment.State{Status: c.status, PaymentURL: link}, true, false)
 		require.Equal(t, c.want, got.PaymentURL, c.status)
 	}
 }

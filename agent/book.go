@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"strings"
 	"time"
 
@@ -105,7 +106,7 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	}
 	d, err := s.Dedup.Decide(ctx, key, dedup.Intent{
 		Tenant: c.Tenant, IntentID: intentID, Customer: w.customer, Service: w.service, SlotStart: w.start.UTC(),
-		Channel: string(workflows.ChannelAgent), EventID: "agent:" + opKey, WorkflowID: workflows.AppointmentWorkflowID(c.Tenant, intentID),
+		Channel: string(workflows.ChannelAgent), EventID: "agent:" + opKey, WorkflowID: appointment.WorkflowID(c.Tenant, intentID),
 		LegacyIntentID: workflows.LegacyIntentID(c.Tenant, w.customer, w.service, "", w.start),
 		Separate:       w.second, Ask: true,
 	})
@@ -232,7 +233,7 @@ func dedupKey(tenant, opKey, intentID string, second bool) string {
 // meets the running or completed saga attaches to it.
 func (s *Service) start(ctx context.Context, p *tenants.Profile, d dedup.Decision, intentID string, w wish) error {
 	dep, _ := p.Deposit(w.service)
-	_, _, err := workflows.StartAppointmentAs(ctx, s.Temporal, s.TaskQueue, d.WorkflowID, workflows.BookingRequest{
+	_, _, err := appointment.StartAs(ctx, s.Temporal, s.TaskQueue, d.WorkflowID, appointment.Request{
 		Tenant: p.ID, Customer: w.customer, CustomerKey: w.key, Service: w.service, SlotStart: w.start.UTC(), Channel: workflows.ChannelAgent,
 		IntentID: intentID, DepositAmount: dep.Amount, Currency: dep.Currency, PaymentMethod: s.PaymentMethod,
 		Timezone: p.Location.String(), Terms: activities.TermsOf(p), DeliberateSecond: w.second,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"strings"
 	"time"
 
@@ -80,7 +81,7 @@ func (s *Service) describe(ctx context.Context, tenant string, p *tenants.Profil
 	}
 	qctx, cancel := context.WithTimeout(ctx, lookupWait)
 	defer cancel()
-	st, err := workflows.AppointmentStatus(qctx, s.Temporal, a.WorkflowID)
+	st, err := appointment.StatusOf(qctx, s.Temporal, a.WorkflowID)
 	if err != nil && a.Service == "" {
 		return BookingAnswer{}, errNoBooking
 	}

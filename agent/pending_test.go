@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"net/http"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ func TestADecisionWhoseSagaNeverStartedIsStarted(t *testing.T) {
 	key := testsupport.CustomerKey(t, "demo", customer)
 	intentID, err := workflows.IntentID("demo", key, "tire-change", "", start)
 	require.NoError(t, err)
-	workflowID := workflows.AppointmentWorkflowID("demo", intentID)
+	workflowID := appointment.WorkflowID("demo", intentID)
 	_, err = e.pool.Exec(context.Background(), `INSERT INTO booking_intents (tenant_id, intent_id, customer, service, slot_start, channel, workflow_id, events)
 		VALUES ('demo', $1, $2, 'tire-change', $3, 'whatsapp', $4, ARRAY['SMcrashed'])`, intentID, customer, start.UTC(), workflowID)
 	require.NoError(t, err)

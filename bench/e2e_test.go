@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"io"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -136,7 +137,7 @@ func (e e2eEnv) bookingOp(t testing.TB) Op {
 		if err := postWebhook(ctx, e.sim, twilio.WhatsApp(sid(e.base, seq), customer, text)); err != nil {
 			return err
 		}
-		var st workflows.BookingState
+		var st appointment.State
 		if err := awaitResultEvery(ctx, e.tc, id, &st, max(e.lookEvery, 25*time.Millisecond)); err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}

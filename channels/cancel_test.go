@@ -3,6 +3,7 @@ package channels_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"io"
 	"net/http"
 	"strings"
@@ -69,7 +70,7 @@ func (e cancelEnv) bookWithWindow(t *testing.T, customer string, window time.Dur
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	run, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, workflows.BookingRequest{
+	run, _, err := appointment.Start(ctx, e.tc, e.queue, appointment.Request{
 		IntentID: testsupport.TaskQueue(t), Tenant: "demo", Customer: customer, Service: "tire-change",
 		SlotStart: testsupport.NextWeekdayAfter(t, time.Wednesday, 11, 48*time.Hour), Channel: workflows.ChannelWhatsApp,
 		DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin",
@@ -77,7 +78,7 @@ func (e cancelEnv) bookWithWindow(t *testing.T, customer string, window time.Dur
 		Terms:  terms(window),
 	})
 	require.NoError(t, err)
-	var st workflows.BookingState
+	var st appointment.State
 	require.NoError(t, run.Get(ctx, &st))
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, workflows.BookingWorkflowID(run.GetID()), st.Lifecycle)

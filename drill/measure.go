@@ -6,11 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookonce/bookonce/workflows/appointment"
+
 	"github.com/jackc/pgx/v5"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/bookonce/bookonce/chaos"
-	"github.com/bookonce/bookonce/workflows"
 )
 
 // unknowns follows every injected "after commit" fault to how it ended:
@@ -291,7 +292,7 @@ func (e *env) sagaResultIDs(ctx context.Context, states []wishState, r *ResultID
 		if st.outcome != Confirmed {
 			continue
 		}
-		s, err := workflows.AppointmentStatus(ctx, e.tc, st.workflowID)
+		s, err := appointment.StatusOf(ctx, e.tc, st.workflowID)
 		if err != nil {
 			return fmt.Errorf("status of %s: %w", st.workflowID, err)
 		}

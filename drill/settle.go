@@ -3,6 +3,7 @@ package drill
 import (
 	"context"
 	"fmt"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"net/http"
 	"strings"
 	"time"
@@ -205,7 +206,7 @@ func (e *env) closedOutcome(ctx context.Context, workflowID string) (Outcome, st
 	if d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return Pending, "appointment still running"
 	}
-	st, err := workflows.AppointmentStatus(ctx, e.tc, workflowID)
+	st, err := appointment.StatusOf(ctx, e.tc, workflowID)
 	if err != nil {
 		return Pending, fmt.Sprintf("status query: %v", err)
 	}

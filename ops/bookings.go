@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"net/url"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func (p *Page) loadBookings(ctx context.Context, d *pageData, tenant string, now
 		return nil
 	}
 	d.BookingsShown = true
-	prefix := workflows.BookingWorkflowID(workflows.AppointmentWorkflowID(tenant, ""))
+	prefix := workflows.BookingWorkflowID(appointment.WorkflowID(tenant, ""))
 	if strings.ContainsAny(prefix, `'"\`) {
 		return fmt.Errorf("list bookings: tenant %q cannot be quoted in a visibility query", tenant)
 	}

@@ -53,7 +53,7 @@ const (
 	TemplateRescheduleNone        TemplateName = "reschedule_none"
 	TemplateRescheduleSame        TemplateName = "reschedule_same"
 	TemplateRescheduleNotPossible TemplateName = "reschedule_not_possible"
-	// Appointment messages (workflows/steps.go, already_booked.go,
+	// Appointment messages (workflows/appointment: steps.go, already_booked.go,
 	// alternatives.go).
 	TemplateConfirmation  TemplateName = "confirmation"
 	TemplateAlreadyBooked TemplateName = "already_booked"
@@ -73,7 +73,7 @@ const (
 	// to cancel or move; TemplateReminder is a later one.
 	TemplateReminderEarly TemplateName = "reminder_early"
 	TemplateReminder      TemplateName = "reminder"
-	// Payment-link messages (workflows/payment_link.go, link_expired.go).
+	// Payment-link messages (workflows/payment_link.go, appointment/deadlines.go).
 	TemplatePaymentLink         TemplateName = "payment_link"
 	TemplatePaymentExpired      TemplateName = "payment_expired"
 	TemplatePaymentRefundedLate TemplateName = "payment_refunded_late"

@@ -18,6 +18,7 @@ import (
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -47,7 +48,7 @@ func TestHappyPathOneOfEachAndSecondStartIsNoOp(t *testing.T) {
 	require.Len(t, keys, len(st.Steps), "every step has its own key")
 	require.Equal(t, booked, e.effects(t, r.GetID()))
 
-	again, existing, err := workflows.StartAppointment(context.Background(), e.tc, e.queue, req)
+	again, existing, err := appointment.Start(context.Background(), e.tc, e.queue, req)
 	require.NoError(t, err)
 	require.True(t, existing)
 	require.Equal(t, r.GetRunID(), again.GetRunID())
@@ -126,7 +127,7 @@ func TestCancelWhileDepositIsAuthorising(t *testing.T) {
 			r := e.startUntil(ctx, t, req, pause, "the authorisation")
 			require.NoError(t, tc.cancel(ctx, e, r))
 			pause.Release() // the authorisation now lands, after the cancellation
-			var st workflows.BookingState
+			var st appointment.State
 			require.NoError(t, r.Get(ctx, &st))
 			require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
 			// The child finishes its void before the appointment closes.
@@ -166,7 +167,7 @@ func TestResetReusesHoldAndAuthorisation(t *testing.T) {
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var st2 workflows.BookingState
+	var st2 appointment.State
 	require.NoError(t, e.reset(t, r, firstWorkflowTaskCompleted(t, e.tc, r)).Get(ctx, &st2))
 	require.Equal(t, workflows.StatusConfirmed, st2.Status, st2.Reason)
 	require.Equal(t, st.HoldID, st2.HoldID, "the reset run found its hold")
@@ -195,7 +196,7 @@ func TestMatrix07WorkerKilledBeforeReporting(t *testing.T) {
 	w1.Stop()
 	pause.Release()
 	e.startWorker(t)
-	var st workflows.BookingState
+	var st appointment.State
 	require.NoError(t, r.Get(ctx, &st))
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Greater(t, st.Steps[0].Attempt, int32(1), "the hold succeeded on a retry")
@@ -280,7 +281,7 @@ func TestStartFindsTheBookingUnderTheLegacyID(t *testing.T) {
 
 	now := before
 	now.IntentID, now.CustomerKey = "", testsupport.CustomerKey(t, before.Tenant, before.Customer)
-	again, existing, err := workflows.StartAppointment(ctx, e.tc, e.queue, now)
+	again, existing, err := appointment.Start(ctx, e.tc, e.queue, now)
 	require.NoError(t, err)
 	require.True(t, existing)
 	require.Equal(t, old.GetID(), again.GetID())
@@ -301,6 +302,6 @@ func TestStartNeedsTheCustomerKey(t *testing.T) {
 	e := newEnv(t)
 	req := request(t, conversationCustomer(), time.Wednesday, 17)
 	req.IntentID = ""
-	_, _, err := workflows.StartAppointment(context.Background(), e.tc, e.queue, req)
+	_, _, err := appointment.Start(context.Background(), e.tc, e.queue, req)
 	require.ErrorIs(t, err, intent.ErrNoCustomerKey)
 }

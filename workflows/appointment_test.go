@@ -15,11 +15,12 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 func TestUnitHappyPath(t *testing.T) {
 	env, f := newUnitEnv(t)
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
 	st := unitResult(t, env)
 
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
@@ -88,7 +89,7 @@ func TestUnitNoDepositSkipsPaymentSaga(t *testing.T) {
 	env, f := newUnitEnv(t)
 	req := unitRequest()
 	req.DepositAmount = 0
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+	env.ExecuteWorkflow(appointment.WorkflowName, req)
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.sequence(""))
@@ -110,7 +111,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 		payment     workflows.PaymentStatus // "" = not checked
 		appointment []string                // started activities of the appointment saga
 		payments    []string                // started activities of the payment saga
-		check       func(t *testing.T, st workflows.BookingState, f *unitFake)
+		check       func(t *testing.T, st appointment.State, f *unitFake)
 	}{
 		{
 			name: "hold: slot unavailable",
@@ -125,7 +126,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			// The customer who lost the slot is told the free ones.
 			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-alternatives"},
 			payments:    []string{},
-			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
+			check: func(t *testing.T, st appointment.State, f *unitFake) {
 				require.Equal(t, []time.Time{alt1, alt2}, st.Alternatives)
 				require.Empty(t, st.HoldID)
 				rel := f.input("appointment", "release-hold").(activities.ReleaseHoldInput)
@@ -150,7 +151,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			status: workflows.StatusRejected, reason: "downstream said no: CalendarRejected",
 			appointment: []string{"HoldSlot hold-slot", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			payments:    []string{},
-			check: func(t *testing.T, st workflows.BookingState, _ *unitFake) {
+			check: func(t *testing.T, st appointment.State, _ *unitFake) {
 				require.Empty(t, st.Alternatives)
 			},
 		},
@@ -165,7 +166,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			// void deposit (registered second) before release hold (first).
 			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			payments:    []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
-			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
+			check: func(t *testing.T, st appointment.State, f *unitFake) {
 				require.Len(t, st.Steps, 5)
 				require.Equal(t, "authorize deposit (payment saga)", st.Steps[1].Name)
 				require.Equal(t, []string{"void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st)[2:])
@@ -190,7 +191,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			// The appointment's void signal makes the payment saga void too.
 			payments: []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
-			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
+			check: func(t *testing.T, st appointment.State, f *unitFake) {
 				require.Empty(t, f.input("appointment", "cancel-booking").(activities.CancelBookingInput).BookingID, "no booking ID known: cancel by reference")
 				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "cancel booking: compensated", "void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st))
 				require.Equal(t, "pi_1", f.input("payment", "void-deposit").(activities.IntentInput).IntentID, "the payment saga voids its own intent")
@@ -207,7 +208,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			// All three compensations, in reverse order of registration.
 			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			payments:    []string{"AuthorizeDeposit authorize-deposit", "CaptureDeposit capture-deposit", "VoidDeposit void-deposit"},
-			check: func(t *testing.T, st workflows.BookingState, f *unitFake) {
+			check: func(t *testing.T, st appointment.State, f *unitFake) {
 				require.Equal(t, activities.CancelBookingInput{Tenant: "demo", BookingID: "booking-hold-1", Reference: st.Reference}, f.input("appointment", "cancel-booking"))
 				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",
 					"cancel booking: compensated", "void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st))
@@ -218,7 +219,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env, f := newUnitEnv(t)
 			tc.inject(f)
-			env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+			env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
 			st := unitResult(t, env)
 			require.Equal(t, tc.status, st.Status, st.Reason)
 			require.Contains(t, st.Reason, tc.reason)
@@ -247,7 +248,7 @@ func TestUnitConfirmationFailureKeepsBooking(t *testing.T) {
 	f.confirmation = func(context.Context, activities.ConfirmationInput) (activities.Step, error) {
 		return activities.Step{}, unitFinalErr("OutboxRejected")
 	}
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status)
 	require.Equal(t, "send confirmation: failed", unitStepNames(st)[len(st.Steps)-1])
@@ -273,13 +274,13 @@ func TestUnitCancellationWhileAuthorising(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env, f := newUnitEnv(t)
 			f.delays["AuthorizeDeposit"] = 10 * time.Second // the answer comes late
-			var during workflows.BookingState
+			var during appointment.State
 			var qerr error
 			env.RegisterDelayedCallback(func() {
 				during, qerr = unitQuery(env)
 				tc.cancel(env)
 			}, 5*time.Second)
-			env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+			env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
 			require.NoError(t, qerr)
 			require.Equal(t, workflows.StatusAuthorizing, during.Status, "cancelled while waiting for the authorisation")
 
@@ -320,7 +321,7 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 			}
 			return activities.ConfirmHoldResult{Step: unitStep(ctx, "booking-"+in.HoldID), Booking: calendar.Booking{ID: "booking-" + in.HoldID, HoldID: in.HoldID}}, nil
 		}
-		env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+		env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
 		st := unitResult(t, env)
 		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 		require.Equal(t, "hold-2", st.HoldID)
@@ -341,7 +342,7 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 		f.confirmHold = func(context.Context, activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
 			return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeHoldExpired)
 		}
-		env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+		env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
 		st := unitResult(t, env)
 		require.Equal(t, workflows.StatusRejected, st.Status)
 		require.Equal(t, "hold_expired", st.Reason)
@@ -359,7 +360,7 @@ func TestUnitCancellationAfterCommitKeepsTheLifecycle(t *testing.T) {
 	env, f := newUnitEnv(t)
 	f.delays["SendConfirmation"] = 10 * time.Second
 	env.RegisterDelayedCallback(env.CancelWorkflow, 5*time.Second)
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
 	require.True(t, env.IsWorkflowCompleted())
 	f.mu.Lock()
 	defer f.mu.Unlock()

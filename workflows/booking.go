@@ -133,7 +133,7 @@ type CancelRequest struct {
 	OnlyIfRefunded bool `json:"only_if_refunded,omitempty"`
 	// RefundInFull refunds the deposit whatever the window: the customer
 	// cancelled before the booking was confirmed to them, and was told the
-	// unconfirmed booking is being cancelled (late_cancel.go).
+	// unconfirmed booking is being cancelled (appointment/late_cancel.go).
 	RefundInFull bool `json:"refund_in_full,omitempty"`
 }
 
@@ -320,5 +320,5 @@ func (b *booking) upsert(ctx workflow.Context, status BookingStatus, details str
 
 // record adds a step to the booking's table, with the key it sent.
 func (b *booking) record(ctx workflow.Context, name, activityID string, s activities.Step, err error) {
-	b.state.Steps = append(b.state.Steps, keyedStep(workflow.GetInfo(ctx), name, activityID, s, err))
+	b.state.Steps = append(b.state.Steps, KeyedStep(workflow.GetInfo(ctx), name, activityID, s, err))
 }

@@ -220,7 +220,7 @@ func (b *booking) tell(ctx workflow.Context) {
 	case DepositKept:
 		name = tenants.TemplateBookingCancelledKept
 	}
-	step, err := sendMessage(ctx, b.tuning, id, "Send cancellation", activities.ConfirmationInput{
+	step, err := SendMessage(ctx, b.tuning, id, "Send cancellation", activities.ConfirmationInput{
 		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: ReplyChannel(b.in.Channel), Customer: b.in.Customer,
 		Text: Render(b.in.Terms, name, data), Kind: MessageKindCancellation, SendBy: b.in.SlotStart,
 	})

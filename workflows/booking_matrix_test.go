@@ -22,6 +22,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // TestMatrixCancelRacingTheRefundBoundary: a cancel one second inside the
@@ -79,7 +80,7 @@ func TestMatrixReminderAnswerLost(t *testing.T) {
 	env.RegisterActivity(a)
 	cfg := testsupport.Config(t)
 	fake := stacktest.TwilioRelay(t, cfg, pool, stack.Logger(cfg, testsupport.LogWriter(t)), 100*time.Millisecond)
-	ref := workflows.AppointmentWorkflowID("demo", testsupport.TaskQueue(t))
+	ref := appointment.WorkflowID("demo", testsupport.TaskQueue(t))
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(ref), TaskQueue: workflows.TaskQueue})
 	// In the relay's (real) future: a reminder reached after its slot
 	// would be recorded as expired, not sent.

@@ -100,7 +100,7 @@ func (b *booking) remind(ctx workflow.Context, r reminder) {
 	data := tenants.MessageData{
 		Service: Label(b.in.Terms, b.in.Service), When: When(b.in.SlotStart, b.in.Timezone, Language(b.in.Terms)), Booking: b.in.BookingID,
 	}
-	step, err := sendMessage(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset), activities.ConfirmationInput{
+	step, err := SendMessage(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset), activities.ConfirmationInput{
 		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: ReplyChannel(b.in.Channel), Customer: b.in.Customer,
 		Text: Render(b.in.Terms, name, data), Kind: MessageKindReminder + r.kind(), SendBy: b.in.SlotStart,
 	})

@@ -134,10 +134,10 @@ func (b *booking) reschedule(ctx workflow.Context, in RescheduleRequest) (Lifecy
 	b.attempts++
 	mv := &move{n: b.attempts, ref: MoveReference(b.in.Reference, b.attempts), req: in,
 		oldID: b.in.BookingID, oldRef: b.calendarRef(), from: b.in.SlotStart}
-	var undo saga
+	var undo Saga
 	booked, err := b.placeNew(ctx, mv, &undo)
 	if err != nil {
-		if cerr := undo.compensate(ctx); cerr != nil {
+		if cerr := undo.Compensate(ctx); cerr != nil {
 			b.needsReview(ctx, b.moveID(mv, "undo"), "the move failed and its new reservation could not be undone", cerr)
 		}
 		return b.state, err
@@ -152,8 +152,8 @@ func (b *booking) reschedule(ctx workflow.Context, in RescheduleRequest) (Lifecy
 
 // placeNew holds and confirms the new slot, registering each undo before
 // its step (an answer lost on the way may hide a reservation that exists).
-func (b *booking) placeNew(ctx workflow.Context, mv *move, undo *saga) (activities.ConfirmHoldResult, error) {
-	undo.add("release new hold", func(ctx workflow.Context) error {
+func (b *booking) placeNew(ctx workflow.Context, mv *move, undo *Saga) (activities.ConfirmHoldResult, error) {
+	undo.Add("release new hold", func(ctx workflow.Context) error {
 		id := b.moveID(mv, "release")
 		var step activities.Step
 		err := workflow.ExecuteActivity(CompensationCtx(ctx, b.tuning, id, "Release the hold of "+mv.ref), act.ReleaseHold,
@@ -172,7 +172,7 @@ func (b *booking) placeNew(ctx workflow.Context, mv *move, undo *saga) (activiti
 	if err != nil {
 		return activities.ConfirmHoldResult{}, moveRefused(err)
 	}
-	undo.add("cancel new booking", func(ctx workflow.Context) error {
+	undo.Add("cancel new booking", func(ctx workflow.Context) error {
 		id := b.moveID(mv, "cancel-new")
 		var step activities.Step
 		err := workflow.ExecuteActivity(CompensationCtx(ctx, b.tuning, id, "Cancel the booking of "+mv.ref), act.CancelBooking,
@@ -215,7 +215,7 @@ func moveRefused(err error) error {
 	switch ErrorType(err) {
 	case activities.ErrTypeSlotUnavailable:
 		return temporal.NewApplicationError("the new slot is taken; the booking is unchanged", activities.ErrTypeSlotUnavailable,
-			RescheduleRefused{Alternatives: alternatives(err)})
+			RescheduleRefused{Alternatives: AlternativesOf(err)})
 	case activities.ErrTypeCalendarFinal, activities.ErrTypeAlreadyBooked:
 		return temporal.NewApplicationError("the calendar refused the new slot: "+err.Error()+"; the booking is unchanged", ErrTypeInvalidReschedule)
 	}
@@ -269,7 +269,7 @@ func (b *booking) tellMoved(ctx workflow.Context) {
 	if b.in.Deposit > 0 {
 		data.Amount = Money(b.in.Deposit, b.in.Currency, lang)
 	}
-	step, err := sendMessage(ctx, b.tuning, id, "Tell the customer the new time", activities.ConfirmationInput{
+	step, err := SendMessage(ctx, b.tuning, id, "Tell the customer the new time", activities.ConfirmationInput{
 		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: ReplyChannel(b.in.Channel), Customer: b.in.Customer,
 		Text: Render(b.in.Terms, tenants.TemplateBookingRescheduled, data), Kind: MessageKindRescheduled + strconv.Itoa(n),
 		SendBy: b.in.SlotStart,

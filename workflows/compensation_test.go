@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // reviewReasons lists the reasons of the review cases opened (any order).
@@ -50,7 +51,7 @@ func TestUnitCompensationRetriesBeyondActivityAttempts(t *testing.T) {
 		}
 		return activities.IntentResult{}, nil
 	}
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+	env.ExecuteWorkflow(appointment.WorkflowName, req)
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusRejected, st.Status, st.Reason)
 	require.Empty(t, st.ReviewCase)
@@ -77,7 +78,7 @@ func TestUnitFinalCompensationFailureOpensReview(t *testing.T) {
 	f.void = func(context.Context, activities.IntentInput) (activities.IntentResult, error) {
 		return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentFinal)
 	}
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusNeedsReview, st.Status, st.Reason)
 	require.NotEmpty(t, st.ReviewCase)
@@ -97,7 +98,7 @@ func TestUnitCancelWhileSendingConfirmationGoesToTheLifecycle(t *testing.T) {
 	env, f := newUnitEnv(t)
 	f.delays["SendConfirmation"] = 10 * time.Second
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalCancel, nil) }, 5*time.Second)
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Empty(t, st.ReviewCase)
@@ -123,7 +124,7 @@ func TestUnitConfirmOutlastsACalendarOutage(t *testing.T) {
 	const outage = 9 // attempts refused: three times the step budget
 	confirms := 0
 	f.confirmHold = refuseConfirm(outage, func(context.Context) { confirms++ })
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+	env.ExecuteWorkflow(appointment.WorkflowName, req)
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, outage+1, confirms, "retried under its key until it landed, then stopped")
@@ -154,7 +155,7 @@ func TestUnitHoldReconcileOutlastsACalendarOutage(t *testing.T) {
 		}
 		return activities.FindHoldResult{}, nil // the calendar proves nothing was held
 	}
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+	env.ExecuteWorkflow(appointment.WorkflowName, req)
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, "hold-2", st.HoldID)
@@ -185,7 +186,7 @@ func TestUnitConfirmOutlastsThePaymentDecisionBound(t *testing.T) {
 		}
 		last = env.Now()
 	})
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+	env.ExecuteWorkflow(appointment.WorkflowName, req)
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Greater(t, last.Sub(first), 30*time.Minute, "the outage outlasts the old decision bound")

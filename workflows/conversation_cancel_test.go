@@ -19,6 +19,7 @@ import (
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
@@ -29,7 +30,7 @@ func TestConversationCancellationWish(t *testing.T) {
 	farAhead := slot.Add(-7 * 24 * time.Hour)
 	appt := func(id string, found, running bool, status, lifecycle workflows.BookingStatus) activities.Appointment {
 		return activities.Appointment{Booked: dedup.Booked{IntentID: id, Service: "tire-change", SlotStart: slot,
-			WorkflowID: workflows.AppointmentWorkflowID("demo", id)}, Found: found, Running: running, Status: string(status), Lifecycle: string(lifecycle)}
+			WorkflowID: appointment.WorkflowID("demo", id)}, Found: found, Running: running, Status: string(status), Lifecycle: string(lifecycle)}
 	}
 	booked := appt("a", true, false, workflows.StatusConfirmed, workflows.StatusConfirmed)
 	cases := []struct {
@@ -45,7 +46,7 @@ func TestConversationCancellationWish(t *testing.T) {
 		wantReply    string   // "" means no reply: the booking tells the customer
 	}{
 		{name: "holding: cancelled at once", now: farAhead, appointments: []activities.Appointment{appt("a", true, true, workflows.StatusHeld, "")},
-			wantCancel: []string{workflows.AppointmentWorkflowID("demo", "a")}, wantReply: "Wir stornieren Ihre noch nicht bestätigte Buchung"},
+			wantCancel: []string{appointment.WorkflowID("demo", "a")}, wantReply: "Wir stornieren Ihre noch nicht bestätigte Buchung"},
 		{name: "holding, but ended before the signal: review", now: farAhead, appointments: []activities.Appointment{appt("a", true, true, workflows.StatusHeld, "")},
 			signalErr: errors.New("workflow not found"), wantReview: "ended_before_cancel_arrived", wantReply: "schon abgeschlossen"},
 		{name: "confirmed, inside the free window: the booking cancels and tells", now: farAhead, appointments: []activities.Appointment{booked},
@@ -120,7 +121,7 @@ func TestConversationCancellationWish(t *testing.T) {
 // 43 s) and asking the customer to write again.
 func TestCancellationWishOutlastsADatabaseOutage(t *testing.T) {
 	f := &convFake{appointments: []activities.Appointment{{Booked: dedup.Booked{IntentID: "a", Service: "tire-change",
-		SlotStart: time.Date(2026, 12, 8, 13, 0, 0, 0, time.UTC), WorkflowID: workflows.AppointmentWorkflowID("demo", "a")},
+		SlotStart: time.Date(2026, 12, 8, 13, 0, 0, 0, time.UTC), WorkflowID: appointment.WorkflowID("demo", "a")},
 		Found: true, Running: true, Status: string(workflows.StatusHeld)}},
 		understand: map[string]intent.Result{"Bitte stornieren": {Kind: intent.KindCancel, Lang: "de"}}}
 	env := newConversationEnv(t, f)
@@ -132,7 +133,7 @@ func TestCancellationWishOutlastsADatabaseOutage(t *testing.T) {
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(conversation.SignalInbound, unitEvent("SMx", "Bitte stornieren")) }, time.Second)
 	env.ExecuteWorkflow(conversation.WorkflowName, unitConversationInput(1))
 	nextRunInput(t, env)
-	require.Equal(t, []string{workflows.AppointmentWorkflowID("demo", "a")}, f.cancels)
+	require.Equal(t, []string{appointment.WorkflowID("demo", "a")}, f.cancels)
 	require.Equal(t, 15*time.Minute, bounds["FindAppointments"], "asked until the database answers, within the reconcile bound")
 }
 

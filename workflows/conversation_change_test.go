@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
@@ -19,7 +20,7 @@ import (
 // lifecycle, and its slot now (zero: unmoved).
 func changeBooked(lifecycle workflows.BookingStatus, now time.Time) activities.Appointment {
 	return activities.Appointment{Booked: dedup.Booked{IntentID: "a", Service: "tire-change", SlotStart: unitSlot,
-		WorkflowID: workflows.AppointmentWorkflowID("demo", "a")}, Found: true, Status: string(workflows.StatusConfirmed),
+		WorkflowID: appointment.WorkflowID("demo", "a")}, Found: true, Status: string(workflows.StatusConfirmed),
 		Lifecycle: string(lifecycle), Slot: now}
 }
 

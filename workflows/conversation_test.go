@@ -30,6 +30,7 @@ import (
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
@@ -58,7 +59,7 @@ type convFake struct {
 	replies   []activities.ReplyInput
 	reviews   []activities.ReviewInput
 	cancels   []string // appointment IDs signalled "cancel"
-	children  []workflows.BookingRequest
+	children  []appointment.Request
 	childIDs  []string // workflow IDs the children started under
 	// decideErr fails every dedup decision; reviewErr every review case.
 	decideErr, reviewErr error
@@ -97,7 +98,7 @@ func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnviro
 	// of time sets its own start after this).
 	env.SetStartTime(unitReceivedAt)
 	conversation.Register(env)
-	env.RegisterWorkflow(workflows.AppointmentWorkflow)
+	appointment.Register(env)
 	env.RegisterActivity(&activities.Activities{})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: unitConversationID, TaskQueue: workflows.TaskQueue})
 	f.understandAndDecide(env)
@@ -186,13 +187,13 @@ func (f *convFake) answerAndAct(env *testsuite.TestWorkflowEnvironment) {
 			f.cancels = append(f.cancels, workflowID)
 			return nil
 		})
-	env.OnWorkflow(workflows.AppointmentWorkflow, mock.Anything, mock.Anything).Return(
-		func(ctx workflow.Context, req workflows.BookingRequest) (workflows.BookingState, error) {
+	env.OnWorkflow(appointment.WorkflowName, mock.Anything, mock.Anything).Return(
+		func(ctx workflow.Context, req appointment.Request) (appointment.State, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.children = append(f.children, req)
 			f.childIDs = append(f.childIDs, workflow.GetInfo(ctx).WorkflowExecution.ID)
-			return workflows.BookingState{Status: workflows.StatusConfirmed}, nil
+			return appointment.State{Status: workflows.StatusConfirmed}, nil
 		})
 }
 
@@ -359,8 +360,8 @@ func TestConversationWish(t *testing.T) {
 				return
 			}
 			require.Len(t, f.children, 1, "exactly one appointment")
-			require.Equal(t, workflows.AppointmentWorkflowID("demo", intentID), f.childIDs[0], "the workflow ID derives from the intent")
-			require.Equal(t, workflows.BookingRequest{
+			require.Equal(t, appointment.WorkflowID("demo", intentID), f.childIDs[0], "the workflow ID derives from the intent")
+			require.Equal(t, appointment.Request{
 				Tenant: "demo", Customer: unitCustomer, CustomerKey: unitKey, Service: "tire-change", SlotStart: unitSlot, Channel: tc.channel, IntentID: intentID,
 				DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin",
 				AcceptedAt: unitReceivedAt, // the booking's phases count from the wish's webhook
@@ -440,7 +441,7 @@ type continueAsNewCase struct {
 
 func continueAsNewCases() []continueAsNewCase {
 	waiting := dedup.Intent{Tenant: "demo", IntentID: "intent-b", Customer: unitCustomer, Service: "inspection", SlotStart: unitSlot,
-		Channel: "whatsapp", EventID: "SMb", WorkflowID: workflows.AppointmentWorkflowID("demo", "intent-b"), ConversationID: unitConversationID}
+		Channel: "whatsapp", EventID: "SMb", WorkflowID: appointment.WorkflowID("demo", "intent-b"), ConversationID: unitConversationID}
 	pending := []conversation.PendingDecision{{CaseID: "rc_dup", Intent: waiting, Channel: workflows.ChannelWhatsApp}}
 	window := make([]string, 200)
 	for i := range window {

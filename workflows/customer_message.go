@@ -16,9 +16,9 @@ import (
 // whole time): its step reads "not sent" with the reason, never "ok".
 var errMessageNotSent = errors.New("not sent")
 
-// failedResult is a failed step's Result: "not sent" for a customer
+// FailedResult is a failed step's Result: "not sent" for a customer
 // message whose moment passed, else "failed".
-func failedResult(err error) string {
+func FailedResult(err error) string {
 	if errors.Is(err, errMessageNotSent) {
 		return "not sent"
 	}
@@ -45,10 +45,10 @@ func messageCtx(ctx workflow.Context, t Tuning, id, summary string, sendBy time.
 	return untilAnsweredCtx(ctx, t, id, summary, bound)
 }
 
-// sendMessage reserves the customer message in with messageCtx. A
+// SendMessage reserves the customer message in with messageCtx. A
 // reservation that did not land before the bound is errMessageNotSent,
 // with the bound and the last cause.
-func sendMessage(ctx workflow.Context, t Tuning, id, summary string, in activities.ConfirmationInput) (activities.Step, error) {
+func SendMessage(ctx workflow.Context, t Tuning, id, summary string, in activities.ConfirmationInput) (activities.Step, error) {
 	var step activities.Step
 	err := workflow.ExecuteActivity(messageCtx(ctx, t, id, summary, in.SendBy), act.SendConfirmation, in).Get(ctx, &step)
 	if err != nil && temporal.IsTimeoutError(err) {
@@ -59,4 +59,12 @@ func sendMessage(ctx workflow.Context, t Tuning, id, summary string, in activiti
 		err = fmt.Errorf("%w: the outbox did not take it before %s: %w", errMessageNotSent, moment, err)
 	}
 	return step, err
+}
+
+// ReplyChannel answers WhatsApp on WhatsApp and everyone else by SMS.
+func ReplyChannel(c Channel) string {
+	if c == ChannelWhatsApp {
+		return string(ChannelWhatsApp)
+	}
+	return "sms"
 }

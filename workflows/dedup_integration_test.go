@@ -15,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
@@ -35,7 +36,7 @@ func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
 	req.PaymentMethod = "pm_card_chargeDeclined"
 	wish := dedup.Intent{
 		Tenant: req.Tenant, IntentID: req.IntentID, Customer: req.Customer, Service: req.Service, SlotStart: req.SlotStart,
-		Channel: "whatsapp", EventID: "SM-first", WorkflowID: workflows.AppointmentWorkflowID(req.Tenant, req.IntentID),
+		Channel: "whatsapp", EventID: "SM-first", WorkflowID: appointment.WorkflowID(req.Tenant, req.IntentID),
 		ConversationID: conversation.LegacyWorkflowID(req.Tenant, req.Customer),
 	}
 	first, err := store.Decide(ctx, "dedup-first-"+req.IntentID, wish)
@@ -44,7 +45,7 @@ func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
 
 	refusal := testsupport.Refuse(t, e.pool, "refuse_close", "BEFORE UPDATE OF closed_at", "booking_intents", "")
 	closeAttempts := refusal.Attempts
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	r, _, err := appointment.Start(ctx, e.tc, e.queue, req)
 	require.NoError(t, err)
 	require.Equal(t, first.WorkflowID, r.GetID())
 	budget := 3 * int(shortSteps.ActivityAttempts)
@@ -61,7 +62,7 @@ func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
 	require.NotEqual(t, first.WorkflowID, second.WorkflowID)
 	again := req
 	again.PaymentMethod = "pm_card_visa"
-	r2, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: second.WorkflowID, TaskQueue: e.queue}, workflows.AppointmentWorkflow, again)
+	r2, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: second.WorkflowID, TaskQueue: e.queue}, appointment.WorkflowName, again)
 	require.NoError(t, err)
 	st2 := result(t, r2)
 	require.Equal(t, workflows.StatusConfirmed, st2.Status, st2.Reason)
@@ -95,7 +96,7 @@ func TestWishAfterTerminatedAppointmentIsNewAttempt(t *testing.T) {
 	req := request(t, "+4915112345619", time.Friday, 10)
 	wish := dedup.Intent{
 		Tenant: req.Tenant, IntentID: req.IntentID, Customer: req.Customer, Service: req.Service, SlotStart: req.SlotStart,
-		Channel: "voice", EventID: "CA-first", WorkflowID: workflows.AppointmentWorkflowID(req.Tenant, req.IntentID),
+		Channel: "voice", EventID: "CA-first", WorkflowID: appointment.WorkflowID(req.Tenant, req.IntentID),
 		ConversationID: conversation.LegacyWorkflowID(req.Tenant, req.Customer),
 	}
 	decide := func(event string) dedup.Decision {
@@ -105,7 +106,7 @@ func TestWishAfterTerminatedAppointmentIsNewAttempt(t *testing.T) {
 		return d
 	}
 	require.Equal(t, dedup.New, decide("CA-first").Kind)
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	r, _, err := appointment.Start(ctx, e.tc, e.queue, req)
 	require.NoError(t, err)
 	running := decide("SM-while-running")
 	require.Equal(t, dedup.Merge, running.Kind, "a running appointment is the merge target")

@@ -118,6 +118,13 @@ func PublishedStatus(ctx context.Context, c client.Client, workflowID string) (s
 	return d.status, d.running, nil
 }
 
+// BookingExists reports whether the workflow workflowID exists, running
+// or closed.
+func BookingExists(ctx context.Context, c client.Client, workflowID string) (bool, error) {
+	d, err := describeBooking(ctx, c, workflowID)
+	return d.found, err
+}
+
 // published is what a workflow of a booking last published in its
 // search attributes.
 type published struct {

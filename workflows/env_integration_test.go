@@ -16,6 +16,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -57,8 +58,8 @@ func (e env) startWorker(t *testing.T, interceptors ...interceptor.WorkerInterce
 
 // request is a booking of its own: the intent ID is unique per call, so a
 // rerun (go test -count=N) on the shared server starts fresh workflows.
-func request(t *testing.T, customer string, wd time.Weekday, hour int) workflows.BookingRequest {
-	return workflows.BookingRequest{
+func request(t *testing.T, customer string, wd time.Weekday, hour int) appointment.Request {
+	return appointment.Request{
 		IntentID: testsupport.TaskQueue(t), Tenant: "demo", Customer: customer, Service: "tire-change", SlotStart: testsupport.Slot(t, wd, hour),
 		Channel: workflows.ChannelAPI, DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
 		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 3 * time.Second},
@@ -98,31 +99,31 @@ func (e env) effects(t *testing.T, ref string) effects {
 	return out
 }
 
-func run(t *testing.T, e env, req workflows.BookingRequest) (client.WorkflowRun, workflows.BookingState) {
+func run(t *testing.T, e env, req appointment.Request) (client.WorkflowRun, appointment.State) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	r, _, err := appointment.Start(ctx, e.tc, e.queue, req)
 	require.NoError(t, err)
-	var st workflows.BookingState
+	var st appointment.State
 	require.NoError(t, r.Get(ctx, &st))
 	return r, st
 }
 
-func result(t *testing.T, r client.WorkflowRun) workflows.BookingState {
+func result(t *testing.T, r client.WorkflowRun) appointment.State {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var st workflows.BookingState
+	var st appointment.State
 	require.NoError(t, r.Get(ctx, &st))
 	return st
 }
 
 // startUntil starts the booking and waits until its call reaches pause;
 // what names that call for the failure message.
-func (e env) startUntil(ctx context.Context, t *testing.T, req workflows.BookingRequest, pause *testsupport.Pause, what string) client.WorkflowRun {
+func (e env) startUntil(ctx context.Context, t *testing.T, req appointment.Request, pause *testsupport.Pause, what string) client.WorkflowRun {
 	t.Helper()
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	r, _, err := appointment.Start(ctx, e.tc, e.queue, req)
 	require.NoError(t, err)
 	select {
 	case <-pause.Reached():

@@ -14,6 +14,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // TestMatrix29CancelWhileTheLifecycleStartsIsCarriedOut: the cancel
@@ -48,7 +49,7 @@ func TestMatrix29CancelWhileTheLifecycleStartsIsCarriedOut(t *testing.T) {
 			req.Terms = &activities.TenantTerms{Language: "de", CancellationWindow: tc.window}
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+			r, _, err := appointment.Start(ctx, e.tc, e.queue, req)
 			require.NoError(t, err)
 			gate.SignalAtGate(ctx, t, e.tc, r.GetID(), workflows.SignalCancel)
 			st := result(t, r)

@@ -11,6 +11,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // TestConfirmationOutlastsOutboxOutage: the outbox refuses the booking's
@@ -31,7 +32,7 @@ func TestConfirmationOutlastsOutboxOutage(t *testing.T) {
 
 	req := request(t, "+4915112345631", time.Thursday, 10)
 	req.Tuning = shortSteps
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	r, _, err := appointment.Start(ctx, e.tc, e.queue, req)
 	require.NoError(t, err)
 	budget := 3 * int(shortSteps.ActivityAttempts)
 	endWhen(t, r, "the confirmation refused for three step budgets", func() bool { return refused() >= budget })

@@ -13,6 +13,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +47,7 @@ func TestMatrix12CompensationOutlastsOutage(t *testing.T) {
 			req.Tuning = shortSteps
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+			r, _, err := appointment.Start(ctx, e.tc, e.queue, req)
 			require.NoError(t, err)
 			<-outage.WentDown()
 			// Longer than the budgets of every step and undo that may run
@@ -88,7 +89,7 @@ func TestCaptureOutlastsOutageAndTheBookingStands(t *testing.T) {
 	req.Tuning = shortSteps
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	r, _, err := appointment.Start(ctx, e.tc, e.queue, req)
 	require.NoError(t, err)
 	<-outage.WentDown()
 	budget := 3 * int(shortSteps.ActivityAttempts)

@@ -31,7 +31,7 @@ type payment struct {
 	req    PaymentRequest
 	tuning Tuning
 	state  PaymentState
-	saga   saga
+	saga   Saga
 	// Link mode: the link as last read, the reads so far (each read is
 	// its own activity), and whether the appointment asked to void.
 	last      activities.PaymentLinkResult
@@ -48,10 +48,10 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 	if p.linkMode(ctx) {
 		return p.runLink(ctx)
 	}
-	p.saga.add("void deposit", func(ctx workflow.Context) error { return p.void(ctx) })
+	p.saga.Add("void deposit", func(ctx workflow.Context) error { return p.void(ctx) })
 	intent, err := p.authorize(ctx)
 	if err != nil {
-		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
 			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
 		}
 		if ErrorType(err) == activities.ErrTypePaymentDeclined {
@@ -68,7 +68,7 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 // capture or void.
 func (p *payment) authorized(ctx workflow.Context) (PaymentState, error) {
 	if ctx.Err() != nil { // cancelled while authorising: undo what landed
-		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
 			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
 		}
 		return p.finish(ctx, PaymentVoided, "cancelled")
@@ -78,7 +78,7 @@ func (p *payment) authorized(ctx workflow.Context) (PaymentState, error) {
 
 	decision, timedOut := p.awaitDecision(ctx)
 	if ctx.Err() != nil { // the appointment was cancelled
-		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
 			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
 		}
 		return p.finish(ctx, PaymentVoided, "cancelled")
@@ -94,19 +94,19 @@ func (p *payment) authorized(ctx workflow.Context) (PaymentState, error) {
 		return p.finish(ctx, PaymentVoided, reason)
 	}
 	if err := p.capture(ctx); err != nil {
-		if !isFinal(err) && p.capturedAfterAll(ctx) {
+		if !IsFinal(err) && p.capturedAfterAll(ctx) {
 			// The capture's answer was lost but it happened: a timeout is
 			// an unknown, and the payment API says it is done.
-			p.saga.clear()
+			p.saga.Clear()
 			return p.finish(ctx, PaymentCaptured, "")
 		}
 		// The compensation voids, or refunds what was captured after all.
-		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
 			return p.finish(ctx, PaymentFailed, "capture: "+err.Error()+"; void or refund: "+uerr.Error())
 		}
 		return p.finish(ctx, PaymentFailed, "capture: "+err.Error())
 	}
-	p.saga.clear()
+	p.saga.Clear()
 	return p.finish(ctx, PaymentCaptured, "")
 }
 
@@ -135,7 +135,7 @@ func (p *payment) authorize(ctx workflow.Context) (string, error) {
 		if err == nil {
 			return res.Intent.ID, nil
 		}
-		if isFinal(err) {
+		if IsFinal(err) {
 			return "", err
 		}
 		// Unknown: look the authorisation up by the booking reference.
@@ -159,7 +159,7 @@ func (p *payment) authorize(ctx workflow.Context) (string, error) {
 				err = serr
 			}
 		}
-		action, rerr := awaitReview(ctx, p.tuning, p.req.Tenant, id, err, func(string) {
+		action, rerr := AwaitReview(ctx, p.tuning, p.req.Tenant, id, err, func(string) {
 			p.set(ctx, PaymentNeedsReview, "deposit outcome unknown: waiting for review")
 			p.notifyParent(ctx)
 		})
@@ -210,7 +210,7 @@ func (p *payment) capturedAfterAll(ctx workflow.Context) bool {
 
 func (p *payment) void(ctx workflow.Context) error {
 	var res activities.IntentResult
-	err := workflow.ExecuteActivity(p.saga.opts(ctx, p.tuning, "void-deposit", "Void deposit of "+p.req.Reference),
+	err := workflow.ExecuteActivity(p.saga.Opts(ctx, p.tuning, "void-deposit", "Void deposit of "+p.req.Reference),
 		act.VoidDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference, IntentID: p.state.IntentID}).Get(ctx, &res)
 	p.record("void deposit", "void-deposit", res.Step, err)
 	return err
@@ -221,8 +221,8 @@ func (p *payment) void(ctx workflow.Context) error {
 // compensation_failed case, named in the state. Older runs replay as
 // recorded (their callers ignored some of these errors).
 func (p *payment) undo(ctx workflow.Context) error {
-	err := p.saga.compensate(ctx)
-	if err == nil || !p.saga.durable {
+	err := p.saga.Compensate(ctx)
+	if err == nil || !p.saga.Durable {
 		return err
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
@@ -272,9 +272,9 @@ func (p *payment) notifyParent(ctx workflow.Context) {
 }
 
 func (p *payment) record(name, activityID string, s activities.Step, err error) {
-	step := stepFrom(name, activityID, s)
+	step := StepFrom(name, activityID, s)
 	if err != nil {
-		step.Result, step.Error = failedResult(err), err.Error()
+		step.Result, step.Error = FailedResult(err), err.Error()
 	}
 	p.state.Steps = append(p.state.Steps, step)
 }

@@ -10,20 +10,20 @@ import (
 	"github.com/bookonce/bookonce/tenants"
 )
 
-// versionPaymentLink: a deposit without a card (PaymentRequest /
+// VersionPaymentLink: a deposit without a card (PaymentRequest /
 // BookingRequest PaymentMethod empty) is paid through a payment link.
 // Runs recorded before it never had an empty card with a deposit; the
 // version keeps any such run on the card path it took.
-const versionPaymentLink = "payment-link"
+const VersionPaymentLink = "payment-link"
 
 // DefaultLinkTTL is a payment link's lifetime when none is given, and the
 // shortest allowed: Stripe refuses a Checkout Session that expires sooner.
 const DefaultLinkTTL = 30 * time.Minute
 
-// linkSlack is added to the link's lifetime when the deadline is fixed, so
+// LinkSlack is added to the link's lifetime when the deadline is fixed, so
 // that a create retried a little later (same key, same parameters) still
 // lies within Stripe's 30-minute minimum.
-const linkSlack = 2 * time.Minute
+const LinkSlack = 2 * time.Minute
 
 // versionLinkCreateRounds: creating the link outlasts a provider outage
 // in rounds (createLink); runs recorded before it made one bounded try.
@@ -31,22 +31,18 @@ const versionLinkCreateRounds = "payment-link-create-rounds"
 
 // linkCreateWindow bounds when a new create round may start: every link
 // it makes still expires before the hold it pays for (which lives
-// linkSlack + linkHoldMargin past a link made at once).
-const linkCreateWindow = linkHoldMargin - linkSlack
+// LinkSlack + LinkHoldMargin past a link made at once).
+const linkCreateWindow = LinkHoldMargin - LinkSlack
 
-// reasonLinkExpired is the reason of a booking whose payment link lapsed.
-const reasonLinkExpired = "payment_link_expired"
+// ReasonLinkExpired is the reason of a booking whose payment link lapsed.
+const ReasonLinkExpired = "payment_link_expired"
 
-// reasonLinkUnavailable starts the reason of a booking whose payment link
+// ReasonLinkUnavailable starts the reason of a booking whose payment link
 // could not be made; the provider's error follows.
-const reasonLinkUnavailable = "payment_link_unavailable"
+const ReasonLinkUnavailable = "payment_link_unavailable"
 
-// versionTellLinkUnavailable: the customer is told when no payment link
-// could be made; runs recorded before it ended silently.
-const versionTellLinkUnavailable = "tell-payment-link-unavailable"
-
-// linkTTL is the lifetime of the payment link of a request.
-func linkTTL(d Duration) Duration {
+// LinkTTL is the lifetime of the payment link of a request.
+func LinkTTL(d Duration) Duration {
 	if d < DefaultLinkTTL {
 		return DefaultLinkTTL
 	}
@@ -58,7 +54,7 @@ func (p *payment) linkMode(ctx workflow.Context) bool {
 	if p.req.PaymentMethod != "" || p.req.Amount <= 0 {
 		return false
 	}
-	return workflow.GetVersion(ctx, versionPaymentLink, workflow.DefaultVersion, 1) >= 1
+	return workflow.GetVersion(ctx, VersionPaymentLink, workflow.DefaultVersion, 1) >= 1
 }
 
 // linkOutcome is how the wait for the customer's payment ended.
@@ -74,20 +70,20 @@ const (
 // payment (events are hints, the provider's state decides), then continue
 // as after a card authorisation.
 func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
-	p.saga.add("void deposit", func(ctx workflow.Context) error { return p.voidLink(ctx) })
+	p.saga.Add("void deposit", func(ctx workflow.Context) error { return p.voidLink(ctx) })
 	// Expired before the void runs (compensations run in reverse): once
 	// the link is closed no payment can land behind the void.
-	p.saga.add("expire payment link", func(ctx workflow.Context) error { return p.expireLinkUndo(ctx) })
+	p.saga.Add("expire payment link", func(ctx workflow.Context) error { return p.expireLinkUndo(ctx) })
 	link, err := p.createLink(ctx)
 	if err != nil {
 		// A session whose answer was lost was never sent: nobody holds its
 		// URL (about 143 random bits), and it lapses on its own.
 		uerr := p.undo(ctx)
-		if uerr != nil && p.saga.durable {
+		if uerr != nil && p.saga.Durable {
 			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
 		}
 		p.state.NothingHeld = uerr == nil
-		return p.finish(ctx, PaymentFailed, reasonLinkUnavailable+": "+err.Error())
+		return p.finish(ctx, PaymentFailed, ReasonLinkUnavailable+": "+err.Error())
 	}
 	p.state.SessionID, p.state.PaymentURL, p.state.PaymentExpiresAt = link.Session.ID, link.Session.URL, link.Session.ExpiresAt
 	p.last = link
@@ -100,19 +96,19 @@ func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
 		p.state.IntentID = res.Intent.ID
 		return p.authorized(ctx)
 	case linkLapsed:
-		if uerr := p.undo(ctx); uerr != nil && p.saga.durable {
+		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
 			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
 		}
-		return p.finish(ctx, PaymentExpired, reasonLinkExpired)
+		return p.finish(ctx, PaymentExpired, ReasonLinkExpired)
 	}
 	return p.giveUp(ctx)
 }
 
-// versionVoidUnpaidLink: the link saga's void trusts the link's session
+// VersionVoidUnpaidLink: the link saga's void trusts the link's session
 // over a search. Before, a link that closed unpaid was voided by a search
 // for the deposit, which against a search that lags (Stripe's) can never
 // prove that nothing was paid: the compensation retried for ever.
-const versionVoidUnpaidLink = "void-unpaid-link"
+const VersionVoidUnpaidLink = "void-unpaid-link"
 
 // voidLink is the link saga's void. In link mode only the session's
 // payment creates an intent, and the session, read by its ID, is
@@ -121,7 +117,7 @@ const versionVoidUnpaidLink = "void-unpaid-link"
 // there is no deposit; a session that names its intent gives the ID to
 // void. Otherwise the void looks the deposit up as before.
 func (p *payment) voidLink(ctx workflow.Context) error {
-	if p.state.IntentID == "" && workflow.GetVersion(ctx, versionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
+	if p.state.IntentID == "" && workflow.GetVersion(ctx, VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
 		switch {
 		case p.last.HasIntent && p.last.Intent.ID != "":
 			p.state.IntentID = p.last.Intent.ID
@@ -138,7 +134,7 @@ func (p *payment) voidLink(ctx workflow.Context) error {
 // the link closed is returned and the customer told, once.
 func (p *payment) giveUp(ctx workflow.Context) (PaymentState, error) {
 	if p.state.IntentID == "" && p.last.Intent.ID != "" &&
-		workflow.GetVersion(ctx, versionVoidKnownIntent, workflow.DefaultVersion, 1) >= 1 {
+		workflow.GetVersion(ctx, VersionVoidKnownIntent, workflow.DefaultVersion, 1) >= 1 {
 		p.state.IntentID = p.last.Intent.ID // paid too late: void by its ID, not by a search
 	}
 	err := p.undo(ctx)
@@ -146,7 +142,7 @@ func (p *payment) giveUp(ctx workflow.Context) (PaymentState, error) {
 		// Owed to the customer whenever it lands: no moment after which it is late.
 		p.tell(ctx, "send-payment-late-refund", activities.MessageKindPaymentLateRefund, tenants.TemplatePaymentRefundedLate, time.Time{})
 	}
-	if err != nil && p.saga.durable {
+	if err != nil && p.saga.Durable {
 		return p.finish(ctx, PaymentFailed, "void: "+err.Error())
 	}
 	reason := "cancelled"
@@ -243,3 +239,12 @@ func (p *payment) reconcile(ctx workflow.Context) (activities.PaymentLinkResult,
 	}
 	return res, linkLapsed
 }
+
+// LinkHoldMargin keeps a link-mode hold alive a little past the link, so
+// a payment at the last second still finds its slot held.
+const LinkHoldMargin = 5 * time.Minute
+
+// VersionVoidKnownIntent: compensations that void a deposit pass the
+// intent ID they know, so no search (which lags on Stripe) decides
+// whether money stays captured.
+const VersionVoidKnownIntent = "void-known-intent"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 var linkPattern = regexp.MustCompile(`https?://\S+/pay/cs_test_[A-Za-z0-9]+`)
@@ -31,7 +32,7 @@ func payByLink(t *testing.T, ctx context.Context, tc client.Client, pool *pgxpoo
 	link := linkPattern.FindString(body)
 	require.NotEmpty(t, link, "the message carries the link: %q", body)
 	require.Contains(t, body, "20,00 €")
-	st, err := workflows.AppointmentStatus(ctx, tc, ref)
+	st, err := appointment.StatusOf(ctx, tc, ref)
 	require.NoError(t, err)
 	require.Equal(t, link, st.PaymentURL, "the status query shows the link sent")
 	require.False(t, st.PaymentExpiresAt.IsZero())
@@ -56,7 +57,7 @@ func TestPaymentLinkBooking(t *testing.T) {
 	defer cancel()
 	req := request(t, "+4915112345690", time.Tuesday, 16)
 	req.PaymentMethod, req.Channel = "", workflows.ChannelVoice
-	r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+	r, _, err := appointment.Start(ctx, e.tc, e.queue, req)
 	require.NoError(t, err)
 
 	channel := payByLink(t, ctx, e.tc, e.pool, r.GetID())

@@ -27,7 +27,7 @@ func (p *payment) createLink(ctx workflow.Context) (activities.PaymentLinkResult
 			id = fmt.Sprintf("create-payment-link-%d", round)
 		}
 		res, err := p.createLinkRound(ctx, id, linkRoundCtx)
-		if err == nil || isFinal(err) || workflow.Now(ctx).Sub(first) >= linkCreateWindow {
+		if err == nil || IsFinal(err) || workflow.Now(ctx).Sub(first) >= linkCreateWindow {
 			return res, err
 		}
 		// The round's key is spent (its expiry would now fall short of
@@ -43,7 +43,7 @@ func (p *payment) createLinkRound(ctx workflow.Context, id string, opts func(wor
 	in := activities.PaymentLinkInput{
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Amount: p.req.Amount, Currency: p.req.Currency,
 		Product: p.req.Description, Merchant: p.merchant(), Locale: string(Language(p.req.Terms)),
-		ExpiresAt: workflow.Now(ctx).Add(linkTTL(p.req.LinkTTL) + linkSlack).UTC().Truncate(time.Second),
+		ExpiresAt: workflow.Now(ctx).Add(LinkTTL(p.req.LinkTTL) + LinkSlack).UTC().Truncate(time.Second),
 	}
 	var res activities.PaymentLinkResult
 	err := workflow.ExecuteActivity(opts(ctx, p.tuning, id, fmt.Sprintf("Payment link %d %s", p.req.Amount, p.req.Currency)),
@@ -53,14 +53,14 @@ func (p *payment) createLinkRound(ctx workflow.Context, id string, opts func(wor
 }
 
 // linkRoundCtx retries one create key for as long as its expiry stays
-// within Stripe's 30-minute minimum (linkSlack), however often: a payment
+// within Stripe's 30-minute minimum (LinkSlack), however often: a payment
 // provider's outage of a minute delays the link instead of failing it.
 func linkRoundCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ActivityID:             id,
 		Summary:                summary,
 		StartToCloseTimeout:    t.ActivityTimeout,
-		ScheduleToCloseTimeout: linkSlack,
+		ScheduleToCloseTimeout: LinkSlack,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    initialRetryInterval,
 			BackoffCoefficient: 2,
@@ -111,7 +111,7 @@ func (p *payment) expireLinkUndo(ctx workflow.Context) error {
 	if p.state.SessionID == "" || p.last.Session.Status != payments.SessionOpen {
 		return nil
 	}
-	_, err := p.expireLink(ctx, "expire-payment-link-undo", p.saga.opts)
+	_, err := p.expireLink(ctx, "expire-payment-link-undo", p.saga.Opts)
 	return err
 }
 
@@ -130,8 +130,8 @@ func (p *payment) tell(ctx workflow.Context, id, kind string, name tenants.Templ
 		Amount: Money(p.req.Amount, p.req.Currency, lang), Link: p.state.PaymentURL,
 		Until: until(p.state.PaymentExpiresAt, p.timezone()),
 	}
-	step, err := sendMessage(dctx, p.tuning, id, "Send "+kind, activities.ConfirmationInput{
-		Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: linkChannel(p.req.Channel), Customer: p.req.Customer,
+	step, err := SendMessage(dctx, p.tuning, id, "Send "+kind, activities.ConfirmationInput{
+		Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: LinkChannel(p.req.Channel), Customer: p.req.Customer,
 		Kind: kind, Text: Render(p.req.Terms, name, data), SendBy: sendBy,
 	})
 	p.record("send "+kind, id, step, err)
@@ -147,10 +147,10 @@ func (p *payment) timezone() string {
 	return ""
 }
 
-// linkChannel is where a payment link goes: WhatsApp for a caller (a link
+// LinkChannel is where a payment link goes: WhatsApp for a caller (a link
 // cannot be spoken), else where the customer is answered. Whether a
 // tenant prefers SMS for callers is future per-tenant policy.
-func linkChannel(c Channel) string {
+func LinkChannel(c Channel) string {
 	if c == ChannelVoice {
 		return string(ChannelWhatsApp)
 	}

@@ -19,9 +19,10 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
-func unitLinkRequest() workflows.BookingRequest {
+func unitLinkRequest() appointment.Request {
 	req := unitRequest()
 	req.PaymentMethod = "" // link mode
 	req.Channel = workflows.ChannelVoice
@@ -50,7 +51,7 @@ func (f *unitFake) messages() map[string]activities.ConfirmationInput {
 func TestUnitLinkPaidIsCaptured(t *testing.T) {
 	env, f := newUnitLinkEnv(t)
 	start := env.Now()
-	var waiting workflows.BookingState
+	var waiting appointment.State
 	env.RegisterDelayedCallback(func() {
 		var err error
 		waiting, err = unitQuery(env)
@@ -58,7 +59,7 @@ func TestUnitLinkPaidIsCaptured(t *testing.T) {
 		f.pay()
 		relay(t, env, workflows.EventCheckoutCompleted)
 	}, 5*time.Minute)
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 	st := unitResult(t, env)
 
 	require.Equal(t, workflows.StatusAuthorizing, waiting.Status)
@@ -88,7 +89,7 @@ func TestUnitLinkLostWebhookReconciledAtDeadline(t *testing.T) {
 	env, f := newUnitLinkEnv(t)
 	start := env.Now()
 	env.RegisterDelayedCallback(f.pay, 10*time.Minute) // paid, but no webhook ever arrives
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 	st := unitResult(t, env)
 
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
@@ -103,7 +104,7 @@ func TestUnitLinkLostWebhookReconciledAtDeadline(t *testing.T) {
 
 func TestUnitLinkExpiredReleasesHold(t *testing.T) {
 	env, f := newUnitLinkEnv(t)
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 	st := unitResult(t, env)
 
 	require.Equal(t, workflows.StatusPaymentFailed, st.Status)
@@ -132,7 +133,7 @@ func TestUnitLinkDeclinedThenPaid(t *testing.T) {
 	start := env.Now()
 	env.RegisterDelayedCallback(func() { f.decline(); relay(t, env, workflows.EventIntentFailed) }, 5*time.Minute)
 	env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, workflows.EventIntentCapturable) }, 10*time.Minute)
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 	st := unitResult(t, env)
 
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
@@ -162,7 +163,7 @@ func TestUnitLinkCancelledWhileOpen(t *testing.T) {
 				}
 				env.SignalWorkflow(workflows.SignalCancel, true)
 			}, 5*time.Minute)
-			env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+			env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 			st := unitResult(t, env)
 
 			require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
@@ -203,7 +204,7 @@ func TestUnitLinkCreateOutlastsAPaymentOutage(t *testing.T) {
 			start := env.Now()
 			f.link.down = func() bool { return env.Now().Before(start.Add(tc.outage)) }
 			env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, workflows.EventCheckoutCompleted) }, 10*time.Minute)
-			env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+			env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 			st := unitResult(t, env)
 
 			creates := f.started("CreatePaymentLink")
@@ -242,7 +243,7 @@ func TestUnitLinkPaidDuringAnOutageIsReadWhenTheAPIIsBack(t *testing.T) {
 	outageEnds := start.Add(8 * time.Minute)
 	f.link.readDown = func() bool { return env.Now().Before(outageEnds) }
 	env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, workflows.EventCheckoutCompleted) }, 5*time.Minute)
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 	st := unitResult(t, env)
 
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
@@ -269,7 +270,7 @@ func TestUnitLinkNeverMadeLeavesNothingToVoid(t *testing.T) {
 		}
 		return activities.IntentResult{}, nil
 	}
-	env.ExecuteWorkflow(workflows.AppointmentWorkflow, unitLinkRequest())
+	env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 	st := unitResult(t, env)
 
 	require.Equal(t, workflows.StatusPaymentFailed, st.Status)

@@ -22,6 +22,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/reconciler"
 )
 
@@ -176,7 +177,7 @@ func TestMatrix13TerminatedBookingLeavesNothingBehind(t *testing.T) {
 			if tc.noDeposit {
 				req.DepositAmount = 0
 			}
-			r, _, err := workflows.StartAppointment(ctx, e.tc, e.queue, req)
+			r, _, err := appointment.Start(ctx, e.tc, e.queue, req)
 			require.NoError(t, err)
 			select {
 			case <-at:
@@ -226,7 +227,7 @@ func TestReconcilerReleasesHoldsOfMissingSagasOnly(t *testing.T) {
 	tok, ok := e.cfg.TokenFor("demo")
 	require.True(t, ok)
 	cal := calendar.NewClient(e.cfg.CalendarURL, tok)
-	ghost := workflows.AppointmentWorkflowID("demo", "ghost-"+testsupport.TaskQueue(t))
+	ghost := appointment.WorkflowID("demo", "ghost-"+testsupport.TaskQueue(t))
 	ghostBooked := ghost + "-booked"
 	desk := "desk-" + testsupport.TaskQueue(t)
 	hold := func(ref string, hour int) calendar.Hold {

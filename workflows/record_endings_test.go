@@ -10,6 +10,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // TestRecordHistoriesCancelledUnpaid records an appointment cancelled by
@@ -25,14 +26,14 @@ func TestRecordHistoriesCancelledUnpaid(t *testing.T) {
 	defer cancel()
 	req := recordRequest(t, "+4915112340021", time.Wednesday, 11)
 	req.PaymentMethod = "" // the deposit is paid by link
-	run, _, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+	run, _, err := appointment.Start(ctx, s.tc, s.queue, req)
 	require.NoError(t, err)
 	testsupport.Eventually(t, time.Minute, "the payment link", func() bool {
-		st, err := workflows.AppointmentStatus(ctx, s.tc, run.GetID())
+		st, err := appointment.StatusOf(ctx, s.tc, run.GetID())
 		return err == nil && st.PaymentURL != ""
 	})
 	require.NoError(t, s.tc.SignalWorkflow(ctx, run.GetID(), "", workflows.SignalCancel, nil))
-	var st workflows.BookingState
+	var st appointment.State
 	require.NoError(t, run.Get(ctx, &st))
 	require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
 	s.save(t, ctx, run.GetID(), "cancelled-unpaid.appointment.json")

@@ -14,6 +14,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // TestRecordHistoriesLifecycle records a booking handed to its lifecycle
@@ -49,7 +50,7 @@ func TestRecordHistoriesCancelPublished(t *testing.T) {
 
 // bookAndCancel books a slot far enough ahead for a free cancellation,
 // then cancels it through the lifecycle's Update, refunded.
-func (s recordStack) bookAndCancel(t *testing.T, ctx context.Context, customer, updateID string) (client.WorkflowRun, workflows.BookingState) {
+func (s recordStack) bookAndCancel(t *testing.T, ctx context.Context, customer, updateID string) (client.WorkflowRun, appointment.State) {
 	t.Helper()
 	req := recordRequest(t, customer, time.Tuesday, 11)
 	req.SlotStart = testsupport.NextWeekdayAfter(t, time.Tuesday, 11, 48*time.Hour) // a free cancellation
@@ -76,10 +77,10 @@ func TestRecordHistoriesLateCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	req := recordRequest(t, "+4915112340012", time.Tuesday, 11)
-	run, _, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+	run, _, err := appointment.Start(ctx, s.tc, s.queue, req)
 	require.NoError(t, err)
 	gate.SignalAtGate(ctx, t, s.tc, run.GetID(), workflows.SignalCancel)
-	var st workflows.BookingState
+	var st appointment.State
 	require.NoError(t, run.Get(ctx, &st))
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	s.save(t, ctx, run.GetID(), "late-cancel.appointment.json")

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // TestRecordHistoriesNoShow records a lifecycle taking the no_show Update
@@ -24,7 +25,7 @@ func TestRecordHistoriesNoShow(t *testing.T) {
 	s := newRecordStack(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ref := workflows.AppointmentWorkflowID("demo", "record-no-show")
+	ref := appointment.WorkflowID("demo", "record-no-show")
 	start := time.Now().Add(-10 * time.Minute).UTC().Truncate(time.Minute)
 	_, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(ref), TaskQueue: s.queue},
 		workflows.BookingWorkflow, workflows.BookingLifecycle{

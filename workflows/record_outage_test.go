@@ -16,6 +16,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // outageTuning retries quickly, so that an outage the test ends on an
@@ -69,11 +70,11 @@ func TestRecordHistoriesOutage(t *testing.T) {
 		defer cancel()
 		req := recordRequest(t, "+4915112340013", time.Tuesday, 14)
 		req.Tuning = outageTuning
-		run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+		run, existing, err := appointment.Start(ctx, s.tc, s.queue, req)
 		require.NoError(t, err)
 		require.False(t, existing)
 		liftAfter(t, outage, 4) // the hold and three lookups
-		var st workflows.BookingState
+		var st appointment.State
 		require.NoError(t, run.Get(ctx, &st))
 		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 		require.Empty(t, st.ReviewCase)
@@ -86,7 +87,7 @@ func TestRecordHistoriesOutage(t *testing.T) {
 		req := recordRequest(t, "+4915112340014", time.Tuesday, 15)
 		req.PaymentMethod, req.Channel = "", workflows.ChannelVoice // a caller gets the link by message
 		req.Tuning = outageTuning
-		run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+		run, existing, err := appointment.Start(ctx, s.tc, s.queue, req)
 		require.NoError(t, err)
 		require.False(t, existing)
 		testsupport.Eventually(t, 60*time.Second, "the payment link in the outbox", func() bool {
@@ -99,7 +100,7 @@ func TestRecordHistoriesOutage(t *testing.T) {
 		}, false)
 		payByLink(t, ctx, s.tc, s.pool, run.GetID())
 		liftAfter(t, outage, 3) // the read after the event and its rereads
-		var st workflows.BookingState
+		var st appointment.State
 		require.NoError(t, run.Get(ctx, &st))
 		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 		s.save(t, ctx, run.GetID(), "link-reread.appointment.json")

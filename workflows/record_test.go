@@ -34,6 +34,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 const recordHistoriesEnv = "BOOKONCE_RECORD_HISTORIES"
@@ -67,20 +68,20 @@ func newRecordStack(t *testing.T, tweak func(*config.Config), interceptors ...in
 	return s
 }
 
-func recordRequest(t *testing.T, customer string, wd time.Weekday, hour int) workflows.BookingRequest {
-	return workflows.BookingRequest{
+func recordRequest(t *testing.T, customer string, wd time.Weekday, hour int) appointment.Request {
+	return appointment.Request{
 		Tenant: "demo", Customer: customer, CustomerKey: testsupport.CustomerKey(t, "demo", customer), Service: "tire-change",
 		SlotStart: testsupport.Slot(t, wd, hour), Channel: workflows.ChannelAPI, DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
 		Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond},
 	}
 }
 
-func (s recordStack) book(t *testing.T, ctx context.Context, req workflows.BookingRequest) (client.WorkflowRun, workflows.BookingState) {
+func (s recordStack) book(t *testing.T, ctx context.Context, req appointment.Request) (client.WorkflowRun, appointment.State) {
 	t.Helper()
-	run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+	run, existing, err := appointment.Start(ctx, s.tc, s.queue, req)
 	require.NoError(t, err)
 	require.False(t, existing, "a recording starts a fresh intent")
-	var st workflows.BookingState
+	var st appointment.State
 	require.NoError(t, run.Get(ctx, &st))
 	return run, st
 }
@@ -173,12 +174,12 @@ func TestRecordHistories(t *testing.T) {
 		defer cancel()
 		req := recordRequest(t, "+4915112340005", time.Friday, 11)
 		req.Tuning = workflows.Tuning{ActivityAttempts: 1, MaxRetryInterval: 100 * time.Millisecond}
-		run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+		run, existing, err := appointment.Start(ctx, s.tc, s.queue, req)
 		require.NoError(t, err)
 		require.False(t, existing)
-		var waiting workflows.BookingState
+		var waiting appointment.State
 		testsupport.Eventually(t, 60*time.Second, "the review case to open", func() bool {
-			waiting, err = workflows.AppointmentStatus(ctx, s.tc, run.GetID())
+			waiting, err = appointment.StatusOf(ctx, s.tc, run.GetID())
 			return err == nil && waiting.ReviewCase != ""
 		})
 		require.Equal(t, workflows.StatusNeedsReview, waiting.Status)
@@ -187,7 +188,7 @@ func TestRecordHistories(t *testing.T) {
 		require.Equal(t, run.GetID(), c.WorkflowID)
 		require.NoError(t, s.tc.SignalWorkflow(ctx, run.GetID(), "", workflows.SignalReviewDecision,
 			workflows.ReviewDecision{CaseID: waiting.ReviewCase, Action: review.ActionAbandon}))
-		var st workflows.BookingState
+		var st appointment.State
 		require.NoError(t, run.Get(ctx, &st))
 		require.Equal(t, workflows.StatusRejected, st.Status)
 		require.Contains(t, st.Reason, "review decided abandon")
@@ -285,11 +286,11 @@ func recordPaidLink(t *testing.T, customer, name string) {
 	defer cancel()
 	req := recordRequest(t, customer, time.Thursday, 15)
 	req.PaymentMethod = ""
-	run, existing, err := workflows.StartAppointment(ctx, s.tc, s.queue, req)
+	run, existing, err := appointment.Start(ctx, s.tc, s.queue, req)
 	require.NoError(t, err)
 	require.False(t, existing)
 	payByLink(t, ctx, s.tc, s.pool, run.GetID())
-	var st workflows.BookingState
+	var st appointment.State
 	require.NoError(t, run.Get(ctx, &st))
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	s.save(t, ctx, run.GetID(), name+".appointment.json")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
@@ -31,7 +32,7 @@ func TestReplayRecordedHistoriesWithPayloadEncryption(t *testing.T) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: dc, FailureConverter: payloadcrypt.FailureConverter(dc)})
 			require.NoError(t, err)
-			r.RegisterWorkflow(workflows.AppointmentWorkflow)
+			appointment.Register(r)
 			r.RegisterWorkflow(workflows.PaymentWorkflow)
 			conversation.Register(r)
 			r.RegisterWorkflow(workflows.BookingWorkflow)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
@@ -84,7 +85,7 @@ func (l replayLogger) Error(msg string, kv ...any) {
 
 func newReplayer() worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflow(workflows.AppointmentWorkflow)
+	appointment.Register(r)
 	r.RegisterWorkflow(workflows.PaymentWorkflow)
 	conversation.Register(r)
 	r.RegisterWorkflow(workflows.BookingWorkflow)
@@ -142,7 +143,7 @@ func TestReplayCatchesNonDeterminism(t *testing.T) {
 	}
 	// upsert publishes the same search attributes the real code does first,
 	// so the change is detected at the step that differs, not at the start.
-	upsert := func(ctx workflow.Context, req workflows.BookingRequest) error {
+	upsert := func(ctx workflow.Context, req appointment.Request) error {
 		return workflow.UpsertTypedSearchAttributes(ctx,
 			workflows.BookingStatusKey.ValueSet(string(workflows.StatusRequested)),
 			workflows.CustomerPhoneKey.ValueSet(req.Customer),
@@ -153,37 +154,37 @@ func TestReplayCatchesNonDeterminism(t *testing.T) {
 	}
 	changed := []struct {
 		name string
-		fn   func(workflow.Context, workflows.BookingRequest) (workflows.BookingState, error)
+		fn   func(workflow.Context, appointment.Request) (appointment.State, error)
 	}{
-		{"confirms before holding", func(ctx workflow.Context, req workflows.BookingRequest) (workflows.BookingState, error) {
+		{"confirms before holding", func(ctx workflow.Context, req appointment.Request) (appointment.State, error) {
 			if err := upsert(ctx, req); err != nil {
-				return workflows.BookingState{}, err
+				return appointment.State{}, err
 			}
 			err := workflow.ExecuteActivity(opts(ctx, "confirm-hold"), a.ConfirmHold, activities.ConfirmHoldInput{Tenant: req.Tenant}).Get(ctx, nil)
-			return workflows.BookingState{}, err
+			return appointment.State{}, err
 		}},
-		{"skips the hold, starts the deposit", func(ctx workflow.Context, req workflows.BookingRequest) (workflows.BookingState, error) {
+		{"skips the hold, starts the deposit", func(ctx workflow.Context, req appointment.Request) (appointment.State, error) {
 			if err := upsert(ctx, req); err != nil {
-				return workflows.BookingState{}, err
+				return appointment.State{}, err
 			}
 			ref := workflow.GetInfo(ctx).WorkflowExecution.ID
 			cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: workflows.PaymentWorkflowID(ref)})
 			var ps workflows.PaymentState
 			err := workflow.ExecuteChildWorkflow(cctx, workflows.PaymentWorkflow, workflows.PaymentRequest{Tenant: req.Tenant, Reference: ref}).Get(ctx, &ps)
-			return workflows.BookingState{}, err
+			return appointment.State{}, err
 		}},
-		{"waits before holding", func(ctx workflow.Context, req workflows.BookingRequest) (workflows.BookingState, error) {
+		{"waits before holding", func(ctx workflow.Context, req appointment.Request) (appointment.State, error) {
 			if err := workflow.Sleep(ctx, time.Second); err != nil {
-				return workflows.BookingState{}, err
+				return appointment.State{}, err
 			}
-			return workflows.AppointmentWorkflow(ctx, req)
+			return appointment.Workflow(ctx, req)
 		}},
-		{"holds under another activity ID", func(ctx workflow.Context, req workflows.BookingRequest) (workflows.BookingState, error) {
+		{"holds under another activity ID", func(ctx workflow.Context, req appointment.Request) (appointment.State, error) {
 			if err := upsert(ctx, req); err != nil {
-				return workflows.BookingState{}, err
+				return appointment.State{}, err
 			}
 			err := workflow.ExecuteActivity(opts(ctx, "hold-slot-v2"), a.HoldSlot, activities.HoldSlotInput{Tenant: req.Tenant}).Get(ctx, nil)
-			return workflows.BookingState{}, err
+			return appointment.State{}, err
 		}},
 	}
 	for _, c := range changed {

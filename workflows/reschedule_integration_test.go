@@ -11,6 +11,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // TestMatrixRescheduleWorkerKilledMidMove: the worker dies while a move is
@@ -106,7 +107,7 @@ func TestReconcilerJudgesAMoveByItsAppointment(t *testing.T) {
 	e.startWorkerWithReconciler(t)
 	tok, ok := e.cfg.TokenFor("demo")
 	require.True(t, ok)
-	ghost := workflows.MoveReference(workflows.AppointmentWorkflowID("demo", "ghost-"+testsupport.TaskQueue(t)), 1)
+	ghost := workflows.MoveReference(appointment.WorkflowID("demo", "ghost-"+testsupport.TaskQueue(t)), 1)
 	_, err := calendar.NewClient(e.cfg.CalendarURL, tok).CreateHold(context.Background(), "k-"+ghost, calendar.HoldRequest{
 		Service: "tire-change", Start: testsupport.Slot(t, time.Tuesday, 9), Customer: "+4915112340017", Reference: ghost,
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -60,7 +61,7 @@ func TestMatrix10ResetAfterHoldAndAuthorisation(t *testing.T) {
 	require.Equal(t, map[string]int{"requires_capture": 1}, before.Intents, "authorised before the reset")
 
 	reset := e.reset(t, r, taskCompletedAfterAuthorisation(t, e.tc, r))
-	var st workflows.BookingState
+	var st appointment.State
 	require.NoError(t, reset.Get(ctx, &st))
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, workflows.PaymentCaptured, st.Payment)

@@ -20,6 +20,7 @@ import (
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // unitUnknownHold makes every hold attempt end with a retryable error (an
@@ -60,7 +61,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 		}
 		req := unitRequest()
 		req.Tuning = unitUnknownTuning
-		env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+		env.ExecuteWorkflow(appointment.WorkflowName, req)
 		st := unitResult(t, env)
 		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 		require.Equal(t, "hold-lost", st.HoldID)
@@ -124,7 +125,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 			req := unitRequest()
 			req.Tuning = unitUnknownTuning
 			start := env.Now()
-			var during workflows.BookingState
+			var during appointment.State
 			var qerr error
 			env.RegisterDelayedCallback(func() {
 				during, qerr = unitQuery(env)
@@ -132,7 +133,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 					tc.decide(env, during.ReviewCase)
 				}
 			}, time.Hour)
-			env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+			env.ExecuteWorkflow(appointment.WorkflowName, req)
 
 			require.NoError(t, qerr)
 			require.Equal(t, workflows.StatusNeedsReview, during.Status, "waiting for a person")
@@ -211,7 +212,7 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 			}
 			req := unitRequest()
 			req.Tuning = workflows.Tuning{ActivityAttempts: 1}
-			var appt workflows.BookingState
+			var appt appointment.State
 			var pay workflows.PaymentState
 			var qerr, serr error
 			env.RegisterDelayedCallback(func() {
@@ -227,7 +228,7 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 				}
 				serr = env.SignalWorkflowByID(childID, workflows.SignalReviewDecision, workflows.ReviewDecision{Action: tc.action})
 			}, 2*time.Minute)
-			env.ExecuteWorkflow(workflows.AppointmentWorkflow, req)
+			env.ExecuteWorkflow(appointment.WorkflowName, req)
 
 			require.NoError(t, qerr)
 			require.NoError(t, serr)

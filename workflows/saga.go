@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -10,6 +11,9 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/review"
 )
+
+// act is a nil receiver used only to name activity methods.
+var act *activities.Activities
 
 // compensation undoes one step; it must be idempotent.
 type compensation struct {
@@ -22,28 +26,28 @@ type compensation struct {
 // before it replay with the step retry policy and a reason suffix.
 const versionDurableCompensation = "compensation-retries-until-done"
 
-// saga keeps the compensations of the steps taken so far.
-type saga struct {
+// Saga keeps the compensations of the steps taken so far.
+type Saga struct {
 	steps []compensation
-	// durable is set by compensate: the compensations use CompensationCtx.
-	durable bool
+	// Durable is set by Compensate: the compensations use CompensationCtx.
+	Durable bool
 }
 
-// add registers an undo before its step runs: a step whose answer was lost
+// Add registers an undo before its step runs: a step whose answer was lost
 // may still have happened.
-func (s *saga) add(name string, run func(workflow.Context) error) {
+func (s *Saga) Add(name string, run func(workflow.Context) error) {
 	s.steps = append(s.steps, compensation{name, run})
 }
 
-// clear forgets compensations once the saga has committed to its outcome.
-func (s *saga) clear() { s.steps = nil }
+// Clear forgets compensations once the saga has committed to its outcome.
+func (s *Saga) Clear() { s.steps = nil }
 
-// compensate runs the compensations in reverse order in a disconnected
+// Compensate runs the compensations in reverse order in a disconnected
 // context, so a cancelled workflow still undoes what it did. A failing
 // compensation does not stop the others; its error is returned.
-func (s *saga) compensate(ctx workflow.Context) error {
+func (s *Saga) Compensate(ctx workflow.Context) error {
 	if len(s.steps) > 0 {
-		s.durable = workflow.GetVersion(ctx, versionDurableCompensation, workflow.DefaultVersion, 1) >= 1
+		s.Durable = workflow.GetVersion(ctx, versionDurableCompensation, workflow.DefaultVersion, 1) >= 1
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
@@ -58,10 +62,10 @@ func (s *saga) compensate(ctx workflow.Context) error {
 	return errors.Join(errs...)
 }
 
-// opts are the activity options of a compensation: retried until done in
+// Opts are the activity options of a compensation: retried until done in
 // runs with versionDurableCompensation, the step policy in older ones.
-func (s *saga) opts(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
-	if s.durable {
+func (s *Saga) Opts(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
+	if s.Durable {
 		return CompensationCtx(ctx, t, id, summary)
 	}
 	return ActivityCtx(ctx, t, id, summary)
@@ -94,9 +98,9 @@ func OpenCaseWith(ctx workflow.Context, t Tuning, tenant, step string, reason re
 	return opened.DownstreamID, nil
 }
 
-// isFinal reports whether err is a decided downstream answer (not worth
+// IsFinal reports whether err is a decided downstream answer (not worth
 // reconciling): a non-retryable application error or a cancellation.
-func isFinal(err error) bool {
+func IsFinal(err error) bool {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.NonRetryable() {
 		return true
@@ -113,10 +117,10 @@ func ErrorType(err error) string {
 	return ""
 }
 
-// awaitReview opens a review case for an unknown outcome and waits for a
+// AwaitReview opens a review case for an unknown outcome and waits for a
 // person's decision; after timeout it abandons. onOpen runs once the case
 // is open (to publish NeedsReview).
-func awaitReview(ctx workflow.Context, t Tuning, tenant, step string, cause error, onOpen func(caseID string)) (review.Action, error) {
+func AwaitReview(ctx workflow.Context, t Tuning, tenant, step string, cause error, onOpen func(caseID string)) (review.Action, error) {
 	info := workflow.GetInfo(ctx)
 	var opened activities.Step
 	err := workflow.ExecuteActivity(ActivityCtx(ctx, t, "open-review-"+step, "Open review case: "+step+" outcome unknown"),
@@ -147,6 +151,25 @@ func awaitReview(ctx workflow.Context, t Tuning, tenant, step string, cause erro
 	return action, nil
 }
 
-func asApplicationError(err error, target **temporal.ApplicationError) bool {
+func AsApplicationError(err error, target **temporal.ApplicationError) bool {
 	return errors.As(err, target)
+}
+
+// AlternativesOf reads the free slots a slot_unavailable answer offered.
+func AlternativesOf(err error) []time.Time {
+	var appErr *temporal.ApplicationError
+	if !AsApplicationError(err, &appErr) || !appErr.HasDetails() {
+		return nil
+	}
+	var slots []struct {
+		Start time.Time `json:"start"`
+	}
+	if appErr.Details(&slots) != nil {
+		return nil
+	}
+	out := make([]time.Time, 0, len(slots))
+	for _, s := range slots {
+		out = append(out, s.Start)
+	}
+	return out
 }

@@ -33,11 +33,12 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // unitWorkflowID is the appointment's workflow ID (and business reference)
 // in every unit test; the payment saga runs as payment:<it>.
-var unitWorkflowID = workflows.AppointmentWorkflowID("demo", "unit0intent0000000000000")
+var unitWorkflowID = appointment.WorkflowID("demo", "unit0intent0000000000000")
 
 var unitKeyPattern = regexp.MustCompile(`^bko1_[0-9a-f]{48}$`)
 
@@ -204,7 +205,7 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 		}
 	})
 	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(workflows.AppointmentWorkflow)
+	appointment.Register(env)
 	env.RegisterWorkflow(workflows.PaymentWorkflow)
 	env.RegisterWorkflow(workflows.BookingWorkflow)
 	env.RegisterActivity(&activities.Activities{})
@@ -351,8 +352,8 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	return env, f
 }
 
-func unitRequest() workflows.BookingRequest {
-	return workflows.BookingRequest{
+func unitRequest() appointment.Request {
+	return appointment.Request{
 		Tenant: "demo", Customer: "+4915112345678", Service: "tire-change",
 		SlotStart: time.Date(2030, 3, 5, 13, 0, 0, 0, time.UTC), Channel: workflows.ChannelAPI,
 		DepositAmount: 2000, Currency: "eur", PaymentMethod: "pm_card_visa",
@@ -360,25 +361,25 @@ func unitRequest() workflows.BookingRequest {
 }
 
 // unitResult runs to completion and returns the appointment's final state.
-func unitResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.BookingState {
+func unitResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) appointment.State {
 	t.Helper()
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var st workflows.BookingState
+	var st appointment.State
 	require.NoError(t, env.GetWorkflowResult(&st))
 	return st
 }
 
-func unitQuery(env *testsuite.TestWorkflowEnvironment) (workflows.BookingState, error) {
+func unitQuery(env *testsuite.TestWorkflowEnvironment) (appointment.State, error) {
 	v, err := env.QueryWorkflow(workflows.QueryStatus)
 	if err != nil {
-		return workflows.BookingState{}, err
+		return appointment.State{}, err
 	}
-	var st workflows.BookingState
+	var st appointment.State
 	return st, v.Get(&st)
 }
 
-func unitStepNames(st workflows.BookingState) []string {
+func unitStepNames(st appointment.State) []string {
 	out := []string{}
 	for _, s := range st.Steps {
 		out = append(out, s.Name+": "+s.Result)

@@ -45,7 +45,7 @@ func (p *payment) retrySameKey(ctx workflow.Context, in activities.DepositInput,
 		if err == nil {
 			return res.Intent.ID, nil, true
 		}
-		if isFinal(err) {
+		if IsFinal(err) {
 			return "", err, true
 		}
 		var found activities.IntentResult

@@ -42,7 +42,7 @@ func CustomerAttributes(ctx workflow.Context, number string, key customerid.Key)
 	if workflow.GetVersion(ctx, versionCustomerKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return []temporal.SearchAttributeUpdate{CustomerPhoneKey.ValueSet(number)}
 	}
-	return keyedAttributes(number, key)
+	return KeyedAttributes(number, key)
 }
 
 // CustomerUpserts are CustomerAttributes for an upsert: they also remove
@@ -55,8 +55,8 @@ func CustomerUpserts(ctx workflow.Context, number string, key customerid.Key) []
 	return append(u, CustomerPhoneKey.ValueUnset())
 }
 
-// keyedAttributes are the key (if known) and the masked number.
-func keyedAttributes(number string, key customerid.Key) []temporal.SearchAttributeUpdate {
+// KeyedAttributes are the key (if known) and the masked number.
+func KeyedAttributes(number string, key customerid.Key) []temporal.SearchAttributeUpdate {
 	u := []temporal.SearchAttributeUpdate{CustomerMaskedKey.ValueSet(customerid.Masked(number))}
 	if key != "" {
 		u = append(u, CustomerKeyKey.ValueSet(string(key)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"io"
 	"strings"
 	"time"
@@ -57,11 +58,11 @@ func bookFlagSet(f *bookFlags) *flagSet {
 
 // parseBook parses and checks the command line; every problem with it is
 // a usage error.
-func parseBook(args []string, stdout io.Writer) (bookFlags, workflows.BookingRequest, error) {
+func parseBook(args []string, stdout io.Writer) (bookFlags, appointment.Request, error) {
 	var f bookFlags
 	fs := bookFlagSet(&f)
 	if err := parse(fs, args, stdout, nil); err != nil {
-		return f, workflows.BookingRequest{}, err
+		return f, appointment.Request{}, err
 	}
 	var missing []string
 	for _, m := range []struct{ name, value string }{{"--customer", f.customer}, {"--service", f.service}, {"--start", f.start}} {
@@ -70,7 +71,7 @@ func parseBook(args []string, stdout io.Writer) (bookFlags, workflows.BookingReq
 		}
 	}
 	if len(missing) > 0 {
-		return f, workflows.BookingRequest{}, usageFailure(fs, fmt.Errorf("missing %s", strings.Join(missing, ", ")))
+		return f, appointment.Request{}, usageFailure(fs, fmt.Errorf("missing %s", strings.Join(missing, ", ")))
 	}
 	req, err := f.request()
 	if err != nil {
@@ -80,26 +81,26 @@ func parseBook(args []string, stdout io.Writer) (bookFlags, workflows.BookingReq
 }
 
 // request builds the booking; a --start of "next" leaves SlotStart zero.
-func (f bookFlags) request() (workflows.BookingRequest, error) {
+func (f bookFlags) request() (appointment.Request, error) {
 	num, err := phonenumbers.Parse(f.customer, "DE")
 	if err != nil || !phonenumbers.IsValidNumber(num) {
-		return workflows.BookingRequest{}, fmt.Errorf("--customer %q is not a valid phone number; use E.164 such as +4915112345678", f.customer)
+		return appointment.Request{}, fmt.Errorf("--customer %q is not a valid phone number; use E.164 such as +4915112345678", f.customer)
 	}
 	var start time.Time
 	if f.start != nextslot.StartNext {
 		if start, err = time.Parse(time.RFC3339, f.start); err != nil {
-			return workflows.BookingRequest{}, fmt.Errorf(`--start %q: use RFC 3339 with a zone, e.g. 2026-12-01T14:00:00+01:00, or "next"`, f.start)
+			return appointment.Request{}, fmt.Errorf(`--start %q: use RFC 3339 with a zone, e.g. 2026-12-01T14:00:00+01:00, or "next"`, f.start)
 		}
 	}
 	switch workflows.Channel(f.channel) {
 	case workflows.ChannelAPI, workflows.ChannelVoice, workflows.ChannelWhatsApp:
 	default:
-		return workflows.BookingRequest{}, fmt.Errorf("--channel %q: use api, voice or whatsapp", f.channel)
+		return appointment.Request{}, fmt.Errorf("--channel %q: use api, voice or whatsapp", f.channel)
 	}
 	if f.deposit < 0 {
-		return workflows.BookingRequest{}, errors.New("--deposit must not be negative")
+		return appointment.Request{}, errors.New("--deposit must not be negative")
 	}
-	return workflows.BookingRequest{
+	return appointment.Request{
 		Tenant: f.tenant, Customer: phonenumbers.Format(num, phonenumbers.E164), Service: f.service, ResourceID: f.resource,
 		SlotStart: start, Channel: workflows.Channel(f.channel), DepositAmount: f.deposit, Currency: strings.ToLower(f.currency),
 		PaymentMethod: f.method,
@@ -134,7 +135,7 @@ func book(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer tc.Close()
-	run, existing, err := workflows.StartAppointment(ctx, tc, cfg.TaskQueue, req)
+	run, existing, err := appointment.Start(ctx, tc, cfg.TaskQueue, req)
 	if err != nil {
 		return err
 	}
@@ -154,7 +155,7 @@ func book(args []string, stdout, stderr io.Writer) error {
 func awaitOutcome(ctx context.Context, run client.WorkflowRun, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	var st workflows.BookingState
+	var st appointment.State
 	if err := run.Get(ctx, &st); err != nil {
 		return fmt.Errorf("booking %s: %w", run.GetID(), err)
 	}
@@ -169,7 +170,7 @@ func awaitOutcome(ctx context.Context, run client.WorkflowRun, stdout io.Writer)
 
 // nextFreeSlot asks the calendar API for the next slot of the service the
 // customer can book.
-func nextFreeSlot(ctx context.Context, cfg config.Config, req workflows.BookingRequest) (time.Time, error) {
+func nextFreeSlot(ctx context.Context, cfg config.Config, req appointment.Request) (time.Time, error) {
 	token, ok := cfg.TokenFor(req.Tenant)
 	if !ok {
 		return time.Time{}, fmt.Errorf("--start next: no API token for tenant %s in BOOKONCE_API_TOKENS", req.Tenant)

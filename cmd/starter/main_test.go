@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"strings"
 	"testing"
 	"time"
@@ -123,7 +124,7 @@ func TestBookExitStatus(t *testing.T) {
 func TestPrintStateShowsPaymentLink(t *testing.T) {
 	var b strings.Builder
 	until := time.Date(2026, 12, 1, 13, 32, 0, 0, time.UTC)
-	require.NoError(t, printState(&b, "appointment:demo:x", workflows.BookingState{
+	require.NoError(t, printState(&b, "appointment:demo:x", appointment.State{
 		Status: workflows.StatusAuthorizing, Payment: workflows.PaymentAwaitingPayment,
 		PaymentURL: "http://127.0.0.1:8082/pay/cs_test_1", PaymentExpiresAt: until,
 	}))

@@ -7,9 +7,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bookonce/bookonce/workflows/appointment"
+
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
-	"github.com/bookonce/bookonce/workflows"
 )
 
 // status prints a booking's state and saga step table.
@@ -35,7 +36,7 @@ func status(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer tc.Close()
-	st, err := workflows.AppointmentStatus(ctx, tc, id)
+	st, err := appointment.StatusOf(ctx, tc, id)
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func status(args []string, stdout, stderr io.Writer) error {
 
 // printState prints the booking and its saga steps with keys and
 // downstream IDs, the evidence that each effect happened once.
-func printState(w io.Writer, id string, st workflows.BookingState) error {
+func printState(w io.Writer, id string, st appointment.State) error {
 	fmt.Fprintf(w, "booking   %s\nstatus    %s\n", id, st.Status)
 	if st.HoldID != "" {
 		fmt.Fprintf(w, "hold      %s\n", st.HoldID)

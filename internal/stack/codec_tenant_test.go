@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bookonce/bookonce/workflows/appointment"
+
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/client"
@@ -17,7 +19,6 @@ import (
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
 )
 
 // TestCodecDecodesOnlyTheCallersTenant is the attack: London's staff,
@@ -35,7 +36,7 @@ func TestCodecDecodesOnlyTheCallersTenant(t *testing.T) {
 	msgs := map[string]privateMessage{"demo": {From: privatePhone, Text: privateText}, testsupport.LondonTenant: {From: londonPhone, Text: "MOT on Tuesday"}}
 	input := map[string]*commonpb.Payload{}
 	for tenant, m := range msgs {
-		id := workflows.AppointmentWorkflowID(tenant, "codec-"+queue)
+		id := appointment.WorkflowID(tenant, "codec-"+queue)
 		run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, privateWorkflow, m)
 		require.NoError(t, err)
 		require.NoError(t, run.Get(ctx, nil))
@@ -83,8 +84,8 @@ func TestTenantWorkflowsUseTheTenantsKey(t *testing.T) {
 	ctx := context.Background()
 	_, tc, plain, queue := encryptingStack(t)
 	tests := []struct{ name, id, text, key string }{
-		{"tenant completes", workflows.AppointmentWorkflowID("demo", "ok-"+queue), privateText, payloadcrypt.TenantKeyID("test-1", "demo")},
-		{"tenant fails", "booking:" + workflows.AppointmentWorkflowID("demo", "fail-"+queue), "fail", payloadcrypt.TenantKeyID("test-1", "demo")},
+		{"tenant completes", appointment.WorkflowID("demo", "ok-"+queue), privateText, payloadcrypt.TenantKeyID("test-1", "demo")},
+		{"tenant fails", "booking:" + appointment.WorkflowID("demo", "fail-"+queue), "fail", payloadcrypt.TenantKeyID("test-1", "demo")},
 		{"no tenant", "reconciler-" + queue, privateText, "test-1"},
 	}
 	for _, tt := range tests {

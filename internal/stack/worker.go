@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -138,7 +139,7 @@ func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 
 // Register adds every workflow and activity to a worker.
 func Register(r worker.Registry, acts *activities.Activities) {
-	r.RegisterWorkflow(workflows.AppointmentWorkflow)
+	appointment.Register(r)
 	r.RegisterWorkflow(workflows.PaymentWorkflow)
 	conversation.Register(r)
 	r.RegisterWorkflow(workflows.BookingWorkflow)

@@ -1,6 +1,7 @@
 package testsupport
 
 import (
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"testing"
 	"time"
 
@@ -35,5 +36,5 @@ func AppointmentID(t testing.TB, tenant, number, service string, start time.Time
 	if err != nil {
 		t.Fatalf("intent ID of a test wish: %v", err)
 	}
-	return workflows.AppointmentWorkflowID(tenant, id)
+	return appointment.WorkflowID(tenant, id)
 }

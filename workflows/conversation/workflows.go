@@ -3,6 +3,7 @@ package conversation
 import (
 	"errors"
 	"fmt"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -253,7 +254,7 @@ func (c *conversation) wishIntent(ctx workflow.Context, ev InboundEvent, service
 		}
 		in.IntentID, in.LegacyIntentID = id, legacy
 	}
-	in.WorkflowID = workflows.AppointmentWorkflowID(c.in.Tenant, in.IntentID)
+	in.WorkflowID = appointment.WorkflowID(c.in.Tenant, in.IntentID)
 	return in, nil
 }
 
@@ -311,10 +312,10 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ev InboundEv
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		StaticSummary:         fmt.Sprintf("%s for %s at %s", in.Service, mask.Phones(in.Customer), in.SlotStart.Format(time.RFC3339)),
-		TypedSearchAttributes: workflows.StartAttributes(workflows.CustomerAttributes(ctx, in.Customer, c.in.CustomerKey), workflows.BookingRequest{Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
+		TypedSearchAttributes: appointment.StartAttributes(workflows.CustomerAttributes(ctx, in.Customer, c.in.CustomerKey), appointment.Request{Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
 	})
 	amount, currency := c.deposit(in.Service)
-	f := workflow.ExecuteChildWorkflow(cctx, workflows.AppointmentWorkflow, workflows.BookingRequest{
+	f := workflow.ExecuteChildWorkflow(cctx, appointment.WorkflowName, appointment.Request{
 		Tenant: in.Tenant, Customer: in.Customer, CustomerKey: c.in.CustomerKey, Service: in.Service, SlotStart: in.SlotStart, Channel: ch, IntentID: in.IntentID,
 		DepositAmount: amount, Currency: currency, PaymentMethod: c.in.PaymentMethod, Timezone: c.timezone(),
 		DeliberateSecond: in.Separate, Terms: c.in.Terms, AcceptedAt: ev.ReceivedAt,

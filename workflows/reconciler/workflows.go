@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -44,7 +45,7 @@ func (r *reconciler) run(ctx workflow.Context) (Result, error) {
 	log := workflow.GetLogger(ctx)
 	for _, tenant := range r.in.Tenants {
 		shape := activities.SagaShape{
-			ReferencePrefix: workflows.AppointmentWorkflowID(tenant, ""), ChildPrefix: workflows.PaymentWorkflowID(""),
+			ReferencePrefix: appointment.WorkflowID(tenant, ""), ChildPrefix: workflows.PaymentWorkflowID(""),
 			StatusAttribute: workflows.BookingStatusKey.GetName(), Confirmed: string(workflows.StatusConfirmed), NeedsReview: string(workflows.StatusNeedsReview),
 		}
 		var found activities.SweepResult

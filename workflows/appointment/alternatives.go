@@ -1,6 +1,7 @@
-package workflows
+package appointment
 
 import (
+	"github.com/bookonce/bookonce/workflows"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
@@ -32,9 +33,9 @@ func (a *appointment) offerAlternatives(ctx workflow.Context, o *outcome) {
 		return
 	}
 	var step activities.Step
-	err := workflow.ExecuteActivity(CompensationCtx(ctx, a.tuning, "send-alternatives", "Offer alternative slots"),
+	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, a.tuning, "send-alternatives", "Offer alternative slots"),
 		act.SendConfirmation, activities.ConfirmationInput{
-			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: ReplyChannel(a.req.Channel), Customer: a.req.Customer,
+			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.ReplyChannel(a.req.Channel), Customer: a.req.Customer,
 			Kind: kindAlternatives, Text: a.alternativesText(),
 		}).Get(ctx, &step)
 	a.record("offer alternatives", "send-alternatives", step, err)
@@ -47,5 +48,5 @@ func (a *appointment) alternativesText() string {
 	for _, t := range a.state.Alternatives {
 		data.Alternatives = append(data.Alternatives, a.slot(t).When)
 	}
-	return Render(a.req.Terms, tenants.TemplateAlternatives, data)
+	return workflows.Render(a.req.Terms, tenants.TemplateAlternatives, data)
 }

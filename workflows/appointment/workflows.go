@@ -1,4 +1,4 @@
-package workflows
+package appointment
 
 import (
 	"fmt"
@@ -11,18 +11,19 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/telemetry"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // act is a nil receiver used only to name activity methods.
 var act *activities.Activities
 
-// AppointmentWorkflow turns one booking intent into exactly one held and
+// Workflow turns one booking intent into exactly one held and
 // confirmed appointment, one captured deposit and one confirmation: hold
 // the slot, authorise the deposit (PaymentWorkflow), confirm the hold,
 // capture, send the confirmation. Every undo is registered before its step
 // and runs in reverse on failure or cancellation. The workflow ID is the
 // business reference sent downstream with every call.
-func AppointmentWorkflow(ctx workflow.Context, req BookingRequest) (BookingState, error) {
+func Workflow(ctx workflow.Context, req Request) (State, error) {
 	a := &appointment{req: req, tuning: req.Tuning.WithDefaults()}
 	if err := a.setup(ctx); err != nil {
 		return a.state, err
@@ -31,10 +32,10 @@ func AppointmentWorkflow(ctx workflow.Context, req BookingRequest) (BookingState
 }
 
 type appointment struct {
-	req    BookingRequest
-	tuning Tuning
-	state  BookingState
-	saga   saga
+	req    Request
+	tuning workflows.Tuning
+	state  State
+	saga   workflows.Saga
 	// cancel receives the customer's cancellation; payments the child's reports.
 	cancel   workflow.ReceiveChannel
 	payments workflow.ReceiveChannel
@@ -45,7 +46,7 @@ type appointment struct {
 	// honourCancel: a cancel is checked after confirm and capture too, and
 	// one after commit opens a review case (versionCancelUntilCommit).
 	honourCancel bool
-	// link: the deposit is paid through a payment link (versionPaymentLink).
+	// link: the deposit is paid through a payment link (workflows.VersionPaymentLink).
 	link bool
 	// slotEnd is the booked slot's end as the calendar reported it.
 	slotEnd time.Time
@@ -54,26 +55,26 @@ type appointment struct {
 func (a *appointment) setup(ctx workflow.Context) error {
 	a.info = workflow.GetInfo(ctx)
 	a.phase(ctx, telemetry.PhaseAppointmentStarted)
-	a.state = BookingState{Status: StatusRequested, Reference: a.info.WorkflowExecution.ID, Steps: []Step{}}
-	a.cancel = workflow.GetSignalChannel(ctx, SignalCancel)
-	a.payments = workflow.GetSignalChannel(ctx, SignalPaymentStatus)
-	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (BookingState, error) { return a.state, nil }); err != nil {
+	a.state = State{Status: workflows.StatusRequested, Reference: a.info.WorkflowExecution.ID, Steps: []workflows.Step{}}
+	a.cancel = workflow.GetSignalChannel(ctx, workflows.SignalCancel)
+	a.payments = workflow.GetSignalChannel(ctx, workflows.SignalPaymentStatus)
+	if err := workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (State, error) { return a.state, nil }); err != nil {
 		return fmt.Errorf("register status query: %w", err)
 	}
-	return a.upsert(ctx, StatusRequested, "starting")
+	return a.upsert(ctx, workflows.StatusRequested, "starting")
 }
 
 // outcome ends the saga in a final, visible state.
 type outcome struct {
-	status BookingStatus
+	status workflows.BookingStatus
 	reason string
 }
 
-func (a *appointment) run(ctx workflow.Context) (BookingState, error) {
+func (a *appointment) run(ctx workflow.Context) (State, error) {
 	// The payment saga's last report arrives after the appointment has
 	// what it needs; reading it keeps "unhandled signal" warnings away.
 	defer func() {
-		var late PaymentState
+		var late workflows.PaymentState
 		for a.payments.ReceiveAsync(&late) {
 		}
 	}()
@@ -96,39 +97,39 @@ func (a *appointment) run(ctx workflow.Context) (BookingState, error) {
 		// completes fails the completion and is read here on the retry.
 		a.forwardLateCancel(ctx)
 	}
-	return a.state, a.upsert(ctx, StatusConfirmed, "booked "+a.state.BookingID)
+	return a.state, a.upsert(ctx, workflows.StatusConfirmed, "booked "+a.state.BookingID)
 }
 
 // book runs the steps up to the captured deposit; nil means committed.
 func (a *appointment) book(ctx workflow.Context) *outcome {
 	if a.cancelRequested() {
-		return &outcome{StatusCancelled, "cancelled by the customer"}
+		return &outcome{workflows.StatusCancelled, "cancelled by the customer"}
 	}
 	a.link = a.req.DepositAmount > 0 && a.req.PaymentMethod == "" &&
-		workflow.GetVersion(ctx, versionPaymentLink, workflow.DefaultVersion, 1) >= 1
-	a.saga.add("release hold", func(ctx workflow.Context) error { return a.release(ctx) })
+		workflow.GetVersion(ctx, workflows.VersionPaymentLink, workflow.DefaultVersion, 1) >= 1
+	a.saga.Add("release hold", func(ctx workflow.Context) error { return a.release(ctx) })
 	hold, o := a.holdSlot(ctx, "hold-slot")
 	if o != nil {
 		return o
 	}
 	a.state.HoldID = hold
 	a.phase(ctx, telemetry.PhaseHold)
-	if err := a.upsert(ctx, StatusHeld, "slot held"); err != nil {
-		return &outcome{StatusRejected, err.Error()}
+	if err := a.upsert(ctx, workflows.StatusHeld, "slot held"); err != nil {
+		return &outcome{workflows.StatusRejected, err.Error()}
 	}
 	if a.req.DepositAmount > 0 {
-		a.saga.add("void deposit", func(ctx workflow.Context) error { return a.voidDeposit(ctx) })
+		a.saga.Add("void deposit", func(ctx workflow.Context) error { return a.voidDeposit(ctx) })
 		if o := a.authorize(ctx); o != nil {
 			return o
 		}
 		a.phase(ctx, telemetry.PhaseAuthorisation)
 	}
 	if a.cancelRequested() {
-		return &outcome{StatusCancelled, "cancelled by the customer"}
+		return &outcome{workflows.StatusCancelled, "cancelled by the customer"}
 	}
 	// Registered before confirming: a confirmation whose answer was lost
 	// may have booked.
-	a.saga.add("cancel booking", func(ctx workflow.Context) error { return a.cancelBooking(ctx) })
+	a.saga.Add("cancel booking", func(ctx workflow.Context) error { return a.cancelBooking(ctx) })
 	if o := a.confirm(ctx); o != nil {
 		return o
 	}
@@ -136,7 +137,7 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 	a.honourCancel = workflow.GetVersion(ctx, versionCancelUntilCommit, workflow.DefaultVersion, 1) >= 1
 	// A cancel that arrived while confirming: nothing is captured yet.
 	if a.honourCancel && a.cancelRequested() {
-		return &outcome{StatusCancelled, "cancelled by the customer"}
+		return &outcome{workflows.StatusCancelled, "cancelled by the customer"}
 	}
 	if a.req.DepositAmount > 0 {
 		if o := a.capture(ctx); o != nil {
@@ -145,10 +146,10 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 		a.phase(ctx, telemetry.PhaseCapture)
 		// A cancel that arrived while capturing: the compensation refunds.
 		if a.honourCancel && a.cancelRequested() {
-			return &outcome{StatusCancelled, "cancelled by the customer"}
+			return &outcome{workflows.StatusCancelled, "cancelled by the customer"}
 		}
 	}
-	a.saga.clear() // committed: booked and paid
+	a.saga.Clear() // committed: booked and paid
 	return nil
 }
 
@@ -161,31 +162,31 @@ func (a *appointment) cancelRequested() bool {
 func (a *appointment) fromError(err error) *outcome {
 	switch {
 	case temporal.IsCanceledError(err):
-		return &outcome{StatusCancelled, "cancelled"}
-	case ErrorType(err) == activities.ErrTypeSlotUnavailable:
-		return &outcome{StatusRejected, "slot_unavailable"}
-	case ErrorType(err) == activities.ErrTypeHoldExpired:
-		return &outcome{StatusRejected, "hold_expired"}
+		return &outcome{workflows.StatusCancelled, "cancelled"}
+	case workflows.ErrorType(err) == activities.ErrTypeSlotUnavailable:
+		return &outcome{workflows.StatusRejected, "slot_unavailable"}
+	case workflows.ErrorType(err) == activities.ErrTypeHoldExpired:
+		return &outcome{workflows.StatusRejected, "hold_expired"}
 	}
-	return &outcome{StatusRejected, err.Error()}
+	return &outcome{workflows.StatusRejected, err.Error()}
 }
 
 // authorize starts the payment saga and waits for its report.
 func (a *appointment) authorize(ctx workflow.Context) *outcome {
-	if err := a.upsert(ctx, StatusAuthorizing, "authorising the deposit"); err != nil {
-		return &outcome{StatusRejected, err.Error()}
+	if err := a.upsert(ctx, workflows.StatusAuthorizing, "authorising the deposit"); err != nil {
+		return &outcome{workflows.StatusRejected, err.Error()}
 	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: PaymentWorkflowID(a.state.Reference),
+		WorkflowID: workflows.PaymentWorkflowID(a.state.Reference),
 		// Terminated with the appointment: the appointment's own
 		// compensation voids the deposit by reference first.
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE,
 		StaticSummary:     fmt.Sprintf("Deposit %d %s for %s", a.req.DepositAmount, a.req.Currency, a.state.Reference),
 	})
-	a.child = workflow.ExecuteChildWorkflow(cctx, PaymentWorkflow, a.paymentRequest(ctx))
+	a.child = workflow.ExecuteChildWorkflow(cctx, workflows.PaymentWorkflow, a.paymentRequest(ctx))
 	timer := workflow.NewTimer(ctx, a.authorizationTimeout())
 	for {
-		var report PaymentState
+		var report workflows.PaymentState
 		var childDone, timedOut, cancelled bool
 		var childErr error
 		sel := workflow.NewSelector(ctx)
@@ -203,33 +204,33 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 		sel.Select(ctx)
 		switch {
 		case cancelled:
-			return &outcome{StatusCancelled, "cancelled"}
+			return &outcome{workflows.StatusCancelled, "cancelled"}
 		case timedOut:
-			return &outcome{StatusPaymentFailed, "no authorisation in time"}
+			return &outcome{workflows.StatusPaymentFailed, "no authorisation in time"}
 		}
 		a.state.Payment, a.state.IntentID = report.Status, report.IntentID
 		a.state.PaymentURL, a.state.PaymentExpiresAt = report.PaymentURL, report.PaymentExpiresAt
 		switch report.Status {
-		case PaymentAuthorized:
+		case workflows.PaymentAuthorized:
 			a.recordChild("authorize deposit (payment saga)", report)
 			return nil
-		case PaymentNeedsReview:
-			a.show(ctx, StatusNeedsReview, "deposit outcome unknown: waiting for review")
+		case workflows.PaymentNeedsReview:
+			a.show(ctx, workflows.StatusNeedsReview, "deposit outcome unknown: waiting for review")
 			// A person decides now; give them the review's time.
 			timer = workflow.NewTimer(ctx, a.tuning.ReviewTimeout+a.tuning.AuthorizationTimeout)
-		case PaymentExpired:
+		case workflows.PaymentExpired:
 			a.recordChild("authorize deposit (payment saga)", report)
-			return &outcome{StatusPaymentFailed, reasonLinkExpired}
-		case PaymentDeclined, PaymentFailed, PaymentVoided:
+			return &outcome{workflows.StatusPaymentFailed, workflows.ReasonLinkExpired}
+		case workflows.PaymentDeclined, workflows.PaymentFailed, workflows.PaymentVoided:
 			a.noteChildCase(report)
 			a.recordChild("authorize deposit (payment saga)", report)
-			return &outcome{StatusPaymentFailed, report.Reason}
+			return &outcome{workflows.StatusPaymentFailed, report.Reason}
 		default:
 			if childDone && childErr != nil {
-				return &outcome{StatusPaymentFailed, "payment saga failed: " + childErr.Error()}
+				return &outcome{workflows.StatusPaymentFailed, "payment saga failed: " + childErr.Error()}
 			}
 			if childDone {
-				return &outcome{StatusPaymentFailed, "payment saga ended: " + string(report.Status)}
+				return &outcome{workflows.StatusPaymentFailed, "payment saga ended: " + string(report.Status)}
 			}
 		}
 	}
@@ -237,17 +238,17 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 
 // capture tells the payment saga to capture and waits for it to finish.
 func (a *appointment) capture(ctx workflow.Context) *outcome {
-	if err := a.signalPayment(ctx, PaymentCapture); err != nil {
-		return &outcome{StatusPaymentFailed, "signal capture: " + err.Error()}
+	if err := a.signalPayment(ctx, workflows.PaymentCapture); err != nil {
+		return &outcome{workflows.StatusPaymentFailed, "signal capture: " + err.Error()}
 	}
-	var final PaymentState
+	var final workflows.PaymentState
 	if err := a.child.Get(ctx, &final); err != nil {
 		return a.fromError(err)
 	}
 	a.state.Payment = final.Status
 	a.noteChildCase(final)
-	if final.Status != PaymentCaptured {
-		return &outcome{StatusPaymentFailed, "deposit not captured: " + final.Reason}
+	if final.Status != workflows.PaymentCaptured {
+		return &outcome{workflows.StatusPaymentFailed, "deposit not captured: " + final.Reason}
 	}
 	a.recordChild("capture deposit (payment saga)", final)
 	return nil
@@ -258,8 +259,8 @@ func (a *appointment) capture(ctx workflow.Context) *outcome {
 // parent, so the server refuses a child-only signal from this run
 // ("unknown external workflow execution"); a plain signal to the child's
 // execution reaches it (its completion follows the reset chain on its own).
-func (a *appointment) signalPayment(ctx workflow.Context, action PaymentAction) error {
-	err := a.child.SignalChildWorkflow(ctx, SignalPaymentDecision, action).Get(ctx, nil)
+func (a *appointment) signalPayment(ctx workflow.Context, action workflows.PaymentAction) error {
+	err := a.child.SignalChildWorkflow(ctx, workflows.SignalPaymentDecision, action).Get(ctx, nil)
 	reset := a.info.WorkflowExecution.RunID != a.info.OriginalRunID
 	if err == nil || !reset || workflow.GetVersion(ctx, "payment-signal-after-reset", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return err
@@ -268,11 +269,11 @@ func (a *appointment) signalPayment(ctx workflow.Context, action PaymentAction) 
 	if err := a.child.GetChildWorkflowExecution().Get(ctx, &child); err != nil {
 		return err
 	}
-	return workflow.SignalExternalWorkflow(ctx, child.ID, child.RunID, SignalPaymentDecision, action).Get(ctx, nil)
+	return workflow.SignalExternalWorkflow(ctx, child.ID, child.RunID, workflows.SignalPaymentDecision, action).Get(ctx, nil)
 }
 
 // recordChild copies the payment saga's last step into the status table.
-func (a *appointment) recordChild(name string, p PaymentState) {
+func (a *appointment) recordChild(name string, p workflows.PaymentState) {
 	// The saga's last step of that kind (after a decline the last step of
 	// all is the child's own void).
 	prefix := "authorize-deposit"
@@ -290,14 +291,14 @@ func (a *appointment) recordChild(name string, p PaymentState) {
 }
 
 // upsert moves the status and publishes it to the Web UI.
-func (a *appointment) upsert(ctx workflow.Context, status BookingStatus, details string) error {
+func (a *appointment) upsert(ctx workflow.Context, status workflows.BookingStatus, details string) error {
 	a.state.Status = status
 	workflow.SetCurrentDetails(ctx, details)
-	err := workflow.UpsertTypedSearchAttributes(ctx, append(CustomerUpserts(ctx, a.req.Customer, a.req.CustomerKey),
-		BookingStatusKey.ValueSet(string(status)),
-		ChannelKey.ValueSet(string(a.req.Channel)),
-		ServiceKey.ValueSet(a.req.Service),
-		SlotStartKey.ValueSet(a.req.SlotStart.UTC()),
+	err := workflow.UpsertTypedSearchAttributes(ctx, append(workflows.CustomerUpserts(ctx, a.req.Customer, a.req.CustomerKey),
+		workflows.BookingStatusKey.ValueSet(string(status)),
+		workflows.ChannelKey.ValueSet(string(a.req.Channel)),
+		workflows.ServiceKey.ValueSet(a.req.Service),
+		workflows.SlotStartKey.ValueSet(a.req.SlotStart.UTC()),
 	)...)
 	if err != nil {
 		return fmt.Errorf("upsert search attributes: %w", err)
@@ -308,7 +309,7 @@ func (a *appointment) upsert(ctx workflow.Context, status BookingStatus, details
 // show is upsert where the saga goes on whatever the Web UI shows: the
 // status is in the state (and the status query) either way, and a failed
 // upsert is logged rather than dropped.
-func (a *appointment) show(ctx workflow.Context, status BookingStatus, details string) {
+func (a *appointment) show(ctx workflow.Context, status workflows.BookingStatus, details string) {
 	if err := a.upsert(ctx, status, details); err != nil {
 		workflow.GetLogger(ctx).Warn("status not shown in the Web UI", "status", status, "error", err)
 	}
@@ -316,5 +317,5 @@ func (a *appointment) show(ctx workflow.Context, status BookingStatus, details s
 
 // phase records that phase p of this booking ended (ObservePhase).
 func (a *appointment) phase(ctx workflow.Context, p telemetry.Phase) {
-	ObservePhase(ctx, a.req.Tenant, p, a.req.AcceptedAt)
+	workflows.ObservePhase(ctx, a.req.Tenant, p, a.req.AcceptedAt)
 }

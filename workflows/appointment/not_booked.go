@@ -1,4 +1,4 @@
-package workflows
+package appointment
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // versionTellNotBooked: every ending of a booking the customer was told
@@ -20,27 +21,27 @@ const versionTellNotBooked = "tell-not-booked"
 // tellNotBooked sends the ending of a booking that no other message of
 // end() told: once per booking (its own outbox kind), never for a cancel
 // (the customer or staff asked for it) or an existing booking.
-func (a *appointment) tellNotBooked(ctx workflow.Context, o *outcome, status BookingStatus) {
+func (a *appointment) tellNotBooked(ctx workflow.Context, o *outcome, status workflows.BookingStatus) {
 	switch {
-	case status == StatusConfirmed, status == StatusCancelled, status == StatusAlreadyBooked:
+	case status == workflows.StatusConfirmed, status == workflows.StatusCancelled, status == workflows.StatusAlreadyBooked:
 		return
-	case status == StatusNeedsReview && a.state.ReviewCase == "":
+	case status == workflows.StatusNeedsReview && a.state.ReviewCase == "":
 		return // no case to promise a person from; the status shows it to staff
-	case status != StatusNeedsReview && o.reason == reasonSlotUnavailable:
+	case status != workflows.StatusNeedsReview && o.reason == reasonSlotUnavailable:
 		return // offerAlternatives told
-	case status != StatusNeedsReview && a.link && (o.reason == reasonLinkExpired || strings.HasPrefix(o.reason, reasonLinkUnavailable)):
+	case status != workflows.StatusNeedsReview && a.link && (o.reason == workflows.ReasonLinkExpired || strings.HasPrefix(o.reason, workflows.ReasonLinkUnavailable)):
 		return // tellLinkExpired told
 	}
 	if workflow.GetVersion(ctx, versionTellNotBooked, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
 	id, kind, name := "send-not-booked", activities.MessageKindNotBooked, tenants.TemplateNotBooked
-	if status == StatusNeedsReview {
+	if status == workflows.StatusNeedsReview {
 		id, kind, name = "send-in-review", activities.MessageKindInReview, tenants.TemplateInReview
 	}
-	step, err := sendMessage(ctx, a.tuning, id, "Tell the customer: "+kind, activities.ConfirmationInput{
-		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: ReplyChannel(a.req.Channel), Customer: a.req.Customer,
-		Kind: kind, Text: Render(a.req.Terms, name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
+	step, err := workflows.SendMessage(ctx, a.tuning, id, "Tell the customer: "+kind, activities.ConfirmationInput{
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.ReplyChannel(a.req.Channel), Customer: a.req.Customer,
+		Kind: kind, Text: workflows.Render(a.req.Terms, name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
 	})
 	a.record("send "+kind, id, step, err)
 }

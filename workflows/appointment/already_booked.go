@@ -1,4 +1,4 @@
-package workflows
+package appointment
 
 import (
 	"go.temporal.io/sdk/temporal"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // changeAlreadyBooked versions the saga's answer to the calendar's
@@ -22,30 +23,30 @@ const changeAlreadyBooked = "already-booked-links-existing"
 func (a *appointment) alreadyBooked(ctx workflow.Context, refusal error) *outcome {
 	var existing activities.ExistingBooking
 	var appErr *temporal.ApplicationError
-	if !asApplicationError(refusal, &appErr) || !appErr.HasDetails() || appErr.Details(&existing) != nil {
+	if !workflows.AsApplicationError(refusal, &appErr) || !appErr.HasDetails() || appErr.Details(&existing) != nil {
 		// The calendar refused without naming the booking: still already
 		// booked, but a person should find which one.
 		existing = activities.ExistingBooking{}
 	}
-	link := FirstNonEmpty(existing.BookingID, existing.HoldID)
+	link := workflows.FirstNonEmpty(existing.BookingID, existing.HoldID)
 	a.state.ExistingBooking, a.state.ExistingReference = link, existing.Reference
 	data := a.slot(a.req.SlotStart)
 	data.Booking, data.Hold = existing.BookingID, existing.HoldID
-	text := Render(a.req.Terms, tenants.TemplateAlreadyBooked, data)
+	text := workflows.Render(a.req.Terms, tenants.TemplateAlreadyBooked, data)
 	if existing.BookingID == "" && existing.HoldID != "" {
-		text = Render(a.req.Terms, tenants.TemplateAlreadyHeld, data)
+		text = workflows.Render(a.req.Terms, tenants.TemplateAlreadyHeld, data)
 	}
 	var step activities.Step
-	err := workflow.ExecuteActivity(CompensationCtx(ctx, a.tuning, "send-already-booked", "Tell the customer: already booked"),
+	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, a.tuning, "send-already-booked", "Tell the customer: already booked"),
 		act.SendConfirmation, activities.ConfirmationInput{
-			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: ReplyChannel(a.req.Channel), Customer: a.req.Customer,
+			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.ReplyChannel(a.req.Channel), Customer: a.req.Customer,
 			Text: text, Kind: activities.MessageKindAlreadyBooked,
 		}).Get(ctx, &step)
 	a.record("send already booked", "send-already-booked", step, err)
 	a.state.MessageID = step.DownstreamID
-	reason := "already_booked: " + FirstNonEmpty(link, "existing booking not named")
+	reason := "already_booked: " + workflows.FirstNonEmpty(link, "existing booking not named")
 	if err != nil {
 		reason += "; telling the customer failed: " + err.Error()
 	}
-	return &outcome{StatusAlreadyBooked, reason}
+	return &outcome{workflows.StatusAlreadyBooked, reason}
 }

@@ -1,8 +1,10 @@
-package workflows
+package appointment
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/bookonce/bookonce/workflows"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -23,7 +25,7 @@ const versionBookingLifecycle = "booking-lifecycle"
 // failed otherwise is recorded in the step table: the booking stands, but
 // a change of it then needs a person.
 func (a *appointment) startLifecycle(ctx workflow.Context) {
-	id := BookingWorkflowID(a.state.Reference)
+	id := workflows.BookingWorkflowID(a.state.Reference)
 	in := a.lifecycleInput()
 	// The booking is committed: a cancellation of the appointment now must
 	// not keep its lifecycle from starting, nor reach the child. The
@@ -34,18 +36,18 @@ func (a *appointment) startLifecycle(ctx workflow.Context) {
 		WorkflowID:            id,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(append(CustomerAttributes(ctx, a.req.Customer, a.req.CustomerKey),
-			ChannelKey.ValueSet(string(a.req.Channel)),
-			BookingStatusKey.ValueSet(string(StatusConfirmed)), ServiceKey.ValueSet(a.req.Service),
-			SlotStartKey.ValueSet(a.req.SlotStart.UTC()),
+		TypedSearchAttributes: temporal.NewSearchAttributes(append(workflows.CustomerAttributes(ctx, a.req.Customer, a.req.CustomerKey),
+			workflows.ChannelKey.ValueSet(string(a.req.Channel)),
+			workflows.BookingStatusKey.ValueSet(string(workflows.StatusConfirmed)), workflows.ServiceKey.ValueSet(a.req.Service),
+			workflows.SlotStartKey.ValueSet(a.req.SlotStart.UTC()),
 		)...),
 		StaticSummary: fmt.Sprintf("Booking %s: %s for %s at %s", a.state.BookingID, a.req.Service,
 			mask.Phones(a.req.Customer), a.req.SlotStart.UTC().Format(time.RFC3339)),
 	})
-	child := workflow.ExecuteChildWorkflow(cctx, BookingWorkflow, in)
+	child := workflow.ExecuteChildWorkflow(cctx, workflows.BookingWorkflow, in)
 	err := child.GetChildWorkflowExecution().Get(ctx, nil)
 	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-		a.state.Steps = append(a.state.Steps, Step{Name: "start booking lifecycle", ActivityID: id, Result: "failed", Error: err.Error()})
+		a.state.Steps = append(a.state.Steps, workflows.Step{Name: "start booking lifecycle", ActivityID: id, Result: "failed", Error: err.Error()})
 		workflow.GetLogger(ctx).Error("start booking lifecycle", "workflow_id", id, "error", err)
 		return
 	}
@@ -53,14 +55,14 @@ func (a *appointment) startLifecycle(ctx workflow.Context) {
 }
 
 // lifecycleInput is the confirmed booking as the appointment leaves it.
-func (a *appointment) lifecycleInput() BookingLifecycle {
-	in := BookingLifecycle{
+func (a *appointment) lifecycleInput() workflows.BookingLifecycle {
+	in := workflows.BookingLifecycle{
 		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Service: a.req.Service,
 		Channel: a.req.Channel, BookingID: a.state.BookingID, ResourceID: a.req.ResourceID,
 		SlotStart: a.req.SlotStart, SlotEnd: a.slotEnd, Timezone: a.req.Timezone, Terms: a.req.Terms,
 		IntentID: a.state.IntentID, Currency: a.req.Currency, Tuning: a.req.Tuning,
 	}
-	if a.state.Payment == PaymentCaptured {
+	if a.state.Payment == workflows.PaymentCaptured {
 		in.Deposit = a.req.DepositAmount
 	}
 	if a.req.Terms != nil {

@@ -1,8 +1,10 @@
-package workflows
+package appointment
 
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/bookonce/bookonce/workflows"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -41,11 +43,11 @@ func (a *appointment) forwardLateCancel(ctx workflow.Context) {
 	err := a.cancelLifecycle(ctx)
 	for a.cancelRequested() { // asked again meanwhile: the same wish
 	}
-	if err == nil || ErrorType(err) == activities.ErrTypeChangePending {
+	if err == nil || workflows.ErrorType(err) == activities.ErrTypeChangePending {
 		return // cancelled, or under way: the booking sends its message
 	}
 	workflow.GetLogger(ctx).Warn("cancel after commit: a person decides", "lifecycle", a.state.Lifecycle, "error", err)
-	caseID, cerr := OpenCase(ctx, a.tuning, a.req.Tenant, "cancellation-request", review.ReasonCancellationRequest, err)
+	caseID, cerr := workflows.OpenCase(ctx, a.tuning, a.req.Tenant, "cancellation-request", review.ReasonCancellationRequest, err)
 	a.noteCase(ctx, caseID, cerr)
 }
 
@@ -56,18 +58,18 @@ func (a *appointment) cancelLifecycle(ctx workflow.Context) error {
 	if a.state.Lifecycle == "" {
 		return fmt.Errorf("the booking's lifecycle did not start: cancel %s by hand", a.state.Reference)
 	}
-	req := CancelRequest{Reason: lateCancelReason, OnlyIfRefunded: true}
+	req := workflows.CancelRequest{Reason: lateCancelReason, OnlyIfRefunded: true}
 	if workflow.GetVersion(ctx, versionForwardRefunds, workflow.DefaultVersion, 1) >= 1 {
-		req = CancelRequest{Reason: lateCancelReason, RefundInFull: true}
+		req = workflows.CancelRequest{Reason: lateCancelReason, RefundInFull: true}
 	}
 	args, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
 	in := activities.ChangeBookingInput{
-		Tenant: a.req.Tenant, AppointmentID: a.state.Reference, Update: UpdateCancel,
-		UpdateID: CancelUpdateID(a.req.Tenant, "appointment:"+a.state.Reference), Args: args,
+		Tenant: a.req.Tenant, AppointmentID: a.state.Reference, Update: workflows.UpdateCancel,
+		UpdateID: workflows.CancelUpdateID(a.req.Tenant, "appointment:"+a.state.Reference), Args: args,
 	}
-	cctx := CompensationCtx(ctx, a.tuning, "forward-cancel", "Cancel the booking: asked while it was confirmed")
+	cctx := workflows.CompensationCtx(ctx, a.tuning, "forward-cancel", "Cancel the booking: asked while it was confirmed")
 	return workflow.ExecuteActivity(cctx, act.ChangeBooking, in).Get(ctx, nil)
 }

@@ -1,15 +1,15 @@
-package workflows
+package appointment
 
 import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // versionHoldReconcileOutlastsOutage: the lookup that settles a hold
@@ -23,9 +23,9 @@ const versionHoldReconcileOutlastsOutage = "hold-reconcile-outlasts-outage"
 // reconcileCtx is the options of the lookup that settles an unknown hold.
 func (a *appointment) reconcileCtx(ctx workflow.Context, id, summary string) workflow.Context {
 	if workflow.GetVersion(ctx, versionHoldReconcileOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
-		return ReconcileCtx(ctx, a.tuning, id, summary)
+		return workflows.ReconcileCtx(ctx, a.tuning, id, summary)
 	}
-	return ActivityCtx(ctx, a.tuning, id, summary)
+	return workflows.ActivityCtx(ctx, a.tuning, id, summary)
 }
 
 // holdSlot places the hold. An outcome still unknown after the retries is
@@ -34,8 +34,8 @@ func (a *appointment) reconcileCtx(ctx workflow.Context, id, summary string) wor
 // absence, so a new key cannot hold twice); if it cannot say within the
 // reconcile bound, or the second try is unknown too, a person decides.
 func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outcome) {
-	if err := a.upsert(ctx, StatusHolding, "placing a hold in the calendar"); err != nil {
-		return "", &outcome{StatusRejected, err.Error()}
+	if err := a.upsert(ctx, workflows.StatusHolding, "placing a hold in the calendar"); err != nil {
+		return "", &outcome{workflows.StatusRejected, err.Error()}
 	}
 	for attempt := 1; ; attempt++ {
 		id := base
@@ -43,7 +43,7 @@ func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outc
 			id = fmt.Sprintf("%s-%d", base, attempt)
 		}
 		var res activities.HoldSlotResult
-		err := workflow.ExecuteActivity(ActivityCtx(ctx, a.tuning, id, "Hold "+a.req.Service+" at "+a.req.SlotStart.UTC().Format(time.RFC3339)),
+		err := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, a.tuning, id, "Hold "+a.req.Service+" at "+a.req.SlotStart.UTC().Format(time.RFC3339)),
 			act.HoldSlot, activities.HoldSlotInput{
 				Tenant: a.req.Tenant, Reference: a.state.Reference, ResourceID: a.req.ResourceID,
 				Service: a.req.Service, Customer: a.req.Customer, Start: a.req.SlotStart, DeliberateSecond: a.req.DeliberateSecond,
@@ -53,14 +53,14 @@ func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outc
 		if err == nil {
 			return res.Hold.ID, nil
 		}
-		if isFinal(err) {
-			if ErrorType(err) == activities.ErrTypeAlreadyBooked &&
+		if workflows.IsFinal(err) {
+			if workflows.ErrorType(err) == activities.ErrTypeAlreadyBooked &&
 				workflow.GetVersion(ctx, changeAlreadyBooked, workflow.DefaultVersion, 1) == 1 {
 				return "", a.alreadyBooked(ctx, err)
 			}
 			o := a.fromError(err)
 			if o.reason == "slot_unavailable" {
-				a.state.Alternatives = alternatives(err)
+				a.state.Alternatives = workflows.AlternativesOf(err)
 			}
 			return "", o
 		}
@@ -73,15 +73,15 @@ func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outc
 		if ferr == nil && attempt == 1 {
 			continue // the calendar answered: nothing was held, try once more
 		}
-		action, rerr := awaitReview(ctx, a.tuning, a.req.Tenant, id, err, func(caseID string) {
+		action, rerr := workflows.AwaitReview(ctx, a.tuning, a.req.Tenant, id, err, func(caseID string) {
 			a.state.ReviewCase = caseID
-			a.show(ctx, StatusNeedsReview, "hold outcome unknown: waiting for review case "+caseID)
+			a.show(ctx, workflows.StatusNeedsReview, "hold outcome unknown: waiting for review case "+caseID)
 		})
 		a.state.ReviewCase = ""
 		if rerr != nil || action != review.ActionRetry {
-			return "", &outcome{StatusRejected, fmt.Sprintf("hold outcome unknown; review decided %s", action)}
+			return "", &outcome{workflows.StatusRejected, fmt.Sprintf("hold outcome unknown; review decided %s", action)}
 		}
-		a.show(ctx, StatusHolding, "retrying the hold after review")
+		a.show(ctx, workflows.StatusHolding, "retrying the hold after review")
 	}
 }
 
@@ -99,9 +99,9 @@ const versionConfirmOutlastsOutage = "confirm-outlasts-outage"
 // confirmCtx is the confirmation's activity options.
 func (a *appointment) confirmCtx(ctx workflow.Context, id, summary string) workflow.Context {
 	if workflow.GetVersion(ctx, versionConfirmOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
-		return CompensationCtx(ctx, a.tuning, id, summary)
+		return workflows.CompensationCtx(ctx, a.tuning, id, summary)
 	}
-	return ActivityCtx(ctx, a.tuning, id, summary)
+	return workflows.ActivityCtx(ctx, a.tuning, id, summary)
 }
 
 func (a *appointment) confirm(ctx workflow.Context) *outcome {
@@ -110,8 +110,8 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 		if round > 1 {
 			id = "confirm-hold-2"
 		}
-		if err := a.upsert(ctx, StatusConfirming, "confirming hold "+a.state.HoldID); err != nil {
-			return &outcome{StatusRejected, err.Error()}
+		if err := a.upsert(ctx, workflows.StatusConfirming, "confirming hold "+a.state.HoldID); err != nil {
+			return &outcome{workflows.StatusRejected, err.Error()}
 		}
 		var res activities.ConfirmHoldResult
 		err := workflow.ExecuteActivity(a.confirmCtx(ctx, id, "Confirm hold "+a.state.HoldID),
@@ -121,7 +121,7 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 			a.state.BookingID, a.slotEnd = res.Booking.ID, res.Booking.End
 			return nil
 		}
-		if !isFinal(err) {
+		if !workflows.IsFinal(err) {
 			// Unknown: the calendar may have booked. Look the hold up.
 			var found activities.FindHoldResult
 			ferr := workflow.ExecuteActivity(a.confirmCtx(ctx, "find-"+id, "Reconcile confirmation by reference"),
@@ -130,9 +130,9 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 				a.state.BookingID, a.slotEnd = found.Hold.BookingID, found.Hold.End
 				return nil
 			}
-			return &outcome{StatusRejected, "confirmation outcome unknown: " + err.Error()}
+			return &outcome{workflows.StatusRejected, "confirmation outcome unknown: " + err.Error()}
 		}
-		if ErrorType(err) != activities.ErrTypeHoldExpired || round == 2 {
+		if workflows.ErrorType(err) != activities.ErrTypeHoldExpired || round == 2 {
 			return a.fromError(err)
 		}
 		hold, o := a.holdSlot(ctx, "rehold-slot")
@@ -141,7 +141,7 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 		}
 		a.state.HoldID = hold
 	}
-	return &outcome{StatusRejected, "hold_expired"}
+	return &outcome{workflows.StatusRejected, "hold_expired"}
 }
 
 // confirmation sends the confirmation once, until the slot begins; its
@@ -149,9 +149,9 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 func (a *appointment) confirmation(ctx workflow.Context) {
 	data := a.slot(a.req.SlotStart)
 	data.Booking = a.state.BookingID
-	text := Render(a.req.Terms, tenants.TemplateConfirmation, data)
-	step, err := sendMessage(ctx, a.tuning, "send-confirmation", "Send confirmation", activities.ConfirmationInput{
-		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: ReplyChannel(a.req.Channel), Customer: a.req.Customer, Text: text,
+	text := workflows.Render(a.req.Terms, tenants.TemplateConfirmation, data)
+	step, err := workflows.SendMessage(ctx, a.tuning, "send-confirmation", "Send confirmation", activities.ConfirmationInput{
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.ReplyChannel(a.req.Channel), Customer: a.req.Customer, Text: text,
 		AcceptedAt: a.req.AcceptedAt, SendBy: a.req.SlotStart,
 	})
 	a.record("send confirmation", "send-confirmation", step, err)
@@ -161,16 +161,11 @@ func (a *appointment) confirmation(ctx workflow.Context) {
 func (a *appointment) release(ctx workflow.Context) error {
 	var step activities.Step
 	// By reference, not ID: a hold whose answer was lost is found too.
-	err := workflow.ExecuteActivity(a.saga.opts(ctx, a.tuning, "release-hold", "Release holds of "+a.state.Reference),
+	err := workflow.ExecuteActivity(a.saga.Opts(ctx, a.tuning, "release-hold", "Release holds of "+a.state.Reference),
 		act.ReleaseHold, activities.ReleaseHoldInput{Tenant: a.req.Tenant, Reference: a.state.Reference}).Get(ctx, &step)
 	a.recordCompensation("release hold", "release-hold", step, err)
 	return err
 }
-
-// versionVoidKnownIntent: compensations that void a deposit pass the
-// intent ID they know, so no search (which lags on Stripe) decides
-// whether money stays captured.
-const versionVoidKnownIntent = "void-known-intent"
 
 // versionLinkNeverMade: a payment saga whose link could not be created
 // (an outage of the payment API) has nothing to void, and says so
@@ -190,19 +185,19 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 		// The saga's own waits are bounded (retries, review timeout).
 		// A saga that has already ended refuses the signal; its result
 		// still says what it left.
-		err := a.signalPayment(ctx, PaymentVoid)
-		if err != nil && workflow.GetVersion(ctx, versionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
+		err := a.signalPayment(ctx, workflows.PaymentVoid)
+		if err != nil && workflow.GetVersion(ctx, workflows.VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
 			err = nil
 		}
 		if err == nil {
-			var final PaymentState
+			var final workflows.PaymentState
 			if a.child.Get(ctx, &final) == nil {
 				a.state.Payment = final.Status
 				a.noteChildCase(final)
 				if final.IntentID != "" {
 					intentID = final.IntentID
 				}
-				undone = final.IntentID == "" && (final.Status == PaymentVoided || final.Status == PaymentExpired)
+				undone = final.IntentID == "" && (final.Status == workflows.PaymentVoided || final.Status == workflows.PaymentExpired)
 				if !undone && final.IntentID == "" && final.NothingHeld &&
 					workflow.GetVersion(ctx, versionLinkNeverMade, workflow.DefaultVersion, 1) >= 1 {
 					undone = true
@@ -213,17 +208,17 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 	// The saga that owned the deposit voided it or proved there is none
 	// (its link closed unpaid): a search by reference, which a lagging
 	// one (Stripe's) never lets prove absent, would retry for ever.
-	if undone && intentID == "" && workflow.GetVersion(ctx, versionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
+	if undone && intentID == "" && workflow.GetVersion(ctx, workflows.VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
 		a.recordCompensation("void deposit", "void-deposit", activities.Step{}, nil)
 		return nil
 	}
 	// Older runs voided by reference alone, which a lagging search can
 	// miss (a deposit captured while the cancel landed stayed captured).
-	if workflow.GetVersion(ctx, versionVoidKnownIntent, workflow.DefaultVersion, 1) < 1 {
+	if workflow.GetVersion(ctx, workflows.VersionVoidKnownIntent, workflow.DefaultVersion, 1) < 1 {
 		intentID = ""
 	}
 	var res activities.IntentResult
-	err := workflow.ExecuteActivity(a.saga.opts(ctx, a.tuning, "void-deposit", "Void deposit of "+a.state.Reference),
+	err := workflow.ExecuteActivity(a.saga.Opts(ctx, a.tuning, "void-deposit", "Void deposit of "+a.state.Reference),
 		act.VoidDeposit, activities.IntentInput{Tenant: a.req.Tenant, Reference: a.state.Reference, IntentID: intentID}).Get(ctx, &res)
 	a.recordCompensation("void deposit", "void-deposit", res.Step, err)
 	return err
@@ -231,27 +226,14 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 
 func (a *appointment) cancelBooking(ctx workflow.Context) error {
 	var step activities.Step
-	err := workflow.ExecuteActivity(a.saga.opts(ctx, a.tuning, "cancel-booking", "Cancel booking of "+a.state.Reference),
+	err := workflow.ExecuteActivity(a.saga.Opts(ctx, a.tuning, "cancel-booking", "Cancel booking of "+a.state.Reference),
 		act.CancelBooking, activities.CancelBookingInput{Tenant: a.req.Tenant, BookingID: a.state.BookingID, Reference: a.state.Reference}).Get(ctx, &step)
 	a.recordCompensation("cancel booking", "cancel-booking", step, err)
 	return err
 }
 
 func (a *appointment) record(name, activityID string, s activities.Step, err error) {
-	a.state.Steps = append(a.state.Steps, keyedStep(a.info, name, activityID, s, err))
-}
-
-// keyedStep is a row of a status table; a failed step shows the key it
-// sent, derived as the activity did.
-func keyedStep(info *workflow.Info, name, activityID string, s activities.Step, err error) Step {
-	step := stepFrom(name, activityID, s)
-	if step.Key == "" {
-		step.Key = activities.Key(info.Namespace, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, activityID)
-	}
-	if err != nil {
-		step.Result, step.Error = failedResult(err), err.Error()
-	}
-	return step
+	a.state.Steps = append(a.state.Steps, workflows.KeyedStep(a.info, name, activityID, s, err))
 }
 
 func (a *appointment) recordCompensation(name, activityID string, s activities.Step, err error) {
@@ -261,34 +243,7 @@ func (a *appointment) recordCompensation(name, activityID string, s activities.S
 	}
 }
 
-// alternatives reads the free slots a slot_unavailable answer offered.
-func alternatives(err error) []time.Time {
-	var appErr *temporal.ApplicationError
-	if !asApplicationError(err, &appErr) || !appErr.HasDetails() {
-		return nil
-	}
-	var slots []struct {
-		Start time.Time `json:"start"`
-	}
-	if appErr.Details(&slots) != nil {
-		return nil
-	}
-	out := make([]time.Time, 0, len(slots))
-	for _, s := range slots {
-		out = append(out, s.Start)
-	}
-	return out
-}
-
 // slot is the message data naming the appointment's service and a slot.
 func (a *appointment) slot(start time.Time) tenants.MessageData {
-	return tenants.MessageData{Service: Label(a.req.Terms, a.req.Service), When: When(start, a.req.Timezone, Language(a.req.Terms))}
-}
-
-// ReplyChannel answers WhatsApp on WhatsApp and everyone else by SMS.
-func ReplyChannel(c Channel) string {
-	if c == ChannelWhatsApp {
-		return string(ChannelWhatsApp)
-	}
-	return "sms"
+	return tenants.MessageData{Service: workflows.Label(a.req.Terms, a.req.Service), When: workflows.When(start, a.req.Timezone, workflows.Language(a.req.Terms))}
 }

@@ -1,6 +1,7 @@
-package workflows
+package appointment
 
 import (
+	"github.com/bookonce/bookonce/workflows"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
@@ -28,32 +29,32 @@ const (
 // status. A compensation or close that could not be completed leaves the
 // booking NeedsReview with the case a person works from, never a final
 // status that hides a live hold, authorisation or captured deposit.
-func (a *appointment) end(ctx workflow.Context, o *outcome) BookingState {
+func (a *appointment) end(ctx workflow.Context, o *outcome) State {
 	a.showCancelling(ctx, o)
-	err := a.saga.compensate(ctx)
+	err := a.saga.Compensate(ctx)
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
 	status, reason := o.status, o.reason
 	switch {
-	case err != nil && !a.saga.durable:
+	case err != nil && !a.saga.Durable:
 		reason += "; compensation failed: " + err.Error() // as recorded before the change
 	case err != nil && a.childCase != "":
 		// The payment saga opened the case for the same deposit the
 		// appointment's own void failed on: one case for a person, not two.
-		status, reason = StatusNeedsReview, reason+"; compensation failed: "+err.Error()+"; review case "+a.childCase
+		status, reason = workflows.StatusNeedsReview, reason+"; compensation failed: "+err.Error()+"; review case "+a.childCase
 		a.state.ReviewCase = a.childCase
 	case err != nil:
-		status, reason = StatusNeedsReview, reason+"; compensation failed: "+err.Error()
-		caseID, cerr := OpenCase(dctx, a.tuning, a.req.Tenant, "compensation", review.ReasonCompensationFailed, err)
+		status, reason = workflows.StatusNeedsReview, reason+"; compensation failed: "+err.Error()
+		caseID, cerr := workflows.OpenCase(dctx, a.tuning, a.req.Tenant, "compensation", review.ReasonCompensationFailed, err)
 		a.noteCase(dctx, caseID, cerr)
 		reason += "; review case " + a.state.ReviewCase
-	case a.saga.durable && a.childCase != "":
+	case a.saga.Durable && a.childCase != "":
 		// The payment saga could not void or refund and opened the case.
-		status, reason = StatusNeedsReview, reason+"; deposit compensation failed: review case "+a.childCase
+		status, reason = workflows.StatusNeedsReview, reason+"; deposit compensation failed: review case "+a.childCase
 		a.state.ReviewCase = a.childCase
 	}
 	if cerr := a.closeIntent(dctx); cerr != "" {
-		status, reason = StatusNeedsReview, reason+"; "+cerr
+		status, reason = workflows.StatusNeedsReview, reason+"; "+cerr
 	}
 	a.offerAlternatives(dctx, o)
 	a.tellLinkExpired(dctx, o)
@@ -71,12 +72,12 @@ func (a *appointment) end(ctx workflow.Context, o *outcome) BookingState {
 // showCancelling publishes Cancelling before a cancelled appointment's
 // compensations, which can take minutes through an outage.
 func (a *appointment) showCancelling(ctx workflow.Context, o *outcome) {
-	if o.status != StatusCancelled || workflow.GetVersion(ctx, versionPublishCancelling, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if o.status != workflows.StatusCancelled || workflow.GetVersion(ctx, versionPublishCancelling, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	a.show(dctx, StatusCancelling, "cancelling: "+o.reason)
+	a.show(dctx, workflows.StatusCancelling, "cancelling: "+o.reason)
 }
 
 // closeIntent lets the same wish later start a new attempt instead of
@@ -88,16 +89,16 @@ func (a *appointment) closeIntent(ctx workflow.Context) string {
 	const id, summary = "close-intent", "Close the intent: no booking"
 	if workflow.GetVersion(ctx, versionCloseIntentLands, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		// Recorded runs replay their single bounded attempt.
-		if err := workflow.ExecuteActivity(ActivityCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil); err != nil {
 			workflow.GetLogger(ctx).Error("close intent failed", "error", err)
 		}
 		return ""
 	}
-	err := workflow.ExecuteActivity(CompensationCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil)
+	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil)
 	if err == nil {
 		return ""
 	}
-	caseID, cerr := OpenCase(ctx, a.tuning, a.req.Tenant, id, review.ReasonCompensationFailed, err)
+	caseID, cerr := workflows.OpenCase(ctx, a.tuning, a.req.Tenant, id, review.ReasonCompensationFailed, err)
 	a.noteCase(ctx, caseID, cerr)
 	return "close intent failed: " + err.Error() + "; review case " + a.state.ReviewCase
 }
@@ -114,7 +115,7 @@ func (a *appointment) noteCase(ctx workflow.Context, caseID string, err error) {
 }
 
 // noteChildCase remembers a compensation_failed case of the payment saga.
-func (a *appointment) noteChildCase(p PaymentState) {
+func (a *appointment) noteChildCase(p workflows.PaymentState) {
 	if p.ReviewCase != "" {
 		a.childCase = p.ReviewCase
 	}
@@ -130,6 +131,6 @@ func (a *appointment) cancelAfterCommit(ctx workflow.Context) {
 	}
 	for a.cancelRequested() { // one case however often the customer asked
 	}
-	caseID, err := OpenCase(ctx, a.tuning, a.req.Tenant, "cancellation-request", review.ReasonCancellationRequest, nil)
+	caseID, err := workflows.OpenCase(ctx, a.tuning, a.req.Tenant, "cancellation-request", review.ReasonCancellationRequest, nil)
 	a.noteCase(ctx, caseID, err)
 }

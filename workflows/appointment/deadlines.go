@@ -1,4 +1,4 @@
-package workflows
+package appointment
 
 import (
 	"strings"
@@ -8,11 +8,12 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
-// linkHoldMargin keeps a link-mode hold alive a little past the link, so
-// a payment at the last second still finds its slot held.
-const linkHoldMargin = 5 * time.Minute
+// versionTellLinkUnavailable: the customer is told when no payment link
+// could be made; runs recorded before it ended silently.
+const versionTellLinkUnavailable = "tell-payment-link-unavailable"
 
 // versionDecisionOutlastsConfirm: the payment saga waits for the
 // appointment's decision as long as the appointment may still be
@@ -24,18 +25,18 @@ const versionDecisionOutlastsConfirm = "decision-outlasts-confirm"
 
 // paymentRequest is the payment saga's input; link mode adds what the
 // link's message needs. Card runs send exactly what they always sent.
-func (a *appointment) paymentRequest(ctx workflow.Context) PaymentRequest {
+func (a *appointment) paymentRequest(ctx workflow.Context) workflows.PaymentRequest {
 	decision := 30 * time.Minute
 	if workflow.GetVersion(ctx, versionDecisionOutlastsConfirm, workflow.DefaultVersion, 1) >= 1 {
 		decision = a.decisionBound()
 	}
-	req := PaymentRequest{
+	req := workflows.PaymentRequest{
 		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Amount: a.req.DepositAmount,
 		Currency: a.req.Currency, PaymentMethod: a.req.PaymentMethod, Description: "Deposit " + a.req.Service,
 		DecisionTimeout: decision, Tuning: a.req.Tuning,
 	}
 	if a.link {
-		req.LinkTTL, req.Channel, req.Terms, req.Timezone = linkTTL(a.req.LinkTTL), a.req.Channel, a.req.Terms, a.req.Timezone
+		req.LinkTTL, req.Channel, req.Terms, req.Timezone = workflows.LinkTTL(a.req.LinkTTL), a.req.Channel, a.req.Terms, a.req.Timezone
 	}
 	return req
 }
@@ -54,7 +55,7 @@ func (a *appointment) decisionBound() time.Duration {
 // deposit: in link mode the link's whole lifetime on top.
 func (a *appointment) authorizationTimeout() time.Duration {
 	if a.link {
-		return a.tuning.AuthorizationTimeout + linkTTL(a.req.LinkTTL) + linkSlack
+		return a.tuning.AuthorizationTimeout + workflows.LinkTTL(a.req.LinkTTL) + workflows.LinkSlack
 	}
 	return a.tuning.AuthorizationTimeout
 }
@@ -65,13 +66,13 @@ func (a *appointment) holdTTL() time.Duration {
 	if !a.link {
 		return 0
 	}
-	return linkTTL(a.req.LinkTTL) + linkSlack + linkHoldMargin
+	return workflows.LinkTTL(a.req.LinkTTL) + workflows.LinkSlack + workflows.LinkHoldMargin
 }
 
 // tellLinkExpired tells a customer whose payment link lapsed that the
 // slot is released and a new message gets a new link, and one whose link
 // could not be made that nothing was booked. Only link-mode runs
-// (versionPaymentLink) get here.
+// (workflows.VersionPaymentLink) get here.
 func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
 	if !a.link {
 		return
@@ -79,17 +80,17 @@ func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
 	id, kind, name, summary := "send-payment-expired", activities.MessageKindPaymentExpired, tenants.TemplatePaymentExpired,
 		"Tell the customer the payment link expired"
 	switch {
-	case o.reason == reasonLinkExpired:
-	case strings.HasPrefix(o.reason, reasonLinkUnavailable) &&
+	case o.reason == workflows.ReasonLinkExpired:
+	case strings.HasPrefix(o.reason, workflows.ReasonLinkUnavailable) &&
 		workflow.GetVersion(ctx, versionTellLinkUnavailable, workflow.DefaultVersion, 1) >= 1:
 		id, kind, name, summary = "send-payment-unavailable", activities.MessageKindPaymentUnavailable, tenants.TemplatePaymentUnavailable,
 			"Tell the customer no payment link could be made"
 	default:
 		return
 	}
-	step, err := sendMessage(ctx, a.tuning, id, summary, activities.ConfirmationInput{
-		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: linkChannel(a.req.Channel), Customer: a.req.Customer,
-		Kind: kind, Text: Render(a.req.Terms, name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
+	step, err := workflows.SendMessage(ctx, a.tuning, id, summary, activities.ConfirmationInput{
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.LinkChannel(a.req.Channel), Customer: a.req.Customer,
+		Kind: kind, Text: workflows.Render(a.req.Terms, name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
 	})
 	a.record("send "+kind, id, step, err)
 }
