@@ -65,6 +65,10 @@ type Server struct {
 	// where Stripe's index may still show an older one. List and retrieve
 	// stay consistent, as at Stripe. Zero: search is consistent.
 	SearchLag time.Duration
+	// AllowLoopbackEndpoints admits webhook endpoints on this machine's
+	// loopback at creation (development: make run); the Deliverer's
+	// AllowLoopback admits them at delivery.
+	AllowLoopbackEndpoints bool
 }
 
 // Operation names: the idempotency scope of each mutating route.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -38,6 +39,24 @@ func publicClient(timeout time.Duration, loopback bool) *http.Client {
 			TLSHandshakeTimeout: timeout, MaxIdleConnsPerHost: 2, IdleConnTimeout: time.Minute,
 		},
 	}
+}
+
+// publicHost reports whether host, the host of a new endpoint's URL, may
+// be public, as Stripe checks at creation: an address literal must be
+// Public (or, with loopback, this machine's loopback), and localhost
+// names count as loopback. Any other name passes here: what it resolves
+// to is checked when a delivery connects (publicClient), where a name
+// that resolves, or later rebinds, to a private address is refused.
+func publicHost(host string, loopback bool) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return loopback
+	}
+	ip, err := netip.ParseAddr(h)
+	if err != nil {
+		return true
+	}
+	return Public(ip) || (loopback && ip.Unmap().IsLoopback())
 }
 
 // refusePrivate is a dialer Control: it sees the address actually dialled.

@@ -350,14 +350,71 @@ func TestDevelopmentAllowanceIsLoopbackOnly(t *testing.T) {
 	ctx := context.Background()
 	local := newReceiver(t)
 	we := e.endpoint("k-we-local", local.endpoint.URL, "*")
-	metadata := e.endpoint("k-we-metadata", "http://169.254.169.254/latest/meta-data/", "*")
+	// Refused at creation now (TestEndpointCreationRefusesNonPublicURLs);
+	// written as one created before that check, or a name that resolves
+	// to the address, would be.
+	metadata := &stripe.WebhookEndpoint{ID: "we_metadata"}
+	_, err := e.pool.Exec(ctx, `INSERT INTO webhook_endpoints (id, tenant_id, url, secret, enabled_events, created_at)
+		VALUES ($1, 'demo', 'http://169.254.169.254/latest/meta-data/', 'whsec_metadata', '{*}', now())`, metadata.ID)
+	require.NoError(t, err)
 	d := e.deliverer(c)
 	d.AllowLoopback = true
 	e.pay(e.sc, "k-cs-dev", "appointment:demo:dev")
 
-	_, err := d.Pass(ctx)
+	_, err = d.Pass(ctx)
 	require.NoError(t, err)
 	require.NotEmpty(t, local.received(t, we.Secret), "the endpoint on this machine is served")
 	require.Positive(t, e.count("webhook_deliveries", "endpoint_id = $1 AND delivered_at IS NULL AND last_error LIKE '%private, loopback%'", metadata.ID))
 	require.Zero(t, e.count("webhook_deliveries", "endpoint_id = $1 AND delivered_at IS NOT NULL", metadata.ID))
+}
+
+// TestEndpointCreationRefusesNonPublicURLs: a tenant's endpoint whose URL
+// names an address that is not public (loopback, private, link-local such
+// as the cloud metadata service, reserved) is refused when it is created,
+// with a clear error and nothing written, as Stripe refuses a localhost
+// endpoint; make run's allowance admits this machine's loopback and
+// nothing more. A name passes: what it resolves to is checked at each
+// delivery. Before, any URL was accepted and failed only at delivery.
+func TestEndpointCreationRefusesNonPublicURLs(t *testing.T) {
+	cases := []struct {
+		url                 string
+		production, makeRun bool // accepted
+	}{
+		{"https://hooks.shop.example/stripe", true, true},
+		{"https://1.1.1.1/hook", true, true},
+		{"http://127.0.0.1:8099/hook", false, true},
+		{"http://[::1]:8099/hook", false, true},
+		{"http://localhost:8099/hook", false, true},
+		{"http://api.localhost/hook", false, true},
+		{"http://169.254.169.254/latest/meta-data/", false, false},
+		{"http://[fe80::1]/hook", false, false},
+		{"http://10.0.0.7/hook", false, false},
+		{"http://192.168.1.10/hook", false, false},
+		{"http://0.0.0.0:8099/hook", false, false},
+		{"http://[64:ff9b::a9fe:a9fe]/hook", false, false},
+		{"http://100.64.0.1/hook?token=s3cret", false, false},
+	}
+	for _, loopback := range []bool{false, true} {
+		e := newEnvWith(t, func(s *payments.Server) { s.AllowLoopbackEndpoints = loopback })
+		for i, tc := range cases {
+			want := tc.production
+			if loopback {
+				want = tc.makeRun
+			}
+			p := &stripe.WebhookEndpointCreateParams{URL: stripe.String(tc.url), EnabledEvents: stripe.StringSlice([]string{"*"})}
+			p.SetIdempotencyKey(fmt.Sprintf("k-public-%d", i))
+			_, err := e.sc.V1WebhookEndpoints.Create(context.Background(), p)
+			if want {
+				require.NoError(t, err, "%s (loopback allowed: %v)", tc.url, loopback)
+				continue
+			}
+			var se *stripe.Error
+			require.ErrorAs(t, err, &se, "%s (loopback allowed: %v)", tc.url, loopback)
+			require.Equal(t, http.StatusBadRequest, se.HTTPStatusCode)
+			require.Equal(t, "url", se.Param)
+			require.Contains(t, se.Msg, "publicly accessible")
+			require.NotContains(t, se.Msg, "s3cret", "the URL's query stays out of the answer")
+			require.Zero(t, e.count("webhook_endpoints", "url = $1", tc.url), "nothing written: %s", tc.url)
+		}
+	}
 }

@@ -44,7 +44,7 @@ func (s *Server) createWebhookEndpoint(w http.ResponseWriter, r *http.Request) {
 	}
 	f, apiErr := readForm(r, createWebhookSpec)
 	if apiErr == nil {
-		apiErr = checkEndpoint(f)
+		apiErr = checkEndpoint(f, s.AllowLoopbackEndpoints)
 	}
 	if apiErr != nil {
 		writeError(ctx, w, apiErr)
@@ -97,13 +97,20 @@ func endpointsFull(ctx context.Context, q querier, tenant string) (*apiError, er
 	return nil, nil
 }
 
-func checkEndpoint(f form) *apiError {
+// checkEndpoint validates a new endpoint: its URL (http or https, and a
+// host that may be public: publicHost) and its event types.
+func checkEndpoint(f form, loopback bool) *apiError {
 	u, ok := f.str("url")
 	if !ok {
 		return missingParam("url")
 	}
-	if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return invalidRequest("url", "url_invalid", "Invalid URL: "+u)
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return invalidRequest("url", "url_invalid", "Invalid URL: "+RedactedURL(u))
+	}
+	if !publicHost(p.Hostname(), loopback) {
+		return invalidRequest("url", "url_invalid", "Invalid URL: URL must be publicly accessible ("+p.Hostname()+
+			" is a loopback, private, link-local or reserved address). Forward events to your machine with a tunnel instead.")
 	}
 	events := f.lists["enabled_events"]
 	if len(events) == 0 {

@@ -182,6 +182,7 @@ func (c clients) close() {
 // and runs the reapers, the relay and the outbox sender in g. It returns
 // where messages go and what stops the dev fake of Twilio.
 func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, c clients, log *slog.Logger) (string, func()) {
+	cfg.WebhookLoopback = true // make run: every endpoint a developer registers is on this machine
 	calendarSvc, calStore := stack.CalendarService(cfg, pool, tenants, log)
 	paymentsSvc, payStore := stack.PaymentsService(cfg, pool, tenants, log)
 	workerSvc := stack.WorkerServiceOn(c.workerReg, pool, c.worker, log)
@@ -202,7 +203,6 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	g.Go(func() error { calStore.RunReaper(ctx, stack.ReapEvery); return nil })
 	g.Go(func() error { payStore.RunReaper(ctx, stack.ReapEvery); return nil })
 	hooks := stack.PaymentsWebhooks(cfg, pool, tenants, log)
-	hooks.AllowLoopback = true // make run: every endpoint a developer registers is on this machine
 	g.Go(func() error { hooks.Run(ctx, stack.DeliverEvery); return nil })
 	g.Go(func() error { gw.RunRelay(ctx, stack.RelayEvery); return nil })
 	g.Go(func() error { tools.RunReaper(ctx, stack.ReapEvery); return nil })

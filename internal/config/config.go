@@ -89,6 +89,12 @@ type Config struct {
 	// index would (payments.Server.SearchLag); 0, the default: consistent.
 	// A lagging search is no authoritative lookup (authoritativeLookup).
 	PaymentsSearchLag time.Duration
+	// WebhookLoopback admits tenants' webhook endpoints on this machine's
+	// loopback (at creation and at delivery). Not read from the
+	// environment: make run sets it, since every endpoint a developer
+	// registers there is on this machine. Link-local and private
+	// addresses stay refused.
+	WebhookLoopback bool
 	// StripeWebhookURL, when set, receives every event of the payment API
 	// of each tenant, signed with StripeWebhookSecret (whsec_...), the
 	// secret the gateway verifies /webhooks/stripe with;

@@ -78,8 +78,9 @@ func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 	srv := &payments.Server{
 		AuthLimiter: AuthLimiter(cfg),
 		Pool:        pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments"), Timezone: cfg.Timezone,
-		PageBaseURL: cfg.PaymentsPublicURL, // empty: the address the API was called on
-		SearchLag:   cfg.PaymentsSearchLag, // 0: search is consistent
+		PageBaseURL:            cfg.PaymentsPublicURL, // empty: the address the API was called on
+		SearchLag:              cfg.PaymentsSearchLag, // 0: search is consistent
+		AllowLoopbackEndpoints: cfg.WebhookLoopback,
 	}
 	return web.Service{Name: "payments", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log, Public: true}, store
 }
@@ -104,7 +105,7 @@ const DeliverEvery = time.Second
 // runs, and those BOOKONCE_API_TOKENS names. The payment API itself holds
 // no shop's plain token, so the registry is what lists them all.
 func PaymentsWebhooks(cfg config.Config, pool *pgxpool.Pool, reg *tenants.Registry, log *slog.Logger) *payments.Deliverer {
-	d := &payments.Deliverer{Pool: pool, Twice: cfg.StripeWebhookTwice, Logger: log.With("service", "payments")}
+	d := &payments.Deliverer{Pool: pool, Twice: cfg.StripeWebhookTwice, AllowLoopback: cfg.WebhookLoopback, Logger: log.With("service", "payments")}
 	if cfg.StripeWebhookURL == "" {
 		return d
 	}
