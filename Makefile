@@ -7,6 +7,16 @@ GO ?= go
 # Two cores; -parallel 4 because the integration tests mostly wait (on
 # timers, outages, the server), so four of them keep two cores busy.
 TEST_FLAGS ?= -count=1 -timeout 20m -parallel 4
+# Three test binaries at a time (go test's default is one per core): a
+# test binary mostly waits (on its server, timers, outages at a proxy),
+# so a third keeps both cores busy; the drill runs alone after them.
+TEST_P ?= 3
+# Test binaries are linked anew on every run (go test does not cache
+# them), twelve of them with the Temporal server: without the DWARF
+# tables and the symbol table a link takes markedly less time and memory.
+# Stack traces in a failing test still name every function and line
+# (they come from the pclntab, which stays).
+TEST_LDFLAGS ?= -s -w
 
 .PHONY: run test vet lint vulncheck vulncheck-all build fuzz histories bench chaos clean help
 
@@ -55,9 +65,9 @@ TEST_FIRST := ./workflows ./channels ./agent ./bench ./internal/devserver
 TEST_LAST := ./drill
 test: vet lint
 	@rest="$$($(GO) list ./... | grep -vxF "$$($(GO) list $(TEST_FIRST) $(TEST_LAST))")"; \
-	echo "$(GO) test $(TEST_FLAGS) -vet=off $(TEST_FIRST) <the other packages>"; \
-	$(GO) test $(TEST_FLAGS) -vet=off $(TEST_FIRST) $$rest
-	$(GO) test $(TEST_FLAGS) -vet=off $(TEST_LAST)
+	echo "$(GO) test -p $(TEST_P) -ldflags='$(TEST_LDFLAGS)' $(TEST_FLAGS) -vet=off $(TEST_FIRST) <the other packages>"; \
+	$(GO) test -p $(TEST_P) -ldflags='$(TEST_LDFLAGS)' $(TEST_FLAGS) -vet=off $(TEST_FIRST) $$rest
+	$(GO) test -ldflags='$(TEST_LDFLAGS)' $(TEST_FLAGS) -vet=off $(TEST_LAST)
 
 # Short fuzzing runs of the parsers; the seeds in testdata run in `make test`.
 fuzz:
