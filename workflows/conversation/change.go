@@ -97,8 +97,12 @@ func (c *conversation) followUp(ctx workflow.Context, ev InboundEvent, r *intent
 // on failure it opens the review case a lookup failure always opened and
 // reports false.
 func (c *conversation) findBookings(ctx workflow.Context, ev InboundEvent, found *[]activities.Appointment) bool {
-	return c.findBookingsAs(ctx, ev, "find-appointments-"+ev.EventID, found)
+	return c.findBookingsAs(ctx, ev, findID(ev), found)
 }
+
+// findID is the activity ID of the first read of the customer's bookings
+// for ev.
+func findID(ev InboundEvent) string { return "find-appointments-" + ev.EventID }
 
 // findBookingsAs is findBookings under the activity ID id.
 func (c *conversation) findBookingsAs(ctx workflow.Context, ev InboundEvent, id string, found *[]activities.Appointment) bool {

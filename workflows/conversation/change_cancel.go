@@ -88,7 +88,7 @@ func sameDay(t, day time.Time) bool {
 func (c *conversation) cancelBooking(ctx workflow.Context, ev InboundEvent, r intent.Result) {
 	c.in.Offer = nil
 	var found []activities.Appointment
-	if !c.findBookings(ctx, ev, &found) || !c.awaitLifecycles(ctx, ev, 0, &found) {
+	if !c.findBookings(ctx, ev, &found) || !c.awaitLifecycles(ctx, ev, findID(ev), &found) {
 		return
 	}
 	c.cancelFound(ctx, ev, r, found, false)

@@ -28,7 +28,7 @@ func (c *conversation) rescheduleWish(ctx workflow.Context, ev InboundEvent, r i
 		return
 	}
 	var found []activities.Appointment
-	if !c.findBookings(ctx, ev, &found) || !c.awaitLifecycles(ctx, ev, 0, &found) {
+	if !c.findBookings(ctx, ev, &found) || !c.awaitLifecycles(ctx, ev, findID(ev), &found) {
 		return
 	}
 	g := groupBookings(found, r, false)

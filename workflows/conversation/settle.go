@@ -47,15 +47,15 @@ func settling(ap activities.Appointment) bool {
 }
 
 // awaitLifecycles reads the customer's bookings again, with growing
-// pauses up to settleBound, while one of them is settling. round numbers
-// the reads of one event (the activity IDs differ). It reports false when
+// pauses up to settleBound, while one of them is settling. The reads run
+// as activities under id-1, id-2, … (id: the read they follow). It reports false when
 // a read failed (findBookings then opened a case and told the customer).
-func (c *conversation) awaitLifecycles(ctx workflow.Context, ev InboundEvent, round int, found *[]activities.Appointment) bool {
+func (c *conversation) awaitLifecycles(ctx workflow.Context, ev InboundEvent, id string, found *[]activities.Appointment) bool {
 	if !slices.ContainsFunc(*found, settling) || workflow.GetVersion(ctx, versionChangeAwaitsLifecycle, workflow.DefaultVersion, 1) < 1 {
 		return true
 	}
 	deadline := workflow.Now(ctx).Add(settleBound)
-	pause := settleFirstPause
+	pause, round := settleFirstPause, 0
 	for slices.ContainsFunc(*found, settling) && workflow.Now(ctx).Before(deadline) {
 		if err := workflow.Sleep(ctx, pause); err != nil {
 			// Cancelled: what was found goes on as it is (to a person).
@@ -64,7 +64,7 @@ func (c *conversation) awaitLifecycles(ctx workflow.Context, ev InboundEvent, ro
 		}
 		pause = min(2*pause, settleLongestWait)
 		round++
-		if !c.findBookingsAs(ctx, ev, "find-appointments-"+ev.EventID+"-"+strconv.Itoa(round), found) {
+		if !c.findBookingsAs(ctx, ev, id+"-"+strconv.Itoa(round), found) {
 			return false
 		}
 	}
@@ -89,7 +89,8 @@ func (c *conversation) cancelSignalled(ctx workflow.Context, ev InboundEvent, r 
 	workflow.GetLogger(ctx).Info("cancel wish: the appointment closed before the signal; reading the bookings again",
 		"event", ev.EventID, "appointment", ap.WorkflowID, "error", err)
 	var found []activities.Appointment
-	if !c.findBookingsAs(ctx, ev, "find-appointments-"+ev.EventID+"-closed", &found) || !c.awaitLifecycles(ctx, ev, 100, &found) {
+	id := findID(ev) + "-closed"
+	if !c.findBookingsAs(ctx, ev, id, &found) || !c.awaitLifecycles(ctx, ev, id, &found) {
 		return
 	}
 	c.cancelFound(ctx, ev, r, found, true)
