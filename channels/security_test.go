@@ -18,7 +18,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // The signing secrets of the two shops' own Stripe accounts: London
@@ -88,17 +88,17 @@ func TestStripeEventOfOneShopCannotReachAnother(t *testing.T) {
 		status                   int
 		tenant, ref              string // the inbox row's; tenant "": no row
 	}{
-		{"client_reference_id on the attacker's route", routeOf(testsupport.LondonTenant), attackerSecret, workflows.EventCheckoutCompleted,
+		{"client_reference_id on the attacker's route", routeOf(testsupport.LondonTenant), attackerSecret, deposit.EventCheckoutCompleted,
 			checkoutSession(victim, ""), http.StatusOK, testsupport.LondonTenant, ""},
-		{"booking_reference on the attacker's route", routeOf(testsupport.LondonTenant), attackerSecret, workflows.EventCheckoutCompleted,
+		{"booking_reference on the attacker's route", routeOf(testsupport.LondonTenant), attackerSecret, deposit.EventCheckoutCompleted,
 			checkoutSession(own, victim), http.StatusOK, testsupport.LondonTenant, ""},
-		{"an intent's booking_reference on the attacker's route", routeOf(testsupport.LondonTenant), attackerSecret, workflows.EventIntentCapturable,
+		{"an intent's booking_reference on the attacker's route", routeOf(testsupport.LondonTenant), attackerSecret, deposit.EventIntentCapturable,
 			intent, http.StatusOK, testsupport.LondonTenant, ""},
-		{"the shared route, for a shop with its own secret", channels.RouteStripe, testWebhookSecret, workflows.EventCheckoutCompleted,
+		{"the shared route, for a shop with its own secret", channels.RouteStripe, testWebhookSecret, deposit.EventCheckoutCompleted,
 			checkoutSession(victim, ""), http.StatusOK, "-", ""},
-		{"the attacker's secret on the shared route", channels.RouteStripe, attackerSecret, workflows.EventCheckoutCompleted,
+		{"the attacker's secret on the shared route", channels.RouteStripe, attackerSecret, deposit.EventCheckoutCompleted,
 			checkoutSession(victim, ""), http.StatusBadRequest, "", ""},
-		{"the attacker's own reference on its route", routeOf(testsupport.LondonTenant), attackerSecret, workflows.EventCheckoutCompleted,
+		{"the attacker's own reference on its route", routeOf(testsupport.LondonTenant), attackerSecret, deposit.EventCheckoutCompleted,
 			checkoutSession(own, ""), http.StatusOK, testsupport.LondonTenant, own},
 	}
 	for _, tc := range cases {
@@ -142,7 +142,7 @@ func TestStripeEventSignedByAnotherShopIsRefused(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			id := fmt.Sprintf("evt_%d", rand.Int64())
-			body := eventOf(id, workflows.EventCheckoutCompleted, checkoutSession(newReference(), ""))
+			body := eventOf(id, deposit.EventCheckoutCompleted, checkoutSession(newReference(), ""))
 			status, answer := e.postTo(t, tc.route, body, signed(body, tc.secret, time.Now()))
 			require.Equal(t, tc.status, status, answer)
 			require.Contains(t, answer, `"error"`, "Stripe-style JSON")

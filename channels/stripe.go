@@ -12,7 +12,7 @@ import (
 	"github.com/stripe/stripe-go/v84/webhook"
 
 	"github.com/bookonce/bookonce/internal/mask"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // maxStripeBody bounds a payment webhook's body; Stripe's events are a few
@@ -39,8 +39,8 @@ type paymentInbox struct {
 	Tenant string `json:"tenant"`
 	// Reference is the appointment's workflow ID (the session's and
 	// intent's metadata.booking_reference); "" when the event names none.
-	Reference string                 `json:"reference,omitempty"`
-	Event     workflows.PaymentEvent `json:"event"`
+	Reference string        `json:"reference,omitempty"`
+	Event     deposit.Event `json:"event"`
 }
 
 // eventObject is what the gateway reads of an event's data.object.
@@ -216,7 +216,7 @@ func (g *Gateway) paymentInboxOf(event stripe.Event) paymentInbox {
 		// reference and is recorded all the same (rule 15).
 		g.log().Warn("payment webhook: data.object unreadable; recorded without a reference", "event", event.ID, "type", event.Type)
 	}
-	ev := workflows.PaymentEvent{EventID: event.ID, Type: string(event.Type), Created: time.Unix(event.Created, 0).UTC()}
+	ev := deposit.Event{EventID: event.ID, Type: string(event.Type), Created: time.Unix(event.Created, 0).UTC()}
 	var ref string
 	switch {
 	case strings.HasPrefix(ev.Type, "checkout.session."):
@@ -239,7 +239,7 @@ func (g *Gateway) paymentInboxOf(event stripe.Event) paymentInbox {
 // the saga a workflow task and a read of the link for nothing.
 func sagaActsOn(eventType string) bool {
 	switch eventType {
-	case workflows.EventCheckoutCompleted, workflows.EventCheckoutExpired, workflows.EventIntentCapturable:
+	case deposit.EventCheckoutCompleted, deposit.EventCheckoutExpired, deposit.EventIntentCapturable:
 		return true
 	}
 	return false

@@ -15,7 +15,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/payments"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // TestStripeWebhookFromOurPaymentAPI: a payment link paid on our payment
@@ -52,11 +52,11 @@ func TestStripeWebhookFromOurPaymentAPI(t *testing.T) {
 		for _, ev := range e.received(t, ref) {
 			types = append(types, ev.Type)
 		}
-		return slices.Contains(types, workflows.EventCheckoutCompleted) && slices.Contains(types, workflows.EventIntentCapturable)
+		return slices.Contains(types, deposit.EventCheckoutCompleted) && slices.Contains(types, deposit.EventIntentCapturable)
 	})
 	for _, ev := range e.received(t, ref) {
 		require.Equal(t, "delivered", e.state(t, ev.EventID))
-		if ev.Type == workflows.EventCheckoutCompleted {
+		if ev.Type == deposit.EventCheckoutCompleted {
 			require.Equal(t, cs.ID, ev.SessionID)
 			require.NotEmpty(t, ev.IntentID)
 		}

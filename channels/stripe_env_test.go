@@ -24,7 +24,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // testWebhookSecret signs the payment webhooks of these tests.
@@ -38,7 +38,7 @@ type paymentSignals struct {
 }
 
 func (s *paymentSignals) SignalWorkflow(ctx context.Context, id, runID, name string, arg any) error {
-	if name == workflows.SignalPaymentEvent {
+	if name == deposit.SignalEvent {
 		s.sent.Add(1)
 	}
 	return s.Client.SignalWorkflow(ctx, id, runID, name, arg)
@@ -84,13 +84,13 @@ const queryEvents = "events"
 // paymentRecorder stands in for the payment saga: it records every
 // payment event signalled to it.
 func paymentRecorder(ctx workflow.Context) error {
-	var got []workflows.PaymentEvent
-	if err := workflow.SetQueryHandler(ctx, queryEvents, func() ([]workflows.PaymentEvent, error) { return got, nil }); err != nil {
+	var got []deposit.Event
+	if err := workflow.SetQueryHandler(ctx, queryEvents, func() ([]deposit.Event, error) { return got, nil }); err != nil {
 		return err
 	}
-	ch := workflow.GetSignalChannel(ctx, workflows.SignalPaymentEvent)
+	ch := workflow.GetSignalChannel(ctx, deposit.SignalEvent)
 	for {
-		var ev workflows.PaymentEvent
+		var ev deposit.Event
 		ch.Receive(ctx, &ev)
 		got = append(got, ev)
 	}
@@ -113,19 +113,19 @@ func referenceOf(tenant string) string {
 func (e *stripeEnv) startRecorder(t *testing.T, ref string) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PaymentWorkflowID(ref), TaskQueue: e.queue}, paymentRecorder)
+	_, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: deposit.WorkflowID(ref), TaskQueue: e.queue}, paymentRecorder)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		_ = e.tc.TerminateWorkflow(context.Background(), workflows.PaymentWorkflowID(ref), "", "test over")
+		_ = e.tc.TerminateWorkflow(context.Background(), deposit.WorkflowID(ref), "", "test over")
 	})
 }
 
 // receivedN waits until the payment workflow of ref has processed n
 // events (a query reads the state of the last completed workflow task,
 // which may not include a signal just accepted) and returns them.
-func (e *stripeEnv) receivedN(t *testing.T, ref string, n int) []workflows.PaymentEvent {
+func (e *stripeEnv) receivedN(t *testing.T, ref string, n int) []deposit.Event {
 	t.Helper()
-	var got []workflows.PaymentEvent
+	var got []deposit.Event
 	testsupport.Eventually(t, 30*time.Second, "the payment workflow to process its events", func() bool {
 		got = e.received(t, ref)
 		return len(got) >= n
@@ -134,11 +134,11 @@ func (e *stripeEnv) receivedN(t *testing.T, ref string, n int) []workflows.Payme
 }
 
 // received is what the payment workflow of ref has received.
-func (e *stripeEnv) received(t *testing.T, ref string) []workflows.PaymentEvent {
+func (e *stripeEnv) received(t *testing.T, ref string) []deposit.Event {
 	t.Helper()
-	v, err := e.tc.QueryWorkflow(context.Background(), workflows.PaymentWorkflowID(ref), "", queryEvents)
+	v, err := e.tc.QueryWorkflow(context.Background(), deposit.WorkflowID(ref), "", queryEvents)
 	require.NoError(t, err)
-	var got []workflows.PaymentEvent
+	var got []deposit.Event
 	require.NoError(t, v.Get(&got))
 	return got
 }

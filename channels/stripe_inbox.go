@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bookonce/bookonce/workflows/deposit"
 	"go.temporal.io/api/serviceerror"
-
-	"github.com/bookonce/bookonce/workflows"
 )
 
 // recordPayment records a payment webhook in the inbox (provider stripe,
@@ -55,7 +54,7 @@ func (g *Gateway) deliverPayment(ctx context.Context, q execer, p paymentInbox) 
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	state := stateDelivered
-	err := g.Temporal.SignalWorkflow(ctx, workflows.PaymentWorkflowID(p.Reference), "", workflows.SignalPaymentEvent, p.Event)
+	err := g.Temporal.SignalWorkflow(ctx, deposit.WorkflowID(p.Reference), "", deposit.SignalEvent, p.Event)
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
 		state, err = g.lateOrUnmatched(ctx, p)
@@ -79,7 +78,7 @@ func (g *Gateway) deliverPayment(ctx context.Context, q execer, p paymentInbox) 
 // authorisation without a running saga is the reconciler's to void. Only
 // a reference no payment workflow ever had is unmatched.
 func (g *Gateway) lateOrUnmatched(ctx context.Context, p paymentInbox) (string, error) {
-	_, err := g.Temporal.DescribeWorkflowExecution(ctx, workflows.PaymentWorkflowID(p.Reference), "")
+	_, err := g.Temporal.DescribeWorkflowExecution(ctx, deposit.WorkflowID(p.Reference), "")
 	var notFound *serviceerror.NotFound
 	switch {
 	case errors.As(err, &notFound):

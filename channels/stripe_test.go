@@ -18,7 +18,7 @@ import (
 
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/internal/config"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // TestStripeWebhookVerifiesBeforeRecording: a verified event is recorded
@@ -37,15 +37,15 @@ func TestStripeWebhookVerifiesBeforeRecording(t *testing.T) {
 		// delivered: a row, delivered, and the event reached the workflow.
 		delivered bool
 	}{
-		{"valid", func(id, ref string) []byte { return stripeEvent(id, workflows.EventCheckoutCompleted, ref) },
+		{"valid", func(id, ref string) []byte { return stripeEvent(id, deposit.EventCheckoutCompleted, ref) },
 			func(b []byte) string { return signed(b, testWebhookSecret, now) }, http.StatusOK, true},
-		{"other secret", func(id, ref string) []byte { return stripeEvent(id, workflows.EventCheckoutCompleted, ref) },
+		{"other secret", func(id, ref string) []byte { return stripeEvent(id, deposit.EventCheckoutCompleted, ref) },
 			func(b []byte) string { return signed(b, "whsec_someone_else", now) }, http.StatusBadRequest, false},
-		{"stale timestamp", func(id, ref string) []byte { return stripeEvent(id, workflows.EventCheckoutCompleted, ref) },
+		{"stale timestamp", func(id, ref string) []byte { return stripeEvent(id, deposit.EventCheckoutCompleted, ref) },
 			func(b []byte) string { return signed(b, testWebhookSecret, now.Add(-301*time.Second)) }, http.StatusBadRequest, false},
-		{"no signature", func(id, ref string) []byte { return stripeEvent(id, workflows.EventCheckoutCompleted, ref) },
+		{"no signature", func(id, ref string) []byte { return stripeEvent(id, deposit.EventCheckoutCompleted, ref) },
 			func([]byte) string { return "" }, http.StatusBadRequest, false},
-		{"tampered body", func(id, ref string) []byte { return stripeEvent(id, workflows.EventCheckoutCompleted, ref) },
+		{"tampered body", func(id, ref string) []byte { return stripeEvent(id, deposit.EventCheckoutCompleted, ref) },
 			func(b []byte) string {
 				return signed([]byte(strings.Replace(string(b), "test", "tost", 1)), testWebhookSecret, now)
 			}, http.StatusBadRequest, false},
@@ -67,7 +67,7 @@ func TestStripeWebhookVerifiesBeforeRecording(t *testing.T) {
 			require.Equal(t, "delivered", e.state(t, id))
 			got := e.receivedN(t, ref, 1)
 			require.Len(t, got, 1)
-			require.Equal(t, workflows.PaymentEvent{EventID: id, Type: workflows.EventCheckoutCompleted,
+			require.Equal(t, deposit.Event{EventID: id, Type: deposit.EventCheckoutCompleted,
 				SessionID: "cs_test_" + id, IntentID: "pi_" + id, Created: got[0].Created}, got[0])
 			require.WithinDuration(t, now, got[0].Created, time.Minute)
 		})
@@ -83,7 +83,7 @@ func TestStripeWebhookConcurrentRedeliveryIsOneSignal(t *testing.T) {
 	e := newStripeEnv(t)
 	id, ref := fmt.Sprintf("evt_%d", rand.Int64()), newReference()
 	e.startRecorder(t, ref)
-	body := stripeEvent(id, workflows.EventIntentCapturable, ref)
+	body := stripeEvent(id, deposit.EventIntentCapturable, ref)
 	sig := signed(body, testWebhookSecret, time.Now())
 	var wg sync.WaitGroup
 	statuses := make([]int, 3)
@@ -112,11 +112,11 @@ func TestStripeWebhookUnknownReferenceIsUnmatched(t *testing.T) {
 	t.Parallel()
 	e := newStripeEnv(t)
 	id, ref := fmt.Sprintf("evt_%d", rand.Int64()), newReference() // no recorder: nobody waits
-	body := stripeEvent(id, workflows.EventCheckoutCompleted, ref)
+	body := stripeEvent(id, deposit.EventCheckoutCompleted, ref)
 	status, _ := e.post(t, body, signed(body, testWebhookSecret, time.Now()))
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "unmatched", e.state(t, id))
-	require.Equal(t, 1.0, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(workflows.EventCheckoutCompleted)))
+	require.Equal(t, 1.0, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(deposit.EventCheckoutCompleted)))
 
 	req, err := http.NewRequest(http.MethodGet, e.admin+"/ops", nil)
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestStripeWebhookUnknownReferenceIsUnmatched(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Contains(t, string(html), `id="unmatched-`+id+`"`, "the ops page lists the unmatched event")
 	require.Contains(t, string(html), ref)
-	require.Contains(t, string(html), workflows.EventCheckoutCompleted)
+	require.Contains(t, string(html), deposit.EventCheckoutCompleted)
 }
 
 // TestStripeWebhookWithoutReferenceIsRecordedOnly: an event that names no
@@ -155,12 +155,12 @@ func TestStripeWebhookAfterTheSagaEndedIsLateNotUnmatched(t *testing.T) {
 	ctx := context.Background()
 	id, ref := fmt.Sprintf("evt_%d", rand.Int64()), newReference()
 	e.startRecorder(t, ref)
-	require.NoError(t, e.tc.TerminateWorkflow(ctx, workflows.PaymentWorkflowID(ref), "", "the saga ended"))
-	body := stripeEvent(id, workflows.EventIntentCapturable, ref)
+	require.NoError(t, e.tc.TerminateWorkflow(ctx, deposit.WorkflowID(ref), "", "the saga ended"))
+	body := stripeEvent(id, deposit.EventIntentCapturable, ref)
 	status, _ := e.post(t, body, signed(body, testWebhookSecret, time.Now()))
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "delivered", e.state(t, id))
-	require.Zero(t, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(workflows.EventIntentCapturable)))
+	require.Zero(t, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(deposit.EventIntentCapturable)))
 }
 
 // TestStripeWebhookEchoesAreRecordedNotSignalled: the events the saga has
@@ -171,7 +171,7 @@ func TestStripeWebhookEchoesAreRecordedNotSignalled(t *testing.T) {
 	e := newStripeEnv(t)
 	ref := newReference()
 	e.startRecorder(t, ref)
-	for _, typ := range []string{workflows.EventIntentSucceeded, workflows.EventIntentFailed, workflows.EventIntentCanceled} {
+	for _, typ := range []string{deposit.EventIntentSucceeded, deposit.EventIntentFailed, deposit.EventIntentCanceled} {
 		id := fmt.Sprintf("evt_%d", rand.Int64())
 		body := stripeEvent(id, typ, ref)
 		status, _ := e.post(t, body, signed(body, testWebhookSecret, time.Now()))
@@ -200,7 +200,7 @@ func TestStripeWebhookTemporalDownIsRelayed(t *testing.T) {
 	id, ref := fmt.Sprintf("evt_%d", rand.Int64()), newReference()
 	e.startRecorder(t, ref)
 	gone := fmt.Sprintf("evt_%d", rand.Int64())
-	for _, ev := range [][]byte{stripeEvent(id, workflows.EventCheckoutCompleted, ref), stripeEvent(gone, workflows.EventCheckoutExpired, newReference())} {
+	for _, ev := range [][]byte{stripeEvent(id, deposit.EventCheckoutCompleted, ref), stripeEvent(gone, deposit.EventCheckoutExpired, newReference())} {
 		status, _ := brokenEnv.post(t, ev, signed(ev, testWebhookSecret, time.Now()))
 		require.Equal(t, http.StatusOK, status, "accepted: nothing accepted is lost")
 	}
@@ -214,7 +214,7 @@ func TestStripeWebhookTemporalDownIsRelayed(t *testing.T) {
 	require.Equal(t, "delivered", e.state(t, id))
 	require.Equal(t, "unmatched", e.state(t, gone))
 	require.Len(t, e.receivedN(t, ref, 1), 1)
-	require.Equal(t, 1.0, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(workflows.EventCheckoutExpired)))
+	require.Equal(t, 1.0, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(deposit.EventCheckoutExpired)))
 	n, err = e.gw.RelayPending(ctx, -time.Second)
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing left to relay")
@@ -231,7 +231,7 @@ func TestStripeWebhookWithoutSecretIsRefused(t *testing.T) {
 	defer srv.Close()
 	e.url = srv.URL
 	id := fmt.Sprintf("evt_%d", rand.Int64())
-	body := stripeEvent(id, workflows.EventCheckoutCompleted, newReference())
+	body := stripeEvent(id, deposit.EventCheckoutCompleted, newReference())
 	status, _ := e.post(t, body, signed(body, "", time.Now()))
 	require.Equal(t, http.StatusServiceUnavailable, status)
 	require.Zero(t, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = $1`, id))

@@ -73,7 +73,7 @@ const (
 	// to cancel or move; TemplateReminder is a later one.
 	TemplateReminderEarly TemplateName = "reminder_early"
 	TemplateReminder      TemplateName = "reminder"
-	// Payment-link messages (workflows/payment_link.go, appointment/deadlines.go).
+	// Payment-link messages (workflows/deposit/link.go, workflows/appointment/deadlines.go).
 	TemplatePaymentLink         TemplateName = "payment_link"
 	TemplatePaymentExpired      TemplateName = "payment_expired"
 	TemplatePaymentRefundedLate TemplateName = "payment_refunded_late"

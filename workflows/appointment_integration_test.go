@@ -19,6 +19,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -34,7 +35,7 @@ func TestHappyPathOneOfEachAndSecondStartIsNoOp(t *testing.T) {
 	r, st := run(t, e, req)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, r.GetID(), st.Reference)
-	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	require.Equal(t, deposit.Captured, st.Payment)
 	require.NotEmpty(t, st.MessageID)
 	names := []string{}
 	keys := map[string]bool{}

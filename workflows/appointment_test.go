@@ -16,6 +16,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 func TestUnitHappyPath(t *testing.T) {
@@ -27,7 +28,7 @@ func TestUnitHappyPath(t *testing.T) {
 	require.Equal(t, unitWorkflowID, st.Reference)
 	require.Equal(t, "hold-1", st.HoldID)
 	require.Equal(t, "booking-hold-1", st.BookingID)
-	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	require.Equal(t, deposit.Captured, st.Payment)
 	require.Equal(t, "pi_1", st.IntentID)
 	require.Equal(t, "msg_1", st.MessageID)
 	require.Empty(t, st.Reason)
@@ -82,7 +83,7 @@ func TestUnitHappyPath(t *testing.T) {
 	// The payment saga is a child under its derived ID and ended captured.
 	require.NoError(t, f.childErr)
 	require.NotNil(t, f.child)
-	require.Equal(t, workflows.PaymentCaptured, f.child.Status)
+	require.Equal(t, deposit.Captured, f.child.Status)
 }
 
 func TestUnitNoDepositSkipsPaymentSaga(t *testing.T) {
@@ -107,10 +108,10 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 		name        string
 		inject      func(f *unitFake)
 		status      workflows.BookingStatus
-		reason      string                  // contained
-		payment     workflows.PaymentStatus // "" = not checked
-		appointment []string                // started activities of the appointment saga
-		payments    []string                // started activities of the payment saga
+		reason      string         // contained
+		payment     deposit.Status // "" = not checked
+		appointment []string       // started activities of the appointment saga
+		payments    []string       // started activities of the payment saga
 		check       func(t *testing.T, st appointment.State, f *unitFake)
 	}{
 		{
@@ -162,7 +163,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 					return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentDeclined, "pi_declined")
 				}
 			},
-			status: workflows.StatusPaymentFailed, reason: "card_declined", payment: workflows.PaymentDeclined,
+			status: workflows.StatusPaymentFailed, reason: "card_declined", payment: deposit.Declined,
 			// void deposit (registered second) before release hold (first).
 			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			payments:    []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
@@ -171,7 +172,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 				require.Equal(t, "authorize deposit (payment saga)", st.Steps[1].Name)
 				require.Equal(t, []string{"void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st)[2:])
 				require.NoError(t, f.childErr)
-				require.Equal(t, workflows.PaymentDeclined, f.child.Status)
+				require.Equal(t, deposit.Declined, f.child.Status)
 				require.Equal(t, activities.IntentInput{Tenant: "demo", Reference: unitWorkflowID}, f.input("appointment", "void-deposit"), "the appointment voids by reference")
 				require.Equal(t, activities.ReleaseHoldInput{Tenant: "demo", Reference: unitWorkflowID}, f.input("appointment", "release-hold"))
 			},
@@ -204,7 +205,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 					return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentFinal, "intent_expired")
 				}
 			},
-			status: workflows.StatusPaymentFailed, reason: "deposit not captured: capture: ", payment: workflows.PaymentFailed,
+			status: workflows.StatusPaymentFailed, reason: "deposit not captured: capture: ", payment: deposit.Failed,
 			// All three compensations, in reverse order of registration.
 			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			payments:    []string{"AuthorizeDeposit authorize-deposit", "CaptureDeposit capture-deposit", "VoidDeposit void-deposit"},
@@ -292,7 +293,7 @@ func TestUnitCancellationWhileAuthorising(t *testing.T) {
 			// The payment saga voided its side before the appointment voided
 			// by reference: the appointment waits for it to finish.
 			require.NoError(t, f.childErr, "the payment saga finished, it was not terminated")
-			require.Contains(t, []workflows.PaymentStatus{workflows.PaymentVoided, workflows.PaymentFailed}, f.child.Status)
+			require.Contains(t, []deposit.Status{deposit.Voided, deposit.Failed}, f.child.Status)
 			require.Equal(t, []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"}, f.sequence("payment"))
 			var childVoid, parentVoid time.Time
 			for _, c := range f.started("VoidDeposit") {

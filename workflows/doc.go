@@ -10,8 +10,8 @@
 //   - appointment: the booking saga (hold, deposit, confirm, capture, the
 //     confirmation), which undoes every step it took when a later one
 //     fails, and hands a confirmed booking to its lifecycle;
-//   - PaymentWorkflow (payment.go, payment_link*.go): the deposit saga, a
-//     child of the appointment (a card, or a payment link);
+//   - deposit: the deposit saga, a child of the appointment (a card, or a
+//     payment link);
 //   - BookingWorkflow (booking*.go): the booking's lifecycle after
 //     confirmation: cancel, move, reminders, no-show, completion;
 //   - reconciler: the scheduled sweep that settles what ended sagas left

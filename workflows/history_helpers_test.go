@@ -4,14 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/bookonce/bookonce/workflows/deposit"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-
-	"github.com/bookonce/bookonce/workflows"
 )
 
 func workflowExecution(r client.WorkflowRun) *commonpb.WorkflowExecution {
@@ -52,10 +51,10 @@ func taskCompletedAfterAuthorisation(t *testing.T, c client.Client, r client.Wor
 	t.Helper()
 	authorised := false
 	for _, ev := range history(t, c, r) {
-		if s := ev.GetWorkflowExecutionSignaledEventAttributes(); s != nil && s.GetSignalName() == workflows.SignalPaymentStatus {
-			var report workflows.PaymentState
+		if s := ev.GetWorkflowExecutionSignaledEventAttributes(); s != nil && s.GetSignalName() == deposit.SignalStatus {
+			var report deposit.State
 			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(s.GetInput(), &report))
-			authorised = authorised || report.Status == workflows.PaymentAuthorized
+			authorised = authorised || report.Status == deposit.Authorized
 		}
 		if authorised && ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
 			return ev.GetEventId()

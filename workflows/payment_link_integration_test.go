@@ -15,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 var linkPattern = regexp.MustCompile(`https?://\S+/pay/cs_test_[A-Za-z0-9]+`)
@@ -41,8 +42,8 @@ func payByLink(t *testing.T, ctx context.Context, tc client.Client, pool *pgxpoo
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, http.StatusOK, res.StatusCode, "paid on the hosted page")
-	require.NoError(t, tc.SignalWorkflow(ctx, workflows.PaymentWorkflowID(ref), "", workflows.SignalPaymentEvent,
-		workflows.PaymentEvent{EventID: "evt_link_test", Type: workflows.EventCheckoutCompleted, Created: time.Now()}))
+	require.NoError(t, tc.SignalWorkflow(ctx, deposit.WorkflowID(ref), "", deposit.SignalEvent,
+		deposit.Event{EventID: "evt_link_test", Type: deposit.EventCheckoutCompleted, Created: time.Now()}))
 	return channel
 }
 
@@ -64,7 +65,7 @@ func TestPaymentLinkBooking(t *testing.T) {
 	require.Equal(t, "whatsapp", channel, "a caller gets the link by WhatsApp")
 	st := result(t, r)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	require.Equal(t, deposit.Captured, st.Payment)
 
 	got := e.effects(t, r.GetID())
 	want := booked

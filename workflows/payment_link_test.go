@@ -20,6 +20,7 @@ import (
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 func unitLinkRequest() appointment.Request {
@@ -32,8 +33,8 @@ func unitLinkRequest() appointment.Request {
 // relay signals the payment saga as the gateway's webhook receiver does.
 func relay(t *testing.T, env *testsuite.TestWorkflowEnvironment, typ string) {
 	t.Helper()
-	require.NoError(t, env.SignalWorkflowByID(workflows.PaymentWorkflowID(unitWorkflowID), workflows.SignalPaymentEvent,
-		workflows.PaymentEvent{EventID: "evt_" + typ, Type: typ, SessionID: "cs_1"}))
+	require.NoError(t, env.SignalWorkflowByID(deposit.WorkflowID(unitWorkflowID), deposit.SignalEvent,
+		deposit.Event{EventID: "evt_" + typ, Type: typ, SessionID: "cs_1"}))
 }
 
 func (f *unitFake) messages() map[string]activities.ConfirmationInput {
@@ -57,18 +58,18 @@ func TestUnitLinkPaidIsCaptured(t *testing.T) {
 		waiting, err = unitQuery(env)
 		require.NoError(t, err)
 		f.pay()
-		relay(t, env, workflows.EventCheckoutCompleted)
+		relay(t, env, deposit.EventCheckoutCompleted)
 	}, 5*time.Minute)
 	env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 	st := unitResult(t, env)
 
 	require.Equal(t, workflows.StatusAuthorizing, waiting.Status)
-	require.Equal(t, workflows.PaymentAwaitingPayment, waiting.Payment)
+	require.Equal(t, deposit.AwaitingPayment, waiting.Payment)
 	require.Equal(t, "https://pay.example/pay/cs_1", waiting.PaymentURL, "the status query shows the link")
 	require.Equal(t, start.Add(32*time.Minute).UTC().Truncate(time.Second), waiting.PaymentExpiresAt.UTC())
 
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	require.Equal(t, deposit.Captured, st.Payment)
 	require.Equal(t, "pi_link", st.IntentID)
 	require.Equal(t, []string{
 		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
@@ -93,7 +94,7 @@ func TestUnitLinkLostWebhookReconciledAtDeadline(t *testing.T) {
 	st := unitResult(t, env)
 
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	require.Equal(t, deposit.Captured, st.Payment)
 	require.Equal(t, []string{
 		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
 		"GetPaymentLink read-payment-link-1", "CaptureDeposit capture-deposit",
@@ -109,7 +110,7 @@ func TestUnitLinkExpiredReleasesHold(t *testing.T) {
 
 	require.Equal(t, workflows.StatusPaymentFailed, st.Status)
 	require.Equal(t, "payment_link_expired", st.Reason)
-	require.Equal(t, workflows.PaymentExpired, st.Payment)
+	require.Equal(t, deposit.Expired, st.Payment)
 	require.Equal(t, []string{
 		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
 		"GetPaymentLink read-payment-link-1", "ExpirePaymentLink expire-payment-link",
@@ -131,8 +132,8 @@ func TestUnitLinkExpiredReleasesHold(t *testing.T) {
 func TestUnitLinkDeclinedThenPaid(t *testing.T) {
 	env, f := newUnitLinkEnv(t)
 	start := env.Now()
-	env.RegisterDelayedCallback(func() { f.decline(); relay(t, env, workflows.EventIntentFailed) }, 5*time.Minute)
-	env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, workflows.EventIntentCapturable) }, 10*time.Minute)
+	env.RegisterDelayedCallback(func() { f.decline(); relay(t, env, deposit.EventIntentFailed) }, 5*time.Minute)
+	env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, deposit.EventIntentCapturable) }, 10*time.Minute)
 	env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 	st := unitResult(t, env)
 
@@ -167,7 +168,7 @@ func TestUnitLinkCancelledWhileOpen(t *testing.T) {
 			st := unitResult(t, env)
 
 			require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
-			require.Equal(t, workflows.PaymentVoided, st.Payment)
+			require.Equal(t, deposit.Voided, st.Payment)
 			payment := f.sequence("payment")
 			want := []string{"ExpirePaymentLink expire-payment-link-undo"}
 			if tc.paidBefore {
@@ -203,7 +204,7 @@ func TestUnitLinkCreateOutlastsAPaymentOutage(t *testing.T) {
 			env, f := newUnitLinkEnv(t)
 			start := env.Now()
 			f.link.down = func() bool { return env.Now().Before(start.Add(tc.outage)) }
-			env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, workflows.EventCheckoutCompleted) }, 10*time.Minute)
+			env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, deposit.EventCheckoutCompleted) }, 10*time.Minute)
 			env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 			st := unitResult(t, env)
 
@@ -242,12 +243,12 @@ func TestUnitLinkPaidDuringAnOutageIsReadWhenTheAPIIsBack(t *testing.T) {
 	start := env.Now()
 	outageEnds := start.Add(8 * time.Minute)
 	f.link.readDown = func() bool { return env.Now().Before(outageEnds) }
-	env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, workflows.EventCheckoutCompleted) }, 5*time.Minute)
+	env.RegisterDelayedCallback(func() { f.pay(); relay(t, env, deposit.EventCheckoutCompleted) }, 5*time.Minute)
 	env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 	st := unitResult(t, env)
 
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	require.Equal(t, deposit.Captured, st.Payment)
 	captures := f.started("CaptureDeposit")
 	require.Len(t, captures, 1)
 	require.Less(t, captures[0].At.Sub(outageEnds), 2*time.Minute, "read again soon after the API was back")

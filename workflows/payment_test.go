@@ -19,10 +19,11 @@ import (
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
-func unitPaymentRequest() workflows.PaymentRequest {
-	return workflows.PaymentRequest{
+func unitPaymentRequest() deposit.Request {
+	return deposit.Request{
 		Tenant: "demo", Reference: unitWorkflowID, Customer: "+4915112345678", Amount: 2000, Currency: "eur",
 		PaymentMethod: "pm_card_visa", Description: "Deposit tire-change", DecisionTimeout: 30 * time.Minute,
 	}
@@ -30,15 +31,15 @@ func unitPaymentRequest() workflows.PaymentRequest {
 
 func newUnitPaymentEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	env, f := newUnitEnv(t)
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflows.PaymentWorkflowID(unitWorkflowID), TaskQueue: workflows.TaskQueue})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: deposit.WorkflowID(unitWorkflowID), TaskQueue: workflows.TaskQueue})
 	return env, f
 }
 
-func unitPaymentResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.PaymentState {
+func unitPaymentResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) deposit.State {
 	t.Helper()
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var ps workflows.PaymentState
+	var ps deposit.State
 	require.NoError(t, env.GetWorkflowResult(&ps))
 	return ps
 }
@@ -48,35 +49,35 @@ func unitPaymentResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) wor
 func TestUnitPaymentDecisions(t *testing.T) {
 	cases := []struct {
 		name     string
-		decision workflows.PaymentAction // "" = no decision
-		status   workflows.PaymentStatus
+		decision deposit.Action // "" = no decision
+		status   deposit.Status
 		reason   string
 		calls    []string
 		minAt    time.Duration // when the last activity started
 	}{
-		{"no decision: voided by timer", "", workflows.PaymentVoided, "no decision in time",
+		{"no decision: voided by timer", "", deposit.Voided, "no decision in time",
 			[]string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"}, 30 * time.Minute},
-		{"capture", workflows.PaymentCapture, workflows.PaymentCaptured, "",
+		{"capture", deposit.Capture, deposit.Captured, "",
 			[]string{"AuthorizeDeposit authorize-deposit", "CaptureDeposit capture-deposit"}, time.Minute},
-		{"void", workflows.PaymentVoid, workflows.PaymentVoided, "voided by the appointment",
+		{"void", deposit.Void, deposit.Voided, "voided by the appointment",
 			[]string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"}, time.Minute},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env, f := newUnitPaymentEnv(t)
 			start := env.Now()
-			var during workflows.PaymentState
+			var during deposit.State
 			env.RegisterDelayedCallback(func() {
 				if v, err := env.QueryWorkflow(workflows.QueryStatus); err == nil {
 					_ = v.Get(&during)
 				}
 				if tc.decision != "" {
-					env.SignalWorkflow(workflows.SignalPaymentDecision, tc.decision)
+					env.SignalWorkflow(deposit.SignalDecision, tc.decision)
 				}
 			}, time.Minute)
-			env.ExecuteWorkflow(workflows.PaymentWorkflow, unitPaymentRequest())
+			env.ExecuteWorkflow(deposit.WorkflowName, unitPaymentRequest())
 			ps := unitPaymentResult(t, env)
-			require.Equal(t, workflows.PaymentAuthorized, during.Status, "authorised and waiting")
+			require.Equal(t, deposit.Authorized, during.Status, "authorised and waiting")
 			require.Equal(t, tc.status, ps.Status)
 			require.Equal(t, tc.reason, ps.Reason)
 			require.Equal(t, "pi_1", ps.IntentID)
@@ -109,10 +110,10 @@ func TestUnitPaymentUnknownAuthorisation(t *testing.T) {
 		}
 		req := unitPaymentRequest()
 		req.Tuning = workflows.Tuning{ActivityAttempts: 1}
-		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPaymentDecision, workflows.PaymentCapture) }, time.Minute)
-		env.ExecuteWorkflow(workflows.PaymentWorkflow, req)
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(deposit.SignalDecision, deposit.Capture) }, time.Minute)
+		env.ExecuteWorkflow(deposit.WorkflowName, req)
 		ps := unitPaymentResult(t, env)
-		require.Equal(t, workflows.PaymentCaptured, ps.Status)
+		require.Equal(t, deposit.Captured, ps.Status)
 		require.Equal(t, "pi_lost", ps.IntentID)
 		require.Equal(t, []string{"AuthorizeDeposit authorize-deposit", "FindDeposit find-deposit-1", "CaptureDeposit capture-deposit"}, f.sequence("payment"))
 		require.Equal(t, "pi_lost", f.input("payment", "capture-deposit").(activities.IntentInput).IntentID)
@@ -128,17 +129,17 @@ func TestUnitPaymentUnknownAuthorisation(t *testing.T) {
 		}
 		req := unitPaymentRequest()
 		req.Tuning = workflows.Tuning{ActivityAttempts: 1}
-		var during workflows.PaymentState
+		var during deposit.State
 		env.RegisterDelayedCallback(func() {
 			if v, err := env.QueryWorkflow(workflows.QueryStatus); err == nil {
 				_ = v.Get(&during)
 			}
 			env.SignalWorkflow(workflows.SignalReviewDecision, workflows.ReviewDecision{Action: review.ActionAbandon})
 		}, time.Hour)
-		env.ExecuteWorkflow(workflows.PaymentWorkflow, req)
+		env.ExecuteWorkflow(deposit.WorkflowName, req)
 		ps := unitPaymentResult(t, env)
-		require.Equal(t, workflows.PaymentNeedsReview, during.Status)
-		require.Equal(t, workflows.PaymentFailed, ps.Status)
+		require.Equal(t, deposit.NeedsReview, during.Status)
+		require.Equal(t, deposit.Failed, ps.Status)
 		require.Contains(t, ps.Reason, "deposit outcome unknown, review: abandon")
 		require.Equal(t, []string{
 			"AuthorizeDeposit authorize-deposit", "FindDeposit find-deposit-1", "AuthorizeDeposit authorize-deposit-2",

@@ -23,6 +23,7 @@ import (
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 	"github.com/bookonce/bookonce/workflows/reconciler"
 )
 
@@ -187,7 +188,7 @@ func TestMatrix13TerminatedBookingLeavesNothingBehind(t *testing.T) {
 			require.NoError(t, e.tc.TerminateWorkflow(ctx, r.GetID(), "", "test: an operator terminates the booking"))
 			if !tc.noDeposit {
 				testsupport.Eventually(t, 30*time.Second, "the payment child terminated with its parent", func() bool {
-					d, err := e.tc.DescribeWorkflowExecution(ctx, workflows.PaymentWorkflowID(r.GetID()), "")
+					d, err := e.tc.DescribeWorkflowExecution(ctx, deposit.WorkflowID(r.GetID()), "")
 					return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
 				})
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // outageTuning retries quickly, so that an outage the test ends on an
@@ -104,7 +105,7 @@ func TestRecordHistoriesOutage(t *testing.T) {
 		require.NoError(t, run.Get(ctx, &st))
 		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 		s.save(t, ctx, run.GetID(), "link-reread.appointment.json")
-		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "link-reread.payment.json")
+		s.save(t, ctx, deposit.WorkflowID(run.GetID()), "link-reread.payment.json")
 	})
 	t.Run("link-never-made", func(t *testing.T) {
 		tweaks := 0
@@ -124,7 +125,7 @@ func TestRecordHistoriesOutage(t *testing.T) {
 		require.NoError(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM outbox_messages WHERE reference = $1 AND kind = 'payment_unavailable'`, run.GetID()).Scan(&told))
 		require.Equal(t, 1, told, "the customer is told nothing was booked or charged")
 		s.save(t, ctx, run.GetID(), "link-never-made.appointment.json")
-		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "link-never-made.payment.json")
+		s.save(t, ctx, deposit.WorkflowID(run.GetID()), "link-never-made.payment.json")
 	})
 }
 

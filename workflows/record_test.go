@@ -35,6 +35,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 const recordHistoriesEnv = "BOOKONCE_RECORD_HISTORIES"
@@ -118,9 +119,9 @@ func TestRecordHistories(t *testing.T) {
 		defer cancel()
 		run, st := s.book(t, ctx, recordRequest(t, "+4915112340001", time.Tuesday, 14))
 		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-		require.Equal(t, workflows.PaymentCaptured, st.Payment)
+		require.Equal(t, deposit.Captured, st.Payment)
 		s.save(t, ctx, run.GetID(), "happy.appointment.json")
-		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "happy.payment.json")
+		s.save(t, ctx, deposit.WorkflowID(run.GetID()), "happy.payment.json")
 	})
 
 	t.Run("payment-declined", func(t *testing.T) {
@@ -133,7 +134,7 @@ func TestRecordHistories(t *testing.T) {
 		require.Equal(t, workflows.StatusPaymentFailed, st.Status, st.Reason)
 		require.Equal(t, "card_declined", st.Reason)
 		s.save(t, ctx, run.GetID(), "payment-declined.appointment.json")
-		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "payment-declined.payment.json")
+		s.save(t, ctx, deposit.WorkflowID(run.GetID()), "payment-declined.payment.json")
 	})
 
 	t.Run("hold-expired", func(t *testing.T) {
@@ -146,7 +147,7 @@ func TestRecordHistories(t *testing.T) {
 		require.Equal(t, workflows.StatusRejected, st.Status)
 		require.Equal(t, "hold_expired", st.Reason)
 		s.save(t, ctx, run.GetID(), "hold-expired.appointment.json")
-		s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), "hold-expired.payment.json")
+		s.save(t, ctx, deposit.WorkflowID(run.GetID()), "hold-expired.payment.json")
 	})
 
 	t.Run("slot-taken", func(t *testing.T) {
@@ -294,5 +295,5 @@ func recordPaidLink(t *testing.T, customer, name string) {
 	require.NoError(t, run.Get(ctx, &st))
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	s.save(t, ctx, run.GetID(), name+".appointment.json")
-	s.save(t, ctx, workflows.PaymentWorkflowID(run.GetID()), name+".payment.json")
+	s.save(t, ctx, deposit.WorkflowID(run.GetID()), name+".payment.json")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // TestReplayRecordedHistoriesWithPayloadEncryption: a worker that
@@ -33,7 +34,7 @@ func TestReplayRecordedHistoriesWithPayloadEncryption(t *testing.T) {
 			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: dc, FailureConverter: payloadcrypt.FailureConverter(dc)})
 			require.NoError(t, err)
 			appointment.Register(r)
-			r.RegisterWorkflow(workflows.PaymentWorkflow)
+			deposit.Register(r)
 			conversation.Register(r)
 			r.RegisterWorkflow(workflows.BookingWorkflow)
 			h, exec := loadHistory(t, file)

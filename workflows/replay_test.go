@@ -23,6 +23,7 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // historiesDir holds the recorded histories, one protojson History a file.
@@ -86,7 +87,7 @@ func (l replayLogger) Error(msg string, kv ...any) {
 func newReplayer() worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	appointment.Register(r)
-	r.RegisterWorkflow(workflows.PaymentWorkflow)
+	deposit.Register(r)
 	conversation.Register(r)
 	r.RegisterWorkflow(workflows.BookingWorkflow)
 	return r
@@ -168,9 +169,9 @@ func TestReplayCatchesNonDeterminism(t *testing.T) {
 				return appointment.State{}, err
 			}
 			ref := workflow.GetInfo(ctx).WorkflowExecution.ID
-			cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: workflows.PaymentWorkflowID(ref)})
-			var ps workflows.PaymentState
-			err := workflow.ExecuteChildWorkflow(cctx, workflows.PaymentWorkflow, workflows.PaymentRequest{Tenant: req.Tenant, Reference: ref}).Get(ctx, &ps)
+			cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: deposit.WorkflowID(ref)})
+			var ps deposit.State
+			err := workflow.ExecuteChildWorkflow(cctx, deposit.WorkflowName, deposit.Request{Tenant: req.Tenant, Reference: ref}).Get(ctx, &ps)
 			return appointment.State{}, err
 		}},
 		{"waits before holding", func(ctx workflow.Context, req appointment.Request) (appointment.State, error) {
@@ -191,7 +192,7 @@ func TestReplayCatchesNonDeterminism(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(c.fn, workflow.RegisterOptions{Name: "AppointmentWorkflow"})
-			r.RegisterWorkflow(workflows.PaymentWorkflow)
+			deposit.Register(r)
 			err := replayHistory(t, r, history, exec)
 			require.Error(t, err, "changed code replayed without complaint")
 			require.Contains(t, err.Error(), "TMPRL1100", "want a non-determinism error, got: %v", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -64,7 +65,7 @@ func TestMatrix10ResetAfterHoldAndAuthorisation(t *testing.T) {
 	var st appointment.State
 	require.NoError(t, reset.Get(ctx, &st))
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.Equal(t, workflows.PaymentCaptured, st.Payment)
+	require.Equal(t, deposit.Captured, st.Payment)
 	require.Equal(t, booked, e.effects(t, r.GetID()))
 
 	// The old run's confirm, held until now, reaches the calendar too.

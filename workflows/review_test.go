@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // unitUnknownHold makes every hold attempt end with a retryable error (an
@@ -167,7 +168,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 // reports NeedsReview, which the appointment shows; the reviewer's
 // decision goes to the payment saga.
 func TestUnitUnknownDepositOutcome(t *testing.T) {
-	childID := workflows.PaymentWorkflowID(unitWorkflowID)
+	childID := deposit.WorkflowID(unitWorkflowID)
 	untilReview := []string{
 		"AuthorizeDeposit authorize-deposit", "FindDeposit find-deposit-1", "AuthorizeDeposit authorize-deposit-2",
 		"FindDeposit find-deposit-2", "OpenReviewCase open-review-authorize-deposit-2",
@@ -213,7 +214,7 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 			req := unitRequest()
 			req.Tuning = workflows.Tuning{ActivityAttempts: 1}
 			var appt appointment.State
-			var pay workflows.PaymentState
+			var pay deposit.State
 			var qerr, serr error
 			env.RegisterDelayedCallback(func() {
 				if appt, qerr = unitQuery(env); qerr != nil {
@@ -233,8 +234,8 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 			require.NoError(t, qerr)
 			require.NoError(t, serr)
 			require.Equal(t, workflows.StatusNeedsReview, appt.Status, "the appointment shows the deposit's review")
-			require.Equal(t, workflows.PaymentNeedsReview, appt.Payment)
-			require.Equal(t, workflows.PaymentNeedsReview, pay.Status)
+			require.Equal(t, deposit.NeedsReview, appt.Payment)
+			require.Equal(t, deposit.NeedsReview, pay.Status)
 			rin := f.input("payment", "open-review-authorize-deposit-2").(activities.ReviewInput)
 			require.Equal(t, childID, rin.WorkflowID, "the case names the saga that waits for it")
 

@@ -34,6 +34,7 @@ import (
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // unitWorkflowID is the appointment's workflow ID (and business reference)
@@ -73,7 +74,7 @@ type unitFake struct {
 	// link is the payment link (link_fake_test.go).
 	link unitLink
 	// child is the payment saga's result when it ran as a child.
-	child    *workflows.PaymentState
+	child    *deposit.State
 	childErr error
 	// lifecycle is the input the BookingWorkflow child was started with.
 	lifecycle *workflows.BookingLifecycle
@@ -206,7 +207,7 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	})
 	env := suite.NewTestWorkflowEnvironment()
 	appointment.Register(env)
-	env.RegisterWorkflow(workflows.PaymentWorkflow)
+	deposit.Register(env)
 	env.RegisterWorkflow(workflows.BookingWorkflow)
 	env.RegisterActivity(&activities.Activities{})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: unitWorkflowID, TaskQueue: workflows.TaskQueue})
@@ -232,7 +233,7 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 		if info.WorkflowType.Name != "PaymentWorkflow" {
 			return // the booking's lifecycle: recorded by its mock
 		}
-		var ps workflows.PaymentState
+		var ps deposit.State
 		if err == nil && result != nil {
 			err = result.Get(&ps)
 		}

@@ -88,13 +88,13 @@ func (t Tuning) WithDefaults() Tuning {
 	// initial one: every activity schedule would fail, and the workflow
 	// task with it, forever. A cap below the first backoff means "no
 	// backoff growth", so it is read as the first backoff.
-	t.MaxRetryInterval = max(t.MaxRetryInterval, initialRetryInterval)
-	t.CompensationMaxInterval = max(t.CompensationMaxInterval, initialRetryInterval)
+	t.MaxRetryInterval = max(t.MaxRetryInterval, InitialRetryInterval)
+	t.CompensationMaxInterval = max(t.CompensationMaxInterval, InitialRetryInterval)
 	return t
 }
 
-// initialRetryInterval is the first backoff of every retried activity.
-const initialRetryInterval = 200 * time.Millisecond
+// InitialRetryInterval is the first backoff of every retried activity.
+const InitialRetryInterval = 200 * time.Millisecond
 
 // ActivityCtx sets the activity ID (keys derive from it), a summary for
 // the Web UI, and a retry policy that retries transient and unknown
@@ -113,7 +113,7 @@ func ActivityCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Co
 // MaxRetryInterval apart, ActivityAttempts times.
 func RetryPolicy(t Tuning) *temporal.RetryPolicy {
 	return &temporal.RetryPolicy{
-		InitialInterval:    initialRetryInterval,
+		InitialInterval:    InitialRetryInterval,
 		BackoffCoefficient: 2,
 		MaximumInterval:    t.MaxRetryInterval,
 		MaximumAttempts:    t.ActivityAttempts,
@@ -145,7 +145,7 @@ func untilAnsweredCtx(ctx workflow.Context, t Tuning, id, summary string, bound 
 		StartToCloseTimeout:    t.ActivityTimeout,
 		ScheduleToCloseTimeout: bound,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    initialRetryInterval,
+			InitialInterval:    InitialRetryInterval,
 			BackoffCoefficient: 2,
 			MaximumInterval:    t.CompensationMaxInterval,
 			MaximumAttempts:    0,

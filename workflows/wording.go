@@ -104,16 +104,6 @@ func Money(amount int64, currency string, lang tenants.Language) string {
 	return tenants.Money{Amount: amount, Currency: currency}.Format(lang)
 }
 
-// until is a deadline's local time of day in the time zone tz (UTC when
-// unknown): links live minutes to hours, so the hour is what matters.
-func until(t time.Time, tz string) string {
-	loc, err := time.LoadLocation(tz)
-	if tz == "" || err != nil {
-		return t.UTC().Format("15:04") + " UTC"
-	}
-	return t.In(loc).Format("15:04")
-}
-
 // FirstNonEmpty returns the first of s that is not empty.
 func FirstNonEmpty(s ...string) string {
 	for _, v := range s {

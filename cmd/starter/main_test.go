@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
@@ -125,7 +127,7 @@ func TestPrintStateShowsPaymentLink(t *testing.T) {
 	var b strings.Builder
 	until := time.Date(2026, 12, 1, 13, 32, 0, 0, time.UTC)
 	require.NoError(t, printState(&b, "appointment:demo:x", appointment.State{
-		Status: workflows.StatusAuthorizing, Payment: workflows.PaymentAwaitingPayment,
+		Status: workflows.StatusAuthorizing, Payment: deposit.AwaitingPayment,
 		PaymentURL: "http://127.0.0.1:8082/pay/cs_test_1", PaymentExpiresAt: until,
 	}))
 	require.Contains(t, b.String(), "pay at    http://127.0.0.1:8082/pay/cs_test_1\n")

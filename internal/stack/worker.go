@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
@@ -140,7 +142,7 @@ func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 // Register adds every workflow and activity to a worker.
 func Register(r worker.Registry, acts *activities.Activities) {
 	appointment.Register(r)
-	r.RegisterWorkflow(workflows.PaymentWorkflow)
+	deposit.Register(r)
 	conversation.Register(r)
 	r.RegisterWorkflow(workflows.BookingWorkflow)
 	r.RegisterActivity(acts)

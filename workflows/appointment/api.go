@@ -1,7 +1,7 @@
 // Package appointment is the booking saga: one appointment from the
 // customer's wish to a confirmed, paid booking, or to nothing held and
 // nothing charged. It holds the slot, has the deposit authorised by its
-// payment child (workflows.PaymentWorkflow), confirms the booking,
+// payment child (package deposit), confirms the booking,
 // captures, sends the confirmation and hands the booking to its lifecycle
 // (workflows.BookingWorkflow); every step's undo is registered before the
 // step runs and runs, in reverse, when a later step fails.
@@ -35,6 +35,7 @@ import (
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // WorkflowName is the registered workflow type. It is the name the
@@ -66,7 +67,7 @@ type Request struct {
 	Currency      string            `json:"currency"`
 	// PaymentMethod is the card for the deposit (a Stripe PaymentMethod ID).
 	// Empty with a deposit means link mode: the customer is sent a payment
-	// link (PaymentWorkflow, payment_link.go).
+	// link (package deposit).
 	PaymentMethod string `json:"payment_method,omitempty"`
 	// LinkTTL is the payment link's lifetime in link mode (default and
 	// minimum DefaultLinkTTL, Stripe's minimum).
@@ -101,8 +102,8 @@ type State struct {
 	Reference string                  `json:"reference"`
 	HoldID    string                  `json:"hold_id,omitempty"`
 	BookingID string                  `json:"booking_id,omitempty"`
-	// Payment is the deposit's state as last reported by PaymentWorkflow.
-	Payment workflows.PaymentStatus `json:"payment,omitempty"`
+	// Payment is the deposit's state as last reported by the deposit saga.
+	Payment deposit.Status `json:"payment,omitempty"`
 	// IntentID is the deposit's payment intent.
 	IntentID string `json:"intent_id,omitempty"`
 	// PaymentURL and PaymentExpiresAt are the payment link the customer

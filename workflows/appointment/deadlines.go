@@ -9,6 +9,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // versionTellLinkUnavailable: the customer is told when no payment link
@@ -25,18 +26,18 @@ const versionDecisionOutlastsConfirm = "decision-outlasts-confirm"
 
 // paymentRequest is the payment saga's input; link mode adds what the
 // link's message needs. Card runs send exactly what they always sent.
-func (a *appointment) paymentRequest(ctx workflow.Context) workflows.PaymentRequest {
+func (a *appointment) paymentRequest(ctx workflow.Context) deposit.Request {
 	decision := 30 * time.Minute
 	if workflow.GetVersion(ctx, versionDecisionOutlastsConfirm, workflow.DefaultVersion, 1) >= 1 {
 		decision = a.decisionBound()
 	}
-	req := workflows.PaymentRequest{
+	req := deposit.Request{
 		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Amount: a.req.DepositAmount,
 		Currency: a.req.Currency, PaymentMethod: a.req.PaymentMethod, Description: "Deposit " + a.req.Service,
 		DecisionTimeout: decision, Tuning: a.req.Tuning,
 	}
 	if a.link {
-		req.LinkTTL, req.Channel, req.Terms, req.Timezone = workflows.LinkTTL(a.req.LinkTTL), a.req.Channel, a.req.Terms, a.req.Timezone
+		req.LinkTTL, req.Channel, req.Terms, req.Timezone = deposit.LinkTTL(a.req.LinkTTL), a.req.Channel, a.req.Terms, a.req.Timezone
 	}
 	return req
 }
@@ -55,7 +56,7 @@ func (a *appointment) decisionBound() time.Duration {
 // deposit: in link mode the link's whole lifetime on top.
 func (a *appointment) authorizationTimeout() time.Duration {
 	if a.link {
-		return a.tuning.AuthorizationTimeout + workflows.LinkTTL(a.req.LinkTTL) + workflows.LinkSlack
+		return a.tuning.AuthorizationTimeout + deposit.LinkTTL(a.req.LinkTTL) + deposit.LinkSlack
 	}
 	return a.tuning.AuthorizationTimeout
 }
@@ -66,13 +67,13 @@ func (a *appointment) holdTTL() time.Duration {
 	if !a.link {
 		return 0
 	}
-	return workflows.LinkTTL(a.req.LinkTTL) + workflows.LinkSlack + workflows.LinkHoldMargin
+	return deposit.LinkTTL(a.req.LinkTTL) + deposit.LinkSlack + deposit.LinkHoldMargin
 }
 
 // tellLinkExpired tells a customer whose payment link lapsed that the
 // slot is released and a new message gets a new link, and one whose link
 // could not be made that nothing was booked. Only link-mode runs
-// (workflows.VersionPaymentLink) get here.
+// (deposit.VersionPaymentLink) get here.
 func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
 	if !a.link {
 		return
@@ -80,8 +81,8 @@ func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
 	id, kind, name, summary := "send-payment-expired", activities.MessageKindPaymentExpired, tenants.TemplatePaymentExpired,
 		"Tell the customer the payment link expired"
 	switch {
-	case o.reason == workflows.ReasonLinkExpired:
-	case strings.HasPrefix(o.reason, workflows.ReasonLinkUnavailable) &&
+	case o.reason == deposit.ReasonLinkExpired:
+	case strings.HasPrefix(o.reason, deposit.ReasonLinkUnavailable) &&
 		workflow.GetVersion(ctx, versionTellLinkUnavailable, workflow.DefaultVersion, 1) >= 1:
 		id, kind, name, summary = "send-payment-unavailable", activities.MessageKindPaymentUnavailable, tenants.TemplatePaymentUnavailable,
 			"Tell the customer no payment link could be made"
@@ -89,7 +90,7 @@ func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
 		return
 	}
 	step, err := workflows.SendMessage(ctx, a.tuning, id, summary, activities.ConfirmationInput{
-		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.LinkChannel(a.req.Channel), Customer: a.req.Customer,
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: deposit.LinkChannel(a.req.Channel), Customer: a.req.Customer,
 		Kind: kind, Text: workflows.Render(a.req.Terms, name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
 	})
 	a.record("send "+kind, id, step, err)

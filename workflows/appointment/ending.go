@@ -2,6 +2,7 @@ package appointment
 
 import (
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
@@ -115,7 +116,7 @@ func (a *appointment) noteCase(ctx workflow.Context, caseID string, err error) {
 }
 
 // noteChildCase remembers a compensation_failed case of the payment saga.
-func (a *appointment) noteChildCase(p workflows.PaymentState) {
+func (a *appointment) noteChildCase(p deposit.State) {
 	if p.ReviewCase != "" {
 		a.childCase = p.ReviewCase
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // versionTellNotBooked: every ending of a booking the customer was told
@@ -29,7 +30,7 @@ func (a *appointment) tellNotBooked(ctx workflow.Context, o *outcome, status wor
 		return // no case to promise a person from; the status shows it to staff
 	case status != workflows.StatusNeedsReview && o.reason == reasonSlotUnavailable:
 		return // offerAlternatives told
-	case status != workflows.StatusNeedsReview && a.link && (o.reason == workflows.ReasonLinkExpired || strings.HasPrefix(o.reason, workflows.ReasonLinkUnavailable)):
+	case status != workflows.StatusNeedsReview && a.link && (o.reason == deposit.ReasonLinkExpired || strings.HasPrefix(o.reason, deposit.ReasonLinkUnavailable)):
 		return // tellLinkExpired told
 	}
 	if workflow.GetVersion(ctx, versionTellNotBooked, workflow.DefaultVersion, 1) == workflow.DefaultVersion {

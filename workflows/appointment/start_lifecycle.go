@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -62,7 +63,7 @@ func (a *appointment) lifecycleInput() workflows.BookingLifecycle {
 		SlotStart: a.req.SlotStart, SlotEnd: a.slotEnd, Timezone: a.req.Timezone, Terms: a.req.Terms,
 		IntentID: a.state.IntentID, Currency: a.req.Currency, Tuning: a.req.Tuning,
 	}
-	if a.state.Payment == workflows.PaymentCaptured {
+	if a.state.Payment == deposit.Captured {
 		in.Deposit = a.req.DepositAmount
 	}
 	if a.req.Terms != nil {

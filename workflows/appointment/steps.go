@@ -10,6 +10,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // versionHoldReconcileOutlastsOutage: the lookup that settles a hold
@@ -169,7 +170,7 @@ func (a *appointment) release(ctx workflow.Context) error {
 
 // versionLinkNeverMade: a payment saga whose link could not be created
 // (an outage of the payment API) has nothing to void, and says so
-// (PaymentState.NothingHeld). Before, the appointment then voided by
+// (deposit.State.NothingHeld). Before, the appointment then voided by
 // reference, and a search that lags writes never proved the absence: the
 // booking's compensation retried for a week and the customer's wish
 // stayed open.
@@ -185,19 +186,19 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 		// The saga's own waits are bounded (retries, review timeout).
 		// A saga that has already ended refuses the signal; its result
 		// still says what it left.
-		err := a.signalPayment(ctx, workflows.PaymentVoid)
-		if err != nil && workflow.GetVersion(ctx, workflows.VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
+		err := a.signalPayment(ctx, deposit.Void)
+		if err != nil && workflow.GetVersion(ctx, deposit.VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
 			err = nil
 		}
 		if err == nil {
-			var final workflows.PaymentState
+			var final deposit.State
 			if a.child.Get(ctx, &final) == nil {
 				a.state.Payment = final.Status
 				a.noteChildCase(final)
 				if final.IntentID != "" {
 					intentID = final.IntentID
 				}
-				undone = final.IntentID == "" && (final.Status == workflows.PaymentVoided || final.Status == workflows.PaymentExpired)
+				undone = final.IntentID == "" && (final.Status == deposit.Voided || final.Status == deposit.Expired)
 				if !undone && final.IntentID == "" && final.NothingHeld &&
 					workflow.GetVersion(ctx, versionLinkNeverMade, workflow.DefaultVersion, 1) >= 1 {
 					undone = true
@@ -208,13 +209,13 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 	// The saga that owned the deposit voided it or proved there is none
 	// (its link closed unpaid): a search by reference, which a lagging
 	// one (Stripe's) never lets prove absent, would retry for ever.
-	if undone && intentID == "" && workflow.GetVersion(ctx, workflows.VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
+	if undone && intentID == "" && workflow.GetVersion(ctx, deposit.VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
 		a.recordCompensation("void deposit", "void-deposit", activities.Step{}, nil)
 		return nil
 	}
 	// Older runs voided by reference alone, which a lagging search can
 	// miss (a deposit captured while the cancel landed stayed captured).
-	if workflow.GetVersion(ctx, workflows.VersionVoidKnownIntent, workflow.DefaultVersion, 1) < 1 {
+	if workflow.GetVersion(ctx, deposit.VersionVoidKnownIntent, workflow.DefaultVersion, 1) < 1 {
 		intentID = ""
 	}
 	var res activities.IntentResult

@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // act is a nil receiver used only to name activity methods.
@@ -19,7 +20,7 @@ var act *activities.Activities
 
 // Workflow turns one booking intent into exactly one held and
 // confirmed appointment, one captured deposit and one confirmation: hold
-// the slot, authorise the deposit (PaymentWorkflow), confirm the hold,
+// the slot, authorise the deposit (package deposit), confirm the hold,
 // capture, send the confirmation. Every undo is registered before its step
 // and runs in reverse on failure or cancellation. The workflow ID is the
 // business reference sent downstream with every call.
@@ -46,7 +47,7 @@ type appointment struct {
 	// honourCancel: a cancel is checked after confirm and capture too, and
 	// one after commit opens a review case (versionCancelUntilCommit).
 	honourCancel bool
-	// link: the deposit is paid through a payment link (workflows.VersionPaymentLink).
+	// link: the deposit is paid through a payment link (deposit.VersionPaymentLink).
 	link bool
 	// slotEnd is the booked slot's end as the calendar reported it.
 	slotEnd time.Time
@@ -57,7 +58,7 @@ func (a *appointment) setup(ctx workflow.Context) error {
 	a.phase(ctx, telemetry.PhaseAppointmentStarted)
 	a.state = State{Status: workflows.StatusRequested, Reference: a.info.WorkflowExecution.ID, Steps: []workflows.Step{}}
 	a.cancel = workflow.GetSignalChannel(ctx, workflows.SignalCancel)
-	a.payments = workflow.GetSignalChannel(ctx, workflows.SignalPaymentStatus)
+	a.payments = workflow.GetSignalChannel(ctx, deposit.SignalStatus)
 	if err := workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (State, error) { return a.state, nil }); err != nil {
 		return fmt.Errorf("register status query: %w", err)
 	}
@@ -74,7 +75,7 @@ func (a *appointment) run(ctx workflow.Context) (State, error) {
 	// The payment saga's last report arrives after the appointment has
 	// what it needs; reading it keeps "unhandled signal" warnings away.
 	defer func() {
-		var late workflows.PaymentState
+		var late deposit.State
 		for a.payments.ReceiveAsync(&late) {
 		}
 	}()
@@ -106,7 +107,7 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 		return &outcome{workflows.StatusCancelled, "cancelled by the customer"}
 	}
 	a.link = a.req.DepositAmount > 0 && a.req.PaymentMethod == "" &&
-		workflow.GetVersion(ctx, workflows.VersionPaymentLink, workflow.DefaultVersion, 1) >= 1
+		workflow.GetVersion(ctx, deposit.VersionPaymentLink, workflow.DefaultVersion, 1) >= 1
 	a.saga.Add("release hold", func(ctx workflow.Context) error { return a.release(ctx) })
 	hold, o := a.holdSlot(ctx, "hold-slot")
 	if o != nil {
@@ -177,16 +178,16 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 		return &outcome{workflows.StatusRejected, err.Error()}
 	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: workflows.PaymentWorkflowID(a.state.Reference),
+		WorkflowID: deposit.WorkflowID(a.state.Reference),
 		// Terminated with the appointment: the appointment's own
 		// compensation voids the deposit by reference first.
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE,
 		StaticSummary:     fmt.Sprintf("Deposit %d %s for %s", a.req.DepositAmount, a.req.Currency, a.state.Reference),
 	})
-	a.child = workflow.ExecuteChildWorkflow(cctx, workflows.PaymentWorkflow, a.paymentRequest(ctx))
+	a.child = workflow.ExecuteChildWorkflow(cctx, deposit.WorkflowName, a.paymentRequest(ctx))
 	timer := workflow.NewTimer(ctx, a.authorizationTimeout())
 	for {
-		var report workflows.PaymentState
+		var report deposit.State
 		var childDone, timedOut, cancelled bool
 		var childErr error
 		sel := workflow.NewSelector(ctx)
@@ -211,17 +212,17 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 		a.state.Payment, a.state.IntentID = report.Status, report.IntentID
 		a.state.PaymentURL, a.state.PaymentExpiresAt = report.PaymentURL, report.PaymentExpiresAt
 		switch report.Status {
-		case workflows.PaymentAuthorized:
+		case deposit.Authorized:
 			a.recordChild("authorize deposit (payment saga)", report)
 			return nil
-		case workflows.PaymentNeedsReview:
+		case deposit.NeedsReview:
 			a.show(ctx, workflows.StatusNeedsReview, "deposit outcome unknown: waiting for review")
 			// A person decides now; give them the review's time.
 			timer = workflow.NewTimer(ctx, a.tuning.ReviewTimeout+a.tuning.AuthorizationTimeout)
-		case workflows.PaymentExpired:
+		case deposit.Expired:
 			a.recordChild("authorize deposit (payment saga)", report)
-			return &outcome{workflows.StatusPaymentFailed, workflows.ReasonLinkExpired}
-		case workflows.PaymentDeclined, workflows.PaymentFailed, workflows.PaymentVoided:
+			return &outcome{workflows.StatusPaymentFailed, deposit.ReasonLinkExpired}
+		case deposit.Declined, deposit.Failed, deposit.Voided:
 			a.noteChildCase(report)
 			a.recordChild("authorize deposit (payment saga)", report)
 			return &outcome{workflows.StatusPaymentFailed, report.Reason}
@@ -238,16 +239,16 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 
 // capture tells the payment saga to capture and waits for it to finish.
 func (a *appointment) capture(ctx workflow.Context) *outcome {
-	if err := a.signalPayment(ctx, workflows.PaymentCapture); err != nil {
+	if err := a.signalPayment(ctx, deposit.Capture); err != nil {
 		return &outcome{workflows.StatusPaymentFailed, "signal capture: " + err.Error()}
 	}
-	var final workflows.PaymentState
+	var final deposit.State
 	if err := a.child.Get(ctx, &final); err != nil {
 		return a.fromError(err)
 	}
 	a.state.Payment = final.Status
 	a.noteChildCase(final)
-	if final.Status != workflows.PaymentCaptured {
+	if final.Status != deposit.Captured {
 		return &outcome{workflows.StatusPaymentFailed, "deposit not captured: " + final.Reason}
 	}
 	a.recordChild("capture deposit (payment saga)", final)
@@ -259,8 +260,8 @@ func (a *appointment) capture(ctx workflow.Context) *outcome {
 // parent, so the server refuses a child-only signal from this run
 // ("unknown external workflow execution"); a plain signal to the child's
 // execution reaches it (its completion follows the reset chain on its own).
-func (a *appointment) signalPayment(ctx workflow.Context, action workflows.PaymentAction) error {
-	err := a.child.SignalChildWorkflow(ctx, workflows.SignalPaymentDecision, action).Get(ctx, nil)
+func (a *appointment) signalPayment(ctx workflow.Context, action deposit.Action) error {
+	err := a.child.SignalChildWorkflow(ctx, deposit.SignalDecision, action).Get(ctx, nil)
 	reset := a.info.WorkflowExecution.RunID != a.info.OriginalRunID
 	if err == nil || !reset || workflow.GetVersion(ctx, "payment-signal-after-reset", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return err
@@ -269,11 +270,11 @@ func (a *appointment) signalPayment(ctx workflow.Context, action workflows.Payme
 	if err := a.child.GetChildWorkflowExecution().Get(ctx, &child); err != nil {
 		return err
 	}
-	return workflow.SignalExternalWorkflow(ctx, child.ID, child.RunID, workflows.SignalPaymentDecision, action).Get(ctx, nil)
+	return workflow.SignalExternalWorkflow(ctx, child.ID, child.RunID, deposit.SignalDecision, action).Get(ctx, nil)
 }
 
 // recordChild copies the payment saga's last step into the status table.
-func (a *appointment) recordChild(name string, p workflows.PaymentState) {
+func (a *appointment) recordChild(name string, p deposit.State) {
 	// The saga's last step of that kind (after a decline the last step of
 	// all is the child's own void).
 	prefix := "authorize-deposit"

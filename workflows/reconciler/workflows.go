@@ -2,8 +2,10 @@ package reconciler
 
 import (
 	"fmt"
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"time"
+
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -45,7 +47,7 @@ func (r *reconciler) run(ctx workflow.Context) (Result, error) {
 	log := workflow.GetLogger(ctx)
 	for _, tenant := range r.in.Tenants {
 		shape := activities.SagaShape{
-			ReferencePrefix: appointment.WorkflowID(tenant, ""), ChildPrefix: workflows.PaymentWorkflowID(""),
+			ReferencePrefix: appointment.WorkflowID(tenant, ""), ChildPrefix: deposit.WorkflowID(""),
 			StatusAttribute: workflows.BookingStatusKey.GetName(), Confirmed: string(workflows.StatusConfirmed), NeedsReview: string(workflows.StatusNeedsReview),
 		}
 		var found activities.SweepResult

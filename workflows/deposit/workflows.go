@@ -1,4 +1,4 @@
-package workflows
+package deposit
 
 import (
 	"fmt"
@@ -7,31 +7,18 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
-	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/workflows"
 )
 
-// PaymentWorkflow is the deposit saga, a child of AppointmentWorkflow:
-// authorise with manual capture, tell the parent, then wait for its
-// decision (capture or void); without a decision in time it voids on its
-// own. Its own compensation (void) is registered before authorising.
-func PaymentWorkflow(ctx workflow.Context, req PaymentRequest) (PaymentState, error) {
-	p := &payment{req: req, tuning: req.Tuning.WithDefaults()}
-	if err := p.setup(ctx); err != nil {
-		return p.state, err
-	}
-	return p.run(ctx)
-}
-
-// PaymentWorkflowID derives the child's ID from the appointment's, so a
-// re-run of the parent meets the same child.
-func PaymentWorkflowID(appointmentID string) string { return reference.PaymentPrefix + appointmentID }
+// act is a nil receiver used only to name activity methods.
+var act *activities.Activities
 
 type payment struct {
-	req    PaymentRequest
-	tuning Tuning
-	state  PaymentState
-	saga   Saga
+	req    Request
+	tuning workflows.Tuning
+	state  State
+	saga   workflows.Saga
 	// Link mode: the link as last read, the reads so far (each read is
 	// its own activity), and whether the appointment asked to void.
 	last      activities.PaymentLinkResult
@@ -40,11 +27,11 @@ type payment struct {
 }
 
 func (p *payment) setup(ctx workflow.Context) error {
-	p.state = PaymentState{Status: PaymentAuthorizing, Steps: []Step{}}
-	return workflow.SetQueryHandler(ctx, QueryStatus, func() (PaymentState, error) { return p.state, nil })
+	p.state = State{Status: Authorizing, Steps: []workflows.Step{}}
+	return workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (State, error) { return p.state, nil })
 }
 
-func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
+func (p *payment) run(ctx workflow.Context) (State, error) {
 	if p.linkMode(ctx) {
 		return p.runLink(ctx)
 	}
@@ -52,12 +39,12 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 	intent, err := p.authorize(ctx)
 	if err != nil {
 		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
-			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
+			return p.finish(ctx, Failed, "void: "+uerr.Error())
 		}
-		if ErrorType(err) == activities.ErrTypePaymentDeclined {
-			return p.finish(ctx, PaymentDeclined, "card_declined")
+		if workflows.ErrorType(err) == activities.ErrTypePaymentDeclined {
+			return p.finish(ctx, Declined, "card_declined")
 		}
-		return p.finish(ctx, PaymentFailed, err.Error())
+		return p.finish(ctx, Failed, err.Error())
 	}
 	p.state.IntentID = intent
 	return p.authorized(ctx)
@@ -66,48 +53,48 @@ func (p *payment) run(ctx workflow.Context) (PaymentState, error) {
 // authorized continues from a live authorisation (p.state.IntentID), by
 // card or by payment link: tell the parent, wait for its decision, then
 // capture or void.
-func (p *payment) authorized(ctx workflow.Context) (PaymentState, error) {
+func (p *payment) authorized(ctx workflow.Context) (State, error) {
 	if ctx.Err() != nil { // cancelled while authorising: undo what landed
 		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
-			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
+			return p.finish(ctx, Failed, "void: "+uerr.Error())
 		}
-		return p.finish(ctx, PaymentVoided, "cancelled")
+		return p.finish(ctx, Voided, "cancelled")
 	}
-	p.set(ctx, PaymentAuthorized, "")
+	p.set(ctx, Authorized, "")
 	p.notifyParent(ctx)
 
 	decision, timedOut := p.awaitDecision(ctx)
 	if ctx.Err() != nil { // the appointment was cancelled
 		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
-			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
+			return p.finish(ctx, Failed, "void: "+uerr.Error())
 		}
-		return p.finish(ctx, PaymentVoided, "cancelled")
+		return p.finish(ctx, Voided, "cancelled")
 	}
-	if timedOut || decision == PaymentVoid {
+	if timedOut || decision == Void {
 		reason := "voided by the appointment"
 		if timedOut {
 			reason = "no decision in time"
 		}
 		if err := p.undo(ctx); err != nil {
-			return p.finish(ctx, PaymentFailed, "void: "+err.Error())
+			return p.finish(ctx, Failed, "void: "+err.Error())
 		}
-		return p.finish(ctx, PaymentVoided, reason)
+		return p.finish(ctx, Voided, reason)
 	}
 	if err := p.capture(ctx); err != nil {
-		if !IsFinal(err) && p.capturedAfterAll(ctx) {
+		if !workflows.IsFinal(err) && p.capturedAfterAll(ctx) {
 			// The capture's answer was lost but it happened: a timeout is
 			// an unknown, and the payment API says it is done.
 			p.saga.Clear()
-			return p.finish(ctx, PaymentCaptured, "")
+			return p.finish(ctx, Captured, "")
 		}
 		// The compensation voids, or refunds what was captured after all.
 		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
-			return p.finish(ctx, PaymentFailed, "capture: "+err.Error()+"; void or refund: "+uerr.Error())
+			return p.finish(ctx, Failed, "capture: "+err.Error()+"; void or refund: "+uerr.Error())
 		}
-		return p.finish(ctx, PaymentFailed, "capture: "+err.Error())
+		return p.finish(ctx, Failed, "capture: "+err.Error())
 	}
 	p.saga.Clear()
-	return p.finish(ctx, PaymentCaptured, "")
+	return p.finish(ctx, Captured, "")
 }
 
 // authorize runs the authorisation; an outcome still unknown after the
@@ -129,18 +116,18 @@ func (p *payment) authorize(ctx workflow.Context) (string, error) {
 			id = fmt.Sprintf("authorize-deposit-%d", attempt)
 		}
 		var res activities.IntentResult
-		err := workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, id, fmt.Sprintf("Authorise %d %s", p.req.Amount, p.req.Currency)),
+		err := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, p.tuning, id, fmt.Sprintf("Authorise %d %s", p.req.Amount, p.req.Currency)),
 			act.AuthorizeDeposit, in).Get(ctx, &res)
 		p.record("authorize deposit", id, res.Step, err)
 		if err == nil {
 			return res.Intent.ID, nil
 		}
-		if IsFinal(err) {
+		if workflows.IsFinal(err) {
 			return "", err
 		}
 		// Unknown: look the authorisation up by the booking reference.
 		var found activities.IntentResult
-		ferr := workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, fmt.Sprintf("find-deposit-%d", attempt), "Reconcile deposit by reference"),
+		ferr := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, p.tuning, fmt.Sprintf("find-deposit-%d", attempt), "Reconcile deposit by reference"),
 			act.FindDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference}).Get(ctx, &found)
 		if ferr == nil && found.Found {
 			return found.Intent.ID, nil
@@ -159,29 +146,29 @@ func (p *payment) authorize(ctx workflow.Context) (string, error) {
 				err = serr
 			}
 		}
-		action, rerr := AwaitReview(ctx, p.tuning, p.req.Tenant, id, err, func(string) {
-			p.set(ctx, PaymentNeedsReview, "deposit outcome unknown: waiting for review")
+		action, rerr := workflows.AwaitReview(ctx, p.tuning, p.req.Tenant, id, err, func(string) {
+			p.set(ctx, NeedsReview, "deposit outcome unknown: waiting for review")
 			p.notifyParent(ctx)
 		})
 		if rerr != nil || action != review.ActionRetry {
 			return "", fmt.Errorf("deposit outcome unknown, review: %s: %w", action, err)
 		}
-		p.set(ctx, PaymentAuthorizing, "retrying after review")
+		p.set(ctx, Authorizing, "retrying after review")
 	}
 }
 
-func (p *payment) awaitDecision(ctx workflow.Context) (PaymentAction, bool) {
+func (p *payment) awaitDecision(ctx workflow.Context) (Action, bool) {
 	timeout := p.req.DecisionTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Minute
 	}
 	workflow.SetCurrentDetails(ctx, "authorised; waiting for the appointment to capture or void")
-	var action PaymentAction
+	var action Action
 	timedOut := false
 	timerCtx, cancelTimer := workflow.WithCancel(ctx)
 	defer cancelTimer()
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalPaymentDecision), func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalDecision), func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, &action)
 	})
 	sel.AddFuture(workflow.NewTimer(timerCtx, timeout), func(workflow.Future) { timedOut = true })
@@ -194,7 +181,7 @@ func (p *payment) capture(ctx workflow.Context) error {
 	var res activities.IntentResult
 	// The booking stands in the calendar: an outage must not undo it, so
 	// the capture retries with its key until the payment API answers.
-	err := workflow.ExecuteActivity(CompensationCtx(ctx, p.tuning, "capture-deposit", "Capture deposit "+p.state.IntentID),
+	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, p.tuning, "capture-deposit", "Capture deposit "+p.state.IntentID),
 		act.CaptureDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference, IntentID: p.state.IntentID}).Get(ctx, &res)
 	p.record("capture deposit", "capture-deposit", res.Step, err)
 	return err
@@ -203,7 +190,7 @@ func (p *payment) capture(ctx workflow.Context) error {
 // capturedAfterAll reconciles a capture whose outcome is unknown.
 func (p *payment) capturedAfterAll(ctx workflow.Context) bool {
 	var found activities.IntentResult
-	err := workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, "find-capture", "Reconcile capture by reference"),
+	err := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, p.tuning, "find-capture", "Reconcile capture by reference"),
 		act.FindDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference}).Get(ctx, &found)
 	return err == nil && found.Found && found.Intent.AmountCaptured > 0
 }
@@ -227,7 +214,7 @@ func (p *payment) undo(ctx workflow.Context) error {
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	caseID, cerr := OpenCase(dctx, p.tuning, p.req.Tenant, "void-deposit", review.ReasonCompensationFailed, err)
+	caseID, cerr := workflows.OpenCase(dctx, p.tuning, p.req.Tenant, "void-deposit", review.ReasonCompensationFailed, err)
 	if cerr != nil {
 		workflow.GetLogger(ctx).Error("open review case", "error", cerr)
 		return fmt.Errorf("%w; %w", err, cerr)
@@ -236,18 +223,18 @@ func (p *payment) undo(ctx workflow.Context) error {
 	return fmt.Errorf("%w (review case %s)", err, caseID)
 }
 
-func (p *payment) set(ctx workflow.Context, s PaymentStatus, details string) {
+func (p *payment) set(ctx workflow.Context, s Status, details string) {
 	p.state.Status = s
 	if details != "" {
 		workflow.SetCurrentDetails(ctx, details)
 	}
 }
 
-func (p *payment) finish(ctx workflow.Context, s PaymentStatus, reason string) (PaymentState, error) {
+func (p *payment) finish(ctx workflow.Context, s Status, reason string) (State, error) {
 	// Hints the saga no longer needs (a second event about the same
 	// payment) are consumed, so the run does not end with unhandled
 	// signals. Receiving adds nothing to the history: replay-safe.
-	events := workflow.GetSignalChannel(ctx, SignalPaymentEvent)
+	events := workflow.GetSignalChannel(ctx, SignalEvent)
 	for events.ReceiveAsync(nil) {
 	}
 	p.state.Reason = reason
@@ -266,15 +253,15 @@ func (p *payment) notifyParent(ctx workflow.Context) {
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	if err := workflow.SignalExternalWorkflow(dctx, parent.ID, "", SignalPaymentStatus, p.state).Get(dctx, nil); err != nil {
+	if err := workflow.SignalExternalWorkflow(dctx, parent.ID, "", SignalStatus, p.state).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Info("payment status not signalled to the appointment", "status", p.state.Status, "error", err)
 	}
 }
 
 func (p *payment) record(name, activityID string, s activities.Step, err error) {
-	step := StepFrom(name, activityID, s)
+	step := workflows.StepFrom(name, activityID, s)
 	if err != nil {
-		step.Result, step.Error = FailedResult(err), err.Error()
+		step.Result, step.Error = workflows.FailedResult(err), err.Error()
 	}
 	p.state.Steps = append(p.state.Steps, step)
 }

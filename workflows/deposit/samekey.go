@@ -1,4 +1,4 @@
-package workflows
+package deposit
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // versionNewKeyOnlyIfAuthoritative: after an unknown authorisation that a
@@ -39,17 +40,17 @@ func (p *payment) retrySameKey(ctx workflow.Context, in activities.DepositInput,
 			return "", serr, true
 		}
 		var res activities.IntentResult
-		err = workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, id, fmt.Sprintf("Authorise %d %s (same key, round %d)", p.req.Amount, p.req.Currency, round)),
+		err = workflow.ExecuteActivity(workflows.ActivityCtx(ctx, p.tuning, id, fmt.Sprintf("Authorise %d %s (same key, round %d)", p.req.Amount, p.req.Currency, round)),
 			act.AuthorizeDeposit, in).Get(ctx, &res)
 		p.record("authorize deposit", id, res.Step, err)
 		if err == nil {
 			return res.Intent.ID, nil, true
 		}
-		if IsFinal(err) {
+		if workflows.IsFinal(err) {
 			return "", err, true
 		}
 		var found activities.IntentResult
-		ferr := workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, fmt.Sprintf("find-deposit-1-%d", round), "Reconcile deposit by reference"),
+		ferr := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, p.tuning, fmt.Sprintf("find-deposit-1-%d", round), "Reconcile deposit by reference"),
 			act.FindDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference}).Get(ctx, &found)
 		if ferr == nil && found.Found {
 			return found.Intent.ID, nil, true

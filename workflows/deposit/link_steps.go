@@ -1,4 +1,4 @@
-package workflows
+package deposit
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // createLink creates the payment link. Each round fixes the link's expiry
@@ -18,7 +19,7 @@ import (
 // hold (linkCreateWindow), and only then does the booking fail.
 func (p *payment) createLink(ctx workflow.Context) (activities.PaymentLinkResult, error) {
 	if workflow.GetVersion(ctx, versionLinkCreateRounds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return p.createLinkRound(ctx, "create-payment-link", ActivityCtx)
+		return p.createLinkRound(ctx, "create-payment-link", workflows.ActivityCtx)
 	}
 	first := workflow.Now(ctx)
 	for round := 1; ; round++ {
@@ -27,7 +28,7 @@ func (p *payment) createLink(ctx workflow.Context) (activities.PaymentLinkResult
 			id = fmt.Sprintf("create-payment-link-%d", round)
 		}
 		res, err := p.createLinkRound(ctx, id, linkRoundCtx)
-		if err == nil || IsFinal(err) || workflow.Now(ctx).Sub(first) >= linkCreateWindow {
+		if err == nil || workflows.IsFinal(err) || workflow.Now(ctx).Sub(first) >= linkCreateWindow {
 			return res, err
 		}
 		// The round's key is spent (its expiry would now fall short of
@@ -39,10 +40,10 @@ func (p *payment) createLink(ctx workflow.Context) (activities.PaymentLinkResult
 
 // createLinkRound creates the link under one activity key, with an expiry
 // fixed when the round starts.
-func (p *payment) createLinkRound(ctx workflow.Context, id string, opts func(workflow.Context, Tuning, string, string) workflow.Context) (activities.PaymentLinkResult, error) {
+func (p *payment) createLinkRound(ctx workflow.Context, id string, opts func(workflow.Context, workflows.Tuning, string, string) workflow.Context) (activities.PaymentLinkResult, error) {
 	in := activities.PaymentLinkInput{
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Amount: p.req.Amount, Currency: p.req.Currency,
-		Product: p.req.Description, Merchant: p.merchant(), Locale: string(Language(p.req.Terms)),
+		Product: p.req.Description, Merchant: p.merchant(), Locale: string(workflows.Language(p.req.Terms)),
 		ExpiresAt: workflow.Now(ctx).Add(LinkTTL(p.req.LinkTTL) + LinkSlack).UTC().Truncate(time.Second),
 	}
 	var res activities.PaymentLinkResult
@@ -55,14 +56,14 @@ func (p *payment) createLinkRound(ctx workflow.Context, id string, opts func(wor
 // linkRoundCtx retries one create key for as long as its expiry stays
 // within Stripe's 30-minute minimum (LinkSlack), however often: a payment
 // provider's outage of a minute delays the link instead of failing it.
-func linkRoundCtx(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
+func linkRoundCtx(ctx workflow.Context, t workflows.Tuning, id, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ActivityID:             id,
 		Summary:                summary,
 		StartToCloseTimeout:    t.ActivityTimeout,
 		ScheduleToCloseTimeout: LinkSlack,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    initialRetryInterval,
+			InitialInterval:    workflows.InitialRetryInterval,
 			BackoffCoefficient: 2,
 			MaximumInterval:    t.MaxRetryInterval,
 			MaximumAttempts:    0, // the schedule-to-close bound ends the round
@@ -83,7 +84,7 @@ func (p *payment) readLink(ctx workflow.Context) (activities.PaymentLinkResult, 
 	p.reads++
 	id := fmt.Sprintf("read-payment-link-%d", p.reads)
 	var res activities.PaymentLinkResult
-	err := workflow.ExecuteActivity(ActivityCtx(ctx, p.tuning, id, "Read payment link "+p.state.SessionID),
+	err := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, p.tuning, id, "Read payment link "+p.state.SessionID),
 		act.GetPaymentLink, activities.LinkInput{Tenant: p.req.Tenant, SessionID: p.state.SessionID}).Get(ctx, &res)
 	if err != nil {
 		p.record("read payment link", id, res.Step, err)
@@ -94,7 +95,7 @@ func (p *payment) readLink(ctx workflow.Context) (activities.PaymentLinkResult, 
 }
 
 // expireLink closes the link; one no longer open is read instead.
-func (p *payment) expireLink(ctx workflow.Context, id string, opts func(workflow.Context, Tuning, string, string) workflow.Context) (activities.PaymentLinkResult, error) {
+func (p *payment) expireLink(ctx workflow.Context, id string, opts func(workflow.Context, workflows.Tuning, string, string) workflow.Context) (activities.PaymentLinkResult, error) {
 	var res activities.PaymentLinkResult
 	err := workflow.ExecuteActivity(opts(ctx, p.tuning, id, "Expire payment link "+p.state.SessionID),
 		act.ExpirePaymentLink, activities.LinkInput{Tenant: p.req.Tenant, SessionID: p.state.SessionID}).Get(ctx, &res)
@@ -125,14 +126,14 @@ func (p *payment) sendLink(ctx workflow.Context) {
 func (p *payment) tell(ctx workflow.Context, id, kind string, name tenants.TemplateName, sendBy time.Time) {
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	lang := Language(p.req.Terms)
+	lang := workflows.Language(p.req.Terms)
 	data := tenants.MessageData{
-		Amount: Money(p.req.Amount, p.req.Currency, lang), Link: p.state.PaymentURL,
+		Amount: workflows.Money(p.req.Amount, p.req.Currency, lang), Link: p.state.PaymentURL,
 		Until: until(p.state.PaymentExpiresAt, p.timezone()),
 	}
-	step, err := SendMessage(dctx, p.tuning, id, "Send "+kind, activities.ConfirmationInput{
+	step, err := workflows.SendMessage(dctx, p.tuning, id, "Send "+kind, activities.ConfirmationInput{
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: LinkChannel(p.req.Channel), Customer: p.req.Customer,
-		Kind: kind, Text: Render(p.req.Terms, name, data), SendBy: sendBy,
+		Kind: kind, Text: workflows.Render(p.req.Terms, name, data), SendBy: sendBy,
 	})
 	p.record("send "+kind, id, step, err)
 }
@@ -150,9 +151,19 @@ func (p *payment) timezone() string {
 // LinkChannel is where a payment link goes: WhatsApp for a caller (a link
 // cannot be spoken), else where the customer is answered. Whether a
 // tenant prefers SMS for callers is future per-tenant policy.
-func LinkChannel(c Channel) string {
-	if c == ChannelVoice {
-		return string(ChannelWhatsApp)
+func LinkChannel(c workflows.Channel) string {
+	if c == workflows.ChannelVoice {
+		return string(workflows.ChannelWhatsApp)
 	}
-	return ReplyChannel(c)
+	return workflows.ReplyChannel(c)
+}
+
+// until is a deadline's local time of day in the time zone tz (UTC when
+// unknown): links live minutes to hours, so the hour is what matters.
+func until(t time.Time, tz string) string {
+	loc, err := time.LoadLocation(tz)
+	if tz == "" || err != nil {
+		return t.UTC().Format("15:04") + " UTC"
+	}
+	return t.In(loc).Format("15:04")
 }

@@ -1,4 +1,4 @@
-package workflows
+package deposit
 
 import (
 	"time"
@@ -8,9 +8,10 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
-// VersionPaymentLink: a deposit without a card (PaymentRequest /
+// VersionPaymentLink: a deposit without a card (Request /
 // BookingRequest PaymentMethod empty) is paid through a payment link.
 // Runs recorded before it never had an empty card with a deposit; the
 // version keeps any such run on the card path it took.
@@ -42,7 +43,7 @@ const ReasonLinkExpired = "payment_link_expired"
 const ReasonLinkUnavailable = "payment_link_unavailable"
 
 // LinkTTL is the lifetime of the payment link of a request.
-func LinkTTL(d Duration) Duration {
+func LinkTTL(d workflows.Duration) workflows.Duration {
 	if d < DefaultLinkTTL {
 		return DefaultLinkTTL
 	}
@@ -69,7 +70,7 @@ const (
 // runLink is the link-mode saga: create the link, send it, wait for the
 // payment (events are hints, the provider's state decides), then continue
 // as after a card authorisation.
-func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
+func (p *payment) runLink(ctx workflow.Context) (State, error) {
 	p.saga.Add("void deposit", func(ctx workflow.Context) error { return p.voidLink(ctx) })
 	// Expired before the void runs (compensations run in reverse): once
 	// the link is closed no payment can land behind the void.
@@ -80,14 +81,14 @@ func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
 		// URL (about 143 random bits), and it lapses on its own.
 		uerr := p.undo(ctx)
 		if uerr != nil && p.saga.Durable {
-			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
+			return p.finish(ctx, Failed, "void: "+uerr.Error())
 		}
 		p.state.NothingHeld = uerr == nil
-		return p.finish(ctx, PaymentFailed, ReasonLinkUnavailable+": "+err.Error())
+		return p.finish(ctx, Failed, ReasonLinkUnavailable+": "+err.Error())
 	}
 	p.state.SessionID, p.state.PaymentURL, p.state.PaymentExpiresAt = link.Session.ID, link.Session.URL, link.Session.ExpiresAt
 	p.last = link
-	p.set(ctx, PaymentAwaitingPayment, "payment link sent; waiting for the customer to pay")
+	p.set(ctx, AwaitingPayment, "payment link sent; waiting for the customer to pay")
 	p.notifyParent(ctx)
 	p.sendLink(ctx)
 	res, out := p.awaitPayment(ctx)
@@ -97,9 +98,9 @@ func (p *payment) runLink(ctx workflow.Context) (PaymentState, error) {
 		return p.authorized(ctx)
 	case linkLapsed:
 		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
-			return p.finish(ctx, PaymentFailed, "void: "+uerr.Error())
+			return p.finish(ctx, Failed, "void: "+uerr.Error())
 		}
-		return p.finish(ctx, PaymentExpired, ReasonLinkExpired)
+		return p.finish(ctx, Expired, ReasonLinkExpired)
 	}
 	return p.giveUp(ctx)
 }
@@ -122,7 +123,7 @@ func (p *payment) voidLink(ctx workflow.Context) error {
 		case p.last.HasIntent && p.last.Intent.ID != "":
 			p.state.IntentID = p.last.Intent.ID
 		case p.state.SessionID == "" || p.last.Session.Status == payments.SessionExpired:
-			p.state.Steps = append(p.state.Steps, Step{Name: "void deposit", Result: "nothing to void: the payment link closed unpaid"})
+			p.state.Steps = append(p.state.Steps, workflows.Step{Name: "void deposit", Result: "nothing to void: the payment link closed unpaid"})
 			return nil
 		}
 	}
@@ -132,7 +133,7 @@ func (p *payment) voidLink(ctx workflow.Context) error {
 // giveUp closes the link of an appointment that gave up, then voids (or
 // refunds) whatever was paid by reference. A payment that landed before
 // the link closed is returned and the customer told, once.
-func (p *payment) giveUp(ctx workflow.Context) (PaymentState, error) {
+func (p *payment) giveUp(ctx workflow.Context) (State, error) {
 	if p.state.IntentID == "" && p.last.Intent.ID != "" &&
 		workflow.GetVersion(ctx, VersionVoidKnownIntent, workflow.DefaultVersion, 1) >= 1 {
 		p.state.IntentID = p.last.Intent.ID // paid too late: void by its ID, not by a search
@@ -143,13 +144,13 @@ func (p *payment) giveUp(ctx workflow.Context) (PaymentState, error) {
 		p.tell(ctx, "send-payment-late-refund", activities.MessageKindPaymentLateRefund, tenants.TemplatePaymentRefundedLate, time.Time{})
 	}
 	if err != nil && p.saga.Durable {
-		return p.finish(ctx, PaymentFailed, "void: "+err.Error())
+		return p.finish(ctx, Failed, "void: "+err.Error())
 	}
 	reason := "cancelled"
 	if p.voidAsked {
 		reason = "voided by the appointment"
 	}
-	return p.finish(ctx, PaymentVoided, reason)
+	return p.finish(ctx, Voided, reason)
 }
 
 // versionRereadLink: a payment event whose read of the link failed is
@@ -162,8 +163,8 @@ const versionRereadLink = "reread-payment-link"
 // awaitPayment waits for a payment event, the link's deadline, or the
 // appointment giving up. Every event is only a reason to read the link.
 func (p *payment) awaitPayment(ctx workflow.Context) (activities.PaymentLinkResult, linkOutcome) {
-	events := workflow.GetSignalChannel(ctx, SignalPaymentEvent)
-	decisions := workflow.GetSignalChannel(ctx, SignalPaymentDecision)
+	events := workflow.GetSignalChannel(ctx, SignalEvent)
+	decisions := workflow.GetSignalChannel(ctx, SignalDecision)
 	timerCtx, cancelTimer := workflow.WithCancel(ctx)
 	defer cancelTimer()
 	wait := p.state.PaymentExpiresAt.Sub(workflow.Now(ctx))
@@ -176,7 +177,7 @@ func (p *payment) awaitPayment(ctx workflow.Context) (activities.PaymentLinkResu
 		var read, lapsed bool
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(events, func(c workflow.ReceiveChannel, _ bool) {
-			var ev PaymentEvent
+			var ev Event
 			c.Receive(ctx, &ev)
 			read = true
 			workflow.GetLogger(ctx).Info("payment event", "event", ev.EventID, "type", ev.Type)
@@ -186,9 +187,9 @@ func (p *payment) awaitPayment(ctx workflow.Context) (activities.PaymentLinkResu
 			sel.AddFuture(reread, func(workflow.Future) { read, reread = true, nil })
 		}
 		sel.AddReceive(decisions, func(c workflow.ReceiveChannel, _ bool) {
-			var a PaymentAction
+			var a Action
 			c.Receive(ctx, &a)
-			p.voidAsked = p.voidAsked || a == PaymentVoid
+			p.voidAsked = p.voidAsked || a == Void
 		})
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
 		sel.Select(ctx)
@@ -228,7 +229,7 @@ func (p *payment) reconcile(ctx workflow.Context) (activities.PaymentLinkResult,
 	if err == nil && res.Session.Status != payments.SessionOpen {
 		return res, linkLapsed
 	}
-	res, err = p.expireLink(ctx, "expire-payment-link", CompensationCtx)
+	res, err = p.expireLink(ctx, "expire-payment-link", workflows.CompensationCtx)
 	switch {
 	case err == nil && res.Authorized():
 		return res, linkPaid
