@@ -1,8 +1,10 @@
 package agent
 
 import (
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"testing"
+
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 
 	"github.com/stretchr/testify/require"
 
@@ -38,14 +40,14 @@ func TestCancelledAnswerClaimsOnlyAMessageThatWasReserved(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name      string
-		st        workflows.LifecycleState
+		st        lifecycle.State
 		want, not string
 	}{
-		{"sent", workflows.LifecycleState{Status: workflows.StatusCancelled, Deposit: workflows.DepositRefunded, MessageID: "om_1"},
+		{"sent", lifecycle.State{Status: workflows.StatusCancelled, Deposit: lifecycle.DepositRefunded, MessageID: "om_1"},
 			"refunded in full and the customer was sent a message", "tell them yourself"},
-		{"not sent", workflows.LifecycleState{Status: workflows.StatusCancelled, Deposit: workflows.DepositRefunded},
+		{"not sent", lifecycle.State{Status: workflows.StatusCancelled, Deposit: lifecycle.DepositRefunded},
 			"refunded in full and no message could be sent to the customer: tell them yourself", "was sent a message"},
-		{"kept, not sent", workflows.LifecycleState{Status: workflows.StatusCancelled, Deposit: workflows.DepositKept, Reason: "late"},
+		{"kept, not sent", lifecycle.State{Status: workflows.StatusCancelled, Deposit: lifecycle.DepositKept, Reason: "late"},
 			"kept (late) and no message could be sent", "was sent a message"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // cancelWait bounds how long cancel_booking waits for the lifecycle's
@@ -35,13 +36,13 @@ func (s *Service) CancelBooking(ctx context.Context, c Caller, in ChangeInput) (
 	// cancel that completes; its retry attaches to the same Update.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
 	defer cancel()
-	st, err := workflows.CancelAppointment(wctx, s.Temporal, a.WorkflowID, workflows.CancelUpdateID(c.Tenant, "agent-cancel:"+a.WorkflowID), workflows.CancelRequest{Reason: in.Reason})
+	st, err := lifecycle.Cancel(wctx, s.Temporal, a.WorkflowID, lifecycle.CancelUpdateID(c.Tenant, "agent-cancel:"+a.WorkflowID), lifecycle.CancelRequest{Reason: in.Reason})
 	var appErr *temporal.ApplicationError
 	var notFound *serviceerror.NotFound
 	switch {
 	case err == nil:
 		return cancelled(out, st), nil
-	case errors.As(err, &appErr) && (appErr.Type() == workflows.ErrTypeNotCancellable || appErr.Type() == workflows.ErrTypeInvalidCancel):
+	case errors.As(err, &appErr) && (appErr.Type() == lifecycle.ErrTypeNotCancellable || appErr.Type() == lifecycle.ErrTypeInvalidCancel):
 		out.Status, out.Message = StatusNotChanged, "Not cancelled: "+appErr.Message()
 	case errors.As(err, &notFound):
 		out.Status, out.Message = StatusNotChanged, "Not cancelled: this booking is not confirmed yet, or its appointment is over. Call get_booking for its state."
@@ -56,7 +57,7 @@ func (s *Service) CancelBooking(ctx context.Context, c Caller, in ChangeInput) (
 // cancelled words a cancelled booking's answer. The customer's message is
 // claimed only when the lifecycle reserved it (MessageID); a message step
 // that ended "not sent" leaves the telling to the agent.
-func cancelled(out ChangeOutput, st workflows.LifecycleState) ChangeOutput {
+func cancelled(out ChangeOutput, st lifecycle.State) ChangeOutput {
 	out.Deposit = string(st.Deposit)
 	if st.Status != workflows.StatusCancelled {
 		out.Status, out.Message = StatusPending, "The cancellation needs a person ("+st.Reason+"); the business will get back to the customer. Do not cancel again."
@@ -68,9 +69,9 @@ func cancelled(out ChangeOutput, st workflows.LifecycleState) ChangeOutput {
 	}
 	out.Status, out.Message = StatusCancelled, "Cancelled; "+told
 	switch st.Deposit {
-	case workflows.DepositRefunded:
+	case lifecycle.DepositRefunded:
 		out.Message = "Cancelled; the deposit is refunded in full and " + told
-	case workflows.DepositKept:
+	case lifecycle.DepositKept:
 		out.Message = "Cancelled; the deposit is kept (" + st.Reason + ") and " + told
 	}
 	return out

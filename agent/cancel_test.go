@@ -10,7 +10,7 @@ import (
 
 	"github.com/bookonce/bookonce/agent"
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestCancelBookingActsOnce: an agent cancels a confirmed booking three
@@ -45,7 +45,7 @@ func TestCancelBookingActsOnce(t *testing.T) {
 	wg.Wait()
 	require.Empty(t, call(t, s, agent.ToolCancelBooking, map[string]any{"id": booked.BookingID}, &answers[3]))
 	require.Equal(t, agent.StatusCancelled, answers[0].Status, answers[0].Message)
-	require.Equal(t, string(workflows.DepositRefunded), answers[0].Deposit)
+	require.Equal(t, string(lifecycle.DepositRefunded), answers[0].Deposit)
 	for i := 1; i < len(answers); i++ {
 		require.Equal(t, answers[0], answers[i], "answer %d", i)
 	}
@@ -142,7 +142,7 @@ func TestBookTheOldSlotAfterAMoveIsANewBooking(t *testing.T) {
 	require.Equal(t, agent.StatusConfirmed, first.Status, first.Message)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	moved, err := workflows.RescheduleAppointment(ctx, e.tc, first.WorkflowID, "test-move-"+customer, workflows.RescheduleRequest{Start: b})
+	moved, err := lifecycle.Reschedule(ctx, e.tc, first.WorkflowID, "test-move-"+customer, lifecycle.RescheduleRequest{Start: b})
 	require.NoError(t, err)
 	require.True(t, moved.SlotStart.Equal(b), "moved to %s", moved.SlotStart)
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/bookonce/bookonce/agent"
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestBookDuringItsCancelIsNotConfirmed: while a confirmed booking is
@@ -34,7 +34,7 @@ func TestBookDuringItsCancelIsNotConfirmed(t *testing.T) {
 	pause := proxy.PauseAt("POST", "/v1/bookings/", false)
 	cancelled := make(chan error, 1)
 	go func() {
-		_, err := workflows.CancelAppointment(context.Background(), e.tc, first.WorkflowID, workflows.CancelUpdateID("demo", "api-1"), workflows.CancelRequest{Reason: "verhindert"})
+		_, err := lifecycle.Cancel(context.Background(), e.tc, first.WorkflowID, lifecycle.CancelUpdateID("demo", "api-1"), lifecycle.CancelRequest{Reason: "verhindert"})
 		cancelled <- err
 	}()
 	testsupport.AwaitPause(t, pause, cancelled)

@@ -13,6 +13,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestAnotherTenantsReferenceLeadsNowhere: the demo tenant owns a
@@ -60,5 +61,5 @@ func TestAnotherTenantsReferenceLeadsNowhere(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, workflows.StatusConfirmed, now.Status, "London's booking is untouched")
 	require.Zero(t, e.count(t, `SELECT count(*) FROM refunds r JOIN payment_intents p ON p.id = r.payment_intent_id WHERE p.booking_reference = $1`, booked.WorkflowID))
-	require.Zero(t, e.count(t, `SELECT count(*) FROM outbox_messages WHERE reference = $1 AND kind = $2`, booked.WorkflowID, workflows.MessageKindCancellation))
+	require.Zero(t, e.count(t, `SELECT count(*) FROM outbox_messages WHERE reference = $1 AND kind = $2`, booked.WorkflowID, lifecycle.MessageKindCancellation))
 }

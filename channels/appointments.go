@@ -13,7 +13,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/reference"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // RouteCancelAppointment cancels a confirmed booking (its BookingWorkflow's
@@ -39,7 +39,7 @@ func (g *Gateway) cancelAppointment(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var body workflows.CancelRequest
+	var body lifecycle.CancelRequest
 	if err := decodeChange(r, &body, true); err != nil {
 		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request",
 			`body must be {"reason": "...", "only_if_refunded": bool, "refund_in_full": bool} (each optional, or empty)`))
@@ -47,7 +47,7 @@ func (g *Gateway) cancelAppointment(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), cancelWait)
 	defer cancel()
-	st, err := workflows.CancelAppointment(ctx, g.Temporal, id, workflows.CancelUpdateID(tenant, key), body)
+	st, err := lifecycle.Cancel(ctx, g.Temporal, id, lifecycle.CancelUpdateID(tenant, key), body)
 	if err != nil {
 		g.changeFailed(w, id, err, ctx.Err() != nil, "the cancellation", cancelRefusal)
 		return
@@ -58,11 +58,11 @@ func (g *Gateway) cancelAppointment(w http.ResponseWriter, r *http.Request) {
 // cancelRefusal is the problem for the cancel validator's refusals.
 func cancelRefusal(e *temporal.ApplicationError) *web.Problem {
 	switch e.Type() {
-	case workflows.ErrTypeNotCancellable:
+	case lifecycle.ErrTypeNotCancellable:
 		return web.NewProblem(http.StatusConflict, "not_cancellable", e.Message())
-	case workflows.ErrTypeInvalidCancel:
+	case lifecycle.ErrTypeInvalidCancel:
 		return web.NewProblem(http.StatusBadRequest, "invalid_request", e.Message())
-	case workflows.ErrTypeDepositWouldBeKept:
+	case lifecycle.ErrTypeDepositWouldBeKept:
 		// only_if_refunded: nothing was cancelled; the caller asks the
 		// customer first, then cancels without the flag.
 		return web.NewProblem(http.StatusConflict, "deposit_would_be_kept", e.Message())

@@ -3,12 +3,14 @@ package channels_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
@@ -81,7 +83,7 @@ func (e cancelEnv) bookWithWindow(t *testing.T, customer string, window time.Dur
 	var st appointment.State
 	require.NoError(t, run.Get(ctx, &st))
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.Equal(t, workflows.BookingWorkflowID(run.GetID()), st.Lifecycle)
+	require.Equal(t, lifecycle.WorkflowID(run.GetID()), st.Lifecycle)
 	return run.GetID()
 }
 
@@ -121,16 +123,16 @@ func TestCancelThroughTheAPIRefundsOnce(t *testing.T) {
 	customer := newCustomer()
 	id := e.book(t, customer)
 
-	var answers []workflows.LifecycleState
+	var answers []lifecycle.State
 	for _, key := range []string{"key-1", "key-1", "key-2"} {
 		code, body, _ := e.cancel(t, id, key, `{"reason": "customer called"}`)
 		require.Equal(t, http.StatusOK, code, body)
-		var st workflows.LifecycleState
+		var st lifecycle.State
 		require.NoError(t, json.Unmarshal([]byte(body), &st))
 		answers = append(answers, st)
 	}
 	require.Equal(t, workflows.StatusCancelled, answers[0].Status, answers[0].Reason)
-	require.Equal(t, workflows.DepositRefunded, answers[0].Deposit)
+	require.Equal(t, lifecycle.DepositRefunded, answers[0].Deposit)
 	require.NotEmpty(t, answers[0].RefundID)
 	require.Equal(t, answers[0], answers[1], "the same key: the first answer")
 	require.Equal(t, answers[0], answers[2], "another key: the same state, nothing done again")

@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/internal/web"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // RouteNoShowAppointment marks a booking whose slot has begun as a
@@ -22,14 +22,14 @@ func (g *Gateway) noShowAppointment(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var body workflows.NoShowRequest
+	var body lifecycle.NoShowRequest
 	if err := decodeChange(r, &body, true); err != nil {
 		web.WriteProblem(w, web.NewProblem(http.StatusBadRequest, "invalid_request", `body must be {"note": "..."} (or empty)`))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), cancelWait)
 	defer cancel()
-	st, err := workflows.MarkNoShow(ctx, g.Temporal, id, workflows.NoShowUpdateID(tenant, key), body)
+	st, err := lifecycle.MarkNoShow(ctx, g.Temporal, id, lifecycle.NoShowUpdateID(tenant, key), body)
 	if err != nil {
 		g.changeFailed(w, id, err, ctx.Err() != nil, "the no-show", noShowRefusal)
 		return
@@ -40,9 +40,9 @@ func (g *Gateway) noShowAppointment(w http.ResponseWriter, r *http.Request) {
 // noShowRefusal is the problem for the no_show validator's refusals.
 func noShowRefusal(e *temporal.ApplicationError) *web.Problem {
 	switch e.Type() {
-	case workflows.ErrTypeNotNoShow:
+	case lifecycle.ErrTypeNotNoShow:
 		return web.NewProblem(http.StatusConflict, "not_no_show", e.Message())
-	case workflows.ErrTypeInvalidNoShow:
+	case lifecycle.ErrTypeInvalidNoShow:
 		return web.NewProblem(http.StatusBadRequest, "invalid_request", e.Message())
 	}
 	return nil

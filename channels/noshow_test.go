@@ -18,6 +18,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // postAction posts body to the appointment's action ("cancel", "no-show") and
@@ -45,14 +46,14 @@ func (e cancelEnv) postAction(t *testing.T, id, action, key, body string) (int, 
 // the lifecycle's input (the input its appointment gave it, read from its
 // history) says the slot is now: the running lifecycle is terminated and
 // started again under the same ID with that input.
-func (e cancelEnv) slotBegun(t *testing.T, id string) workflows.BookingLifecycle {
+func (e cancelEnv) slotBegun(t *testing.T, id string) lifecycle.Input {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	wid := workflows.BookingWorkflowID(id)
+	wid := lifecycle.WorkflowID(id)
 	first, err := e.tc.GetWorkflowHistory(ctx, wid, "", false, 0).Next()
 	require.NoError(t, err)
-	var in workflows.BookingLifecycle
+	var in lifecycle.Input
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(
 		first.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in))
 	require.Positive(t, in.Deposit, "the appointment handed over a captured deposit")
@@ -62,7 +63,7 @@ func (e cancelEnv) slotBegun(t *testing.T, id string) workflows.BookingLifecycle
 	_, err = e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: wid, TaskQueue: e.queue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.CustomerPhoneKey.ValueSet(in.Customer), workflows.ServiceKey.ValueSet(in.Service)),
-	}, workflows.BookingWorkflow, in)
+	}, lifecycle.WorkflowName, in)
 	require.NoError(t, err)
 	return in
 }
@@ -83,16 +84,16 @@ func TestNoShowThroughTheAPIKeepsTheDeposit(t *testing.T) {
 	require.Contains(t, body, "has not begun")
 
 	e.slotBegun(t, id)
-	var answers []workflows.LifecycleState
+	var answers []lifecycle.State
 	for _, key := range []string{"ns-1", "ns-1", "ns-2"} {
 		code, body, _ := e.postAction(t, id, "no-show", key, `{"note": "did not come"}`)
 		require.Equal(t, http.StatusOK, code, body)
-		var st workflows.LifecycleState
+		var st lifecycle.State
 		require.NoError(t, json.Unmarshal([]byte(body), &st))
 		answers = append(answers, st)
 	}
 	require.Equal(t, workflows.StatusNoShow, answers[0].Status, answers[0].Reason)
-	require.Equal(t, workflows.DepositKept, answers[0].Deposit)
+	require.Equal(t, lifecycle.DepositKept, answers[0].Deposit)
 	require.Equal(t, answers[0], answers[1], "the same key: the first answer")
 	require.Equal(t, answers[0], answers[2], "another key: the same state")
 
@@ -112,7 +113,7 @@ func TestNoShowThroughTheAPIKeepsTheDeposit(t *testing.T) {
 
 	testsupport.Eventually(t, 30*time.Second, "the Web UI finds the booking as NoShow", func() bool {
 		res, err := e.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: `BookingStatus = 'NoShow' AND WorkflowId = '` + workflows.BookingWorkflowID(id) + `'`,
+			Query: `BookingStatus = 'NoShow' AND WorkflowId = '` + lifecycle.WorkflowID(id) + `'`,
 		})
 		return err == nil && len(res.GetExecutions()) == 1
 	})

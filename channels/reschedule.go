@@ -9,7 +9,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/web"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // RouteRescheduleAppointment moves a confirmed booking to another slot
@@ -39,7 +39,7 @@ func (g *Gateway) rescheduleAppointment(w http.ResponseWriter, r *http.Request) 
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), cancelWait)
 	defer cancel()
-	st, err := workflows.RescheduleAppointment(ctx, g.Temporal, id, workflows.RescheduleUpdateID(tenant, key), req)
+	st, err := lifecycle.Reschedule(ctx, g.Temporal, id, lifecycle.RescheduleUpdateID(tenant, key), req)
 	if err != nil {
 		g.changeFailed(w, id, err, ctx.Err() != nil, "the move", g.rescheduleRefusal(id))
 		return
@@ -48,10 +48,10 @@ func (g *Gateway) rescheduleAppointment(w http.ResponseWriter, r *http.Request) 
 }
 
 // decodeReschedule reads {"start": RFC 3339, "resource_id": optional}.
-func decodeReschedule(r *http.Request) (workflows.RescheduleRequest, *web.Problem) {
+func decodeReschedule(r *http.Request) (lifecycle.RescheduleRequest, *web.Problem) {
 	var body rescheduleBody
-	bad := func(detail string) (workflows.RescheduleRequest, *web.Problem) {
-		return workflows.RescheduleRequest{}, web.NewProblem(http.StatusBadRequest, "invalid_request", detail)
+	bad := func(detail string) (lifecycle.RescheduleRequest, *web.Problem) {
+		return lifecycle.RescheduleRequest{}, web.NewProblem(http.StatusBadRequest, "invalid_request", detail)
 	}
 	if err := decodeChange(r, &body, false); err != nil {
 		return bad(`body must be {"start": "2026-12-01T14:00:00+01:00", "resource_id": "..." (optional)}`)
@@ -60,7 +60,7 @@ func decodeReschedule(r *http.Request) (workflows.RescheduleRequest, *web.Proble
 	if err != nil {
 		return bad(`start must be RFC 3339 with a zone, e.g. 2026-12-01T14:00:00+01:00`)
 	}
-	return workflows.RescheduleRequest{Start: start, ResourceID: body.ResourceID}, nil
+	return lifecycle.RescheduleRequest{Start: start, ResourceID: body.ResourceID}, nil
 }
 
 // rescheduleRefusal is the problem for the reschedule's refusals: a
@@ -71,7 +71,7 @@ func (g *Gateway) rescheduleRefusal(id string) func(*temporal.ApplicationError) 
 		switch e.Type() {
 		case activities.ErrTypeSlotUnavailable:
 			p := web.NewProblem(http.StatusConflict, "slot_unavailable", e.Message())
-			var refused workflows.RescheduleRefused
+			var refused lifecycle.RescheduleRefused
 			if e.HasDetails() {
 				if derr := e.Details(&refused); derr != nil {
 					g.log().Warn("reschedule: decode alternatives", "workflow_id", id, "err", derr)
@@ -82,11 +82,11 @@ func (g *Gateway) rescheduleRefusal(id string) func(*temporal.ApplicationError) 
 			}
 			p.Extra = map[string]any{"alternatives": refused.Alternatives}
 			return p
-		case workflows.ErrTypeNotReschedulable:
+		case lifecycle.ErrTypeNotReschedulable:
 			return web.NewProblem(http.StatusConflict, "not_reschedulable", e.Message())
-		case workflows.ErrTypeInvalidReschedule:
+		case lifecycle.ErrTypeInvalidReschedule:
 			return web.NewProblem(http.StatusBadRequest, "invalid_request", e.Message())
-		case workflows.ErrTypeRescheduleFailed:
+		case lifecycle.ErrTypeRescheduleFailed:
 			// The server keeps this answer under the key: a new attempt
 			// needs a new one.
 			return web.NewProblem(http.StatusServiceUnavailable, "calendar_unavailable",

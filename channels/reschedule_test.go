@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // reschedule posts a move and returns the status and the body.
@@ -66,11 +67,11 @@ func TestRescheduleThroughTheAPIMovesOnce(t *testing.T) {
 	id := e.book(t, customer)
 	to := bookedSlot(t).AddDate(0, 0, 1)
 
-	var answers []workflows.LifecycleState
+	var answers []lifecycle.State
 	for range 3 {
 		code, body, _ := e.reschedule(t, id, "move-1", startBody(to))
 		require.Equal(t, http.StatusOK, code, body)
-		var st workflows.LifecycleState
+		var st lifecycle.State
 		require.NoError(t, json.Unmarshal([]byte(body), &st))
 		answers = append(answers, st)
 	}
@@ -81,7 +82,7 @@ func TestRescheduleThroughTheAPIMovesOnce(t *testing.T) {
 	require.Equal(t, answers[0], answers[2], "the same key: the first answer")
 
 	ctx := context.Background()
-	moved := workflows.MoveReference(id, 1)
+	moved := lifecycle.MoveReference(id, 1)
 	type row struct{ ref, status, booking string }
 	rows := func() []row {
 		r, err := e.pool.Query(ctx, `SELECT reference, status, coalesce(booking_id, '') FROM calendar_reservations
@@ -121,10 +122,10 @@ func TestRescheduleThroughTheAPIMovesOnce(t *testing.T) {
 
 	code, body, _ := e.cancel(t, id, "cancel-1", "")
 	require.Equal(t, http.StatusOK, code, body)
-	var st workflows.LifecycleState
+	var st lifecycle.State
 	require.NoError(t, json.Unmarshal([]byte(body), &st))
 	require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
-	require.Equal(t, workflows.DepositRefunded, st.Deposit)
+	require.Equal(t, lifecycle.DepositRefunded, st.Deposit)
 	require.Equal(t, "cancelled", rows()[1].status, "the cancel reached the new booking")
 	var refunds int
 	var refunded int64

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // changeTries bounds the posts of one API change; with the backoff
@@ -86,7 +86,7 @@ func (c *changer) postOnce(ctx context.Context, path, key string, body []byte) (
 		return 0, err.Error()
 	}
 	if resp.StatusCode == http.StatusOK {
-		var st workflows.LifecycleState
+		var st lifecycle.State
 		if json.Unmarshal(b, &st) != nil || st.Status == "" {
 			return resp.StatusCode, "unreadable state"
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/twilio"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // ChangeChecks are what the cancels and reschedules left in the calendar,
@@ -273,7 +273,7 @@ func (c *ChangeChecks) checkReminders(st wishState, rows changeRows, pol changeP
 	conf, confirmed := rows.byRef[ref+"|confirmation"]
 	cancelledAt, wasCancelled := cancelled[ref]
 	for _, off := range pol.reminders {
-		kind := workflows.MessageKindReminder + off.String()
+		kind := lifecycle.MessageKindReminder + off.String()
 		// A moved booking's reminders for its new time are kinds of their
 		// own (one per move): one each is right, none at all is missing.
 		total, extra := 0, false
@@ -402,7 +402,7 @@ func (e *env) activeRows(ctx context.Context, r *changeRows) error {
 // reminderKind reports whether an outbox kind is a reminder's: the
 // message check tells reminders apart by kind, as two offsets may say the
 // same words.
-func reminderKind(kind string) bool { return strings.HasPrefix(kind, workflows.MessageKindReminder) }
+func reminderKind(kind string) bool { return strings.HasPrefix(kind, lifecycle.MessageKindReminder) }
 
 // kindsOf lists the outbox kinds of ref, for a finding's example.
 func (r changeRows) kindsOf(ref string) string {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/internal/config"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // appliedChange is a change the drill sent for a confirmed booking.
@@ -174,7 +174,7 @@ func (c *changer) round(ctx context.Context, all []Scenario) {
 // lifecycleStarted asks Temporal whether the booking's lifecycle exists:
 // a change before it would find nothing to change.
 func (c *changer) lifecycleStarted(ctx context.Context, workflowID string) bool {
-	_, err := c.e.tc.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(workflowID), "")
+	_, err := c.e.tc.DescribeWorkflowExecution(ctx, lifecycle.WorkflowID(workflowID), "")
 	return err == nil
 }
 

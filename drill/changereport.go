@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/bookonce/bookonce/internal/mask"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // ChangeReport is what the customers did after their bookings were
@@ -124,7 +124,7 @@ func (e *env) describeUnreminded(ctx context.Context, progress func(string, ...a
 		return
 	}
 	for ref := range refs {
-		st, err := workflows.AppointmentLifecycle(ctx, e.tc, ref)
+		st, err := lifecycle.StateOf(ctx, e.tc, ref)
 		if err != nil {
 			progress("no reminder for %s: lifecycle: %v", ref, err)
 			continue
@@ -135,7 +135,7 @@ func (e *env) describeUnreminded(ctx context.Context, progress func(string, ...a
 
 // lifecycleInput is the lifecycle's input as its history starts, in words.
 func (e *env) lifecycleInput(ctx context.Context, ref string) string {
-	it := e.tc.GetWorkflowHistory(ctx, workflows.BookingWorkflowID(ref), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := e.tc.GetWorkflowHistory(ctx, lifecycle.WorkflowID(ref), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
 		return "no history"
 	}
@@ -143,7 +143,7 @@ func (e *env) lifecycleInput(ctx context.Context, ref string) string {
 	if err != nil {
 		return err.Error()
 	}
-	var in workflows.BookingLifecycle
+	var in lifecycle.Input
 	if err := converter.GetDefaultDataConverter().FromPayloads(ev.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil {
 		return err.Error()
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/twilio"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // Every duplicate check counts effects that some constraint does NOT make
@@ -209,7 +209,7 @@ func (e *env) doubleBooked(ctx context.Context) (DoubleBooked, error) {
 		AND NOT EXISTS (SELECT 1 FROM outbox_messages o WHERE o.tenant_id = a.tenant_id AND (
 			(a.status = 'cancelled' AND o.reference = split_part(a.reference, '#', 1)) OR
 			(b.status = 'cancelled' AND o.reference = split_part(b.reference, '#', 1)))
-			AND (o.kind = $2 OR o.kind LIKE $3 || '%'))`, ids, workflows.MessageKindCancellation, workflows.MessageKindRescheduled)
+			AND (o.kind = $2 OR o.kind LIKE $3 || '%'))`, ids, lifecycle.MessageKindCancellation, lifecycle.MessageKindRescheduled)
 	if err != nil {
 		return r, fmt.Errorf("double-booked resources: %w", err)
 	}

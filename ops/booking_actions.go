@@ -16,7 +16,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/reference"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // changeWait bounds how long a button waits for the booking's answer, as
@@ -31,26 +31,26 @@ var tokenPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 type bookingChange struct {
 	name     string // in messages: "cancel", "no-show"
 	updateID func(tenant, key string) string
-	send     func(ctx context.Context, p *Page, id, updateID string, form url.Values) (workflows.LifecycleState, error)
+	send     func(ctx context.Context, p *Page, id, updateID string, form url.Values) (lifecycle.State, error)
 	refused  string // the validator's error type of a refusal
 	invalid  string // the validator's error type of bad input
 }
 
 var (
 	cancelChange = bookingChange{
-		name: "cancel", updateID: workflows.CancelUpdateID, refused: workflows.ErrTypeNotCancellable, invalid: workflows.ErrTypeInvalidCancel,
-		send: func(ctx context.Context, p *Page, id, updateID string, form url.Values) (workflows.LifecycleState, error) {
+		name: "cancel", updateID: lifecycle.CancelUpdateID, refused: lifecycle.ErrTypeNotCancellable, invalid: lifecycle.ErrTypeInvalidCancel,
+		send: func(ctx context.Context, p *Page, id, updateID string, form url.Values) (lifecycle.State, error) {
 			reason := strings.TrimSpace(form.Get("reason"))
 			if reason == "" {
 				reason = "cancelled by staff on the ops page"
 			}
-			return workflows.CancelAppointment(ctx, p.Temporal, id, updateID, workflows.CancelRequest{Reason: reason})
+			return lifecycle.Cancel(ctx, p.Temporal, id, updateID, lifecycle.CancelRequest{Reason: reason})
 		},
 	}
 	noShowChange = bookingChange{
-		name: "no-show", updateID: workflows.NoShowUpdateID, refused: workflows.ErrTypeNotNoShow, invalid: workflows.ErrTypeInvalidNoShow,
-		send: func(ctx context.Context, p *Page, id, updateID string, form url.Values) (workflows.LifecycleState, error) {
-			return workflows.MarkNoShow(ctx, p.Temporal, id, updateID, workflows.NoShowRequest{Note: strings.TrimSpace(form.Get("note"))})
+		name: "no-show", updateID: lifecycle.NoShowUpdateID, refused: lifecycle.ErrTypeNotNoShow, invalid: lifecycle.ErrTypeInvalidNoShow,
+		send: func(ctx context.Context, p *Page, id, updateID string, form url.Values) (lifecycle.State, error) {
+			return lifecycle.MarkNoShow(ctx, p.Temporal, id, updateID, lifecycle.NoShowRequest{Note: strings.TrimSpace(form.Get("note"))})
 		},
 	}
 )
@@ -124,8 +124,8 @@ func (p *Page) changedNotice(ctx context.Context, tenant, id string) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, policyBudget)
 	defer cancel()
-	v, err := p.Temporal.QueryWorkflow(ctx, workflows.BookingWorkflowID(id), "", workflows.QueryLifecycle)
-	var st workflows.LifecycleState
+	v, err := p.Temporal.QueryWorkflow(ctx, lifecycle.WorkflowID(id), "", lifecycle.QueryLifecycle)
+	var st lifecycle.State
 	if err == nil {
 		err = v.Get(&st)
 	}

@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -66,7 +68,7 @@ func (p *Page) loadBookings(ctx context.Context, d *pageData, tenant string, now
 		return nil
 	}
 	d.BookingsShown = true
-	prefix := workflows.BookingWorkflowID(appointment.WorkflowID(tenant, ""))
+	prefix := lifecycle.WorkflowID(appointment.WorkflowID(tenant, ""))
 	if strings.ContainsAny(prefix, `'"\`) {
 		return fmt.Errorf("list bookings: tenant %q cannot be quoted in a visibility query", tenant)
 	}
@@ -74,7 +76,7 @@ func (p *Page) loadBookings(ctx context.Context, d *pageData, tenant string, now
 	defer lcancel()
 	res, err := p.Temporal.ListWorkflow(lctx, &workflowservice.ListWorkflowExecutionsRequest{
 		PageSize: BookingLimit,
-		Query:    fmt.Sprintf(`WorkflowType = 'BookingWorkflow' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '%s'`, prefix),
+		Query:    fmt.Sprintf(`WorkflowType = '%s' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '%s'`, lifecycle.WorkflowName, prefix),
 	})
 	if err != nil {
 		return fmt.Errorf("list bookings: %w", err)
@@ -114,7 +116,7 @@ func (p *Page) actions(ctx context.Context, v *bookingView, now time.Time) {
 	path := "/ops/bookings/" + url.PathEscape(v.ID)
 	if status == workflows.StatusConfirmed && !begun {
 		v.CancelAction, v.CancelLabel, v.Policy = path+"/cancel", "Cancel", "refund policy unknown: the booking did not answer"
-		if pol, err := workflows.CancelPolicyOf(ctx, p.Temporal, v.ID); err != nil {
+		if pol, err := lifecycle.PolicyOf(ctx, p.Temporal, v.ID); err != nil {
 			p.log().Warn("ops: cancel policy", "workflow_id", v.ID, "err", err)
 		} else {
 			v.Policy, v.CancelLabel = describePolicy(pol, now)
@@ -130,7 +132,7 @@ func (p *Page) actions(ctx context.Context, v *bookingView, now time.Time) {
 
 // describePolicy says what a cancel at now would do with the deposit,
 // and labels the button with it.
-func describePolicy(pol workflows.CancelPolicy, now time.Time) (policy, label string) {
+func describePolicy(pol lifecycle.CancelPolicy, now time.Time) (policy, label string) {
 	until := pol.FreeUntil.UTC().Format("2006-01-02 15:04") + " UTC"
 	amount := fmt.Sprintf("%d.%02d %s", pol.Deposit/100, pol.Deposit%100, strings.ToUpper(pol.Currency))
 	switch {

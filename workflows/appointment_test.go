@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 func TestUnitHappyPath(t *testing.T) {
@@ -33,7 +34,7 @@ func TestUnitHappyPath(t *testing.T) {
 	require.Equal(t, "msg_1", st.MessageID)
 	require.Empty(t, st.Reason)
 	// The confirmed booking is handed to its lifecycle workflow.
-	require.Equal(t, workflows.BookingWorkflowID(unitWorkflowID), st.Lifecycle)
+	require.Equal(t, lifecycle.WorkflowID(unitWorkflowID), st.Lifecycle)
 	require.NotNil(t, f.lifecycle)
 	require.Equal(t, unitWorkflowID, f.lifecycle.Reference)
 	require.Equal(t, "booking-hold-1", f.lifecycle.BookingID)

@@ -23,6 +23,7 @@ import (
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestMatrixCancelRacingTheRefundBoundary: a cancel one second inside the
@@ -34,13 +35,13 @@ func TestMatrixCancelRacingTheRefundBoundary(t *testing.T) {
 		// from is how long before the slot (72 h after the start) the
 		// cancel arrives.
 		from    time.Duration
-		deposit workflows.DepositOutcome
+		deposit lifecycle.DepositOutcome
 		refunds int
 		reason  string
 	}{
-		{"one second before the boundary: refunded", 24*time.Hour + time.Second, workflows.DepositRefunded, 1,
+		{"one second before the boundary: refunded", 24*time.Hour + time.Second, lifecycle.DepositRefunded, 1,
 			"cancelled at least 24h0m0s before the slot: deposit refunded in full"},
-		{"one second after the boundary: kept", 24*time.Hour - time.Second, workflows.DepositKept, 0,
+		{"one second after the boundary: kept", 24*time.Hour - time.Second, lifecycle.DepositKept, 0,
 			"cancelled less than 24h0m0s before the slot: deposit kept"},
 	}
 	for _, tc := range cases {
@@ -50,8 +51,8 @@ func TestMatrixCancelRacingTheRefundBoundary(t *testing.T) {
 			in := lifecycleInput(env)
 			in.Reminders = []time.Duration{2 * time.Hour} // none near the boundary
 			var got answer
-			updateAt(env, workflows.UpdateCancel, 72*time.Hour-tc.from, "cancel-1", workflows.CancelRequest{Reason: "customer asked"}, &got)
-			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			updateAt(env, lifecycle.UpdateCancel, 72*time.Hour-tc.from, "cancel-1", lifecycle.CancelRequest{Reason: "customer asked"}, &got)
+			env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 			require.NoError(t, env.GetWorkflowError())
 			require.True(t, got.done)
 			require.NoError(t, got.rejected)
@@ -75,13 +76,13 @@ func TestMatrixReminderAnswerLost(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(&unitLog{})
 	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(workflows.BookingWorkflow)
+	lifecycle.Register(env)
 	a := &activities.Activities{Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}}}
 	env.RegisterActivity(a)
 	cfg := testsupport.Config(t)
 	fake := stacktest.TwilioRelay(t, cfg, pool, stack.Logger(cfg, testsupport.LogWriter(t)), 100*time.Millisecond)
 	ref := appointment.WorkflowID("demo", testsupport.TaskQueue(t))
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(ref), TaskQueue: workflows.TaskQueue})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: lifecycle.WorkflowID(ref), TaskQueue: workflows.TaskQueue})
 	// In the relay's (real) future: a reminder reached after its slot
 	// would be recorded as expired, not sent.
 	env.SetStartTime(time.Date(2030, 6, 3, 10, 0, 0, 0, time.UTC))
@@ -99,9 +100,9 @@ func TestMatrixReminderAnswerLost(t *testing.T) {
 		})
 	in := lifecycleInput(env)
 	in.Reference, in.Reminders = ref, []time.Duration{2 * time.Hour}
-	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
-	var st workflows.LifecycleState
+	var st lifecycle.State
 	require.NoError(t, env.GetWorkflowResult(&st))
 	require.Equal(t, workflows.StatusCompleted, st.Status)
 	require.Equal(t, []string{"2h0m0s"}, st.Reminders)
@@ -110,7 +111,7 @@ func TestMatrixReminderAnswerLost(t *testing.T) {
 	var rows int
 	var id string
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*), min(id) FROM outbox_messages
-		WHERE reference = $1 AND kind = $2`, ref, workflows.MessageKindReminder+"2h0m0s").Scan(&rows, &id))
+		WHERE reference = $1 AND kind = $2`, ref, lifecycle.MessageKindReminder+"2h0m0s").Scan(&rows, &id))
 	require.Equal(t, 1, rows, "one outbox row for the offset")
 	require.Equal(t, id, st.Steps[len(st.Steps)-1].DownstreamID, "the retry answered the row the lost attempt reserved")
 	require.Len(t, testsupport.Delivered(t, pool, fake, ref, in.Customer, "Erinnerung"), 1, "one reminder reached the customer")

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // updateAt sends the Update name with id and arg at offset after the start.
@@ -22,7 +23,7 @@ func updateAt(env *testsuite.TestWorkflowEnvironment, name string, offset time.D
 			OnComplete: func(v any, err error) {
 				into.err, into.done = err, true
 				switch s := v.(type) {
-				case workflows.LifecycleState:
+				case lifecycle.State:
 					into.state = s
 				case converter.EncodedValue:
 					into.err = errors.Join(err, s.Get(&into.state))
@@ -44,7 +45,7 @@ func requireRejected(t *testing.T, a answer, errType string) {
 // TestBookingNoShow: the slot of lifecycleInput begins at 72 h and ends at
 // 73 h; the linger lasts until 97 h.
 func TestBookingNoShow(t *testing.T) {
-	noShow := workflows.NoShowRequest{Note: "did not come"}
+	noShow := lifecycle.NoShowRequest{Note: "did not come"}
 	cases := []struct {
 		name string
 		// at is when the first no_show arrives; cancelAt, if set, when a
@@ -54,21 +55,21 @@ func TestBookingNoShow(t *testing.T) {
 		// rejected: the first no_show's refusal; else want is its answer.
 		rejected string
 		want     workflows.BookingStatus
-		deposit  workflows.DepositOutcome
+		deposit  lifecycle.DepositOutcome
 		refunds  int
 	}{
 		{name: "before the slot began: refused", at: 72*time.Hour - time.Second,
-			rejected: workflows.ErrTypeNotNoShow, want: workflows.StatusCompleted},
+			rejected: lifecycle.ErrTypeNotNoShow, want: workflows.StatusCompleted},
 		{name: "during the slot: NoShow, deposit kept", at: 72*time.Hour + 10*time.Minute,
-			want: workflows.StatusNoShow, deposit: workflows.DepositKept},
+			want: workflows.StatusNoShow, deposit: lifecycle.DepositKept},
 		{name: "during the linger day: NoShow, deposit kept", at: 80 * time.Hour,
-			want: workflows.StatusNoShow, deposit: workflows.DepositKept},
+			want: workflows.StatusNoShow, deposit: lifecycle.DepositKept},
 		{name: "without a deposit: nothing kept", at: 80 * time.Hour, noDeposit: true,
-			want: workflows.StatusNoShow, deposit: workflows.DepositNone},
+			want: workflows.StatusNoShow, deposit: lifecycle.DepositNone},
 		{name: "a cancelled booking: refused", cancelAt: time.Hour, at: 80 * time.Hour,
-			rejected: workflows.ErrTypeNotNoShow, want: workflows.StatusCancelled, refunds: 1},
+			rejected: lifecycle.ErrTypeNotNoShow, want: workflows.StatusCancelled, refunds: 1},
 		{name: "a note too long: refused", at: 80 * time.Hour,
-			rejected: workflows.ErrTypeInvalidNoShow, want: workflows.StatusCompleted},
+			rejected: lifecycle.ErrTypeInvalidNoShow, want: workflows.StatusCompleted},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,34 +81,34 @@ func TestBookingNoShow(t *testing.T) {
 				in.Deposit, in.IntentID = 0, ""
 			}
 			if tc.cancelAt > 0 {
-				updateAt(env, workflows.UpdateCancel, tc.cancelAt, "cancel-1", workflows.CancelRequest{Reason: "x"}, &answer{})
+				updateAt(env, lifecycle.UpdateCancel, tc.cancelAt, "cancel-1", lifecycle.CancelRequest{Reason: "x"}, &answer{})
 			}
 			req := noShow
-			if tc.rejected == workflows.ErrTypeInvalidNoShow {
+			if tc.rejected == lifecycle.ErrTypeInvalidNoShow {
 				req.Note = string(make([]byte, 501))
 			}
 			var first, again, retry, cancelAfter answer
-			updateAt(env, workflows.UpdateNoShow, tc.at, "no-show-1", req, &first)
+			updateAt(env, lifecycle.UpdateNoShow, tc.at, "no-show-1", req, &first)
 			if tc.rejected == "" {
 				// Another no_show, a retry of the first, and a cancel after it.
-				updateAt(env, workflows.UpdateNoShow, tc.at+time.Minute, "no-show-2", noShow, &again)
-				updateAt(env, workflows.UpdateNoShow, tc.at+2*time.Minute, "no-show-1", req, &retry)
-				updateAt(env, workflows.UpdateCancel, tc.at+3*time.Minute, "cancel-after", workflows.CancelRequest{Reason: "x"}, &cancelAfter)
+				updateAt(env, lifecycle.UpdateNoShow, tc.at+time.Minute, "no-show-2", noShow, &again)
+				updateAt(env, lifecycle.UpdateNoShow, tc.at+2*time.Minute, "no-show-1", req, &retry)
+				updateAt(env, lifecycle.UpdateCancel, tc.at+3*time.Minute, "cancel-after", lifecycle.CancelRequest{Reason: "x"}, &cancelAfter)
 			}
-			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 
 			require.True(t, env.IsWorkflowCompleted(), "the workflow ends")
 			require.NoError(t, env.GetWorkflowError())
 			require.Equal(t, start.Add(97*time.Hour), env.Now(), "it ends after the linger, as a completed booking does")
-			var st workflows.LifecycleState
+			var st lifecycle.State
 			require.NoError(t, env.GetWorkflowResult(&st))
 			require.Equal(t, tc.want, st.Status, st.Reason)
 			require.Equal(t, tc.refunds, f.refunds, "refunds at the payment API")
 			require.Zero(t, f.voids)
 			require.Zero(t, f.cases)
 			for _, m := range f.messages {
-				require.Contains(t, []string{workflows.MessageKindReminder + "24h0m0s", workflows.MessageKindReminder + "2h0m0s",
-					workflows.MessageKindCancellation}, m.Kind, "no message about a no-show")
+				require.Contains(t, []string{lifecycle.MessageKindReminder + "24h0m0s", lifecycle.MessageKindReminder + "2h0m0s",
+					lifecycle.MessageKindCancellation}, m.Kind, "no message about a no-show")
 			}
 			if tc.rejected != "" {
 				requireRejected(t, first, tc.rejected)
@@ -122,7 +123,7 @@ func TestBookingNoShow(t *testing.T) {
 			require.Equal(t, first.state, retry.state, "a retried no_show answers the same state")
 			require.Equal(t, first.state.Status, st.Status)
 			require.Zero(t, f.cancels, "the calendar booking stays")
-			requireRejected(t, cancelAfter, workflows.ErrTypeNotCancellable)
+			requireRejected(t, cancelAfter, lifecycle.ErrTypeNotCancellable)
 			require.Contains(t, cancelAfter.rejected.Error(), "no-show")
 		})
 	}

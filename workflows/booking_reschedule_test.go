@@ -23,6 +23,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // calendarFake answers holds and confirmations of moves; taken slots are
@@ -82,15 +83,15 @@ func newMoveEnv(t *testing.T, f *bookingFake, c *calendarFake) *testsuite.TestWo
 }
 
 // rescheduleAt sends the reschedule Update with id at offset after the start.
-func rescheduleAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id string, req workflows.RescheduleRequest, into *answer) {
+func rescheduleAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id string, req lifecycle.RescheduleRequest, into *answer) {
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateReschedule, id, &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(lifecycle.UpdateReschedule, id, &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
 			OnReject: func(err error) { into.rejected, into.done = err, true },
 			OnComplete: func(v any, err error) {
 				into.err, into.done = err, true
 				switch s := v.(type) {
-				case workflows.LifecycleState:
+				case lifecycle.State:
 					into.state = s
 				case converter.EncodedValue:
 					if s != nil && s.HasValue() {
@@ -122,21 +123,21 @@ func TestBookingRescheduleMoves(t *testing.T) {
 	in := lifecycleInput(env)
 	newStart := in.SlotStart.Add(24 * time.Hour)
 	var first, retried, same answer
-	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: newStart}, &first)
-	rescheduleAt(env, time.Hour+time.Minute, "move-1", workflows.RescheduleRequest{Start: newStart}, &retried)
-	rescheduleAt(env, time.Hour+2*time.Minute, "move-2", workflows.RescheduleRequest{Start: newStart, ResourceID: "bay-1"}, &same)
-	var atOldEnd workflows.LifecycleState
+	rescheduleAt(env, time.Hour, "move-1", lifecycle.RescheduleRequest{Start: newStart}, &first)
+	rescheduleAt(env, time.Hour+time.Minute, "move-1", lifecycle.RescheduleRequest{Start: newStart}, &retried)
+	rescheduleAt(env, time.Hour+2*time.Minute, "move-2", lifecycle.RescheduleRequest{Start: newStart, ResourceID: "bay-1"}, &same)
+	var atOldEnd lifecycle.State
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(workflows.QueryLifecycle)
+		v, err := env.QueryWorkflow(lifecycle.QueryLifecycle)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&atOldEnd))
 	}, 73*time.Hour+time.Minute)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
-	var st workflows.LifecycleState
+	var st lifecycle.State
 	require.NoError(t, env.GetWorkflowResult(&st))
 
-	ref := workflows.MoveReference(unitWorkflowID, 1)
+	ref := lifecycle.MoveReference(unitWorkflowID, 1)
 	require.Equal(t, []string{
 		"hold " + ref + " " + newStart.Format(time.RFC3339) + " second=true",
 		"confirm hold_1",
@@ -178,15 +179,15 @@ func TestBookingMoveOutlastsACalendarOutage(t *testing.T) {
 	in.Tuning.ActivityAttempts = 3
 	newStart := in.SlotStart.Add(24 * time.Hour)
 	var got answer
-	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: newStart}, &got)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	rescheduleAt(env, time.Hour, "move-1", lifecycle.RescheduleRequest{Start: newStart}, &got)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 
 	require.True(t, got.done)
 	require.NoError(t, got.err, "refusals left: %d", c.holdsRefused)
 	require.Zero(t, c.holdsRefused, "every refusal was met")
 	require.Equal(t, []string{
-		"hold " + workflows.MoveReference(unitWorkflowID, 1) + " " + newStart.Format(time.RFC3339) + " second=true",
+		"hold " + lifecycle.MoveReference(unitWorkflowID, 1) + " " + newStart.Format(time.RFC3339) + " second=true",
 		"confirm hold_1",
 		"cancel bk_1 " + unitWorkflowID,
 	}, f.calls)
@@ -207,7 +208,7 @@ func TestBookingRescheduleRefusedOrFailed(t *testing.T) {
 	}{
 		{name: "taken slot: alternatives, old untouched", to: 24 * time.Hour, errType: activities.ErrTypeSlotUnavailable,
 			calls: func(ref string) []string { return []string{"hold " + ref, "release " + ref} }},
-		{name: "confirm fails: the new hold and booking are undone", to: 24 * time.Hour, errType: workflows.ErrTypeInvalidReschedule,
+		{name: "confirm fails: the new hold and booking are undone", to: 24 * time.Hour, errType: lifecycle.ErrTypeInvalidReschedule,
 			calendar: calendarFake{confirmE: temporal.NewNonRetryableApplicationError("bad", activities.ErrTypeCalendarFinal, nil)},
 			calls: func(ref string) []string {
 				return []string{"hold " + ref, "confirm hold_1", "cancel  " + ref, "release " + ref}
@@ -224,10 +225,10 @@ func TestBookingRescheduleRefusedOrFailed(t *testing.T) {
 				c.taken = to
 			}
 			var got answer
-			rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: to}, &got)
-			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			rescheduleAt(env, time.Hour, "move-1", lifecycle.RescheduleRequest{Start: to}, &got)
+			env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 			require.NoError(t, env.GetWorkflowError())
-			var st workflows.LifecycleState
+			var st lifecycle.State
 			require.NoError(t, env.GetWorkflowResult(&st))
 
 			require.True(t, got.done)
@@ -236,7 +237,7 @@ func TestBookingRescheduleRefusedOrFailed(t *testing.T) {
 			for _, call := range f.calls {
 				calls = append(calls, strings.SplitN(call, " 20", 2)[0]) // without the time
 			}
-			require.Equal(t, tc.calls(workflows.MoveReference(unitWorkflowID, 1)), calls)
+			require.Equal(t, tc.calls(lifecycle.MoveReference(unitWorkflowID, 1)), calls)
 			require.Equal(t, "bk_1", st.BookingID, "the old booking stands")
 			require.True(t, in.SlotStart.Equal(st.SlotStart))
 			require.Empty(t, st.Moves)
@@ -250,7 +251,7 @@ func TestBookingRescheduleRefusedOrFailed(t *testing.T) {
 			require.ErrorAs(t, got.err, &appErr)
 			require.Equal(t, tc.errType, appErr.Type())
 			if tc.errType == activities.ErrTypeSlotUnavailable {
-				var refused workflows.RescheduleRefused
+				var refused lifecycle.RescheduleRefused
 				require.NoError(t, appErr.Details(&refused))
 				require.Len(t, refused.Alternatives, 1)
 				require.True(t, to.Add(time.Hour).Equal(refused.Alternatives[0]))
@@ -268,8 +269,8 @@ func TestBookingRescheduleOldCancelFails(t *testing.T) {
 	env := newMoveEnv(t, f, &calendarFake{})
 	in := lifecycleInput(env)
 	var got answer
-	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &got)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	rescheduleAt(env, time.Hour, "move-1", lifecycle.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &got)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	require.True(t, got.done)
 	require.NoError(t, got.err)
@@ -288,9 +289,9 @@ func cancelDuringAMove(t *testing.T, f *bookingFake) answer {
 	env := newMoveEnv(t, f, &calendarFake{confirmDelay: 10 * time.Minute})
 	in := lifecycleInput(env)
 	var moved, cancelled answer
-	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &moved)
+	rescheduleAt(env, time.Hour, "move-1", lifecycle.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &moved)
 	cancelAt(env, time.Hour+2*time.Minute, "cancel-1", &cancelled)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, moved.err)
 	require.NoError(t, cancelled.err)
@@ -328,8 +329,8 @@ func TestBookingRescheduleReminders(t *testing.T) {
 	// 60 h: its 24 h reminder would be at 36 h, passed.
 	newStart := env.Now().Add(60 * time.Hour)
 	var got answer
-	rescheduleAt(env, 50*time.Hour, "move-1", workflows.RescheduleRequest{Start: newStart}, &got)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	rescheduleAt(env, 50*time.Hour, "move-1", lifecycle.RescheduleRequest{Start: newStart}, &got)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, got.err)
 	require.Equal(t, []string{"reminder_24h0m0s", "rescheduled_1", "reminder_2h0m0s_move_1"}, f.kinds())
@@ -348,8 +349,8 @@ func TestBookingReminderDueDuringAMoveIsSentAfterIt(t *testing.T) {
 	in.Reminders = []workflows.Duration{workflows.Duration(100 * time.Hour)}
 	in.Tuning.ReminderLead = workflows.Duration(-87600 * time.Hour)
 	var got answer
-	rescheduleAt(env, 0, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &got)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	rescheduleAt(env, 0, "move-1", lifecycle.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &got)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, got.err)
 	require.Equal(t, []string{"rescheduled_1", "reminder_100h0m0s_move_1"}, f.kinds(), "one reminder, for the new time")
@@ -362,17 +363,17 @@ func TestBookingRescheduleThenCancel(t *testing.T) {
 	env := newMoveEnv(t, f, &calendarFake{})
 	in := lifecycleInput(env)
 	var moved, cancelled answer
-	rescheduleAt(env, time.Hour, "move-1", workflows.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &moved)
+	rescheduleAt(env, time.Hour, "move-1", lifecycle.RescheduleRequest{Start: in.SlotStart.Add(24 * time.Hour)}, &moved)
 	// 80 h: the old slot has passed, the new one is 16 h away.
 	cancelAt(env, 80*time.Hour, "cancel-1", &cancelled)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, moved.err)
 	require.NoError(t, cancelled.rejected)
 	require.NoError(t, cancelled.err)
 	require.Equal(t, workflows.StatusCancelled, cancelled.state.Status)
-	require.Equal(t, workflows.DepositKept, cancelled.state.Deposit, "16 h before the new slot: inside the window")
-	require.Equal(t, "cancel bk_hold_1 "+workflows.MoveReference(unitWorkflowID, 1), f.calls[len(f.calls)-1])
+	require.Equal(t, lifecycle.DepositKept, cancelled.state.Deposit, "16 h before the new slot: inside the window")
+	require.Equal(t, "cancel bk_hold_1 "+lifecycle.MoveReference(unitWorkflowID, 1), f.calls[len(f.calls)-1])
 }
 
 // TestBookingRescheduleValidator: what the validator refuses before
@@ -385,10 +386,10 @@ func TestBookingRescheduleValidator(t *testing.T) {
 		cancel  bool
 		errType string
 	}{
-		{"zero start", time.Hour, func(time.Time) time.Time { return time.Time{} }, false, workflows.ErrTypeInvalidReschedule},
-		{"past start", time.Hour, func(s time.Time) time.Time { return s.Add(-72 * time.Hour) }, false, workflows.ErrTypeInvalidReschedule},
-		{"slot has begun", 72*time.Hour + time.Minute, func(s time.Time) time.Time { return s.Add(24 * time.Hour) }, false, workflows.ErrTypeNotReschedulable},
-		{"cancelled", 2 * time.Hour, func(s time.Time) time.Time { return s.Add(24 * time.Hour) }, true, workflows.ErrTypeNotReschedulable},
+		{"zero start", time.Hour, func(time.Time) time.Time { return time.Time{} }, false, lifecycle.ErrTypeInvalidReschedule},
+		{"past start", time.Hour, func(s time.Time) time.Time { return s.Add(-72 * time.Hour) }, false, lifecycle.ErrTypeInvalidReschedule},
+		{"slot has begun", 72*time.Hour + time.Minute, func(s time.Time) time.Time { return s.Add(24 * time.Hour) }, false, lifecycle.ErrTypeNotReschedulable},
+		{"cancelled", 2 * time.Hour, func(s time.Time) time.Time { return s.Add(24 * time.Hour) }, true, lifecycle.ErrTypeNotReschedulable},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -399,8 +400,8 @@ func TestBookingRescheduleValidator(t *testing.T) {
 				cancelAt(env, time.Hour, "cancel-1", &answer{})
 			}
 			var got answer
-			rescheduleAt(env, tc.at, "move-1", workflows.RescheduleRequest{Start: tc.start(in.SlotStart)}, &got)
-			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			rescheduleAt(env, tc.at, "move-1", lifecycle.RescheduleRequest{Start: tc.start(in.SlotStart)}, &got)
+			env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 			require.NoError(t, env.GetWorkflowError())
 			require.True(t, got.done)
 			var appErr *temporal.ApplicationError
@@ -420,9 +421,9 @@ func TestBookingCancelWaitsForAMove(t *testing.T) {
 	f := &bookingFake{}
 	cancelled := cancelDuringAMove(t, f)
 	require.Equal(t, workflows.StatusCancelled, cancelled.state.Status)
-	require.Equal(t, workflows.DepositRefunded, cancelled.state.Deposit)
-	ref := workflows.MoveReference(unitWorkflowID, 1)
+	require.Equal(t, lifecycle.DepositRefunded, cancelled.state.Deposit)
+	ref := lifecycle.MoveReference(unitWorkflowID, 1)
 	require.Equal(t, []string{"confirm hold_1", "cancel bk_1 " + unitWorkflowID, "cancel bk_hold_1 " + ref}, f.calls[1:])
 	require.Equal(t, 1, f.refunds)
-	require.Equal(t, []string{"rescheduled_1", workflows.MessageKindCancellation}, f.kinds())
+	require.Equal(t, []string{"rescheduled_1", lifecycle.MessageKindCancellation}, f.kinds())
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // bookingFake counts the lifecycle's effects downstream.
@@ -61,10 +62,10 @@ func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironm
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(&unitLog{})
 	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(workflows.BookingWorkflow)
+	lifecycle.Register(env)
 	a := &activities.Activities{}
 	env.RegisterActivity(a)
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(unitWorkflowID), TaskQueue: workflows.TaskQueue})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: lifecycle.WorkflowID(unitWorkflowID), TaskQueue: workflows.TaskQueue})
 	// A fixed clock far from a daylight-saving change: local times below
 	// are then whole hours apart, whatever day the test runs.
 	env.SetStartTime(time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
@@ -111,9 +112,9 @@ func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironm
 
 // lifecycleInput is a booking whose slot starts in three days (test
 // environment time) and lasts an hour, with a captured 20 € deposit.
-func lifecycleInput(env *testsuite.TestWorkflowEnvironment) workflows.BookingLifecycle {
+func lifecycleInput(env *testsuite.TestWorkflowEnvironment) lifecycle.Input {
 	start := env.Now().Add(72 * time.Hour)
-	return workflows.BookingLifecycle{
+	return lifecycle.Input{
 		Tenant: "demo", Reference: unitWorkflowID, Customer: "+4915112345678", Service: "tire-change",
 		Channel: workflows.ChannelWhatsApp, BookingID: "bk_1", SlotStart: start, SlotEnd: start.Add(time.Hour),
 		Deposit: 2000, Currency: "eur", IntentID: "pi_1", Timezone: "Europe/Berlin",
@@ -124,7 +125,7 @@ func lifecycleInput(env *testsuite.TestWorkflowEnvironment) workflows.BookingLif
 // answer is one Update's outcome as the caller saw it.
 type answer struct {
 	rejected error
-	state    workflows.LifecycleState
+	state    lifecycle.State
 	err      error
 	done     bool
 }
@@ -132,19 +133,19 @@ type answer struct {
 // cancelAt sends the cancel Update with id at offset after the start.
 func cancelAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id string, into *answer) {
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateCancel, id, &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(lifecycle.UpdateCancel, id, &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
 			OnReject: func(err error) { into.rejected, into.done = err, true },
 			OnComplete: func(v any, err error) {
 				into.err, into.done = err, true
 				switch s := v.(type) {
-				case workflows.LifecycleState:
+				case lifecycle.State:
 					into.state = s
 				case converter.EncodedValue:
 					into.err = errors.Join(err, s.Get(&into.state))
 				}
 			},
-		}, workflows.CancelRequest{Reason: "customer asked"})
+		}, lifecycle.CancelRequest{Reason: "customer asked"})
 	}, offset)
 }
 
@@ -155,7 +156,7 @@ func TestBookingCancelAndComplete(t *testing.T) {
 		at        time.Duration
 		noDeposit bool
 		want      workflows.BookingStatus
-		deposit   workflows.DepositOutcome
+		deposit   lifecycle.DepositOutcome
 		refunds   int
 		template  string // a word of the message sent
 		rejected  bool
@@ -165,13 +166,13 @@ func TestBookingCancelAndComplete(t *testing.T) {
 		reminders []string
 	}{
 		{name: "free cancel refunds the deposit", at: time.Hour, want: workflows.StatusCancelled,
-			deposit: workflows.DepositRefunded, refunds: 1, template: "erstatten"},
+			deposit: lifecycle.DepositRefunded, refunds: 1, template: "erstatten"},
 		{name: "cancel exactly 24 h before is free", at: 48 * time.Hour, want: workflows.StatusCancelled,
-			deposit: workflows.DepositRefunded, refunds: 1, template: "erstatten", offsets: []time.Duration{2 * time.Hour}},
+			deposit: lifecycle.DepositRefunded, refunds: 1, template: "erstatten", offsets: []time.Duration{2 * time.Hour}},
 		{name: "late cancel keeps the deposit, no reminder after it", at: 61 * time.Hour, want: workflows.StatusCancelled,
-			deposit: workflows.DepositKept, template: "behalten wir", reminders: []string{"reminder_24h0m0s"}},
+			deposit: lifecycle.DepositKept, template: "behalten wir", reminders: []string{"reminder_24h0m0s"}},
 		{name: "cancel without deposit", at: time.Hour, noDeposit: true, want: workflows.StatusCancelled,
-			deposit: workflows.DepositNone, template: "ist storniert."},
+			deposit: lifecycle.DepositNone, template: "ist storniert."},
 		{name: "cancel after completion is refused", at: 75 * time.Hour, want: workflows.StatusCompleted, rejected: true,
 			reminders: []string{"reminder_24h0m0s", "reminder_2h0m0s"}},
 		{name: "cancel after the slot began is refused", at: 72*time.Hour + time.Minute, want: workflows.StatusCompleted, rejected: true,
@@ -195,16 +196,16 @@ func TestBookingCancelAndComplete(t *testing.T) {
 				cancelAt(env, tc.at+time.Minute, "cancel-2", &again)
 				cancelAt(env, tc.at+2*time.Minute, "cancel-1", &answer{})
 			}
-			var atEnd workflows.LifecycleState
+			var atEnd lifecycle.State
 			env.RegisterDelayedCallback(func() {
-				v, err := env.QueryWorkflow(workflows.QueryLifecycle)
+				v, err := env.QueryWorkflow(lifecycle.QueryLifecycle)
 				require.NoError(t, err)
 				require.NoError(t, v.Get(&atEnd))
 			}, 73*time.Hour+time.Minute)
-			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 			require.True(t, env.IsWorkflowCompleted())
 			require.NoError(t, env.GetWorkflowError())
-			var st workflows.LifecycleState
+			var st lifecycle.State
 			require.NoError(t, env.GetWorkflowResult(&st))
 
 			require.Equal(t, tc.want, st.Status, st.Reason)
@@ -215,7 +216,7 @@ func TestBookingCancelAndComplete(t *testing.T) {
 			var reminders []string
 			cancellations := 0
 			for _, m := range f.messages {
-				if m.Kind == workflows.MessageKindCancellation {
+				if m.Kind == lifecycle.MessageKindCancellation {
 					cancellations++
 					continue
 				}
@@ -232,7 +233,7 @@ func TestBookingCancelAndComplete(t *testing.T) {
 				require.Error(t, first.rejected)
 				var appErr *temporal.ApplicationError
 				require.ErrorAs(t, first.rejected, &appErr)
-				require.Equal(t, workflows.ErrTypeNotCancellable, appErr.Type())
+				require.Equal(t, lifecycle.ErrTypeNotCancellable, appErr.Type())
 				require.Zero(t, f.cancels)
 				require.Zero(t, cancellations)
 				return
@@ -246,10 +247,10 @@ func TestBookingCancelAndComplete(t *testing.T) {
 			require.Equal(t, 1, f.cancels, "the calendar booking cancelled once")
 			require.Equal(t, 1, cancellations, "one cancellation message")
 			last := f.messages[len(f.messages)-1]
-			require.Equal(t, workflows.MessageKindCancellation, last.Kind)
+			require.Equal(t, lifecycle.MessageKindCancellation, last.Kind)
 			require.Equal(t, unitWorkflowID, last.Reference)
 			require.Contains(t, last.Text, tc.template)
-			if tc.deposit == workflows.DepositRefunded {
+			if tc.deposit == lifecycle.DepositRefunded {
 				require.Equal(t, "re_1", st.RefundID)
 			}
 		})
@@ -264,7 +265,7 @@ func TestBookingCancelCalendarFailureNeedsReview(t *testing.T) {
 	env := newBookingEnv(t, f)
 	var first answer
 	cancelAt(env, time.Hour, "cancel-1", &first)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, lifecycleInput(env))
+	env.ExecuteWorkflow(lifecycle.WorkflowName, lifecycleInput(env))
 	require.NoError(t, env.GetWorkflowError())
 	require.True(t, first.done)
 	require.NoError(t, first.err)
@@ -311,9 +312,9 @@ func TestBookingReminders(t *testing.T) {
 			in := lifecycleInput(env)
 			in.Terms, in.SlotStart = tc.terms, tc.slot(env.Now())
 			in.SlotEnd = in.SlotStart.Add(time.Hour)
-			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 			require.NoError(t, env.GetWorkflowError())
-			var st workflows.LifecycleState
+			var st lifecycle.State
 			require.NoError(t, env.GetWorkflowResult(&st))
 			require.Equal(t, workflows.StatusCompleted, st.Status)
 			want := tc.want(in.SlotStart)
@@ -354,7 +355,7 @@ func TestBookingReminderLead(t *testing.T) {
 			in.SlotStart = start.Add(150 * time.Minute)
 			in.SlotEnd = in.SlotStart.Add(time.Hour)
 			in.Tuning.ReminderLead = tc.lead
-			env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+			env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 			require.NoError(t, env.GetWorkflowError())
 			want := tc.want(start, in.SlotStart)
 			require.Len(t, f.sentAt, len(want), "reminders sent: %v", f.messages)
@@ -379,16 +380,16 @@ func TestBookingCancelWaitsForAReminder(t *testing.T) {
 	in.Reminders = []time.Duration{24*time.Hour + 5*time.Minute}
 	var first answer
 	cancelAt(env, 47*time.Hour+58*time.Minute, "cancel-1", &first)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, in)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	require.True(t, first.done)
 	require.NoError(t, first.err)
 	require.Equal(t, workflows.StatusCancelled, first.state.Status)
-	require.Equal(t, workflows.DepositRefunded, first.state.Deposit, first.state.Reason)
+	require.Equal(t, lifecycle.DepositRefunded, first.state.Deposit, first.state.Reason)
 	require.Equal(t, 1, f.refunds)
 	require.Len(t, f.messages, 2)
-	require.Equal(t, workflows.MessageKindReminder+"24h5m0s", f.messages[0].Kind)
-	require.Equal(t, workflows.MessageKindCancellation, f.messages[1].Kind)
+	require.Equal(t, lifecycle.MessageKindReminder+"24h5m0s", f.messages[0].Kind)
+	require.Equal(t, lifecycle.MessageKindCancellation, f.messages[1].Kind)
 	require.False(t, f.sentAt[1].Before(f.sentAt[0].Add(10*time.Minute)), "the cancellation waited for the reminder")
 }
 
@@ -410,13 +411,13 @@ func TestBookingCancelOnlyIfRefunded(t *testing.T) {
 			env := newBookingEnv(t, f)
 			var got answer
 			env.RegisterDelayedCallback(func() {
-				env.UpdateWorkflow(workflows.UpdateCancel, "c-1", &testsuite.TestUpdateCallback{
+				env.UpdateWorkflow(lifecycle.UpdateCancel, "c-1", &testsuite.TestUpdateCallback{
 					OnAccept:   func() {},
 					OnReject:   func(err error) { got.rejected, got.done = err, true },
 					OnComplete: func(any, error) { got.done = true },
-				}, workflows.CancelRequest{Reason: "by message", OnlyIfRefunded: true})
+				}, lifecycle.CancelRequest{Reason: "by message", OnlyIfRefunded: true})
 			}, tc.at)
-			env.ExecuteWorkflow(workflows.BookingWorkflow, lifecycleInput(env))
+			env.ExecuteWorkflow(lifecycle.WorkflowName, lifecycleInput(env))
 			require.NoError(t, env.GetWorkflowError())
 			require.True(t, got.done)
 			if !tc.rejected {
@@ -427,7 +428,7 @@ func TestBookingCancelOnlyIfRefunded(t *testing.T) {
 			}
 			var appErr *temporal.ApplicationError
 			require.ErrorAs(t, got.rejected, &appErr)
-			require.Equal(t, workflows.ErrTypeDepositWouldBeKept, appErr.Type())
+			require.Equal(t, lifecycle.ErrTypeDepositWouldBeKept, appErr.Type())
 			require.Zero(t, f.cancels, "the booking stands")
 			require.Zero(t, f.refunds)
 		})
@@ -450,7 +451,7 @@ func TestBookingIsPublishedCancelledBeforeTheCustomerIsTold(t *testing.T) {
 	}).Return(nil)
 	var got answer
 	cancelAt(env, time.Hour, "cancel-1", &got)
-	env.ExecuteWorkflow(workflows.BookingWorkflow, lifecycleInput(env))
+	env.ExecuteWorkflow(lifecycle.WorkflowName, lifecycleInput(env))
 	require.NoError(t, env.GetWorkflowError())
 	require.True(t, got.done)
 	require.NoError(t, got.err)

@@ -11,6 +11,7 @@ import (
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/conversation"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestCancelWishWhileTheCancelIsUnderWayIsNotToldCancelled: a booking
@@ -75,13 +76,13 @@ func cancelWithRefundHeld(t *testing.T, s *convStack) refundHeld {
 		`SELECT reference FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed'`, h.customer).Scan(&h.appointment))
 	s.awaitLifecycle(t, h.appointment)
 	go func() {
-		_, err := workflows.CancelAppointment(context.Background(), s.tc, h.appointment, workflows.CancelUpdateID("demo", "api-1"), workflows.CancelRequest{Reason: "customer called"})
+		_, err := lifecycle.Cancel(context.Background(), s.tc, h.appointment, lifecycle.CancelUpdateID("demo", "api-1"), lifecycle.CancelRequest{Reason: "customer called"})
 		h.cancelled <- err
 	}()
 	testsupport.AwaitPause(t, h.refund, h.cancelled)
 	first := true
 	testsupport.Eventually(t, 10*time.Second, "the lifecycle published as cancelling", func() bool {
-		st, _, err := workflows.PublishedStatus(context.Background(), s.tc, workflows.BookingWorkflowID(h.appointment))
+		st, _, err := workflows.PublishedStatus(context.Background(), s.tc, lifecycle.WorkflowID(h.appointment))
 		if first && st != workflows.StatusCancelling {
 			t.Logf("the refund waits, yet the lifecycle shows %q (%v)", st, err)
 		}

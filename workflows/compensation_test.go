@@ -18,6 +18,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // reviewReasons lists the reasons of the review cases opened (any order).
@@ -106,8 +107,8 @@ func TestUnitCancelWhileSendingConfirmationGoesToTheLifecycle(t *testing.T) {
 	calls := f.started("ChangeBooking")
 	require.Len(t, calls, 1)
 	in := f.input(calls[0].Saga, calls[0].ID).(activities.ChangeBookingInput)
-	require.Equal(t, workflows.UpdateCancel, in.Update)
-	require.Equal(t, workflows.CancelUpdateID("demo", "appointment:"+st.Reference), in.UpdateID)
+	require.Equal(t, lifecycle.UpdateCancel, in.Update)
+	require.Equal(t, lifecycle.CancelUpdateID("demo", "appointment:"+st.Reference), in.UpdateID)
 	require.JSONEq(t, `{"reason":"asked by the customer while the booking was being confirmed","refund_in_full":true}`, string(in.Args))
 	require.Empty(t, f.started("CancelBooking"), "the lifecycle cancels, not the saga")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestConversationCancellationWish: what a "stornieren" does, by what the
@@ -63,9 +64,9 @@ func TestConversationCancellationWish(t *testing.T) {
 		{name: "confirmed, deposit would be kept: asked first", now: slot.Add(-2 * time.Hour), appointments: []activities.Appointment{booked},
 			wantReply: "nicht erstattet"},
 		{name: "confirmed, but the booking's window says the deposit is kept: asked", now: farAhead, appointments: []activities.Appointment{booked},
-			changeErr: temporal.NewNonRetryableApplicationError("kept", workflows.ErrTypeDepositWouldBeKept, nil), wantReply: "nicht erstattet"},
+			changeErr: temporal.NewNonRetryableApplicationError("kept", lifecycle.ErrTypeDepositWouldBeKept, nil), wantReply: "nicht erstattet"},
 		{name: "confirmed, but the slot has begun", now: farAhead, appointments: []activities.Appointment{booked},
-			changeErr: temporal.NewNonRetryableApplicationError("begun", workflows.ErrTypeNotCancellable, nil), wantReply: "nicht mehr storniert"},
+			changeErr: temporal.NewNonRetryableApplicationError("begun", lifecycle.ErrTypeNotCancellable, nil), wantReply: "nicht mehr storniert"},
 		{name: "confirmed, the booking unreachable: review", now: farAhead, appointments: []activities.Appointment{booked},
 			changeErr: temporal.NewNonRetryableApplicationError("gone", activities.ErrTypeBookingGone, nil), wantReview: "ended_before_cancel_arrived", wantReply: "schon abgeschlossen"},
 		{name: "cancelled before: said so", now: farAhead, appointments: []activities.Appointment{appt("a", true, false, workflows.StatusConfirmed, workflows.StatusCancelled)},
@@ -92,8 +93,8 @@ func TestConversationCancellationWish(t *testing.T) {
 			require.Equal(t, tc.wantCancel, f.cancels)
 			var changed []string
 			for _, ch := range f.changes {
-				require.Equal(t, workflows.UpdateCancel, ch.Update)
-				require.Equal(t, workflows.CancelUpdateID("demo", "event:SMx"), ch.UpdateID, "derived from the inbound event")
+				require.Equal(t, lifecycle.UpdateCancel, ch.Update)
+				require.Equal(t, lifecycle.CancelUpdateID("demo", "event:SMx"), ch.UpdateID, "derived from the inbound event")
 				changed = append(changed, ch.AppointmentID)
 			}
 			require.Equal(t, tc.wantChange, changed)

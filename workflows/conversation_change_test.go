@@ -14,6 +14,7 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // changeBooked is a confirmed booking at unitSlot whose lifecycle is in
@@ -70,7 +71,7 @@ func TestLateCancelIsConfirmedBeforeTheDepositIsKept(t *testing.T) {
 	require.Len(t, f.replies, 1, "the question only")
 	require.Contains(t, f.replies[0].Text, "20,00 € bei einer Absage nicht erstattet")
 	require.Len(t, f.changes, 1, "cancelled after the yes")
-	require.Equal(t, workflows.CancelUpdateID("demo", "event:SMb"), f.changes[0].UpdateID)
+	require.Equal(t, lifecycle.CancelUpdateID("demo", "event:SMb"), f.changes[0].UpdateID)
 	require.Empty(t, f.children, "the yes booked nothing")
 }
 
@@ -113,8 +114,8 @@ func TestRescheduleWish(t *testing.T) {
 			runChangeConversation(t, f, unitSlot.Add(-72*time.Hour), events...)
 			require.Len(t, f.changes, tc.wantMoves)
 			for _, ch := range f.changes {
-				require.Equal(t, workflows.UpdateReschedule, ch.Update)
-				var req workflows.RescheduleRequest
+				require.Equal(t, lifecycle.UpdateReschedule, ch.Update)
+				var req lifecycle.RescheduleRequest
 				require.NoError(t, json.Unmarshal(ch.Args, &req))
 				require.True(t, thursday10.Equal(req.Start), "moved to %v", req.Start)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestCancelWishBetweenConfirmationAndLifecycleGoesToTheLifecycle: a
@@ -43,7 +44,7 @@ func TestCancelWishBetweenConfirmationAndLifecycleGoesToTheLifecycle(t *testing.
 			runChangeConversation(t, f, unitSlot.Add(-72*time.Hour), unitEvent("SMa", "Ich muss absagen"))
 			require.Empty(t, f.reviews, "no case for a person")
 			require.Len(t, f.changes, 1, "the lifecycle's cancel Update")
-			require.Equal(t, workflows.UpdateCancel, f.changes[0].Update)
+			require.Equal(t, lifecycle.UpdateCancel, f.changes[0].Update)
 			require.Empty(t, f.replies, "the booking's cancellation message is the answer")
 			require.Equal(t, tc.wantFinds, f.found)
 		})
@@ -78,6 +79,6 @@ func TestMoveWishBetweenConfirmationAndLifecycleMovesTheBooking(t *testing.T) {
 	runChangeConversation(t, f, unitSlot.Add(-72*time.Hour), unitEvent("SMa", "verschieben"))
 	require.Empty(t, f.reviews)
 	require.Len(t, f.changes, 1, "the lifecycle's reschedule Update")
-	require.Equal(t, workflows.UpdateReschedule, f.changes[0].Update)
+	require.Equal(t, lifecycle.UpdateReschedule, f.changes[0].Update)
 	require.Empty(t, f.replies, "the booking's message about the move is the answer")
 }

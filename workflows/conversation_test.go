@@ -32,6 +32,7 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 const unitCustomer = "+4915112345678"
@@ -205,13 +206,13 @@ func (f *convFake) changeBooking(_ context.Context, in activities.ChangeBookingI
 		return nil, f.changeErr
 	}
 	f.changes = append(f.changes, in)
-	st := workflows.LifecycleState{Status: workflows.StatusCancelled, Reference: in.AppointmentID}
-	if in.Update == workflows.UpdateReschedule {
-		var req workflows.RescheduleRequest
+	st := lifecycle.State{Status: workflows.StatusCancelled, Reference: in.AppointmentID}
+	if in.Update == lifecycle.UpdateReschedule {
+		var req lifecycle.RescheduleRequest
 		if err := json.Unmarshal(in.Args, &req); err != nil {
 			return nil, err
 		}
-		st = workflows.LifecycleState{Status: workflows.StatusConfirmed, Reference: in.AppointmentID, SlotStart: req.Start}
+		st = lifecycle.State{Status: workflows.StatusConfirmed, Reference: in.AppointmentID, SlotStart: req.Start}
 	}
 	return json.Marshal(st)
 }

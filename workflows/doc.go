@@ -12,8 +12,8 @@
 //     fails, and hands a confirmed booking to its lifecycle;
 //   - deposit: the deposit saga, a child of the appointment (a card, or a
 //     payment link);
-//   - BookingWorkflow (booking*.go): the booking's lifecycle after
-//     confirmation: cancel, move, reminders, no-show, completion;
+//   - lifecycle: the booking's life after confirmation: cancel, move,
+//     reminders, no-show, completion;
 //   - reconciler: the scheduled sweep that settles what ended sagas left
 //     behind.
 //

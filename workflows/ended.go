@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/dedup"
 )
 
@@ -47,7 +48,7 @@ func BookingTarget(ctx context.Context, c client.Client, workflowID string) (ded
 	case running && status == StatusCancelling:
 		return dedup.Target{Ending: true}, nil
 	}
-	life, err := describeBooking(ctx, c, BookingWorkflowID(workflowID))
+	life, err := describeBooking(ctx, c, activities.BookingWorkflowID(workflowID))
 	if err != nil || life.status == "" {
 		return dedup.Target{}, err // no lifecycle (yet): the appointment decides
 	}
@@ -94,7 +95,7 @@ func BookingStatusOf(ctx context.Context, c client.Client, workflowID string) (B
 // The status stays Confirmed until the lifecycle published one.
 func ConfirmedNow(ctx context.Context, c client.Client, workflowID string) (BookingNow, error) {
 	now := BookingNow{Status: StatusConfirmed}
-	life, err := describeBooking(ctx, c, BookingWorkflowID(workflowID))
+	life, err := describeBooking(ctx, c, activities.BookingWorkflowID(workflowID))
 	if err != nil || life.status == "" {
 		return now, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestRecordHistoriesLifecycle records a booking handed to its lifecycle
@@ -56,11 +57,11 @@ func (s recordStack) bookAndCancel(t *testing.T, ctx context.Context, customer, 
 	req.SlotStart = testsupport.NextWeekdayAfter(t, time.Tuesday, 11, 48*time.Hour) // a free cancellation
 	run, st := s.book(t, ctx, req)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.Equal(t, workflows.BookingWorkflowID(run.GetID()), st.Lifecycle)
-	answer, err := workflows.CancelAppointment(ctx, s.tc, run.GetID(), workflows.CancelUpdateID("demo", updateID), workflows.CancelRequest{Reason: "recorded"})
+	require.Equal(t, lifecycle.WorkflowID(run.GetID()), st.Lifecycle)
+	answer, err := lifecycle.Cancel(ctx, s.tc, run.GetID(), lifecycle.CancelUpdateID("demo", updateID), lifecycle.CancelRequest{Reason: "recorded"})
 	require.NoError(t, err)
 	require.Equal(t, workflows.StatusCancelled, answer.Status, answer.Reason)
-	require.Equal(t, workflows.DepositRefunded, answer.Deposit)
+	require.Equal(t, lifecycle.DepositRefunded, answer.Deposit)
 	return run, st
 }
 
@@ -111,14 +112,14 @@ func TestRecordHistoriesReschedule(t *testing.T) {
 		})
 		require.NoError(t, err)
 	}
-	_, err := workflows.RescheduleAppointment(ctx, s.tc, run.GetID(), workflows.RescheduleUpdateID("demo", "record-taken"),
-		workflows.RescheduleRequest{Start: taken})
+	_, err := lifecycle.Reschedule(ctx, s.tc, run.GetID(), lifecycle.RescheduleUpdateID("demo", "record-taken"),
+		lifecycle.RescheduleRequest{Start: taken})
 	require.ErrorContains(t, err, "taken")
-	moved, err := workflows.RescheduleAppointment(ctx, s.tc, run.GetID(), workflows.RescheduleUpdateID("demo", "record-1"),
-		workflows.RescheduleRequest{Start: req.SlotStart.AddDate(0, 0, 1)})
+	moved, err := lifecycle.Reschedule(ctx, s.tc, run.GetID(), lifecycle.RescheduleUpdateID("demo", "record-1"),
+		lifecycle.RescheduleRequest{Start: req.SlotStart.AddDate(0, 0, 1)})
 	require.NoError(t, err)
 	require.Len(t, moved.Moves, 1)
-	answer, err := workflows.CancelAppointment(ctx, s.tc, run.GetID(), workflows.CancelUpdateID("demo", "record-1"), workflows.CancelRequest{Reason: "recorded"})
+	answer, err := lifecycle.Cancel(ctx, s.tc, run.GetID(), lifecycle.CancelUpdateID("demo", "record-1"), lifecycle.CancelRequest{Reason: "recorded"})
 	require.NoError(t, err)
 	require.Equal(t, workflows.StatusCancelled, answer.Status, answer.Reason)
 	writeHistory(t, fetchHistory(t, ctx, s.tc, st.Lifecycle, ""), "lifecycle-reschedule.booking.json")

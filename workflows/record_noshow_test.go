@@ -11,6 +11,7 @@ import (
 
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestRecordHistoriesNoShow records a lifecycle taking the no_show Update
@@ -27,15 +28,15 @@ func TestRecordHistoriesNoShow(t *testing.T) {
 	defer cancel()
 	ref := appointment.WorkflowID("demo", "record-no-show")
 	start := time.Now().Add(-10 * time.Minute).UTC().Truncate(time.Minute)
-	_, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(ref), TaskQueue: s.queue},
-		workflows.BookingWorkflow, workflows.BookingLifecycle{
+	_, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: lifecycle.WorkflowID(ref), TaskQueue: s.queue},
+		lifecycle.WorkflowName, lifecycle.Input{
 			Tenant: "demo", Reference: ref, Customer: "+4915112340011", Service: "tire-change", Channel: workflows.ChannelAPI,
 			BookingID: "bk_record", SlotStart: start, SlotEnd: start.Add(time.Hour), Deposit: 2000, Currency: "eur",
 		})
 	require.NoError(t, err)
-	answer, err := workflows.MarkNoShow(ctx, s.tc, ref, workflows.NoShowUpdateID("demo", "record-1"), workflows.NoShowRequest{Note: "recorded"})
+	answer, err := lifecycle.MarkNoShow(ctx, s.tc, ref, lifecycle.NoShowUpdateID("demo", "record-1"), lifecycle.NoShowRequest{Note: "recorded"})
 	require.NoError(t, err)
 	require.Equal(t, workflows.StatusNoShow, answer.Status, answer.Reason)
-	require.Equal(t, workflows.DepositKept, answer.Deposit)
-	writeHistory(t, fetchHistory(t, ctx, s.tc, workflows.BookingWorkflowID(ref), ""), "lifecycle-noshow.booking.json")
+	require.Equal(t, lifecycle.DepositKept, answer.Deposit)
+	writeHistory(t, fetchHistory(t, ctx, s.tc, lifecycle.WorkflowID(ref), ""), "lifecycle-noshow.booking.json")
 }

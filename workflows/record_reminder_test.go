@@ -9,6 +9,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,11 +32,11 @@ func TestRecordHistoriesReminder(t *testing.T) {
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	ref := run.GetID()
 	testsupport.Eventually(t, time.Minute, "the reminder sent", func() bool {
-		st, err := workflows.AppointmentLifecycle(ctx, s.tc, ref)
+		st, err := lifecycle.StateOf(ctx, s.tc, ref)
 		return err == nil && len(st.Reminders) == 1
 	})
-	answer, err := workflows.CancelAppointment(ctx, s.tc, ref, workflows.CancelUpdateID("demo", "record-reminder-1"), workflows.CancelRequest{Reason: "recorded"})
+	answer, err := lifecycle.Cancel(ctx, s.tc, ref, lifecycle.CancelUpdateID("demo", "record-reminder-1"), lifecycle.CancelRequest{Reason: "recorded"})
 	require.NoError(t, err)
 	require.Equal(t, workflows.StatusCancelled, answer.Status, answer.Reason)
-	writeHistory(t, fetchHistory(t, ctx, s.tc, workflows.BookingWorkflowID(ref), ""), "lifecycle-reminder.booking.json")
+	writeHistory(t, fetchHistory(t, ctx, s.tc, lifecycle.WorkflowID(ref), ""), "lifecycle-reminder.booking.json")
 }

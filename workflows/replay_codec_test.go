@@ -9,10 +9,10 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
-	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestReplayRecordedHistoriesWithPayloadEncryption: a worker that
@@ -36,7 +36,7 @@ func TestReplayRecordedHistoriesWithPayloadEncryption(t *testing.T) {
 			appointment.Register(r)
 			deposit.Register(r)
 			conversation.Register(r)
-			r.RegisterWorkflow(workflows.BookingWorkflow)
+			lifecycle.Register(r)
 			h, exec := loadHistory(t, file)
 			require.NoError(t, replayHistory(t, r, h, exec), "an encrypting worker does not replay %s", file)
 		})

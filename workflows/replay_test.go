@@ -24,6 +24,7 @@ import (
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // historiesDir holds the recorded histories, one protojson History a file.
@@ -89,7 +90,7 @@ func newReplayer() worker.WorkflowReplayer {
 	appointment.Register(r)
 	deposit.Register(r)
 	conversation.Register(r)
-	r.RegisterWorkflow(workflows.BookingWorkflow)
+	lifecycle.Register(r)
 	return r
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestMatrixRescheduleWorkerKilledMidMove: the worker dies while a move is
@@ -44,12 +45,12 @@ func TestMatrixRescheduleWorkerKilledMidMove(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			type result struct {
-				st  workflows.LifecycleState
+				st  lifecycle.State
 				err error
 			}
 			done := make(chan result, 1)
 			go func() {
-				s, err := workflows.RescheduleAppointment(ctx, e.tc, id, workflows.RescheduleUpdateID("demo", "move-1"), workflows.RescheduleRequest{Start: to})
+				s, err := lifecycle.Reschedule(ctx, e.tc, id, lifecycle.RescheduleUpdateID("demo", "move-1"), lifecycle.RescheduleRequest{Start: to})
 				done <- result{s, err}
 			}()
 			select {
@@ -75,7 +76,7 @@ func TestMatrixRescheduleWorkerKilledMidMove(t *testing.T) {
 				}
 			}
 
-			moved := workflows.MoveReference(id, 1)
+			moved := lifecycle.MoveReference(id, 1)
 			require.Equal(t, 1, activeReservations(t, e, id), "exactly one active reservation")
 			require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, moved).Reservations)
 			require.Equal(t, effects{Reservations: map[string]int{"cancelled": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000, Messages: 2},
@@ -107,7 +108,7 @@ func TestReconcilerJudgesAMoveByItsAppointment(t *testing.T) {
 	e.startWorkerWithReconciler(t)
 	tok, ok := e.cfg.TokenFor("demo")
 	require.True(t, ok)
-	ghost := workflows.MoveReference(appointment.WorkflowID("demo", "ghost-"+testsupport.TaskQueue(t)), 1)
+	ghost := lifecycle.MoveReference(appointment.WorkflowID("demo", "ghost-"+testsupport.TaskQueue(t)), 1)
 	_, err := calendar.NewClient(e.cfg.CalendarURL, tok).CreateHold(context.Background(), "k-"+ghost, calendar.HoldRequest{
 		Service: "tire-change", Start: testsupport.Slot(t, time.Tuesday, 9), Customer: "+4915112340017", Reference: ghost,
 	})

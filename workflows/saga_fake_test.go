@@ -35,6 +35,7 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // unitWorkflowID is the appointment's workflow ID (and business reference)
@@ -77,7 +78,7 @@ type unitFake struct {
 	child    *deposit.State
 	childErr error
 	// lifecycle is the input the BookingWorkflow child was started with.
-	lifecycle *workflows.BookingLifecycle
+	lifecycle *lifecycle.Input
 
 	holdSlot     func(context.Context, activities.HoldSlotInput) (activities.HoldSlotResult, error)
 	findHold     func(context.Context, activities.FindHoldInput) (activities.FindHoldResult, error)
@@ -208,19 +209,19 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	env := suite.NewTestWorkflowEnvironment()
 	appointment.Register(env)
 	deposit.Register(env)
-	env.RegisterWorkflow(workflows.BookingWorkflow)
+	lifecycle.Register(env)
 	env.RegisterActivity(&activities.Activities{})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: unitWorkflowID, TaskQueue: workflows.TaskQueue})
 
 	f := &unitFake{keys: map[string]string{}, inputs: map[string]any{}, delays: map[string]time.Duration{}}
 	// The booking's lifecycle outlives the appointment; its own tests are
 	// booking_test.go. Here it only records what it was handed.
-	env.OnWorkflow(workflows.BookingWorkflow, mock.Anything, mock.Anything).Return(
-		func(_ workflow.Context, in workflows.BookingLifecycle) (workflows.LifecycleState, error) {
+	env.OnWorkflow(lifecycle.WorkflowName, mock.Anything, mock.Anything).Return(
+		func(_ workflow.Context, in lifecycle.Input) (lifecycle.State, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.lifecycle = &in
-			return workflows.LifecycleState{Status: workflows.StatusCompleted}, nil
+			return lifecycle.State{Status: workflows.StatusCompleted}, nil
 		})
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		f.mu.Lock()

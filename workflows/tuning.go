@@ -82,7 +82,7 @@ func (t Tuning) WithDefaults() Tuning {
 		t.KeyHorizon = 23 * time.Hour // inside Stripe's 24 h, with margin
 	}
 	if t.ReminderLead == 0 {
-		t.ReminderLead = minReminderLead
+		t.ReminderLead = MinReminderLead
 	}
 	// The server refuses a retry policy whose maximum interval is below its
 	// initial one: every activity schedule would fail, and the workflow
@@ -92,6 +92,11 @@ func (t Tuning) WithDefaults() Tuning {
 	t.CompensationMaxInterval = max(t.CompensationMaxInterval, InitialRetryInterval)
 	return t
 }
+
+// MinReminderLead: a reminder is planned only if it is due at least this
+// long after the booking's lifecycle started (Tuning.ReminderLead changes
+// it).
+const MinReminderLead = time.Hour
 
 // InitialRetryInterval is the first backoff of every retried activity.
 const InitialRetryInterval = 200 * time.Millisecond

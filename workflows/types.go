@@ -37,6 +37,20 @@ const (
 	StatusAlreadyBooked BookingStatus = "AlreadyBooked"
 )
 
+// Booking lifecycle states, besides StatusConfirmed (booked, waiting for
+// the slot) and StatusCancelled (final). StatusNeedsReview: a change could
+// not be completed and a person works from the review case.
+const (
+	// StatusCancelling: a cancellation is being carried out.
+	StatusCancelling BookingStatus = "Cancelling"
+	// StatusCompleted: the slot has passed; the deposit stays captured.
+	StatusCompleted BookingStatus = "Completed"
+)
+
+// StatusNoShow: a member of staff marked that the customer did not come;
+// the deposit is kept. Final.
+const StatusNoShow BookingStatus = "NoShow"
+
 // QueryStatus is the query that returns a BookingState.
 const QueryStatus = "status"
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // The texts a customer must and must not get for a wish that meets a
@@ -109,7 +110,7 @@ func (s convStack) awaitLifecycle(t *testing.T, appointment string) {
 	// Confirmed (issue #48 notes), and these tests are about what comes
 	// after.
 	testsupport.Eventually(t, 60*time.Second, "the lifecycle of "+appointment, func() bool {
-		st, _, err := workflows.PublishedStatus(context.Background(), s.tc, workflows.BookingWorkflowID(appointment))
+		st, _, err := workflows.PublishedStatus(context.Background(), s.tc, lifecycle.WorkflowID(appointment))
 		return err == nil && st == workflows.StatusConfirmed
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // cancelCmd cancels a confirmed booking through the gateway's API (the
@@ -19,7 +20,7 @@ func cancelCmd(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	id := fs.Arg(0)
-	st, err := postChange(id, "cancel", *key, workflows.CancelRequest{Reason: *reason})
+	st, err := postChange(id, "cancel", *key, lifecycle.CancelRequest{Reason: *reason})
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 var startedID = regexp.MustCompile(`started (appointment:\S+)`)
@@ -32,7 +32,7 @@ func TestCancelCommand(t *testing.T) {
 
 	stdout.Reset()
 	require.Equal(t, exitOK, run([]string{"status", id}, &stdout, &stderr), "stderr: %s", stderr.String())
-	require.Contains(t, stdout.String(), "lifecycle "+workflows.BookingWorkflowID(id))
+	require.Contains(t, stdout.String(), "lifecycle "+lifecycle.WorkflowID(id))
 
 	var outs []string
 	for range 2 {

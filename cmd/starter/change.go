@@ -8,7 +8,7 @@ import (
 	"net/url"
 
 	"github.com/bookonce/bookonce/reference"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // appointmentArg checks the one argument of a command that changes a
@@ -35,21 +35,21 @@ func isAppointmentID(id string) bool {
 // and returns the booking's state. The default key derives from the
 // command and the ID, so running a command again answers the first result
 // instead of acting twice.
-func postChange(id, change, key string, body any) (workflows.LifecycleState, error) {
+func postChange(id, change, key string, body any) (lifecycle.State, error) {
 	if key == "" {
 		key = "starter-" + change + ":" + id
 	}
 	g, err := dialGateway()
 	if err != nil {
-		return workflows.LifecycleState{}, err
+		return lifecycle.State{}, err
 	}
 	data, err := g.doWith(http.MethodPost, "/v1/appointments/"+url.PathEscape(id)+"/"+change, body, http.Header{"Idempotency-Key": {key}})
 	if err != nil {
-		return workflows.LifecycleState{}, err
+		return lifecycle.State{}, err
 	}
-	var st workflows.LifecycleState
+	var st lifecycle.State
 	if err := json.Unmarshal(data, &st); err != nil {
-		return workflows.LifecycleState{}, fmt.Errorf("decode the gateway's answer: %w", err)
+		return lifecycle.State{}, fmt.Errorf("decode the gateway's answer: %w", err)
 	}
 	return st, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // noShowCmd marks a booking whose slot has begun as a no-show through the
@@ -19,7 +20,7 @@ func noShowCmd(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	id := fs.Arg(0)
-	st, err := postChange(id, "no-show", *key, workflows.NoShowRequest{Note: *note})
+	st, err := postChange(id, "no-show", *key, lifecycle.NoShowRequest{Note: *note})
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // starterStack runs the real stack (APIs, worker, gateway) and points
@@ -93,14 +93,14 @@ func restartWithSlotBegun(t *testing.T, tc client.Client, queue, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	wid := workflows.BookingWorkflowID(id)
+	wid := lifecycle.WorkflowID(id)
 	first, err := tc.GetWorkflowHistory(ctx, wid, "", false, 0).Next()
 	require.NoError(t, err)
-	var in workflows.BookingLifecycle
+	var in lifecycle.Input
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(first.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in))
 	require.NoError(t, tc.TerminateWorkflow(ctx, wid, "", "test: the slot is moved to now"))
 	in.SlotStart = time.Now().Add(-10 * time.Minute).UTC()
 	in.SlotEnd = in.SlotStart.Add(time.Hour)
-	_, err = tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wid, TaskQueue: queue}, workflows.BookingWorkflow, in)
+	_, err = tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wid, TaskQueue: queue}, lifecycle.WorkflowName, in)
 	require.NoError(t, err)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // rescheduleCmd moves a confirmed booking to another slot through the
@@ -59,7 +60,7 @@ func rescheduleCmd(args []string, stdout, stderr io.Writer) error {
 	if *key == "" {
 		*key = "starter-reschedule:" + id + "@" + at.UTC().Format(time.RFC3339)
 	}
-	st, err := postReschedule(id, *key, workflows.RescheduleRequest{Start: at, ResourceID: *resource})
+	st, err := postReschedule(id, *key, lifecycle.RescheduleRequest{Start: at, ResourceID: *resource})
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func nextFreeSlotFor(id string, stderr io.Writer) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("--start next: %w", err)
 	}
 	defer tc.Close()
-	st, err := workflows.AppointmentLifecycle(ctx, tc, id)
+	st, err := lifecycle.StateOf(ctx, tc, id)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("--start next: %w", err)
 	}
@@ -108,37 +109,37 @@ func nextFreeSlotFor(id string, stderr io.Writer) (time.Time, error) {
 
 // postReschedule sends the request; a taken slot becomes an error that
 // names the free slots the calendar offered.
-func postReschedule(id, key string, req workflows.RescheduleRequest) (workflows.LifecycleState, error) {
+func postReschedule(id, key string, req lifecycle.RescheduleRequest) (lifecycle.State, error) {
 	g, err := dialGateway()
 	if err != nil {
-		return workflows.LifecycleState{}, err
+		return lifecycle.State{}, err
 	}
 	body, err := json.Marshal(map[string]string{"start": req.Start.Format(time.RFC3339), "resource_id": req.ResourceID})
 	if err != nil {
-		return workflows.LifecycleState{}, fmt.Errorf("encode request: %w", err)
+		return lifecycle.State{}, fmt.Errorf("encode request: %w", err)
 	}
 	hr, err := http.NewRequest(http.MethodPost, g.base+"/v1/appointments/"+url.PathEscape(id)+"/reschedule", bytes.NewReader(body))
 	if err != nil {
-		return workflows.LifecycleState{}, err
+		return lifecycle.State{}, err
 	}
 	hr.Header.Set("Authorization", "Bearer "+g.token)
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Idempotency-Key", key)
 	resp, err := g.hc.Do(hr)
 	if err != nil {
-		return workflows.LifecycleState{}, fmt.Errorf("%w\n(is `make run` or the gateway running? staff commands call its admin listener, ADMIN_LISTEN=%s)", err, strings.TrimPrefix(g.base, "http://"))
+		return lifecycle.State{}, fmt.Errorf("%w\n(is `make run` or the gateway running? staff commands call its admin listener, ADMIN_LISTEN=%s)", err, strings.TrimPrefix(g.base, "http://"))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return workflows.LifecycleState{}, fmt.Errorf("read the gateway's answer: %w", err)
+		return lifecycle.State{}, fmt.Errorf("read the gateway's answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return workflows.LifecycleState{}, rescheduleProblem(resp.StatusCode, data)
+		return lifecycle.State{}, rescheduleProblem(resp.StatusCode, data)
 	}
-	var st workflows.LifecycleState
+	var st lifecycle.State
 	if err := json.Unmarshal(data, &st); err != nil {
-		return workflows.LifecycleState{}, fmt.Errorf("decode the gateway's answer: %w", err)
+		return lifecycle.State{}, fmt.Errorf("decode the gateway's answer: %w", err)
 	}
 	return st, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
@@ -144,7 +145,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	appointment.Register(r)
 	deposit.Register(r)
 	conversation.Register(r)
-	r.RegisterWorkflow(workflows.BookingWorkflow)
+	lifecycle.Register(r)
 	r.RegisterActivity(acts)
 }
 

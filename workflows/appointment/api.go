@@ -3,7 +3,7 @@
 // nothing charged. It holds the slot, has the deposit authorised by its
 // payment child (package deposit), confirms the booking,
 // captures, sends the confirmation and hands the booking to its lifecycle
-// (workflows.BookingWorkflow); every step's undo is registered before the
+// (package lifecycle); every step's undo is registered before the
 // step runs and runs, in reverse, when a later step fails.
 //
 // This file is what callers use: the registered name, the workflow ID,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -58,17 +59,17 @@ func (a *appointment) cancelLifecycle(ctx workflow.Context) error {
 	if a.state.Lifecycle == "" {
 		return fmt.Errorf("the booking's lifecycle did not start: cancel %s by hand", a.state.Reference)
 	}
-	req := workflows.CancelRequest{Reason: lateCancelReason, OnlyIfRefunded: true}
+	req := lifecycle.CancelRequest{Reason: lateCancelReason, OnlyIfRefunded: true}
 	if workflow.GetVersion(ctx, versionForwardRefunds, workflow.DefaultVersion, 1) >= 1 {
-		req = workflows.CancelRequest{Reason: lateCancelReason, RefundInFull: true}
+		req = lifecycle.CancelRequest{Reason: lateCancelReason, RefundInFull: true}
 	}
 	args, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
 	in := activities.ChangeBookingInput{
-		Tenant: a.req.Tenant, AppointmentID: a.state.Reference, Update: workflows.UpdateCancel,
-		UpdateID: workflows.CancelUpdateID(a.req.Tenant, "appointment:"+a.state.Reference), Args: args,
+		Tenant: a.req.Tenant, AppointmentID: a.state.Reference, Update: lifecycle.UpdateCancel,
+		UpdateID: lifecycle.CancelUpdateID(a.req.Tenant, "appointment:"+a.state.Reference), Args: args,
 	}
 	cctx := workflows.CompensationCtx(ctx, a.tuning, "forward-cancel", "Cancel the booking: asked while it was confirmed")
 	return workflow.ExecuteActivity(cctx, act.ChangeBooking, in).Get(ctx, nil)

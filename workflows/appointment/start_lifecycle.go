@@ -6,6 +6,7 @@ import (
 
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -26,7 +27,7 @@ const versionBookingLifecycle = "booking-lifecycle"
 // failed otherwise is recorded in the step table: the booking stands, but
 // a change of it then needs a person.
 func (a *appointment) startLifecycle(ctx workflow.Context) {
-	id := workflows.BookingWorkflowID(a.state.Reference)
+	id := lifecycle.WorkflowID(a.state.Reference)
 	in := a.lifecycleInput()
 	// The booking is committed: a cancellation of the appointment now must
 	// not keep its lifecycle from starting, nor reach the child. The
@@ -45,7 +46,7 @@ func (a *appointment) startLifecycle(ctx workflow.Context) {
 		StaticSummary: fmt.Sprintf("Booking %s: %s for %s at %s", a.state.BookingID, a.req.Service,
 			mask.Phones(a.req.Customer), a.req.SlotStart.UTC().Format(time.RFC3339)),
 	})
-	child := workflow.ExecuteChildWorkflow(cctx, workflows.BookingWorkflow, in)
+	child := workflow.ExecuteChildWorkflow(cctx, lifecycle.WorkflowName, in)
 	err := child.GetChildWorkflowExecution().Get(ctx, nil)
 	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		a.state.Steps = append(a.state.Steps, workflows.Step{Name: "start booking lifecycle", ActivityID: id, Result: "failed", Error: err.Error()})
@@ -56,8 +57,8 @@ func (a *appointment) startLifecycle(ctx workflow.Context) {
 }
 
 // lifecycleInput is the confirmed booking as the appointment leaves it.
-func (a *appointment) lifecycleInput() workflows.BookingLifecycle {
-	in := workflows.BookingLifecycle{
+func (a *appointment) lifecycleInput() lifecycle.Input {
+	in := lifecycle.Input{
 		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Service: a.req.Service,
 		Channel: a.req.Channel, BookingID: a.state.BookingID, ResourceID: a.req.ResourceID,
 		SlotStart: a.req.SlotStart, SlotEnd: a.slotEnd, Timezone: a.req.Timezone, Terms: a.req.Terms,

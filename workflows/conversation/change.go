@@ -9,7 +9,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/tenants"
-	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // Changes of a confirmed booking asked for in the conversation ("Ich muss
@@ -117,25 +117,25 @@ func (c *conversation) findBookingsAs(ctx workflow.Context, ev InboundEvent, id 
 
 // changeBooking sends the booking's Update under an ID derived from the
 // inbound event and decodes its answer.
-func (c *conversation) changeBooking(ctx workflow.Context, ev InboundEvent, ap activities.Appointment, kind ChangeKind, args any) (workflows.LifecycleState, error) {
+func (c *conversation) changeBooking(ctx workflow.Context, ev InboundEvent, ap activities.Appointment, kind ChangeKind, args any) (lifecycle.State, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return workflows.LifecycleState{}, err
+		return lifecycle.State{}, err
 	}
 	key := "event:" + ev.EventID
-	updateID := workflows.CancelUpdateID(c.in.Tenant, key)
+	updateID := lifecycle.CancelUpdateID(c.in.Tenant, key)
 	if kind == ChangeReschedule {
-		updateID = workflows.RescheduleUpdateID(c.in.Tenant, key)
+		updateID = lifecycle.RescheduleUpdateID(c.in.Tenant, key)
 	}
 	var answer json.RawMessage
 	err = workflow.ExecuteActivity(c.opts(ctx, string(kind)+"-booking-"+ev.EventID, "Ask the booking: "+string(kind)), act.ChangeBooking,
 		activities.ChangeBookingInput{Tenant: c.in.Tenant, AppointmentID: ap.WorkflowID, Update: updateName(kind), UpdateID: updateID, Args: raw}).Get(ctx, &answer)
 	if err != nil {
-		return workflows.LifecycleState{}, err
+		return lifecycle.State{}, err
 	}
-	var st workflows.LifecycleState
+	var st lifecycle.State
 	if err := json.Unmarshal(answer, &st); err != nil {
-		return workflows.LifecycleState{}, err
+		return lifecycle.State{}, err
 	}
 	c.remember(ctx, RecentChange{Kind: kind, AppointmentID: ap.WorkflowID, Slot: st.SlotStart})
 	return st, nil
@@ -143,9 +143,9 @@ func (c *conversation) changeBooking(ctx workflow.Context, ev InboundEvent, ap a
 
 func updateName(kind ChangeKind) string {
 	if kind == ChangeReschedule {
-		return workflows.UpdateReschedule
+		return lifecycle.UpdateReschedule
 	}
-	return workflows.UpdateCancel
+	return lifecycle.UpdateCancel
 }
 
 // remember records a change carried out, keeping the last few.

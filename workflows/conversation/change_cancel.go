@@ -9,6 +9,7 @@ import (
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // bookingGroups sorts the customer's bookings by what a change can do
@@ -155,7 +156,7 @@ const versionCancellingIsUnderWay = "cancelling-is-under-way"
 // customer is asked.
 func (c *conversation) cancelAsk(ctx workflow.Context, ev InboundEvent, ap activities.Appointment) {
 	amount, _ := c.deposit(ap.Service)
-	window := workflows.DefaultCancellationWindow
+	window := lifecycle.DefaultCancellationWindow
 	if c.in.Terms != nil && c.in.Terms.CancellationWindow > 0 {
 		window = c.in.Terms.CancellationWindow
 	}
@@ -181,9 +182,9 @@ func (c *conversation) askKeepDeposit(ctx workflow.Context, ev InboundEvent, ap 
 // message; the conversation answers only a refusal or a failure.
 func (c *conversation) cancelConfirmed(ctx workflow.Context, ev InboundEvent, ap activities.Appointment, onlyIfRefunded bool) {
 	slot := c.slot(ap.Service, ap.Current())
-	st, err := c.changeBooking(ctx, ev, ap, ChangeCancel, workflows.CancelRequest{Reason: "asked by the customer (" + string(ev.Channel) + ")", OnlyIfRefunded: onlyIfRefunded})
+	st, err := c.changeBooking(ctx, ev, ap, ChangeCancel, lifecycle.CancelRequest{Reason: "asked by the customer (" + string(ev.Channel) + ")", OnlyIfRefunded: onlyIfRefunded})
 	switch {
-	case workflows.ErrorType(err) == workflows.ErrTypeDepositWouldBeKept:
+	case workflows.ErrorType(err) == lifecycle.ErrTypeDepositWouldBeKept:
 		c.askKeepDeposit(ctx, ev, ap)
 	case err == nil && st.Status == workflows.StatusNeedsReview:
 		c.reply(ctx, ev, c.text(tenants.TemplateCancelConfirmed, slot))
@@ -191,7 +192,7 @@ func (c *conversation) cancelConfirmed(ctx workflow.Context, ev InboundEvent, ap
 	case workflows.ErrorType(err) == activities.ErrTypeChangePending:
 		// Under way (a refund retried through an outage): the booking
 		// sends its message when done.
-	case workflows.ErrorType(err) == workflows.ErrTypeNotCancellable:
+	case workflows.ErrorType(err) == lifecycle.ErrTypeNotCancellable:
 		c.reply(ctx, ev, c.text(tenants.TemplateCancelNotPossible, slot))
 	default:
 		c.cancelReview(ctx, ev, cancelEndedMeanwhile, []activities.Appointment{ap}, err.Error(), c.text(tenants.TemplateCancelEndedMeanwhile, slot))

@@ -13,6 +13,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // rescheduleWish handles "verschieben auf Donnerstag 10 Uhr": the one
@@ -66,7 +67,7 @@ func (c *conversation) move(ctx workflow.Context, ev InboundEvent, ap activities
 		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
 		return
 	}
-	st, err := c.changeBooking(ctx, ev, ap, ChangeReschedule, workflows.RescheduleRequest{Start: r.Start.UTC()})
+	st, err := c.changeBooking(ctx, ev, ap, ChangeReschedule, lifecycle.RescheduleRequest{Start: r.Start.UTC()})
 	switch {
 	case err == nil && st.Status == workflows.StatusNeedsReview:
 		// The new slot is booked, the old one could not be cancelled: the
@@ -79,7 +80,7 @@ func (c *conversation) move(ctx workflow.Context, ev InboundEvent, ap activities
 		c.reply(ctx, ev, c.text(tenants.TemplateAlternatives, wanted))
 	case workflows.ErrorType(err) == activities.ErrTypeChangePending:
 		c.reply(ctx, ev, c.text(tenants.TemplateChangePending, c.slot(ap.Service, ap.Current())))
-	case workflows.ErrorType(err) == workflows.ErrTypeNotReschedulable:
+	case workflows.ErrorType(err) == lifecycle.ErrTypeNotReschedulable:
 		c.reply(ctx, ev, c.text(tenants.TemplateRescheduleNotPossible, c.slot(ap.Service, ap.Current())))
 	default:
 		c.changeReview(ctx, ev, ap, r.Start, err)
@@ -89,7 +90,7 @@ func (c *conversation) move(ctx workflow.Context, ev InboundEvent, ap activities
 // alternativesOf formats the free slots a refused move offers.
 func (c *conversation) alternativesOf(err error) []string {
 	var appErr *temporal.ApplicationError
-	var refused workflows.RescheduleRefused
+	var refused lifecycle.RescheduleRefused
 	if !errors.As(err, &appErr) || !appErr.HasDetails() {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package workflows
+package lifecycle
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // Reschedule: move a confirmed booking to another slot (docs/lifecycle.md,
@@ -100,9 +101,9 @@ func (b *booking) validateReschedule(ctx workflow.Context, in RescheduleRequest)
 // reschedulable says whether the booking as it stands can move.
 func (b *booking) reschedulable(ctx workflow.Context) error {
 	switch b.state.Status {
-	case StatusCancelled, StatusCancelling, StatusCompleted, StatusNoShow:
+	case workflows.StatusCancelled, workflows.StatusCancelling, workflows.StatusCompleted, workflows.StatusNoShow:
 		return temporal.NewApplicationError("the booking is "+string(b.state.Status)+": it cannot be moved", ErrTypeNotReschedulable)
-	case StatusNeedsReview:
+	case workflows.StatusNeedsReview:
 		return temporal.NewApplicationError("a change of this booking waits for a person (review case "+b.state.ReviewCase+")", ErrTypeNotReschedulable)
 	}
 	if !workflow.Now(ctx).Before(b.in.SlotStart) {
@@ -114,7 +115,7 @@ func (b *booking) reschedulable(ctx workflow.Context) error {
 // reschedule moves the booking once: hold the new slot, confirm it, cancel
 // the old booking. It waits for a cancel or another move under way, and
 // answers the state unchanged for a move to the slot it already has.
-func (b *booking) reschedule(ctx workflow.Context, in RescheduleRequest) (LifecycleState, error) {
+func (b *booking) reschedule(ctx workflow.Context, in RescheduleRequest) (State, error) {
 	if err := workflow.Await(ctx, func() bool { return !b.cancelling && !b.moving }); err != nil {
 		return b.state, err
 	}
@@ -134,7 +135,7 @@ func (b *booking) reschedule(ctx workflow.Context, in RescheduleRequest) (Lifecy
 	b.attempts++
 	mv := &move{n: b.attempts, ref: MoveReference(b.in.Reference, b.attempts), req: in,
 		oldID: b.in.BookingID, oldRef: b.calendarRef(), from: b.in.SlotStart}
-	var undo Saga
+	var undo workflows.Saga
 	booked, err := b.placeNew(ctx, mv, &undo)
 	if err != nil {
 		if cerr := undo.Compensate(ctx); cerr != nil {
@@ -147,16 +148,16 @@ func (b *booking) reschedule(ctx workflow.Context, in RescheduleRequest) (Lifecy
 		return b.state, nil
 	}
 	b.tellMoved(ctx)
-	return b.state, b.upsert(ctx, StatusConfirmed, "moved to "+b.in.SlotStart.UTC().Format(time.RFC3339))
+	return b.state, b.upsert(ctx, workflows.StatusConfirmed, "moved to "+b.in.SlotStart.UTC().Format(time.RFC3339))
 }
 
 // placeNew holds and confirms the new slot, registering each undo before
 // its step (an answer lost on the way may hide a reservation that exists).
-func (b *booking) placeNew(ctx workflow.Context, mv *move, undo *Saga) (activities.ConfirmHoldResult, error) {
+func (b *booking) placeNew(ctx workflow.Context, mv *move, undo *workflows.Saga) (activities.ConfirmHoldResult, error) {
 	undo.Add("release new hold", func(ctx workflow.Context) error {
 		id := b.moveID(mv, "release")
 		var step activities.Step
-		err := workflow.ExecuteActivity(CompensationCtx(ctx, b.tuning, id, "Release the hold of "+mv.ref), act.ReleaseHold,
+		err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, b.tuning, id, "Release the hold of "+mv.ref), act.ReleaseHold,
 			activities.ReleaseHoldInput{Tenant: b.in.Tenant, Reference: mv.ref}).Get(ctx, &step)
 		b.recordUndo(ctx, "release new hold", id, step, err)
 		return err
@@ -175,7 +176,7 @@ func (b *booking) placeNew(ctx workflow.Context, mv *move, undo *Saga) (activiti
 	undo.Add("cancel new booking", func(ctx workflow.Context) error {
 		id := b.moveID(mv, "cancel-new")
 		var step activities.Step
-		err := workflow.ExecuteActivity(CompensationCtx(ctx, b.tuning, id, "Cancel the booking of "+mv.ref), act.CancelBooking,
+		err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, b.tuning, id, "Cancel the booking of "+mv.ref), act.CancelBooking,
 			activities.CancelBookingInput{Tenant: b.in.Tenant, Reference: mv.ref}).Get(ctx, &step)
 		b.recordUndo(ctx, "cancel new booking", id, step, err)
 		return err
@@ -203,19 +204,19 @@ const versionMoveOutlastsOutage = "move-outlasts-outage"
 // moveStepCtx is the activity options of a move's hold and confirmation.
 func (b *booking) moveStepCtx(ctx workflow.Context, id, summary string) workflow.Context {
 	if workflow.GetVersion(ctx, versionMoveOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
-		return ReconcileCtx(ctx, b.tuning, id, summary)
+		return workflows.ReconcileCtx(ctx, b.tuning, id, summary)
 	}
-	return ActivityCtx(ctx, b.tuning, id, summary)
+	return workflows.ActivityCtx(ctx, b.tuning, id, summary)
 }
 
 // moveRefused is the Update's error for a step that did not take the new
 // slot: a taken slot with the alternatives to offer, a slot the calendar
 // cannot offer at all, or an outage (the request may be repeated).
 func moveRefused(err error) error {
-	switch ErrorType(err) {
+	switch workflows.ErrorType(err) {
 	case activities.ErrTypeSlotUnavailable:
 		return temporal.NewApplicationError("the new slot is taken; the booking is unchanged", activities.ErrTypeSlotUnavailable,
-			RescheduleRefused{Alternatives: AlternativesOf(err)})
+			RescheduleRefused{Alternatives: workflows.AlternativesOf(err)})
 	case activities.ErrTypeCalendarFinal, activities.ErrTypeAlreadyBooked:
 		return temporal.NewApplicationError("the calendar refused the new slot: "+err.Error()+"; the booking is unchanged", ErrTypeInvalidReschedule)
 	}
@@ -238,7 +239,7 @@ func (b *booking) applyMove(ctx workflow.Context, mv *move, booked activities.Co
 		OldBookingID: mv.oldID, Reference: mv.ref, At: workflow.Now(ctx)})
 	b.state.Reason = "moved from " + mv.from.UTC().Format(time.RFC3339) + " to " + b.in.SlotStart.UTC().Format(time.RFC3339) + "; the deposit carries over"
 	b.planned, b.replanned = b.plan(workflow.Now(ctx)), true
-	if err := b.upsert(ctx, StatusConfirmed, "moving: cancelling the old booking "+mv.oldID); err != nil {
+	if err := b.upsert(ctx, workflows.StatusConfirmed, "moving: cancelling the old booking "+mv.oldID); err != nil {
 		workflow.GetLogger(ctx).Error("publish the moved slot", "error", err)
 	}
 }
@@ -249,7 +250,7 @@ func (b *booking) applyMove(ctx workflow.Context, mv *move, booked activities.Co
 func (b *booking) cancelOld(ctx workflow.Context, mv *move) bool {
 	id := b.moveID(mv, "cancel-old")
 	var step activities.Step
-	err := workflow.ExecuteActivity(CompensationCtx(ctx, b.tuning, id, "Cancel the old booking "+mv.oldID), act.CancelBooking,
+	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, b.tuning, id, "Cancel the old booking "+mv.oldID), act.CancelBooking,
 		activities.CancelBookingInput{Tenant: b.in.Tenant, BookingID: mv.oldID, Reference: mv.oldRef}).Get(ctx, &step)
 	b.record(ctx, "cancel old booking", id, step, err)
 	if err != nil {
@@ -264,14 +265,14 @@ func (b *booking) cancelOld(ctx workflow.Context, mv *move) bool {
 func (b *booking) tellMoved(ctx workflow.Context) {
 	n := len(b.state.Moves)
 	id := "reschedule-message-" + strconv.Itoa(n)
-	lang := Language(b.in.Terms)
-	data := tenants.MessageData{Service: Label(b.in.Terms, b.in.Service), When: When(b.in.SlotStart, b.in.Timezone, lang), Booking: b.in.BookingID}
+	lang := workflows.Language(b.in.Terms)
+	data := tenants.MessageData{Service: workflows.Label(b.in.Terms, b.in.Service), When: workflows.When(b.in.SlotStart, b.in.Timezone, lang), Booking: b.in.BookingID}
 	if b.in.Deposit > 0 {
-		data.Amount = Money(b.in.Deposit, b.in.Currency, lang)
+		data.Amount = workflows.Money(b.in.Deposit, b.in.Currency, lang)
 	}
-	step, err := SendMessage(ctx, b.tuning, id, "Tell the customer the new time", activities.ConfirmationInput{
-		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: ReplyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: Render(b.in.Terms, tenants.TemplateBookingRescheduled, data), Kind: MessageKindRescheduled + strconv.Itoa(n),
+	step, err := workflows.SendMessage(ctx, b.tuning, id, "Tell the customer the new time", activities.ConfirmationInput{
+		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: workflows.ReplyChannel(b.in.Channel), Customer: b.in.Customer,
+		Text: workflows.Render(b.in.Terms, tenants.TemplateBookingRescheduled, data), Kind: MessageKindRescheduled + strconv.Itoa(n),
 		SendBy: b.in.SlotStart,
 	})
 	b.record(ctx, "send rescheduled", id, step, err)

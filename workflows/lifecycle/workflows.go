@@ -1,4 +1,4 @@
-package workflows
+package lifecycle
 
 import (
 	"fmt"
@@ -7,30 +7,20 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // The life of a booking after its confirmation (docs/lifecycle.md). The
 // AppointmentWorkflow ends at Confirmed as it always did; it then starts
-// one BookingWorkflow per booking, which stays addressable until the slot
+// one lifecycle workflow per booking, which stays addressable until the slot
 // has passed and takes the changes a customer or a member of staff asks
 // for as Temporal Updates.
 
-// Booking lifecycle states, besides StatusConfirmed (booked, waiting for
-// the slot) and StatusCancelled (final). StatusNeedsReview: a change could
-// not be completed and a person works from the review case.
-const (
-	// StatusCancelling: a cancellation is being carried out.
-	StatusCancelling BookingStatus = "Cancelling"
-	// StatusCompleted: the slot has passed; the deposit stays captured.
-	StatusCompleted BookingStatus = "Completed"
-)
-
-// StatusNoShow: a member of staff marked that the customer did not come;
-// the deposit is kept. Final.
-const StatusNoShow BookingStatus = "NoShow"
+// act is a nil receiver used only to name activity methods.
+var act *activities.Activities
 
 // Names of the Updates a booking takes; each answers the booking's
-// LifecycleState.
+// State.
 const (
 	// UpdateCancel cancels a confirmed booking; input CancelRequest.
 	UpdateCancel = "cancel"
@@ -63,7 +53,7 @@ type NoShowRequest struct {
 	Note string `json:"note,omitempty"`
 }
 
-// QueryLifecycle returns the booking's LifecycleState.
+// QueryLifecycle returns the booking's State.
 const QueryLifecycle = "lifecycle"
 
 // Defaults of a booking's policies when neither the tenant nor the input
@@ -79,20 +69,20 @@ const (
 	defaultSlotLength = time.Hour
 )
 
-// BookingLifecycle is the input of BookingWorkflow: the confirmed booking
+// Input is the input of the lifecycle workflow: the confirmed booking
 // as its appointment left it, and the tenant's policies at that moment.
-type BookingLifecycle struct {
+type Input struct {
 	Tenant string `json:"tenant"`
 	// Reference is the appointment's workflow ID, the business reference
 	// the calendar, the payment API and the outbox know the booking by.
-	Reference  string    `json:"reference"`
-	Customer   string    `json:"customer"`
-	Service    string    `json:"service"`
-	Channel    Channel   `json:"channel"`
-	BookingID  string    `json:"booking_id"`
-	ResourceID string    `json:"resource_id,omitempty"`
-	SlotStart  time.Time `json:"slot_start"`
-	SlotEnd    time.Time `json:"slot_end,omitzero"`
+	Reference  string            `json:"reference"`
+	Customer   string            `json:"customer"`
+	Service    string            `json:"service"`
+	Channel    workflows.Channel `json:"channel"`
+	BookingID  string            `json:"booking_id"`
+	ResourceID string            `json:"resource_id,omitempty"`
+	SlotStart  time.Time         `json:"slot_start"`
+	SlotEnd    time.Time         `json:"slot_end,omitzero"`
 	// Deposit is the captured deposit (minor units); 0: nothing to refund.
 	Deposit  int64  `json:"deposit,omitempty"`
 	Currency string `json:"currency,omitempty"`
@@ -103,14 +93,14 @@ type BookingLifecycle struct {
 	// CancellationWindow: a cancellation at least this long before the
 	// slot refunds the deposit in full, a later one keeps it. Zero:
 	// DefaultCancellationWindow.
-	CancellationWindow Duration `json:"cancellation_window,omitempty"`
+	CancellationWindow workflows.Duration `json:"cancellation_window,omitempty"`
 	// Reminders are offsets before the slot at which a reminder is sent;
-	// empty: 24 h and 2 h (booking_remind.go).
-	Reminders []Duration `json:"reminders,omitempty"`
+	// empty: 24 h and 2 h (remind.go).
+	Reminders []workflows.Duration `json:"reminders,omitempty"`
 	// Linger: how long after the slot's end the booking stays addressable
 	// as Completed. Zero: DefaultLinger.
-	Linger Duration `json:"linger,omitempty"`
-	Tuning Tuning   `json:"tuning,omitempty"`
+	Linger workflows.Duration `json:"linger,omitempty"`
+	Tuning workflows.Tuning   `json:"tuning,omitempty"`
 }
 
 // DepositOutcome says what a cancellation did with the deposit.
@@ -140,13 +130,13 @@ type CancelRequest struct {
 // maxCancelReason bounds the reason stored in the history.
 const maxCancelReason = 500
 
-// LifecycleState is the booking's state: the lifecycle query's answer,
+// State is the booking's state: the lifecycle query's answer,
 // every Update's answer and the workflow's result.
-type LifecycleState struct {
-	Status    BookingStatus `json:"status"`
-	Reference string        `json:"reference"`
-	BookingID string        `json:"booking_id"`
-	SlotStart time.Time     `json:"slot_start"`
+type State struct {
+	Status    workflows.BookingStatus `json:"status"`
+	Reference string                  `json:"reference"`
+	BookingID string                  `json:"booking_id"`
+	SlotStart time.Time               `json:"slot_start"`
 	// Deposit, RefundID, CancelReason and CancelledAt describe the
 	// cancellation, once there was one.
 	Deposit      DepositOutcome `json:"deposit,omitempty"`
@@ -163,8 +153,8 @@ type LifecycleState struct {
 	ReviewCase string `json:"review_case,omitempty"`
 	// Reason says in words what the last change did (e.g. why the
 	// deposit was kept).
-	Reason string `json:"reason,omitempty"`
-	Steps  []Step `json:"steps"`
+	Reason string           `json:"reason,omitempty"`
+	Steps  []workflows.Step `json:"steps"`
 	// ResourceID is the calendar resource of the current booking (set by
 	// a move; else the one the appointment asked for, if any).
 	ResourceID string `json:"resource_id,omitempty"`
@@ -176,17 +166,17 @@ type LifecycleState struct {
 	Moves []Move `json:"moves,omitempty"`
 }
 
-// BookingWorkflowID is the lifecycle workflow's ID of the appointment
+// WorkflowID is the lifecycle workflow's ID of the appointment
 // appointmentID: derived, so any caller who knows the booking finds it.
-func BookingWorkflowID(appointmentID string) string {
+func WorkflowID(appointmentID string) string {
 	return activities.BookingWorkflowID(appointmentID)
 }
 
-// BookingWorkflow keeps a confirmed booking addressable until its slot has
+// Workflow keeps a confirmed booking addressable until its slot has
 // passed: it takes cancellations as Updates (each carried out once), ends
 // Completed at the slot's end or Cancelled, and publishes BookingStatus
 // and SlotStart on every change.
-func BookingWorkflow(ctx workflow.Context, in BookingLifecycle) (LifecycleState, error) {
+func Workflow(ctx workflow.Context, in Input) (State, error) {
 	b := &booking{in: in, tuning: in.Tuning.WithDefaults()}
 	if err := b.setup(ctx); err != nil {
 		return b.state, err
@@ -195,9 +185,9 @@ func BookingWorkflow(ctx workflow.Context, in BookingLifecycle) (LifecycleState,
 }
 
 type booking struct {
-	in     BookingLifecycle
-	tuning Tuning
-	state  LifecycleState
+	in     Input
+	tuning workflows.Tuning
+	state  State
 	// cancelling is set while a cancel Update carries out its steps; a
 	// second one waits for it and answers the same state.
 	cancelling bool
@@ -218,10 +208,10 @@ type booking struct {
 }
 
 func (b *booking) setup(ctx workflow.Context) error {
-	b.state = LifecycleState{Status: StatusConfirmed, Reference: b.in.Reference, BookingID: b.in.BookingID, SlotStart: b.in.SlotStart, Steps: []Step{},
+	b.state = State{Status: workflows.StatusConfirmed, Reference: b.in.Reference, BookingID: b.in.BookingID, SlotStart: b.in.SlotStart, Steps: []workflows.Step{},
 		ResourceID: b.in.ResourceID, Service: b.in.Service, Customer: b.in.Customer}
 	b.version = workflow.GetVersion(ctx, versionReschedule, workflow.DefaultVersion, 1)
-	if err := workflow.SetQueryHandler(ctx, QueryLifecycle, func() (LifecycleState, error) { return b.state, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, QueryLifecycle, func() (State, error) { return b.state, nil }); err != nil {
 		return fmt.Errorf("register lifecycle query: %w", err)
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancel, b.cancel, workflow.UpdateHandlerOptions{
@@ -237,13 +227,13 @@ func (b *booking) setup(ctx workflow.Context) error {
 	}); err != nil {
 		return fmt.Errorf("register reschedule update: %w", err)
 	}
-	return b.upsert(ctx, StatusConfirmed, "booked "+b.in.BookingID)
+	return b.upsert(ctx, workflows.StatusConfirmed, "booked "+b.in.BookingID)
 }
 
 // run sends the reminders and waits for the slot's end (durable timers;
 // Updates are handled meanwhile), then stays addressable for the linger
 // time and ends.
-func (b *booking) run(ctx workflow.Context) (LifecycleState, error) {
+func (b *booking) run(ctx workflow.Context) (State, error) {
 	if b.version != workflow.DefaultVersion {
 		return b.runReplannable(ctx)
 	}
@@ -265,9 +255,9 @@ func (b *booking) run(ctx workflow.Context) (LifecycleState, error) {
 
 // complete marks a booking whose slot has passed Completed, stays
 // addressable for the linger time and ends.
-func (b *booking) complete(ctx workflow.Context) (LifecycleState, error) {
-	if b.state.Status == StatusConfirmed {
-		if err := b.upsert(ctx, StatusCompleted, "the slot has passed"); err != nil {
+func (b *booking) complete(ctx workflow.Context) (State, error) {
+	if b.state.Status == workflows.StatusConfirmed {
+		if err := b.upsert(ctx, workflows.StatusCompleted, "the slot has passed"); err != nil {
 			return b.state, err
 		}
 	}
@@ -305,12 +295,12 @@ func (b *booking) linger() time.Duration {
 }
 
 // upsert moves the status and publishes it (and the slot) to the Web UI.
-func (b *booking) upsert(ctx workflow.Context, status BookingStatus, details string) error {
+func (b *booking) upsert(ctx workflow.Context, status workflows.BookingStatus, details string) error {
 	b.state.Status = status
 	workflow.SetCurrentDetails(ctx, details)
 	err := workflow.UpsertTypedSearchAttributes(ctx,
-		BookingStatusKey.ValueSet(string(status)),
-		SlotStartKey.ValueSet(b.in.SlotStart.UTC()),
+		workflows.BookingStatusKey.ValueSet(string(status)),
+		workflows.SlotStartKey.ValueSet(b.in.SlotStart.UTC()),
 	)
 	if err != nil {
 		return fmt.Errorf("upsert search attributes: %w", err)
@@ -320,5 +310,5 @@ func (b *booking) upsert(ctx workflow.Context, status BookingStatus, details str
 
 // record adds a step to the booking's table, with the key it sent.
 func (b *booking) record(ctx workflow.Context, name, activityID string, s activities.Step, err error) {
-	b.state.Steps = append(b.state.Steps, KeyedStep(workflow.GetInfo(ctx), name, activityID, s, err))
+	b.state.Steps = append(b.state.Steps, workflows.KeyedStep(workflow.GetInfo(ctx), name, activityID, s, err))
 }

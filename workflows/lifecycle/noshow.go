@@ -1,9 +1,10 @@
-package workflows
+package lifecycle
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/bookonce/bookonce/workflows"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -41,16 +42,16 @@ const QueryCancelPolicy = "cancel_policy"
 // CancelPolicy is the refund policy the booking was confirmed under.
 type CancelPolicy struct {
 	// Deposit is the captured deposit (minor units); 0: nothing to refund.
-	Deposit  int64    `json:"deposit"`
-	Currency string   `json:"currency,omitempty"`
-	Window   Duration `json:"window"`
+	Deposit  int64              `json:"deposit"`
+	Currency string             `json:"currency,omitempty"`
+	Window   workflows.Duration `json:"window"`
 	// FreeUntil is the last moment a cancel refunds the deposit in full.
 	FreeUntil time.Time `json:"free_until"`
 	SlotStart time.Time `json:"slot_start"`
 }
 
 // RefundsAt says whether a cancel arriving at t would refund the deposit,
-// by the rule the cancel Update applies (booking_cancel.go).
+// by the rule the cancel Update applies (cancel.go).
 func (p CancelPolicy) RefundsAt(t time.Time) bool {
 	return p.Deposit > 0 && !t.After(p.FreeUntil)
 }
@@ -81,15 +82,15 @@ func (b *booking) validateNoShow(ctx workflow.Context, in NoShowRequest) error {
 		return temporal.NewApplicationError(fmt.Sprintf("note longer than %d bytes", maxNoShowNote), ErrTypeInvalidNoShow)
 	}
 	switch {
-	case b.state.Status == StatusNoShow:
+	case b.state.Status == workflows.StatusNoShow:
 		return nil
-	case b.cancelling || b.state.Status == StatusCancelling || b.state.Status == StatusCancelled:
+	case b.cancelling || b.state.Status == workflows.StatusCancelling || b.state.Status == workflows.StatusCancelled:
 		return temporal.NewApplicationError("the booking is cancelled ("+string(b.state.Status)+"): it cannot be marked as a no-show", ErrTypeNotNoShow)
-	case b.state.Status == StatusNeedsReview:
+	case b.state.Status == workflows.StatusNeedsReview:
 		return temporal.NewApplicationError("a change of this booking waits for a person (review case "+b.state.ReviewCase+")", ErrTypeNotNoShow)
 	case b.moving:
 		return temporal.NewApplicationError("the booking is being moved to another slot: mark the no-show once the move is done", ErrTypeNotNoShow)
-	case b.state.Status != StatusConfirmed && b.state.Status != StatusCompleted:
+	case b.state.Status != workflows.StatusConfirmed && b.state.Status != workflows.StatusCompleted:
 		return temporal.NewApplicationError("the booking is "+string(b.state.Status)+": it cannot be marked as a no-show", ErrTypeNotNoShow)
 	}
 	if now := workflow.Now(ctx); now.Before(b.in.SlotStart) {
@@ -102,8 +103,8 @@ func (b *booking) validateNoShow(ctx workflow.Context, in NoShowRequest) error {
 // noShow marks the booking NoShow (final) and keeps the deposit. It does
 // not block, so two no_show Updates cannot interleave; a second one
 // answers the same state.
-func (b *booking) noShow(ctx workflow.Context, in NoShowRequest) (LifecycleState, error) {
-	if b.state.Status == StatusNoShow {
+func (b *booking) noShow(ctx workflow.Context, in NoShowRequest) (State, error) {
+	if b.state.Status == workflows.StatusNoShow {
 		return b.state, nil
 	}
 	workflow.GetVersion(ctx, versionNoShow, workflow.DefaultVersion, 1) // a marker only; see versionNoShow
@@ -116,5 +117,5 @@ func (b *booking) noShow(ctx workflow.Context, in NoShowRequest) (LifecycleState
 	if in.Note != "" {
 		b.state.Reason += " (note: " + in.Note + ")"
 	}
-	return b.state, b.upsert(ctx, StatusNoShow, b.state.Reason)
+	return b.state, b.upsert(ctx, workflows.StatusNoShow, b.state.Reason)
 }

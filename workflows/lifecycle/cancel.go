@@ -1,4 +1,4 @@
-package workflows
+package lifecycle
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // ErrTypeNotCancellable is the error type of a cancel the validator
@@ -37,13 +38,13 @@ func (b *booking) validateCancel(ctx workflow.Context, in CancelRequest) error {
 		return temporal.NewApplicationError(fmt.Sprintf("reason longer than %d bytes", maxCancelReason), ErrTypeInvalidCancel)
 	}
 	switch b.state.Status {
-	case StatusCancelled, StatusCancelling:
+	case workflows.StatusCancelled, workflows.StatusCancelling:
 		return nil
-	case StatusCompleted:
+	case workflows.StatusCompleted:
 		return temporal.NewApplicationError("the appointment is over (Completed): it cannot be cancelled", ErrTypeNotCancellable)
-	case StatusNoShow:
+	case workflows.StatusNoShow:
 		return temporal.NewApplicationError("the appointment is over (marked as a no-show): it cannot be cancelled", ErrTypeNotCancellable)
-	case StatusNeedsReview:
+	case workflows.StatusNeedsReview:
 		return temporal.NewApplicationError("a change of this booking waits for a person (review case "+b.state.ReviewCase+")", ErrTypeNotCancellable)
 	}
 	now := workflow.Now(ctx)
@@ -60,8 +61,8 @@ func (b *booking) validateCancel(ctx workflow.Context, in CancelRequest) error {
 // (the slot is free at once), the deposit refunded or kept by the
 // tenant's window, one message. A second cancel waits for the first and
 // answers the same state.
-func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState, error) {
-	if b.cancelling || b.state.Status == StatusCancelled {
+func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (State, error) {
+	if b.cancelling || b.state.Status == workflows.StatusCancelled {
 		err := workflow.Await(ctx, func() bool { return !b.cancelling })
 		return b.state, err
 	}
@@ -77,7 +78,7 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 	if err := workflow.Await(ctx, func() bool { return !b.reminding && !b.moving }); err != nil {
 		return b.state, err
 	}
-	if b.state.Status == StatusNeedsReview {
+	if b.state.Status == workflows.StatusNeedsReview {
 		// The move it waited for left two bookings: a person settles both,
 		// and must know the customer has since asked to cancel.
 		if workflow.GetVersion(ctx, versionCancelAfterMoveReview, workflow.DefaultVersion, 1) >= 1 {
@@ -88,7 +89,7 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 	free := !now.After(b.in.SlotStart.Add(-b.window()))
 	before := in.RefundInFull && workflow.GetVersion(ctx, versionRefundInFull, workflow.DefaultVersion, 1) >= 1
 	b.state.CancelReason, b.state.CancelledAt = in.Reason, now
-	if err := b.upsert(ctx, StatusCancelling, "cancelling: "+in.Reason); err != nil {
+	if err := b.upsert(ctx, workflows.StatusCancelling, "cancelling: "+in.Reason); err != nil {
 		return b.state, err
 	}
 	if !b.cancelInCalendar(ctx) {
@@ -112,12 +113,12 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (LifecycleState
 		b.state.Reason = "cancelled; there was no deposit"
 	}
 	if workflow.GetVersion(ctx, versionPublishBeforeTelling, workflow.DefaultVersion, 1) >= 1 {
-		err := b.upsert(ctx, StatusCancelled, b.state.Reason)
+		err := b.upsert(ctx, workflows.StatusCancelled, b.state.Reason)
 		b.tell(ctx)
 		return b.state, err
 	}
 	b.tell(ctx)
-	return b.state, b.upsert(ctx, StatusCancelled, b.state.Reason)
+	return b.state, b.upsert(ctx, workflows.StatusCancelled, b.state.Reason)
 }
 
 // versionPublishBeforeTelling: the booking is published as cancelled
@@ -145,7 +146,7 @@ func (b *booking) cancelWishInReview(ctx workflow.Context, in CancelRequest, at 
 		"situation": "cancel asked during a move that ended in review", "cancel_reason": in.Reason,
 		"asked_at": at, "move_case": b.state.ReviewCase, "booking_id": b.state.BookingID,
 	}
-	caseID, err := OpenCaseWith(ctx, b.tuning, b.in.Tenant, "cancel-after-move", review.ReasonCancellationRequest, details)
+	caseID, err := workflows.OpenCaseWith(ctx, b.tuning, b.in.Tenant, "cancel-after-move", review.ReasonCancellationRequest, details)
 	if err != nil {
 		workflow.GetLogger(ctx).Error("cancel during a move in review: case not opened", "error", err)
 		b.state.Reason += "; a cancel asked meanwhile could not be recorded: " + err.Error()
@@ -168,7 +169,7 @@ func (b *booking) window() time.Duration {
 func (b *booking) cancelInCalendar(ctx workflow.Context) bool {
 	const id = "cancel-booking"
 	var step activities.Step
-	err := workflow.ExecuteActivity(CompensationCtx(ctx, b.tuning, id, "Cancel booking "+b.in.BookingID),
+	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, b.tuning, id, "Cancel booking "+b.in.BookingID),
 		act.CancelBooking, activities.CancelBookingInput{Tenant: b.in.Tenant, BookingID: b.in.BookingID, Reference: b.calendarRef()}).Get(ctx, &step)
 	b.record(ctx, "cancel booking", id, step, err)
 	if err != nil {
@@ -183,7 +184,7 @@ func (b *booking) cancelInCalendar(ctx workflow.Context) bool {
 // captured one refunded by VoidDeposit).
 func (b *booking) refund(ctx workflow.Context) bool {
 	const id = "refund-deposit"
-	rctx := CompensationCtx(ctx, b.tuning, id, "Refund deposit of "+b.in.Reference)
+	rctx := workflows.CompensationCtx(ctx, b.tuning, id, "Refund deposit of "+b.in.Reference)
 	var step activities.Step
 	var err error
 	if b.in.IntentID != "" {
@@ -208,10 +209,10 @@ func (b *booking) refund(ctx workflow.Context) bool {
 // cancellation, it is visible in the step table.
 func (b *booking) tell(ctx workflow.Context) {
 	const id = "send-cancellation"
-	lang := Language(b.in.Terms)
+	lang := workflows.Language(b.in.Terms)
 	data := tenants.MessageData{
-		Service: Label(b.in.Terms, b.in.Service), When: When(b.in.SlotStart, b.in.Timezone, lang),
-		Booking: b.in.BookingID, Amount: Money(b.in.Deposit, b.in.Currency, lang),
+		Service: workflows.Label(b.in.Terms, b.in.Service), When: workflows.When(b.in.SlotStart, b.in.Timezone, lang),
+		Booking: b.in.BookingID, Amount: workflows.Money(b.in.Deposit, b.in.Currency, lang),
 	}
 	name := tenants.TemplateBookingCancelled
 	switch b.state.Deposit {
@@ -220,9 +221,9 @@ func (b *booking) tell(ctx workflow.Context) {
 	case DepositKept:
 		name = tenants.TemplateBookingCancelledKept
 	}
-	step, err := SendMessage(ctx, b.tuning, id, "Send cancellation", activities.ConfirmationInput{
-		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: ReplyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: Render(b.in.Terms, name, data), Kind: MessageKindCancellation, SendBy: b.in.SlotStart,
+	step, err := workflows.SendMessage(ctx, b.tuning, id, "Send cancellation", activities.ConfirmationInput{
+		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: workflows.ReplyChannel(b.in.Channel), Customer: b.in.Customer,
+		Text: workflows.Render(b.in.Terms, name, data), Kind: MessageKindCancellation, SendBy: b.in.SlotStart,
 	})
 	b.record(ctx, "send cancellation", id, step, err)
 	b.state.MessageID = step.DownstreamID
@@ -233,14 +234,14 @@ func (b *booking) tell(ctx workflow.Context) {
 // a live booking or a deposit not refunded.
 func (b *booking) needsReview(ctx workflow.Context, step, what string, cause error) {
 	b.state.Reason = what + ": " + cause.Error()
-	caseID, err := OpenCase(ctx, b.tuning, b.in.Tenant, step, review.ReasonCompensationFailed, cause)
+	caseID, err := workflows.OpenCase(ctx, b.tuning, b.in.Tenant, step, review.ReasonCompensationFailed, cause)
 	if err != nil {
 		workflow.GetLogger(ctx).Error("open review case", "step", step, "error", err)
 	} else {
 		b.state.ReviewCase = caseID
 		b.state.Reason += "; review case " + caseID
 	}
-	if err := b.upsert(ctx, StatusNeedsReview, b.state.Reason); err != nil {
+	if err := b.upsert(ctx, workflows.StatusNeedsReview, b.state.Reason); err != nil {
 		workflow.GetLogger(ctx).Error("publish NeedsReview", "error", err)
 	}
 }

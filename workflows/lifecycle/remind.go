@@ -1,4 +1,4 @@
-package workflows
+package lifecycle
 
 import (
 	"errors"
@@ -11,24 +11,20 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // Reminders: one message per booking and offset before the slot, through
 // the outbox (kind MessageKindReminder + offset, so a retried send is the
 // same row), never after a cancellation, never in the tenant's quiet
 // hours, and only when the slot is far enough ahead: a reminder due less
-// than minReminderLead after the confirmation is not sent at all (the
+// than workflows.MinReminderLead after the confirmation is not sent at all (the
 // confirmation has just said the same), which also keeps short runs such
 // as the chaos drill free of reminders.
 
 // MessageKindReminder prefixes the outbox kind of a reminder, e.g.
 // "reminder_24h0m0s".
 const MessageKindReminder = "reminder_"
-
-// minReminderLead: a reminder is planned only if it is due at least this
-// long after the booking's lifecycle started (Tuning.ReminderLead changes
-// it).
-const minReminderLead = time.Hour
 
 // earlyReminder: a reminder at least this long before the slot says how
 // to cancel or move (TemplateReminderEarly).
@@ -87,7 +83,7 @@ func (b *booking) remind(ctx workflow.Context, r reminder) {
 			return // the move planned this offset again for the new slot
 		}
 	}
-	if b.state.Status != StatusConfirmed || b.cancelling || b.moving {
+	if b.state.Status != workflows.StatusConfirmed || b.cancelling || b.moving {
 		return
 	}
 	b.reminding = true
@@ -98,11 +94,11 @@ func (b *booking) remind(ctx workflow.Context, r reminder) {
 		name = tenants.TemplateReminderEarly
 	}
 	data := tenants.MessageData{
-		Service: Label(b.in.Terms, b.in.Service), When: When(b.in.SlotStart, b.in.Timezone, Language(b.in.Terms)), Booking: b.in.BookingID,
+		Service: workflows.Label(b.in.Terms, b.in.Service), When: workflows.When(b.in.SlotStart, b.in.Timezone, workflows.Language(b.in.Terms)), Booking: b.in.BookingID,
 	}
-	step, err := SendMessage(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset), activities.ConfirmationInput{
-		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: ReplyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: Render(b.in.Terms, name, data), Kind: MessageKindReminder + r.kind(), SendBy: b.in.SlotStart,
+	step, err := workflows.SendMessage(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset), activities.ConfirmationInput{
+		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: workflows.ReplyChannel(b.in.Channel), Customer: b.in.Customer,
+		Text: workflows.Render(b.in.Terms, name, data), Kind: MessageKindReminder + r.kind(), SendBy: b.in.SlotStart,
 	})
 	b.record(ctx, "send reminder "+r.offset.String()+" before", id, step, err)
 	if err == nil {
@@ -134,9 +130,9 @@ var errReminderDropped = errors.New("reminder due during a move: dropped")
 // reminder or the slot's end on a timer that a move interrupts, and then
 // waits for the plan the move left (reminders for the new time, the new
 // slot's end). A reminder whose time for the new slot has passed, or
-// falls within minReminderLead of the move (whose message states the new
+// falls within workflows.MinReminderLead of the move (whose message states the new
 // time), is not sent.
-func (b *booking) runReplannable(ctx workflow.Context) (LifecycleState, error) {
+func (b *booking) runReplannable(ctx workflow.Context) (State, error) {
 	b.planned = b.plan(workflow.Now(ctx))
 	for {
 		b.replanned = false
