@@ -55,19 +55,15 @@ vulncheck-all:
 	VULNCHECK_PKGS=./... bash .ci/vulncheck
 
 # `go vet ./...` has run, so go test does not vet each package again
-# (-vet=off). go test starts test binaries in the order given, two at a
-# time; the heavy packages (their integration tests run in parallel) go
-# first, the rest after them. The drill runs last, on its own: beside the
-# linking of the other test binaries its processes were starved, settled
-# late and failed on a task for a person about one run in three, while
-# on its own it passed every time (docs/testing.md).
-TEST_FIRST := ./workflows ./channels ./agent ./bench ./internal/devserver
-TEST_LAST := ./drill
+# (-vet=off). go test starts test binaries in the order given, TEST_P at a
+# time; the long ones go first, so no core idles at the end behind one of
+# them: the drill (processes that mostly wait on kills and retries), then
+# the packages whose integration tests run in parallel.
+TEST_FIRST := ./drill ./workflows ./channels ./agent ./bench ./internal/devserver
 test: vet lint
-	@rest="$$($(GO) list ./... | grep -vxF "$$($(GO) list $(TEST_FIRST) $(TEST_LAST))")"; \
+	@rest="$$($(GO) list ./... | grep -vxF "$$($(GO) list $(TEST_FIRST))")"; \
 	echo "$(GO) test -p $(TEST_P) -ldflags='$(TEST_LDFLAGS)' $(TEST_FLAGS) -vet=off $(TEST_FIRST) <the other packages>"; \
 	$(GO) test -p $(TEST_P) -ldflags='$(TEST_LDFLAGS)' $(TEST_FLAGS) -vet=off $(TEST_FIRST) $$rest
-	$(GO) test -ldflags='$(TEST_LDFLAGS)' $(TEST_FLAGS) -vet=off $(TEST_LAST)
 
 # Short fuzzing runs of the parsers; the seeds in testdata run in `make test`.
 fuzz:
