@@ -3,12 +3,11 @@ package agent
 import (
 	"testing"
 
-	"github.com/bookonce/bookonce/workflows/appointment"
-	"github.com/bookonce/bookonce/workflows/lifecycle"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestPaymentLinkOnlyWhileUnpaid: the saga keeps its payment link in its

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // wish is a booking request in canonical form: what the intent hashes.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // errNoBooking: nothing of this tenant under that ID (another tenant's is

@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/agent"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // TestUnknownCalendarOutcomeAnswersPending: the calendar commits the hold

@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows/appointment"
-	"github.com/bookonce/bookonce/workflows/lifecycle"
-
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
@@ -23,6 +20,8 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // cancelEnv is the whole stack with card deposits: the APIs, a worker,

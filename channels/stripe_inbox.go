@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows/deposit"
 	"go.temporal.io/api/serviceerror"
+
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // recordPayment records a payment webhook in the inbox (provider stripe,

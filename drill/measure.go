@@ -6,12 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows/appointment"
-
 	"github.com/jackc/pgx/v5"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/bookonce/bookonce/chaos"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // unknowns follows every injected "after commit" fault to how it ended:

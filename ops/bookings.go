@@ -10,15 +10,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows/appointment"
-	"github.com/bookonce/bookonce/workflows/lifecycle"
-
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // The page's bookings: the tenant's running BookingWorkflows (Temporal

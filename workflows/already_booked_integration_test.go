@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/workflows"
-	"github.com/stretchr/testify/require"
 )
 
 // TestMatrix20FrontDeskBookingThenAgentReplays proves failure-matrix item

@@ -12,6 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
 	"github.com/bookonce/bookonce/chaos"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
@@ -20,10 +25,6 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/deposit"
-	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 )
 
 func TestHappyPathOneOfEachAndSecondStartIsNoOp(t *testing.T) {

@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
-	"github.com/stretchr/testify/require"
 )
 
 // TestMatrix15CancelDuringConfirmIsHonoured: the customer cancels while

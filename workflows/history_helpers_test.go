@@ -4,13 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/bookonce/bookonce/workflows/deposit"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 func workflowExecution(r client.WorkflowRun) *commonpb.WorkflowExecution {

@@ -4,10 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
-	"github.com/stretchr/testify/require"
 )
 
 // TestMatrix14LaggingLookupKeepsKey: the payment provider's search lags

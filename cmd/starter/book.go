@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"io"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/bookonce/bookonce/internal/nextslot"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // bookFlags are the flags of "starter book".

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows/appointment"
-	"github.com/bookonce/bookonce/workflows/deposit"
-
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
@@ -17,6 +14,8 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // TestUsage: the command lines that never reach Temporal. Help goes to

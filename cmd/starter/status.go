@@ -7,10 +7,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows/appointment"
-
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // status prints a booking's state and saga step table.

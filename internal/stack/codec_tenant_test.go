@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bookonce/bookonce/workflows/appointment"
-
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/client"
@@ -19,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // TestCodecDecodesOnlyTheCallersTenant is the attack: London's staff,

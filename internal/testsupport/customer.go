@@ -1,12 +1,12 @@
 package testsupport
 
 import (
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"testing"
 	"time"
 
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
 )
 

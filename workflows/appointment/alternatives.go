@@ -1,11 +1,11 @@
 package appointment
 
 import (
-	"github.com/bookonce/bookonce/workflows"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // reasonSlotUnavailable is the calendar's problem code for a slot whose

@@ -1,12 +1,12 @@
 package appointment
 
 import (
-	"github.com/bookonce/bookonce/workflows"
-	"github.com/bookonce/bookonce/workflows/deposit"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // Change IDs of workflow.GetVersion: runs recorded before a change replay

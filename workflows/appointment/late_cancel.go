@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/bookonce/bookonce/workflows"
-	"github.com/bookonce/bookonce/workflows/lifecycle"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // versionForwardLateCancel: a cancel that reaches the appointment after

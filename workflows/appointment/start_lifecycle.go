@@ -4,15 +4,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows"
-	"github.com/bookonce/bookonce/workflows/deposit"
-	"github.com/bookonce/bookonce/workflows/lifecycle"
-
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/internal/mask"
+	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // versionBookingLifecycle: a confirmed appointment starts its

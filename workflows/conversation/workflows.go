@@ -3,7 +3,6 @@ package conversation
 import (
 	"errors"
 	"fmt"
-	"github.com/bookonce/bookonce/workflows/appointment"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -18,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
 // act is a nil receiver used only to name activity methods.

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/workflows"
 )
 
 // No-shows (docs/lifecycle.md, "No-shows"): a member of staff marks a
