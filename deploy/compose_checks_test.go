@@ -153,13 +153,13 @@ func checkWiring(p *types.Project) (out problems) {
 }
 
 // checkEnvNames: every variable our services are given has a row in the
-// README's configuration table.
+// configuration table (docs/configuration.md).
 func checkEnvNames(p *types.Project) (out problems) {
 	for _, name := range ourServices {
 		if s, ok := service(p, name, &out); ok {
 			for k := range s.Environment {
 				if !documented(k) {
-					out.addf("%s: env %s is not in README.md's configuration table", name, k)
+					out.addf("%s: env %s is not in docs/configuration.md's table", name, k)
 				}
 			}
 		}
@@ -185,7 +185,7 @@ func checkEnvComplete(p *types.Project) (out problems) {
 		}
 		for _, k := range readBy(name) {
 			if _, set := s.Environment[k]; !set && !slices.Contains(composeOmits, k) {
-				out.addf("%s: reads %s (README.md), but compose does not pass it", name, k)
+				out.addf("%s: reads %s (docs/configuration.md), but compose does not pass it", name, k)
 			}
 		}
 	}

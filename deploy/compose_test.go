@@ -16,7 +16,7 @@ import (
 	"github.com/bookonce/bookonce/internal/customerid"
 )
 
-// repoRoot is where Dockerfile, docker-compose.yml and README.md live;
+// repoRoot is where Dockerfile, docker-compose.yml and docs/ live;
 // `go test` runs with the package directory as working directory.
 const repoRoot = ".."
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// setting is one row of the README's configuration table: the variable
+// setting is one row of the configuration table (docs/configuration.md): the variable
 // and the processes its "Used by" column names.
 type setting struct {
 	name   string
@@ -54,26 +54,26 @@ var (
 	readmeErr   error
 )
 
-// configTable is the README's configuration table, read once: the only
+// configTable is the configuration table (docs/configuration.md), read once: the only
 // variables our containers may be given (a typo would be a silently
 // ignored setting), and which process reads which.
 func configTable() ([]setting, error) {
 	readmeOnce.Do(func() {
 		var md []byte
-		md, readmeErr = os.ReadFile(filepath.Join(repoRoot, "README.md"))
+		md, readmeErr = os.ReadFile(filepath.Join(repoRoot, "docs", "configuration.md"))
 		readmeTable = parseConfigTable(string(md))
 	})
 	return readmeTable, readmeErr
 }
 
-// documented reports whether README.md's configuration table has a row
-// for name; a README that cannot be read documents nothing.
+// documented reports whether docs/configuration.md's table has a row
+// for name; a page that cannot be read documents nothing.
 func documented(name string) bool {
 	table, _ := configTable()
 	return slices.ContainsFunc(table, func(s setting) bool { return s.name == name })
 }
 
-// readBy lists the variables README.md says process reads.
+// readBy lists the variables docs/configuration.md says process reads.
 func readBy(process string) []string {
 	table, _ := configTable()
 	var names []string
@@ -105,12 +105,12 @@ func TestParseConfigTable(t *testing.T) {
 	}
 }
 
-// TestReadmeHasConfigTable: the checks that read the table would pass
+// TestConfigTableExists: the checks that read the table would pass
 // vacuously without one.
-func TestReadmeHasConfigTable(t *testing.T) {
+func TestConfigTableExists(t *testing.T) {
 	table, err := configTable()
-	require.NoError(t, err, "README.md holds the configuration table the deployment checks read")
-	require.Greater(t, len(table), 30, "README.md's configuration table looks truncated")
+	require.NoError(t, err, "docs/configuration.md holds the table the deployment checks read")
+	require.Greater(t, len(table), 30, "docs/configuration.md's table looks truncated")
 	for _, p := range []string{"worker", "gateway", "calendar", "payments"} {
 		require.NotEmpty(t, readBy(p), "the table names no variable %s reads", p)
 	}

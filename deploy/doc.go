@@ -3,7 +3,7 @@
 // config they mount from deploy/temporal/, and the Kubernetes kustomize
 // base and overlays in deploy/k8s/. The tests parse and build those files
 // (no Docker engine or cluster needed) so a broken topology fails
-// `go test`, not `docker compose up` or `kubectl apply -k`; the README's
-// configuration table is the one list of variables they may set.
+// `go test`, not `docker compose up` or `kubectl apply -k`; the table in
+// docs/configuration.md is the one list of variables they may set.
 // It also embeds the demo tenants file (DemoTenants).
 package deploy

@@ -95,14 +95,14 @@ func (m *manifests) mountsSecret(deployment, path string) bool {
 }
 
 // checkK8sEnvNames: every variable a container is given, directly or from
-// a ConfigMap, has a row in the README's configuration table; secrets are
+// a ConfigMap, has a row in the configuration table (docs/configuration.md); secrets are
 // never imported wholesale (envFrom a Secret hides which keys arrive).
 func checkK8sEnvNames(m *manifests) (out problems) {
 	for _, id := range slices.Sorted(maps.Keys(m.containers())) {
 		c := m.containers()[id]
 		for _, e := range c.Env {
 			if !documented(e.Name) {
-				out.addf("%s: env %s is not in README.md's configuration table", id, e.Name)
+				out.addf("%s: env %s is not in docs/configuration.md's table", id, e.Name)
 			}
 		}
 		for _, from := range c.EnvFrom {
@@ -117,7 +117,7 @@ func checkK8sEnvNames(m *manifests) (out problems) {
 	for _, cm := range m.configMaps {
 		for k := range cm.Data {
 			if !documented(k) {
-				out.addf("ConfigMap %s: %s is not in README.md's configuration table", cm.Name, k)
+				out.addf("ConfigMap %s: %s is not in docs/configuration.md's table", cm.Name, k)
 			}
 		}
 	}

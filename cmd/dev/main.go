@@ -37,7 +37,7 @@ Runs the whole bookonce stack in one process (what "make run" starts):
 PostgreSQL (found or started), the embedded Temporal server and Web UI,
 the worker, the webhook gateway and the calendar and payment APIs.
 Ctrl-C stops it. It takes no arguments; every setting is an environment
-variable (see the README's Configuration table).
+variable (see docs/configuration.md).
 `
 
 // demoCustomer and demoService are what the "Try" line books.

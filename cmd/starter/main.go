@@ -37,7 +37,7 @@ commands:
   tenants     apply a tenants file or list the tenants: starter tenants apply -f FILE [--dry-run] | list
 
 Run "starter <command> -h" for the flags of a command. Configuration comes
-from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...; see README).
+from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...; see docs/configuration.md).
 Exit status: 0 done, 1 failed (or the booking did not end Confirmed), 2 usage error.
 `
 

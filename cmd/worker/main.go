@@ -1,7 +1,8 @@
-// Command worker runs the bookonce Temporal worker: the appointment,
-// payment and conversation workflows and their activities, plus the outbox
-// relay. Run as many as you like; the idempotency keys make their retries
-// and re-executions harmless.
+// Command worker runs the bookonce Temporal worker: every workflow
+// (conversation, appointment, deposit, lifecycle, reconciler; see
+// internal/stack.Register and Worker) with its activities, plus the
+// outbox relay and the retention sweep. Run as many as you like; the
+// idempotency keys make their retries and re-executions harmless.
 package main
 
 import (

@@ -1,7 +1,7 @@
 // Package config reads bookonce's settings from the environment. Every
-// variable has a development default so that `make run` needs none; the
-// README lists them all in one table. The secrets among those defaults are
-// published, so a process reachable from other hosts refuses them
+// variable has a development default so that `make run` needs none;
+// docs/configuration.md lists them all in one table. The secrets among
+// those defaults are published, so a process reachable from other hosts refuses them
 // (CheckSecrets).
 package config
 

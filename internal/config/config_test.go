@@ -63,18 +63,18 @@ func TestOverridesAndErrors(t *testing.T) {
 	}
 }
 
-// TestReadmeDocumentsEveryVariable reads every variable Load looks up and
-// requires a row for it in the README's configuration table.
-func TestReadmeDocumentsEveryVariable(t *testing.T) {
+// TestConfigTableDocumentsEveryVariable reads every variable Load looks up and
+// requires a row for it in the configuration table (docs/configuration.md).
+func TestConfigTableDocumentsEveryVariable(t *testing.T) {
 	looked := map[string]bool{}
 	_, err := config.Load(func(k string) (string, bool) { looked[k] = true; return "", false })
 	require.NoError(t, err)
-	md, err := os.ReadFile("../../README.md")
+	md, err := os.ReadFile("../../docs/configuration.md")
 	require.NoError(t, err)
 	for k := range looked {
-		require.Contains(t, string(md), "| `"+k+"` |", "README's configuration table lacks %s", k)
+		require.Contains(t, string(md), "| `"+k+"` |", "docs/configuration.md lacks a row for %s", k)
 	}
-	require.Len(t, looked, 66, "a new variable needs a README row and this count") // CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
+	require.Len(t, looked, 66, "a new variable needs a row in docs/configuration.md and this count") // CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this

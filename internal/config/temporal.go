@@ -46,7 +46,7 @@ func (r *reader) temporalDBSync(c *Config) {
 }
 
 // noEnv lets envconfig read no variable itself: Load reads the documented
-// ones and hands them over, so the README's table is the whole truth.
+// ones and hands them over, so the table in docs/configuration.md is the whole truth.
 type noEnv struct{}
 
 func (noEnv) Environ() []string               { return nil }
