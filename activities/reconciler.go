@@ -54,6 +54,9 @@ type Reconciler struct {
 	Reviews *review.Store
 	// Temporal describes workflows.
 	Temporal WorkflowDescriber
+	// TenantIDs lists the tenants there are now (the tenants registry), for
+	// a sweep over all of them (ListTenants).
+	TenantIDs func() []string
 	// Now reads the clock for the sweep's window only (never for a key);
 	// nil is time.Now.
 	Now func() time.Time
@@ -114,6 +117,17 @@ type suspects struct {
 	intents         []payments.Intent
 	// captured are deposits taken and not fully refunded.
 	captured []payments.Intent
+}
+
+// ListTenants returns the tenants there are now, sorted, so a sweep
+// covers a shop applied since the worker started.
+func (r *Reconciler) ListTenants(context.Context) ([]string, error) {
+	if r.TenantIDs == nil {
+		return nil, temporal.NewNonRetryableApplicationError("the reconciler has no tenants registry", "NoTenantsRegistry", nil)
+	}
+	ids := r.TenantIDs()
+	sort.Strings(ids)
+	return ids, nil
 }
 
 func (r *Reconciler) now() time.Time {

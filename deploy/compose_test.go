@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/customerid"
+	"github.com/bookonce/bookonce/internal/servicetoken"
 )
 
 // repoRoot is where Dockerfile, docker-compose.yml and docs/ live;
@@ -30,13 +32,31 @@ var temporalClients = []string{"worker", "gateway"}
 // values of the kind an operator sets; later entries of env override them.
 var requiredSecrets = []string{
 	"POSTGRES_PASSWORD=pgsecret",
-	"BOOKONCE_API_TOKENS=demo:0123456789abcdef0123456789abcdef",
+	"BOOKONCE_SERVICE_KEY=" + operatorSeed,
+	"BOOKONCE_SERVICE_PUBLIC_KEYS=" + operatorPublicKey(),
 	"TWILIO_AUTH_TOKEN=twiliosecret",
 	"STRIPE_WEBHOOK_SECRET=whsec_0123456789abcdef",
 	"BOOKONCE_CUSTOMER_ID_KEY=0123456789abcdef0123456789abcdef",
 	"OPS_SESSION_SECRET=0123456789abcdef0123456789abcdef",
 	"OPERATION_ID_SECRET=fedcba9876543210fedcba9876543210",
 	"TENANTS_FILE=./deploy/tenants.demo.yaml",
+}
+
+// operatorSeed is a service key as `starter service-key` makes one (hex
+// here), not the published development key.
+var operatorSeed = strings.Repeat("5a", 32)
+
+// operatorPublicKey is operatorSeed's public key.
+func operatorPublicKey() string {
+	seed, err := servicetoken.ParseSeed(operatorSeed)
+	if err != nil {
+		panic(err)
+	}
+	m, err := servicetoken.NewMinter(seed)
+	if err != nil {
+		panic(err)
+	}
+	return servicetoken.EncodeKey(m.PublicKey())
 }
 
 // loadProject parses docker-compose.yml the way `docker compose` would, but
@@ -165,8 +185,8 @@ func TestInterpolation(t *testing.T) {
 				"PUBLIC_BASE_URL":       "http://127.0.0.1:8080",
 				"LOG_LEVEL":             "info",
 			},
-			"worker":   {"BOOKONCE_API_TOKENS": "demo:0123456789abcdef0123456789abcdef", "TWILIO_FROM": "+4930123456", "LLM_BASE_URL": ""},
-			"calendar": {"IDEMPOTENCY_TTL": "72h", "HOLD_TTL": "10m"},
+			"worker":   {"BOOKONCE_SERVICE_KEY": operatorSeed, "TWILIO_FROM": "+4930123456", "LLM_BASE_URL": ""},
+			"calendar": {"IDEMPOTENCY_TTL": "72h", "HOLD_TTL": "10m", "BOOKONCE_SERVICE_PUBLIC_KEYS": operatorPublicKey()},
 			"payments": {"IDEMPOTENCY_KEYS_PER_MINUTE": "6000", "STRIPE_WEBHOOK_SECRET": "whsec_0123456789abcdef"},
 		}},
 		{"overrides", []string{"TWILIO_AUTH_TOKEN=s3cret", "POSTGRES_PASSWORD=pw", "LOG_LEVEL=debug", "TWILIO_FROM=+4940999"}, map[string]map[string]string{
@@ -237,7 +257,8 @@ func TestComposeServicesPassSecretsCheck(t *testing.T) {
 		bad  config.Secret // "": every service starts
 	}{
 		{"operator secrets", nil, ""},
-		{"short token", []string{"BOOKONCE_API_TOKENS=demo:short"}, config.SecretAPITokens},
+		{"dev service key", []string{"BOOKONCE_SERVICE_KEY=" + hex.EncodeToString(servicetoken.DevSeed[:])}, config.SecretServiceKey},
+		{"dev service public key", []string{"BOOKONCE_SERVICE_PUBLIC_KEYS=" + operatorPublicKey() + "," + devPublicKey()}, config.SecretServicePublicKeys},
 		{"dev twilio token", []string{"TWILIO_AUTH_TOKEN=" + config.DevTwilioAuthToken}, config.SecretTwilio},
 		{"compose's old webhook secret", []string{"STRIPE_WEBHOOK_SECRET=" + config.DevStripeWebhookSecret}, config.SecretStripeWebhook},
 		{"compose's old webhook secret for a shop", []string{"STRIPE_WEBHOOK_SECRETS=demo=" + config.DevStripeWebhookSecret}, config.SecretStripeWebhooks},
@@ -266,4 +287,13 @@ func TestComposeServicesPassSecretsCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// devPublicKey is the public key of the published development seed.
+func devPublicKey() string {
+	m, err := servicetoken.NewMinter(servicetoken.DevSeed[:])
+	if err != nil {
+		panic(err)
+	}
+	return servicetoken.EncodeKey(m.PublicKey())
 }

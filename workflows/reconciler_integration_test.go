@@ -31,19 +31,21 @@ import (
 // the worker process wires it.
 func (e env) startWorkerWithReconciler(t *testing.T) worker.Worker {
 	return testsupport.Worker(t, e.tc, e.queue, func(r worker.Registry) {
-		acts := stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool), e.tc)
+		reg := testsupport.Tenants(t, e.pool)
+		acts := stack.NewActivities(e.cfg, e.pool, reg, e.tc)
 		stack.Register(r, acts)
-		reconciler.Register(r, stack.NewReconciler(acts, e.tc))
+		reconciler.Register(r, stack.NewReconciler(acts, e.tc, reg))
 	})
 }
 
-// reconcile runs one sweep, as the schedule would start it, and waits.
+// reconcile runs one sweep, as the schedule would start it (over every
+// tenant of the registry: the demo tenant here), and waits.
 func (e env) reconcile(t *testing.T) reconciler.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	r, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "reconciler-" + testsupport.TaskQueue(t), TaskQueue: e.queue},
-		reconciler.WorkflowName, reconciler.Input{Tenants: []string{"demo"},
+		reconciler.WorkflowName, reconciler.Input{AllTenants: true,
 			Tuning: workflows.Tuning{MaxRetryInterval: 200 * time.Millisecond, ActivityTimeout: 10 * time.Second}})
 	require.NoError(t, err)
 	var res reconciler.Result

@@ -35,6 +35,7 @@ commands:
   review      list open review cases, or resolve one: starter review list | resolve <case-id> <action>
   find        list a customer's workflows by phone number: starter find --customer <E.164> [--tenant T]
   tenants     apply a tenants file or list the tenants: starter tenants apply -f FILE [--dry-run] | list
+  service-key make a key pair for the worker's identity at the calendar and payment APIs
 
 Run "starter <command> -h" for the flags of a command. Configuration comes
 from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...; see docs/configuration.md).
@@ -43,15 +44,16 @@ Exit status: 0 done, 1 failed (or the booking did not end Confirmed), 2 usage er
 
 // commands are starter's subcommands; each parses its own flags.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
-	"book":       book,
-	"status":     status,
-	"cancel":     cancelCmd,
-	"no-show":    noShowCmd,
-	"simulate":   simulate,
-	"review":     reviewCmd,
-	"tenants":    tenantsCmd,
-	"reschedule": rescheduleCmd,
-	"find":       findCmd,
+	"book":        book,
+	"status":      status,
+	"cancel":      cancelCmd,
+	"no-show":     noShowCmd,
+	"simulate":    simulate,
+	"review":      reviewCmd,
+	"tenants":     tenantsCmd,
+	"reschedule":  rescheduleCmd,
+	"find":        findCmd,
+	"service-key": serviceKeyCmd,
 }
 
 func main() {

@@ -6,6 +6,7 @@
 package config
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"math"
 	"net"
@@ -149,6 +150,14 @@ type Config struct {
 	// alone. Every gateway replica shares them; never logged.
 	OpsSessionSecret  string
 	OperationIDSecret string
+	// ServiceKey is the seed of the worker's private key
+	// (BOOKONCE_SERVICE_KEY), with which it mints the short-lived tokens
+	// it calls the calendar and payment APIs with on a tenant's behalf;
+	// ServicePublicKeys (BOOKONCE_SERVICE_PUBLIC_KEYS) are the keys those
+	// APIs accept such tokens by, several while one is rotated; empty:
+	// the configured key's own. Package servicetoken; never logged.
+	ServiceKey        []byte
+	ServicePublicKeys []ed25519.PublicKey
 
 	// Timezone is the business time zone of opening hours and spoken times.
 	Timezone *time.Location
@@ -341,6 +350,7 @@ func (r *reader) settings() Config {
 func (r *reader) derived(c *Config) {
 	_, c.TemporalAddressSet = r.lookup("TEMPORAL_ADDRESS")
 	r.temporal(c)
+	r.service(c)
 	if err := c.readWebhook(r.get); err != nil {
 		r.fail(err.Error())
 	}

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"net/url"
 	"strings"
 )
@@ -59,19 +58,4 @@ func (c *Config) readDeposits(lookup func(string) (string, bool), get func(name,
 func isHTTPURL(u string) bool {
 	p, err := url.Parse(u)
 	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != ""
-}
-
-// PaymentsKey is the secret key the worker calls the payment API with on
-// behalf of tenant: STRIPE_SECRET_KEY when set (one Stripe account for all
-// tenants), else the tenant's token from BOOKONCE_API_TOKENS (our payment
-// API authenticates tenants by it).
-func (c Config) PaymentsKey(tenant string) (string, error) {
-	if c.StripeSecretKey != "" {
-		return c.StripeSecretKey, nil
-	}
-	tok, ok := c.TokenFor(tenant)
-	if !ok {
-		return "", fmt.Errorf("no API token for tenant %q in BOOKONCE_API_TOKENS", tenant)
-	}
-	return tok, nil
 }

@@ -51,25 +51,3 @@ func TestDepositModeAndProvider(t *testing.T) {
 		})
 	}
 }
-
-// TestPaymentsKey: STRIPE_SECRET_KEY is every tenant's key when set;
-// otherwise each tenant's own API token.
-func TestPaymentsKey(t *testing.T) {
-	env := map[string]string{"BOOKONCE_API_TOKENS": "a:tok-a,b:tok-b"}
-	c, err := Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	require.NoError(t, err)
-	key, err := c.PaymentsKey("a")
-	require.NoError(t, err)
-	require.Equal(t, "tok-a", key)
-	_, err = c.PaymentsKey("nobody")
-	require.ErrorContains(t, err, `no API token for tenant "nobody"`)
-
-	env["STRIPE_SECRET_KEY"] = "sk_test_shared"
-	c, err = Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	require.NoError(t, err)
-	for _, tenant := range []string{"a", "b", "nobody"} {
-		key, err := c.PaymentsKey(tenant)
-		require.NoError(t, err)
-		require.Equal(t, "sk_test_shared", key)
-	}
-}

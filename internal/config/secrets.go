@@ -54,19 +54,20 @@ const (
 const minSigningSecret = 32
 
 // The secrets each kind of process uses (stack.Command, stack.Begin): the
-// worker calls the APIs with BOOKONCE_API_TOKENS and Twilio with its
-// token; the gateway verifies Twilio's and the payment provider's webhooks
-// and signs the ops sessions and the agent's operation IDs; the payment
-// API signs its webhooks; the calendar API authenticates by the tenants'
-// digests only; cmd/dev runs them all. The gateway also keys customers
-// (BOOKONCE_CUSTOMER_ID_KEY) for the conversation IDs it starts and the
-// agent's and ops page's look-ups.
+// worker mints its service tokens for the APIs with its key and calls
+// Twilio with its token; the gateway verifies Twilio's and the payment
+// provider's webhooks and signs the ops sessions and the agent's
+// operation IDs; the payment API signs its webhooks; the calendar and
+// payment APIs accept the worker's tokens by its public keys and the
+// tenants' own by their digests; cmd/dev runs them all. The gateway also
+// keys customers (BOOKONCE_CUSTOMER_ID_KEY) for the conversation IDs it
+// starts and the agent's and ops page's look-ups.
 var (
-	WorkerSecrets   = []Secret{SecretAPITokens, SecretTwilio}
+	WorkerSecrets   = []Secret{SecretServiceKey, SecretTwilio}
 	GatewaySecrets  = []Secret{SecretTwilio, SecretStripeWebhook, SecretStripeWebhooks, SecretCustomerID, SecretOpsSession, SecretOperationID}
-	PaymentsSecrets = []Secret{SecretStripeWebhook, SecretStripeWebhooks}
-	CalendarSecrets = []Secret{}
-	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook, SecretStripeWebhooks, SecretCustomerID, SecretOpsSession, SecretOperationID}
+	PaymentsSecrets = []Secret{SecretStripeWebhook, SecretStripeWebhooks, SecretServicePublicKeys}
+	CalendarSecrets = []Secret{SecretServicePublicKeys}
+	AllSecrets      = []Secret{SecretAPITokens, SecretTwilio, SecretStripeWebhook, SecretStripeWebhooks, SecretCustomerID, SecretOpsSession, SecretOperationID, SecretServiceKey, SecretServicePublicKeys}
 )
 
 // Exposed lists the settings (NAME=value) that make a process reachable
@@ -159,6 +160,8 @@ func (c Config) devProblem(s Secret) string {
 		return signingProblem(s, c.OpsSessionSecret, DevOpsSessionSecret, "anybody could sign an ops session")
 	case SecretOperationID:
 		return signingProblem(s, c.OperationIDSecret, DevOperationIDSecret, "anybody could sign an operation ID")
+	case SecretServiceKey, SecretServicePublicKeys:
+		return c.serviceProblem(s)
 	case SecretCustomerID:
 		if c.CustomerIDKey == customerid.DevSecret {
 			return fmt.Sprintf("%s is the published development secret, with which anybody can test a guessed phone number against a workflow ID: set a random one (openssl rand -hex 32) in every gateway and CLI", s)

@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"crypto/ed25519"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/customerid"
+	"github.com/bookonce/bookonce/internal/servicetoken"
 )
 
 // longToken is an API token of the accepted length.
@@ -19,7 +22,9 @@ const longToken = "0123456789abcdef0123456789abcdef"
 // through with a warning.
 func TestCheckSecrets(t *testing.T) {
 	good := map[string]string{"BOOKONCE_API_TOKENS": "demo:" + longToken, "TWILIO_AUTH_TOKEN": "real-twilio-token", "BOOKONCE_CUSTOMER_ID_KEY": longToken,
-		"OPS_SESSION_SECRET": longToken + "s", "OPERATION_ID_SECRET": longToken + "o"}
+		"OPS_SESSION_SECRET": longToken + "s", "OPERATION_ID_SECRET": longToken + "o", "BOOKONCE_SERVICE_KEY": strings.Repeat("ab", 32)}
+	devPublic := servicetoken.EncodeKey(ed25519.NewKeyFromSeed(servicetoken.DevSeed[:]).Public().(ed25519.PublicKey))
+	otherPublic := servicetoken.EncodeKey(ed25519.NewKeyFromSeed(make([]byte, 32)).Public().(ed25519.PublicKey))
 	with := func(base map[string]string, kv ...string) map[string]string {
 		m := map[string]string{}
 		for k, v := range base {
@@ -52,10 +57,14 @@ func TestCheckSecrets(t *testing.T) {
 			[]string{"OPS_SESSION_SECRET has fewer than 32 characters"}, false},
 		{"public PUBLIC_BASE_URL", map[string]string{"PUBLIC_BASE_URL": "https://book.example.com"}, config.GatewaySecrets,
 			[]string{"PUBLIC_BASE_URL=https://book.example.com", "TWILIO_AUTH_TOKEN"}, false},
-		{"only the secrets a process uses", map[string]string{"CALENDAR_LISTEN": "0.0.0.0:8081"}, config.CalendarSecrets, nil, false},
+		{"only the secrets a process uses", map[string]string{"CALENDAR_LISTEN": "0.0.0.0:8081", "BOOKONCE_SERVICE_PUBLIC_KEYS": otherPublic}, config.CalendarSecrets, nil, false},
+		{"a worker reachable with the published service key", with(good, "WORKER_LISTEN", "0.0.0.0:8083", "BOOKONCE_SERVICE_KEY", hex.EncodeToString(servicetoken.DevSeed[:])), config.WorkerSecrets,
+			[]string{"BOOKONCE_SERVICE_KEY is the published development key", "starter service-key"}, false},
+		{"an API reachable that accepts the published service key", with(good, "PAYMENTS_LISTEN", "0.0.0.0:8082", "BOOKONCE_SERVICE_PUBLIC_KEYS", otherPublic+","+devPublic), config.PaymentsSecrets,
+			[]string{"BOOKONCE_SERVICE_PUBLIC_KEYS accepts the published development key"}, false},
 		{"real secrets on 0.0.0.0", with(good, "GATEWAY_LISTEN", "0.0.0.0:8080"), config.AllSecrets, nil, false},
 		{"short token on 0.0.0.0", with(good, "GATEWAY_LISTEN", "0.0.0.0:8080", "BOOKONCE_API_TOKENS", "demo:"+longToken+",b:"+longToken[:31]),
-			config.WorkerSecrets, []string{"BOOKONCE_API_TOKENS has 1 token(s) shorter than 32"}, false},
+			config.AllSecrets, []string{"BOOKONCE_API_TOKENS has 1 token(s) shorter than 32"}, false},
 		{"short token on loopback", with(good, "BOOKONCE_API_TOKENS", "demo:short"), config.AllSecrets, nil, false},
 		{"compose's old webhook secret", with(good, "PAYMENTS_LISTEN", "0.0.0.0:8082", "STRIPE_WEBHOOK_SECRET", config.DevStripeWebhookSecret),
 			config.PaymentsSecrets, []string{"STRIPE_WEBHOOK_SECRET"}, false},

@@ -19,6 +19,7 @@ import (
 	"github.com/bookonce/bookonce/channels"
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/servicetoken"
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/ops"
@@ -42,6 +43,14 @@ func dbHealth(pool *pgxpool.Pool) web.Health {
 	return func(ctx context.Context) error { return pool.Ping(ctx) }
 }
 
+// apiTokens authenticates a caller of the calendar or payment API (aud):
+// a tenant by its own token (api_token_sha256), or the worker by a
+// service token it minted for a tenant the registry knows now.
+func apiTokens(cfg config.Config, reg *tenants.Registry, aud servicetoken.Audience) web.TokenLookup {
+	known := func(tenant string) bool { _, ok := reg.Get(tenant); return ok }
+	return web.AnyOf(reg.Authenticate, cfg.ServiceVerifier(aud, known).Lookup)
+}
+
 // CalendarService builds the calendar API's public service
 // (CALENDAR_LISTEN) and its key reaper: tokens and each tenant's time
 // zone come from the tenants registry. A shop's front desk may call it
@@ -53,7 +62,7 @@ func CalendarService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, Logger: log.With("service", "calendar"), Sealer: cfg.PayloadCodec})
 	srv := &calendar.Server{
 		AuthLimiter: AuthLimiter(cfg),
-		Pool:        pool, Idempotency: store, Tokens: tenants.Authenticate, Timezone: cfg.Timezone, Zones: tenants.Zone,
+		Pool:        pool, Idempotency: store, Tokens: apiTokens(cfg, tenants, servicetoken.Calendar), Timezone: cfg.Timezone, Zones: tenants.Zone,
 		HoldTTL: cfg.HoldTTL, Logger: log.With("service", "calendar"),
 	}
 	return web.Service{Name: "calendar", Handler: srv.Handler(), Health: dbHealth(pool), Gatherer: reg, Logger: log, Public: true}, store
@@ -77,7 +86,7 @@ func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Reg
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON, Logger: log.With("service", "payments"), Sealer: cfg.PayloadCodec})
 	srv := &payments.Server{
 		AuthLimiter: AuthLimiter(cfg),
-		Pool:        pool, Idempotency: store, Tokens: tenants.Authenticate, Logger: log.With("service", "payments"), Timezone: cfg.Timezone,
+		Pool:        pool, Idempotency: store, Tokens: apiTokens(cfg, tenants, servicetoken.Payments), Logger: log.With("service", "payments"), Timezone: cfg.Timezone,
 		PageBaseURL:            cfg.PaymentsPublicURL, // empty: the address the API was called on
 		SearchLag:              cfg.PaymentsSearchLag, // 0: search is consistent
 		AllowLoopbackEndpoints: cfg.WebhookLoopback,

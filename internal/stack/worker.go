@@ -9,10 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows/appointment"
-	"github.com/bookonce/bookonce/workflows/deposit"
-	"github.com/bookonce/bookonce/workflows/lifecycle"
-
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -24,13 +20,17 @@ import (
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/servicetoken"
 	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
+	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 	"github.com/bookonce/bookonce/workflows/reconciler"
 )
 
@@ -86,8 +86,9 @@ func DialPatiently(ctx context.Context, cfg config.Config, log *slog.Logger, pat
 
 // NewActivities wires the activities to the configured APIs, the outbox,
 // the review queue and the tenants (catalogue, time zone and terms of
-// each message's tenant). The worker calls the APIs with the token of the
-// booking's tenant (BOOKONCE_API_TOKENS). With a Temporal client c,
+// each message's tenant). The worker calls the APIs for the booking's
+// tenant with a service token it mints (BOOKONCE_SERVICE_KEY), or the
+// payment provider with STRIPE_SECRET_KEY. With a Temporal client c,
 // conversations move from their legacy IDs and a wish never merges into a
 // booking that is over, even when its CloseIntent was lost or it was
 // terminated, and follows a moved booking to its new slot; c is nil only
@@ -102,25 +103,25 @@ func NewActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 }
 
 func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) *activities.Activities {
-	token := func(tenant string) (string, error) {
-		tok, ok := cfg.TokenFor(tenant)
-		if !ok {
-			return "", fmt.Errorf("no API token for tenant %q in BOOKONCE_API_TOKENS", tenant)
-		}
-		return tok, nil
-	}
+	// The worker acts for a tenant with a token it mints itself, per call,
+	// for that tenant and API (package servicetoken): it holds no shop's
+	// token, and a shop applied while it runs is served at once.
+	minter := cfg.ServiceMinter()
 	return &activities.Activities{
 		Calendar: func(tenant string) (*calendar.Client, error) {
-			tok, err := token(tenant)
+			tok, err := minter.Mint(tenant, servicetoken.Calendar)
 			if err != nil {
 				return nil, err
 			}
 			return calendar.NewClient(cfg.CalendarURL, tok), nil
 		},
 		Payments: func(tenant string) (payments.Gateway, error) {
-			tok, err := cfg.PaymentsKey(tenant) // STRIPE_SECRET_KEY, else the tenant's token
-			if err != nil {
-				return nil, err
+			tok := cfg.StripeSecretKey // one Stripe account for every tenant
+			if tok == "" {
+				var err error
+				if tok, err = minter.Mint(tenant, servicetoken.Payments); err != nil {
+					return nil, err
+				}
 			}
 			return payments.NewStripeGateway(cfg.PaymentsURL, tok, &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(nil)}).
 				WithAuthoritativeLookup(cfg.PaymentsAuthoritativeLookup), nil
@@ -154,7 +155,7 @@ func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *ten
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
 	acts := NewActivities(cfg, pool, tenants, c)
 	Register(w, acts)
-	reconciler.Register(w, NewReconciler(acts, c))
+	reconciler.Register(w, NewReconciler(acts, c, tenants))
 	return w
 }
 

@@ -26,6 +26,20 @@ func Tenant(ctx context.Context) (string, bool) {
 // a token was right (tenants.Registry.Authenticate, StaticTokens).
 type TokenLookup func(token string) (tenant string, ok bool)
 
+// AnyOf is a TokenLookup that asks each of lookups in turn and answers
+// with the first that knows the token: an API that takes both a tenant's
+// own token and the worker's service token.
+func AnyOf(lookups ...TokenLookup) TokenLookup {
+	return func(token string) (string, bool) {
+		for _, l := range lookups {
+			if tenant, ok := l(token); ok {
+				return tenant, true
+			}
+		}
+		return "", false
+	}
+}
+
 // BearerAuth authenticates "Authorization: Bearer <token>" with lookup.
 // The tenant comes from the token, never from the body, so one tenant
 // cannot act in another's key space. Failed attempts are limited per

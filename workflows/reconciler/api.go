@@ -41,7 +41,11 @@ const DefaultLookback = 24 * time.Hour
 
 // Input is one sweep over tenants.
 type Input struct {
-	Tenants []string `json:"tenants"`
+	// Tenants are swept in turn; with AllTenants, every tenant there is
+	// when the sweep runs (a shop applied since the worker started too),
+	// and Tenants is not read.
+	Tenants    []string `json:"tenants"`
+	AllTenants bool     `json:"all_tenants,omitempty"`
 	// Grace leaves effects alone that are younger, or whose saga closed
 	// more recently (zero: none; the schedule passes RECONCILE_GRACE).
 	Grace workflows.Duration `json:"grace"`

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bookonce/bookonce/workflows/appointment"
-	"github.com/bookonce/bookonce/workflows/deposit"
-
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // rec is a nil receiver used only to name the reconciler's activities.
@@ -45,7 +44,11 @@ func (r *reconciler) setup() {
 
 func (r *reconciler) run(ctx workflow.Context) (Result, error) {
 	log := workflow.GetLogger(ctx)
-	for _, tenant := range r.in.Tenants {
+	tenants, err := r.tenants(ctx)
+	if err != nil {
+		return r.result, err
+	}
+	for _, tenant := range tenants {
 		shape := activities.SagaShape{
 			ReferencePrefix: appointment.WorkflowID(tenant, ""), ChildPrefix: deposit.WorkflowID(""),
 			StatusAttribute: workflows.BookingStatusKey.GetName(), Confirmed: string(workflows.StatusConfirmed), NeedsReview: string(workflows.StatusNeedsReview),
@@ -68,6 +71,21 @@ func (r *reconciler) run(ctx workflow.Context) (Result, error) {
 		return r.result, temporal.NewApplicationError(fmt.Sprintf("%d repair(s) failed", len(r.result.Failed)), "ReconcileIncomplete", r.result)
 	}
 	return r.result, nil
+}
+
+// tenants are the tenants this sweep covers: the input's, or (AllTenants)
+// those there are now. A sweep started before AllTenants existed has it
+// false and replays as it ran.
+func (r *reconciler) tenants(ctx workflow.Context) ([]string, error) {
+	if !r.in.AllTenants {
+		return r.in.Tenants, nil
+	}
+	var ids []string
+	err := workflow.ExecuteActivity(r.sweepCtx(ctx, "list-tenants"), rec.ListTenants).Get(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	return ids, nil
 }
 
 // repair runs one repair under an activity ID naming the kind and the
