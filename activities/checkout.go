@@ -51,6 +51,14 @@ type LinkInput struct {
 	SessionID string `json:"session_id"`
 }
 
+// The states of a payment link's session as PaymentLinkResult reports
+// them (Session.Status, Stripe's names), so the deposit saga reads them
+// without the payment package.
+const (
+	SessionOpen    = payments.SessionOpen
+	SessionExpired = payments.SessionExpired
+)
+
 // PaymentLinkResult is a session as the provider reports it, with its
 // intent when one exists (HasIntent), and the step record.
 type PaymentLinkResult struct {

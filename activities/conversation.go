@@ -52,7 +52,7 @@ func (u Understanding) tenant(id string) (intent.Catalogue, *time.Location, *Ten
 	if !ok {
 		return intent.Catalogue{}, nil, nil, fmt.Errorf("tenant %q: %w", id, ErrUnknownTenant)
 	}
-	terms := TermsOf(p)
+	terms := p.Terms()
 	terms.ReminderLead = u.ReminderLead
 	return p.Catalogue(), p.Location, terms, nil
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/customerid"
@@ -236,7 +235,7 @@ func (s *Service) start(ctx context.Context, p *tenants.Profile, d dedup.Decisio
 	_, _, err := appointment.StartAs(ctx, s.Temporal, s.TaskQueue, d.WorkflowID, appointment.Request{
 		Tenant: p.ID, Customer: w.customer, CustomerKey: w.key, Service: w.service, SlotStart: w.start.UTC(), Channel: workflows.ChannelAgent,
 		IntentID: intentID, DepositAmount: dep.Amount, Currency: dep.Currency, PaymentMethod: s.PaymentMethod,
-		Timezone: p.Location.String(), Terms: activities.TermsOf(p), DeliberateSecond: w.second,
+		Timezone: p.Location.String(), Terms: p.Terms(), DeliberateSecond: w.second,
 	})
 	if err != nil {
 		// The decision stands; repeating the same call starts it then.

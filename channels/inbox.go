@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
@@ -106,7 +105,7 @@ func (g *Gateway) conversationInput(ev inboxEvent) conversation.Input {
 	in := conversation.Input{Tenant: ev.Tenant, Customer: ev.Customer, PaymentMethod: g.PaymentMethod}
 	if g.Tenants != nil {
 		if p, ok := g.Tenants.Get(ev.Tenant); ok {
-			in.Terms = activities.TermsOf(p)
+			in.Terms = p.Terms()
 			in.Timezone = p.Timezone
 		}
 	}

@@ -7,7 +7,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
@@ -69,7 +68,7 @@ func decodeReschedule(r *http.Request) (lifecycle.RescheduleRequest, *web.Proble
 func (g *Gateway) rescheduleRefusal(id string) func(*temporal.ApplicationError) *web.Problem {
 	return func(e *temporal.ApplicationError) *web.Problem {
 		switch e.Type() {
-		case activities.ErrTypeSlotUnavailable:
+		case lifecycle.ErrTypeSlotUnavailable:
 			p := web.NewProblem(http.StatusConflict, "slot_unavailable", e.Message())
 			var refused lifecycle.RescheduleRefused
 			if e.HasDetails() {

@@ -5,5 +5,6 @@
 // (no Docker engine or cluster needed) so a broken topology fails
 // `go test`, not `docker compose up` or `kubectl apply -k`; the table in
 // docs/configuration.md is the one list of variables they may set.
-// It also embeds the demo tenants file (DemoTenants).
+// It also embeds the demo tenants file (DemoTenants) and applies it
+// (ApplyDemoTenants).
 package deploy

@@ -44,7 +44,7 @@ func drillPolicy() changePolicy {
 
 // applyDrillTenant applies the demo tenant with the drill's policies.
 func applyDrillTenant(ctx context.Context, pool *pgxpool.Pool) error {
-	f, err := tenants.Parse(tenants.DemoFileName, deploy.DemoTenants)
+	f, err := tenants.Parse(deploy.DemoFileName, deploy.DemoTenants)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/deploy"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -81,7 +82,7 @@ func TestApplyDemoAgainIsANoOp(t *testing.T) {
 	require.Equal(t, 3, count(t, pool, `SELECT count(*) FROM calendar_services WHERE tenant_id = 'demo' AND deposit_amount = 2000 AND deposit_currency = 'eur'`))
 	require.Equal(t, 9, count(t, pool, `SELECT count(*) FROM calendar_service_resources WHERE tenant_id = 'demo'`))
 
-	diff, err := tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{})
+	diff, err := deploy.ApplyDemoTenants(ctx, pool, tenants.ApplyOptions{})
 	require.NoError(t, err)
 	require.True(t, diff.Empty(), diff.String())
 	var after time.Time
@@ -152,7 +153,7 @@ func TestApplyDemoAdoptsTheRowsOfTheOldSeed(t *testing.T) {
 		_, err := pool.Exec(ctx, sql)
 		require.NoError(t, err)
 	}
-	diff, err := tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{})
+	diff, err := deploy.ApplyDemoTenants(ctx, pool, tenants.ApplyOptions{})
 	require.NoError(t, err)
 	text := diff.String()
 	// Rows of a tenant without a tenant row are not configuration yet: the
@@ -162,7 +163,7 @@ func TestApplyDemoAdoptsTheRowsOfTheOldSeed(t *testing.T) {
 	require.Contains(t, text, "+ service demo/tire-change")
 	require.Equal(t, 3, count(t, pool, `SELECT count(*) FROM calendar_resources WHERE tenant_id = 'demo' AND weekly_hours IS NOT NULL`))
 	require.Equal(t, 3, count(t, pool, `SELECT count(*) FROM calendar_services WHERE tenant_id = 'demo' AND deposit_amount = 2000`))
-	again, err := tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{})
+	again, err := deploy.ApplyDemoTenants(ctx, pool, tenants.ApplyOptions{})
 	require.NoError(t, err)
 	require.True(t, again.Empty(), again.String())
 }

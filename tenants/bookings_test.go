@@ -75,7 +75,7 @@ func TestRemovingAResourceWithAFutureBookingIsRefused(t *testing.T) {
 	require.ErrorContains(t, err, "unknown resource")
 
 	// Applying the demo file again brings bay-2 back into service.
-	back, err := tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{})
+	back, err := deploy.ApplyDemoTenants(ctx, pool, tenants.ApplyOptions{})
 	require.NoError(t, err)
 	require.Contains(t, back.String(), "+ resource demo/bay-2")
 	require.Equal(t, 1, count(t, pool, `SELECT count(*) FROM calendar_resources WHERE id = 'bay-2' AND retired_at IS NULL`))

@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/cmd/internal/nextslot"
 	"github.com/bookonce/bookonce/internal/config"
-	"github.com/bookonce/bookonce/internal/nextslot"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"

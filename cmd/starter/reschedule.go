@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/cmd/internal/nextslot"
 	"github.com/bookonce/bookonce/internal/config"
-	"github.com/bookonce/bookonce/internal/nextslot"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/workflows"

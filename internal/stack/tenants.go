@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bookonce/bookonce/deploy"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -16,12 +17,12 @@ import (
 // `make run` books at once, and tenants a developer applied since are
 // never overwritten.
 func SeedDemoTenants(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
-	diff, err := tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{OnlyIfEmpty: true})
+	diff, err := deploy.ApplyDemoTenants(ctx, pool, tenants.ApplyOptions{OnlyIfEmpty: true})
 	if err != nil {
 		return fmt.Errorf("demo tenant: %w", err)
 	}
 	if !diff.Empty() {
-		log.Info("no tenant configured: applied the demo tenant", "file", tenants.DemoFileName)
+		log.Info("no tenant configured: applied the demo tenant", "file", deploy.DemoFileName)
 	}
 	return nil
 }

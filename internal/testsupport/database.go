@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/deploy"
 	"github.com/bookonce/bookonce/internal/postgres"
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -88,7 +89,7 @@ func DatabaseURL(t testing.TB) (*pgxpool.Pool, string) {
 	pool, err := postgres.Open(ctx, dbURL)
 	require.NoError(t, err, "open and migrate test database")
 	t.Cleanup(pool.Close)
-	_, err = tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{})
+	_, err = deploy.ApplyDemoTenants(ctx, pool, tenants.ApplyOptions{})
 	require.NoError(t, err, "apply the demo tenants file")
 	return pool, dbURL
 }

@@ -107,7 +107,7 @@ func buildTemplate(ctx context.Context, conn *pgx.Conn, admin, name string) erro
 	if err != nil {
 		return fmt.Errorf("migrate the template: %w", err)
 	}
-	_, err = tenants.ApplyDemo(ctx, pool, tenants.ApplyOptions{})
+	_, err = deploy.ApplyDemoTenants(ctx, pool, tenants.ApplyOptions{})
 	pool.Close()
 	if err != nil {
 		return fmt.Errorf("apply the demo tenants to the template: %w", err)

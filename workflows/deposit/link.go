@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
-	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -122,7 +121,7 @@ func (p *payment) voidLink(ctx workflow.Context) error {
 		switch {
 		case p.last.HasIntent && p.last.Intent.ID != "":
 			p.state.IntentID = p.last.Intent.ID
-		case p.state.SessionID == "" || p.last.Session.Status == payments.SessionExpired:
+		case p.state.SessionID == "" || p.last.Session.Status == activities.SessionExpired:
 			p.state.Steps = append(p.state.Steps, workflows.Step{Name: "void deposit", Result: "nothing to void: the payment link closed unpaid"})
 			return nil
 		}
@@ -209,7 +208,7 @@ func (p *payment) awaitPayment(ctx workflow.Context) (activities.PaymentLinkResu
 			if res.Authorized() {
 				return res, linkPaid
 			}
-			if res.Session.Status == payments.SessionExpired {
+			if res.Session.Status == activities.SessionExpired {
 				return res, linkLapsed
 			}
 			// Declined, or paying: the page stays open for another card.
@@ -226,7 +225,7 @@ func (p *payment) reconcile(ctx workflow.Context) (activities.PaymentLinkResult,
 	if err == nil && res.Authorized() {
 		return res, linkPaid
 	}
-	if err == nil && res.Session.Status != payments.SessionOpen {
+	if err == nil && res.Session.Status != activities.SessionOpen {
 		return res, linkLapsed
 	}
 	res, err = p.expireLink(ctx, "expire-payment-link", workflows.CompensationCtx)

@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
-	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -109,7 +108,7 @@ func (p *payment) expireLink(ctx workflow.Context, id string, opts func(workflow
 // expireLinkUndo is the link's compensation: nothing to do without a link
 // or for one already known to be closed.
 func (p *payment) expireLinkUndo(ctx workflow.Context) error {
-	if p.state.SessionID == "" || p.last.Session.Status != payments.SessionOpen {
+	if p.state.SessionID == "" || p.last.Session.Status != activities.SessionOpen {
 		return nil
 	}
 	_, err := p.expireLink(ctx, "expire-payment-link-undo", p.saga.Opts)

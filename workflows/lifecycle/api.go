@@ -19,6 +19,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookonce/bookonce/activities"
 )
 
 // WorkflowName is the registered workflow type. It is the name the
@@ -30,6 +32,12 @@ const WorkflowName = "BookingWorkflow"
 func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
 }
+
+// ErrTypeSlotUnavailable is the application error type of a reschedule
+// refused because the new slot is taken; its details are a
+// RescheduleRefused. The activities' type, named here for the callers of
+// Reschedule.
+const ErrTypeSlotUnavailable = activities.ErrTypeSlotUnavailable
 
 // CancelUpdateID derives the cancel Update's ID from the inbound event
 // that asked for it: the tenant and its Idempotency-Key (or the inbox

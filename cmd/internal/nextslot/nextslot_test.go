@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/cmd/internal/nextslot"
 	"github.com/bookonce/bookonce/internal/config"
-	"github.com/bookonce/bookonce/internal/nextslot"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 )
