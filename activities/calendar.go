@@ -10,6 +10,7 @@ import (
 
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/tracing"
+	"github.com/bookonce/bookonce/outcome"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
 )
@@ -252,7 +253,7 @@ func (a *Activities) FindHold(ctx context.Context, in FindHoldInput) (FindHoldRe
 // key, which the calendar replays.
 func calendarError(op string, err error) error {
 	var ce *calendar.Error
-	if !errors.As(err, &ce) || ce.Outcome != calendar.Final {
+	if !errors.As(err, &ce) || ce.Outcome != outcome.Final {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	switch ce.Code {

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/internal/tracing"
+	"github.com/bookonce/bookonce/outcome"
 	"github.com/bookonce/bookonce/payments"
 )
 
@@ -194,7 +195,7 @@ func (a *Activities) FindDeposit(ctx context.Context, in IntentInput) (IntentRes
 
 func paymentError(op string, err error) error {
 	var pe *payments.Error
-	if !errors.As(err, &pe) || pe.Outcome != payments.Final {
+	if !errors.As(err, &pe) || pe.Outcome != outcome.Final {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if pe.Code == "card_declined" {

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/outcome"
 	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
@@ -49,7 +50,7 @@ func (s *Service) resolve(ctx context.Context, c Caller, p *tenants.Profile, raw
 	}
 	b, err := calendar.NewClient(s.CalendarURL, c.Token).GetBooking(ctx, id)
 	if err != nil {
-		if calendar.OutcomeOf(err) == calendar.Final {
+		if outcome.Of(err) == outcome.Final {
 			return BookingAnswer{}, errNoBooking
 		}
 		return BookingAnswer{}, fmt.Errorf("ask the calendar for booking %s (try again): %w", id, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/outcome"
 	"github.com/bookonce/bookonce/payments"
 )
 
@@ -122,7 +123,7 @@ func TestExpiredHoldFreesSlotAndCannotConfirm(t *testing.T) {
 	f.clock.Add(11 * time.Minute)
 	_, err = f.client.ConfirmHold(ctx, "c1", h.ID)
 	require.Equal(t, calendar.CodeHoldExpired, calendar.CodeOf(err))
-	require.Equal(t, calendar.Final, calendar.OutcomeOf(err))
+	require.Equal(t, outcome.Final, outcome.Of(err))
 	r, err := f.client.ReleaseHold(ctx, "r1", h.ID)
 	require.NoError(t, err, "releasing an expired hold is a success")
 	require.Equal(t, calendar.HoldExpired, r.Status)

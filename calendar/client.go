@@ -30,24 +30,13 @@ func NewClient(baseURL, token string) *Client {
 	return &Client{BaseURL: baseURL, Token: token, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(nil)}}
 }
 
-// Outcome classifies a failed call for the caller's retry decision (see
-// package outcome).
-type Outcome = outcome.Outcome
-
-// Outcomes of a failed call.
-const (
-	Retryable = outcome.Retryable
-	Final     = outcome.Final
-	Unknown   = outcome.Unknown
-)
-
 // Error is a failed calendar call.
 type Error struct {
 	Op      string
 	Status  int    // 0 when no response arrived
 	Code    string // problem code, e.g. slot_unavailable
 	Detail  string
-	Outcome Outcome
+	Outcome outcome.Outcome
 	// Alternatives are free slots offered with slot_unavailable.
 	Alternatives []Slot
 	// Existing is the customer's reservation that customer_already_booked
@@ -86,11 +75,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Class is the outcome of the failed call (outcome.Classed).
-func (e *Error) Class() Outcome { return e.Outcome }
-
-// OutcomeOf returns the outcome class of err (Unknown for foreign errors:
-// without evidence, a side effect may have happened; 0 for nil).
-func OutcomeOf(err error) Outcome { return outcome.Of(err) }
+func (e *Error) Class() outcome.Outcome { return e.Outcome }
 
 // CodeOf returns the problem code of err, or "".
 func CodeOf(err error) string {
@@ -173,13 +158,13 @@ func (c *Client) do(ctx context.Context, op, method, path, key string, body, out
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return &Error{Op: op, Outcome: Final, Err: fmt.Errorf("encode request: %w", err)}
+			return &Error{Op: op, Outcome: outcome.Final, Err: fmt.Errorf("encode request: %w", err)}
 		}
 		rdr = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rdr)
 	if err != nil {
-		return &Error{Op: op, Outcome: Final, Err: err}
+		return &Error{Op: op, Outcome: outcome.Final, Err: err}
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	req.Header.Set("Accept", "application/json")
@@ -195,21 +180,21 @@ func (c *Client) do(ctx context.Context, op, method, path, key string, body, out
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		outcome := Unknown
+		class := outcome.Unknown
 		if method == http.MethodGet {
-			outcome = Retryable // reads have no effect to be unsure about
+			class = outcome.Retryable // reads have no effect to be unsure about
 		}
-		return &Error{Op: op, Outcome: outcome, Err: err}
+		return &Error{Op: op, Outcome: class, Err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return &Error{Op: op, Status: resp.StatusCode, Outcome: Unknown, Err: fmt.Errorf("read response: %w", err)}
+		return &Error{Op: op, Status: resp.StatusCode, Outcome: outcome.Unknown, Err: fmt.Errorf("read response: %w", err)}
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if out != nil {
 			if err := json.Unmarshal(data, out); err != nil {
-				return &Error{Op: op, Status: resp.StatusCode, Outcome: Unknown, Err: fmt.Errorf("decode response: %w", err)}
+				return &Error{Op: op, Status: resp.StatusCode, Outcome: outcome.Unknown, Err: fmt.Errorf("decode response: %w", err)}
 			}
 		}
 		return nil
@@ -234,7 +219,7 @@ func problemError(op string, resp *http.Response, data []byte) error {
 	e.Outcome = outcome.OfStatus(resp.StatusCode)
 	inFlight := resp.StatusCode == http.StatusConflict && p.Code == "idempotency_key_in_flight"
 	if inFlight {
-		e.Outcome = Retryable
+		e.Outcome = outcome.Retryable
 	}
 	if inFlight || resp.StatusCode == http.StatusTooManyRequests {
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {

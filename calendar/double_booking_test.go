@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/outcome"
 )
 
 // frontDeskBooking books tire-change at tuesday14 on bay-1 the way a person
@@ -63,7 +64,7 @@ func TestSecondBookingOfCustomerUnderAnotherReferenceIsRefused(t *testing.T) {
 	_, err := f.client.CreateHold(context.Background(), "agent-hold-2", calendar.HoldRequest{
 		Service: "tire-change", Start: tuesday14, Customer: "+49 151 12345678", Reference: "appointment:demo:agent-2"})
 	require.ErrorIs(t, err, calendar.ErrCustomerAlreadyBooked)
-	require.Equal(t, calendar.Final, calendar.OutcomeOf(err))
+	require.Equal(t, outcome.Final, outcome.Of(err))
 	existing, ok := calendar.ExistingOf(err)
 	require.True(t, ok)
 	require.Equal(t, desk.ID, existing.BookingID)

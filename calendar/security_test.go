@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/outcome"
 )
 
 // TestForeignReferenceIsRefused: a hold's reference is what the agent
@@ -45,7 +46,7 @@ func TestForeignReferenceIsRefused(t *testing.T) {
 			}
 			var ce *calendar.Error
 			require.ErrorAs(t, err, &ce)
-			require.Equal(t, calendar.Final, ce.Outcome)
+			require.Equal(t, outcome.Final, ce.Outcome)
 			require.Equal(t, calendar.CodeInvalidRequest, ce.Code)
 			require.Contains(t, ce.Error(), "reference")
 			require.Equal(t, before, f.count(t, "true"), "nothing written")

@@ -11,6 +11,7 @@ import (
 	"github.com/bookonce/bookonce/chaos"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/outcome"
 )
 
 // TestLostHoldAnswerWithTheRealCalendar drops the answer of a committed
@@ -39,7 +40,7 @@ func TestLostHoldAnswerWithTheRealCalendar(t *testing.T) {
 
 	_, err = c.CreateHold(t.Context(), key, req)
 	require.Error(t, err)
-	require.Equal(t, calendar.Unknown, calendar.OutcomeOf(err), "a lost answer is an unknown outcome: %v", err)
+	require.Equal(t, outcome.Unknown, outcome.Of(err), "a lost answer is an unknown outcome: %v", err)
 	require.Equal(t, 1, p.Stats()[chaos.DropAfterCommit])
 	var n int
 	require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM calendar_reservations").Scan(&n))

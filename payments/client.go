@@ -10,6 +10,7 @@ import (
 	"github.com/stripe/stripe-go/v84"
 
 	"github.com/bookonce/bookonce/internal/tracing"
+	"github.com/bookonce/bookonce/outcome"
 )
 
 // StripeGateway is the Gateway on stripe-go: against this package's Server
@@ -69,7 +70,7 @@ func (g *StripeGateway) AuthoritativeLookup() bool { return g.authoritative }
 // key at all (rule 1).
 func checkKey(op, key string) error {
 	if key == "" || len(key) > 255 || strings.TrimSpace(key) != key {
-		return &Error{Op: op, Type: "idempotency_error", Code: "idempotency_key_invalid", Outcome: Final,
+		return &Error{Op: op, Type: "idempotency_error", Code: "idempotency_key_invalid", Outcome: outcome.Final,
 			Message: "the gateway needs the caller's idempotency key (1-255 bytes, no surrounding spaces)"}
 	}
 	return nil
@@ -259,7 +260,7 @@ func classify(op string, err error) error {
 			Outcome: outcomeForStatus(se.HTTPStatusCode), Err: err,
 		}
 	}
-	return &Error{Op: op, Message: err.Error(), Outcome: Unknown, Err: err}
+	return &Error{Op: op, Message: err.Error(), Outcome: outcome.Unknown, Err: err}
 }
 
 // escapeSearch quotes a value for Stripe's search language.

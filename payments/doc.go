@@ -18,7 +18,7 @@
 // webhooks (Deliverer); see docs/payment-links.md.
 //
 // The Gateway classifies every failure as Retryable, Final or Unknown
-// (OutcomeOf), makes "already captured" and "already canceled" successes so
+// (outcome.Of), makes "already captured" and "already canceled" successes so
 // that retries and compensations are idempotent across keys, and never
 // sends a request without the caller's idempotency key.
 //

@@ -8,17 +8,6 @@ import (
 	"github.com/bookonce/bookonce/outcome"
 )
 
-// Outcome classifies a failed call for the caller's retry decision (see
-// package outcome).
-type Outcome = outcome.Outcome
-
-// Outcomes of a failed call.
-const (
-	Retryable = outcome.Retryable
-	Final     = outcome.Final
-	Unknown   = outcome.Unknown
-)
-
 // Error is a failed gateway call, classified at the boundary so that no
 // stripe-go type leaks into workflows.
 type Error struct {
@@ -33,7 +22,7 @@ type Error struct {
 	// Param names the offending request parameter, if any.
 	Param   string
 	Message string
-	Outcome Outcome
+	Outcome outcome.Outcome
 	// Err is the underlying error (a *stripe.Error or a transport error).
 	Err error
 }
@@ -51,12 +40,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Class is the outcome of the failed call (outcome.Classed).
-func (e *Error) Class() Outcome { return e.Outcome }
-
-// OutcomeOf returns the outcome class of err: nil is no failure (0), and a
-// foreign error is Unknown, because without evidence a side effect may
-// have happened (outcome.Of).
-func OutcomeOf(err error) Outcome { return outcome.Of(err) }
+func (e *Error) Class() outcome.Outcome { return e.Outcome }
 
 // CodeOf returns the provider's error code of err, or "".
 func CodeOf(err error) string {
@@ -70,9 +54,9 @@ func CodeOf(err error) string {
 // outcomeForStatus maps an HTTP answer to an outcome: a 409 is a key in
 // flight (Stripe's idempotency lock), which decides nothing yet; the rest
 // as for any API with idempotency keys (outcome.OfStatus).
-func outcomeForStatus(status int) Outcome {
+func outcomeForStatus(status int) outcome.Outcome {
 	if status == http.StatusConflict {
-		return Retryable
+		return outcome.Retryable
 	}
 	return outcome.OfStatus(status)
 }

@@ -11,7 +11,7 @@ import (
 // a retry of the same operation must pass the same key, a new operation a
 // new one. Implementations never invent keys.
 //
-// All methods return *Error on failure; OutcomeOf tells the caller whether
+// All methods return *Error on failure; outcome.Of tells the caller whether
 // to retry with the same key (Retryable), give up (Final), or reconcile
 // (Unknown: the effect may have happened — retry with the same key or look
 // the intent up with FindByReference, never re-send with a new key).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/outcome"
 	"github.com/bookonce/bookonce/payments"
 )
 
@@ -60,7 +61,7 @@ func TestGatewayCheckoutPaidThenExpireRefused(t *testing.T) {
 	require.Equal(t, pi.ID, found.ID, "the link's intent is the booking step's deposit")
 
 	_, err = e.gw.ExpireCheckout(ctx, "wf-link/run/expire", s.ID)
-	require.Equal(t, payments.Final, payments.OutcomeOf(err))
+	require.Equal(t, outcome.Final, outcome.Of(err))
 	require.Equal(t, payments.CodeSessionUnexpectedState, payments.CodeOf(err))
 }
 
@@ -81,9 +82,9 @@ func TestGatewayCheckoutExpired(t *testing.T) {
 	require.Equal(t, 0, e.count("payment_intents", ""))
 
 	_, err = e.gw.GetCheckout(ctx, "cs_test_missing")
-	require.Equal(t, payments.Final, payments.OutcomeOf(err))
+	require.Equal(t, outcome.Final, outcome.Of(err))
 	_, err = e.gw.CreateCheckout(ctx, "", linkCheckout("wf-exp", clk.Now().Add(time.Hour)))
-	require.Equal(t, payments.Final, payments.OutcomeOf(err), "no call without a key")
+	require.Equal(t, outcome.Final, outcome.Of(err), "no call without a key")
 	_, err = e.gw.CreateCheckout(ctx, "wf-exp/run/short", linkCheckout("wf-exp-2", clk.Now().Add(time.Minute)))
-	require.Equal(t, payments.Final, payments.OutcomeOf(err), "Stripe's 30-minute minimum")
+	require.Equal(t, outcome.Final, outcome.Of(err), "Stripe's 30-minute minimum")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/outcome"
 	"github.com/bookonce/bookonce/payments"
 )
 
@@ -69,7 +70,7 @@ func TestGatewayEachOperationHasOneEffect(t *testing.T) {
 
 	// A refund under yet another key finds nothing left: a decided no.
 	_, err = e.gw.Refund(ctx, "wf-1/run-2/refund", pi.ID, 0)
-	require.Equal(t, payments.Final, payments.OutcomeOf(err))
+	require.Equal(t, outcome.Final, outcome.Of(err))
 	require.Equal(t, payments.CodeChargeAlreadyRefunded, payments.CodeOf(err))
 	require.Equal(t, 2, e.count("refunds", ""))
 	require.Equal(t, int64(5000), e.sumRefunds(pi.ID))
@@ -103,7 +104,7 @@ func TestGatewayVoidAndCaptureAreIdempotentAcrossKeys(t *testing.T) {
 
 	// Capturing a voided deposit is a decided no, not success.
 	_, err = e.gw.Capture(ctx, "k-capture", pi.ID)
-	require.Equal(t, payments.Final, payments.OutcomeOf(err))
+	require.Equal(t, outcome.Final, outcome.Of(err))
 	require.Equal(t, payments.CodeUnexpectedState, payments.CodeOf(err))
 
 	pi2, err := e.gw.Authorize(ctx, "k-auth-2", deposit("wf-capture"))
@@ -116,7 +117,7 @@ func TestGatewayVoidAndCaptureAreIdempotentAcrossKeys(t *testing.T) {
 	}
 	// A captured deposit cannot be voided: the caller must refund.
 	_, err = e.gw.Void(ctx, "k-void-2", pi2.ID)
-	require.Equal(t, payments.Final, payments.OutcomeOf(err))
+	require.Equal(t, outcome.Final, outcome.Of(err))
 	require.Equal(t, payments.CodeUnexpectedState, payments.CodeOf(err))
 }
 
@@ -136,7 +137,7 @@ func TestGatewayReferenceProtection(t *testing.T) {
 	other := deposit("wf-ref")
 	other.Amount = 7000
 	_, err = e.gw.Authorize(ctx, "run-3/authorize", other)
-	require.Equal(t, payments.Final, payments.OutcomeOf(err))
+	require.Equal(t, outcome.Final, outcome.Of(err))
 	require.Equal(t, payments.CodeReferenceConflict, payments.CodeOf(err))
 	require.Equal(t, 1, e.count("payment_intents", ""))
 	require.Equal(t, 2.0, testutil.ToFloat64(e.store.Metrics().DuplicatesBlocked.WithLabelValues(
@@ -198,7 +199,7 @@ func TestGatewayFindByReference(t *testing.T) {
 	declined := deposit("wf-find")
 	declined.PaymentMethod = "pm_card_chargeDeclined"
 	_, err = e.gw.Authorize(ctx, "k-declined", declined)
-	require.Equal(t, payments.Final, payments.OutcomeOf(err))
+	require.Equal(t, outcome.Final, outcome.Of(err))
 	got, found, err := e.gw.FindByReference(ctx, "wf-find", "deposit")
 	require.NoError(t, err)
 	require.True(t, found, "a declined attempt is an answer too")
@@ -228,6 +229,6 @@ func TestGatewayRefusesMissingKey(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, err := e.gw.Authorize(context.Background(), "", deposit("wf-nokey"))
-	require.Equal(t, payments.Final, payments.OutcomeOf(err))
+	require.Equal(t, outcome.Final, outcome.Of(err))
 	require.Equal(t, 0, e.count("payment_intents", ""), "stripe-go must not invent a key and charge")
 }

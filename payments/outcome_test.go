@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/outcome"
 	"github.com/bookonce/bookonce/payments"
 )
 
@@ -27,28 +28,28 @@ func TestGatewayClassifiesOutcomes(t *testing.T) {
 	cases := []struct {
 		name    string
 		handler http.HandlerFunc
-		want    payments.Outcome
+		want    outcome.Outcome
 		status  int
 	}{
 		{"bad gateway from a proxy", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusBadGateway)
 			_, _ = w.Write([]byte("<html>bad gateway</html>"))
-		}, payments.Unknown, 0},
-		{"503", stripeErr(503, "api_error", ""), payments.Unknown, 503},
-		{"504", stripeErr(504, "api_error", ""), payments.Unknown, 504},
-		{"500", stripeErr(500, "api_error", ""), payments.Retryable, 500},
-		{"key in flight", stripeErr(409, "idempotency_error", "idempotency_key_in_flight"), payments.Retryable, 409},
-		{"rate limited", stripeErr(429, "invalid_request_error", "rate_limit"), payments.Retryable, 429},
-		{"declined", stripeErr(402, "card_error", "card_declined"), payments.Final, 402},
+		}, outcome.Unknown, 0},
+		{"503", stripeErr(503, "api_error", ""), outcome.Unknown, 503},
+		{"504", stripeErr(504, "api_error", ""), outcome.Unknown, 504},
+		{"500", stripeErr(500, "api_error", ""), outcome.Retryable, 500},
+		{"key in flight", stripeErr(409, "idempotency_error", "idempotency_key_in_flight"), outcome.Retryable, 409},
+		{"rate limited", stripeErr(429, "invalid_request_error", "rate_limit"), outcome.Retryable, 429},
+		{"declined", stripeErr(402, "card_error", "card_declined"), outcome.Final, 402},
 		// The payment API answers 400 since payment links (Stripe's status).
-		{"key reused", stripeErr(400, "idempotency_error", "idempotency_key_reused"), payments.Final, 400},
-		{"bad key", stripeErr(401, "invalid_request_error", ""), payments.Final, 401},
+		{"key reused", stripeErr(400, "idempotency_error", "idempotency_key_reused"), outcome.Final, 400},
+		{"bad key", stripeErr(401, "invalid_request_error", ""), outcome.Final, 401},
 		{"connection dropped", func(w http.ResponseWriter, r *http.Request) {
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err == nil {
 				_ = conn.Close()
 			}
-		}, payments.Unknown, 0},
+		}, outcome.Unknown, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +58,7 @@ func TestGatewayClassifiesOutcomes(t *testing.T) {
 			gw := payments.NewStripeGateway(ts.URL, "sk_test_x", ts.Client())
 			_, err := gw.Authorize(context.Background(), "key-1", deposit("wf-x"))
 			require.Error(t, err)
-			require.Equal(t, tc.want, payments.OutcomeOf(err), "%v", err)
+			require.Equal(t, tc.want, outcome.Of(err), "%v", err)
 			var pe *payments.Error
 			require.ErrorAs(t, err, &pe)
 			require.Equal(t, tc.status, pe.Status)
@@ -80,10 +81,10 @@ func TestGatewayClassifiesOutcomes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := gw.Capture(ctx, "key-1", "pi_x")
-	require.Equal(t, payments.Unknown, payments.OutcomeOf(err))
+	require.Equal(t, outcome.Unknown, outcome.Of(err))
 	require.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
 
-	require.Equal(t, payments.Unknown, payments.OutcomeOf(errors.New("foreign")))
-	require.Equal(t, payments.Outcome(0), payments.OutcomeOf(nil))
+	require.Equal(t, outcome.Unknown, outcome.Of(errors.New("foreign")))
+	require.Equal(t, outcome.Outcome(0), outcome.Of(nil))
 	require.Equal(t, "", payments.CodeOf(errors.New("foreign")))
 }
