@@ -7,8 +7,10 @@
 //
 // This file is what callers use: the registered name, the workflow IDs,
 // the signal and its event, the input carried across continue-as-new.
-// workflows.go is the workflow; cancel.go, change*.go and move.go the
-// changes of a booking; handover.go the move from the legacy ID.
+// workflows.go is the workflow; decide.go the dedup decision about a
+// wish and the start of its appointment; cancel.go, change*.go and
+// move.go the changes of a booking; handover.go the move from the legacy
+// ID.
 package conversation
 
 import (
