@@ -18,6 +18,9 @@ import (
 // and kind); the channels' sender delivers reserved messages through Twilio.
 type Messenger interface {
 	Send(ctx context.Context, key string, m outbox.Message) (outbox.Message, error)
+	// Withdraw takes back a booking's message of a kind that no relay has
+	// tried to send yet, and reports whether it did.
+	Withdraw(ctx context.Context, tenant, reference, kind string) (bool, error)
 }
 
 // OutboxMessenger records messages in the outbox for the sender.
@@ -27,6 +30,27 @@ type OutboxMessenger struct{ Store *outbox.Store }
 // returns the first.
 func (o OutboxMessenger) Send(ctx context.Context, key string, m outbox.Message) (outbox.Message, error) {
 	return o.Store.Reserve(ctx, key, m)
+}
+
+// Withdraw takes back a reserved message that was never attempted
+// (outbox.Store.Withdraw).
+func (o OutboxMessenger) Withdraw(ctx context.Context, tenant, reference, kind string) (bool, error) {
+	return o.Store.Withdraw(ctx, tenant, reference, kind)
+}
+
+// WithdrawInput names the booking's message to take back.
+type WithdrawInput struct {
+	Tenant    string `json:"tenant"`
+	Reference string `json:"reference"`
+	Kind      string `json:"kind"`
+}
+
+// WithdrawMessage takes back the booking's message of in.Kind if it has
+// not gone out yet; false means it is on its way (or out) or was never
+// reserved. Idempotent: a retry finds its own withdrawal and reports true.
+func (a *Activities) WithdrawMessage(ctx context.Context, in WithdrawInput) (bool, error) {
+	traceBooking(ctx, in.Tenant, in.Reference)
+	return a.Messages.Withdraw(ctx, in.Tenant, in.Reference, in.Kind)
 }
 
 // ConfirmationInput is the confirmation of a booking.
@@ -69,7 +93,7 @@ func (a *Activities) SendConfirmation(ctx context.Context, in ConfirmationInput)
 	key := KeyOf(ctx)
 	kind := in.Kind
 	if kind == "" {
-		kind = "confirmation"
+		kind = MessageKindConfirmation
 	}
 	m, err := a.Messages.Send(ctx, key, outbox.Message{
 		Tenant: in.Tenant, Reference: in.Reference, Kind: kind, Channel: in.Channel, Recipient: in.Customer, Body: in.Text,
@@ -84,6 +108,10 @@ func (a *Activities) SendConfirmation(ctx context.Context, in ConfirmationInput)
 	}
 	return stepOf(ctx, key, m.ID), nil
 }
+
+// MessageKindConfirmation is the outbox kind of a booking's confirmation
+// (SendConfirmation without a Kind).
+const MessageKindConfirmation = "confirmation"
 
 // ErrTypeOutboxConflict: a different message of the same kind is already
 // reserved for the booking (never replaced silently).

@@ -246,7 +246,7 @@ func (e *env) doubleBooked(ctx context.Context) (DoubleBooked, error) {
 // confirmationBodies are the texts of the reserved confirmations,
 // opened with the drill's payload keys when the outbox sealed them.
 func (e *env) confirmationBodies(ctx context.Context) ([]string, error) {
-	rows, err := e.pool.Query(ctx, `SELECT id, recipient, body, sealed FROM outbox_messages WHERE kind = 'confirmation'`)
+	rows, err := e.pool.Query(ctx, `SELECT id, recipient, body, sealed FROM outbox_messages WHERE kind = 'confirmation' AND state <> 'withdrawn'`)
 	if err != nil {
 		return nil, err
 	}

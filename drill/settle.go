@@ -153,8 +153,10 @@ func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([
 		return nil, err
 	}
 	// An early cancel's booking was confirmed first when its confirmation
-	// reached the customer.
-	told, err := e.stringSet(ctx, `SELECT reference FROM outbox_messages WHERE kind = 'confirmation' AND state IN ('sent', 'delivered')`)
+	// reached the customer, or was committed and its confirmation taken
+	// back because the cancel reached it first (the lifecycle cancelled
+	// it: judged as a cancel after the confirmation).
+	told, err := e.stringSet(ctx, `SELECT reference FROM outbox_messages WHERE kind = 'confirmation' AND state IN ('sent', 'delivered', 'withdrawn')`)
 	if err != nil {
 		return nil, err
 	}

@@ -114,3 +114,34 @@ func nullTime(t time.Time) *time.Time {
 	}
 	return &t
 }
+
+// StateWithdrawn is the state of a message withdrawn before any attempt
+// to send it (Withdraw).
+const StateWithdrawn = "withdrawn"
+
+// Withdraw takes back the booking's message of kind if no relay has tried
+// to send it yet, and reports whether it did: a row a relay has claimed
+// or attempted is on its way and stays as it is (its claim holds the row
+// lock until the attempt is recorded, and the condition is re-read after
+// it). Withdrawing again reports true (a retried call meets its own
+// withdrawal); a message that was never reserved reports false.
+func (s *Store) Withdraw(ctx context.Context, tenant, reference, kind string) (bool, error) {
+	tag, err := s.Pool.Exec(ctx, `UPDATE outbox_messages SET state = $4, last_error = 'withdrawn before sending'
+		WHERE tenant_id = $1 AND reference = $2 AND kind = $3 AND state = 'pending' AND attempted_at IS NULL
+		  AND (claimed_until IS NULL OR claimed_until < now())`, tenant, reference, kind, StateWithdrawn)
+	if err != nil {
+		return false, fmt.Errorf("withdraw outbox message: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	var state string
+	err = s.Pool.QueryRow(ctx, `SELECT state FROM outbox_messages WHERE tenant_id = $1 AND reference = $2 AND kind = $3`, tenant, reference, kind).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("withdraw outbox message: %w", err)
+	}
+	return state == StateWithdrawn, nil
+}

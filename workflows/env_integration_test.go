@@ -96,7 +96,24 @@ func (e env) effects(t *testing.T, ref string) effects {
 	group(`SELECT status, count(*) FROM payment_intents WHERE booking_reference = $1 GROUP BY status`, out.Intents)
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_captured), 0) FROM payment_intents WHERE booking_reference = $1`, ref).Scan(&out.Captured))
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM refunds r JOIN payment_intents p ON p.id = r.payment_intent_id WHERE p.booking_reference = $1`, ref).Scan(&out.Refunds))
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox_messages WHERE reference = $1`, ref).Scan(&out.Messages))
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox_messages WHERE reference = $1 AND state <> 'withdrawn'`, ref).Scan(&out.Messages))
+	return out
+}
+
+// messageStates are the states of the outbox messages reserved under ref,
+// by kind.
+func (e env) messageStates(t *testing.T, ref string) map[string]string {
+	t.Helper()
+	rows, err := e.pool.Query(context.Background(), `SELECT kind, state FROM outbox_messages WHERE reference = $1`, ref)
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var kind, state string
+		require.NoError(t, rows.Scan(&kind, &state))
+		out[kind] = state
+	}
+	require.NoError(t, rows.Err())
 	return out
 }
 

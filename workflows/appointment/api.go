@@ -114,6 +114,10 @@ type State struct {
 	MessageID string `json:"message_id,omitempty"`
 	// ReviewCase is the open review case, if any.
 	ReviewCase string `json:"review_case,omitempty"`
+	// ConfirmationWithdrawn: a cancel reached the committed appointment
+	// before its confirmation went out, and the confirmation was taken
+	// back (the lifecycle's cancellation message is the customer's next).
+	ConfirmationWithdrawn bool `json:"confirmation_withdrawn,omitempty"`
 	// Lifecycle is the BookingWorkflow that owns the confirmed booking
 	// from here on (cancel, completion); empty in runs before it existed
 	// or when it could not be started (the failed step says why).

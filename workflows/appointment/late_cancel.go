@@ -24,6 +24,14 @@ const versionForwardLateCancel = "forward-late-cancel"
 // decide what the customer had already been told.
 const versionForwardRefunds = "forward-cancel-refunds"
 
+// versionWithdrawConfirmation: the forwarded cancel first takes back the
+// confirmation if it is still waiting in the outbox. The conversation
+// told the customer "Wir stornieren Ihre noch nicht bestätigte Buchung";
+// a "bestätigt" reaching them after that was false (#48 item 4). One the
+// relay has already tried to send stays as it is. Runs recorded before
+// sent it as they did.
+const versionWithdrawConfirmation = "withdraw-confirmation"
+
 // lateCancelReason is the reason the lifecycle records for such a cancel.
 const lateCancelReason = "asked by the customer while the booking was being confirmed"
 
@@ -39,6 +47,9 @@ func (a *appointment) forwardLateCancel(ctx workflow.Context) {
 		return
 	}
 	for a.cancelRequested() { // one wish however often the customer asked
+	}
+	if workflow.GetVersion(ctx, versionWithdrawConfirmation, workflow.DefaultVersion, 1) >= 1 {
+		a.withdrawConfirmation(ctx)
 	}
 	err := a.cancelLifecycle(ctx)
 	for a.cancelRequested() { // asked again meanwhile: the same wish
@@ -72,4 +83,23 @@ func (a *appointment) cancelLifecycle(ctx workflow.Context) error {
 	}
 	cctx := workflows.CompensationCtx(ctx, a.tuning, "forward-cancel", "Cancel the booking: asked while it was confirmed")
 	return workflow.ExecuteActivity(cctx, act.ChangeBooking, in).Get(ctx, nil)
+}
+
+// withdrawConfirmation takes back the confirmation the saga reserved, if
+// no relay has tried to send it yet and a lifecycle is there to carry the
+// cancel out (without one a person decides, and the confirmation stays).
+// A failure leaves it to go out: the cancel goes ahead either way, and its
+// own message follows it.
+func (a *appointment) withdrawConfirmation(ctx workflow.Context) {
+	if a.state.MessageID == "" || a.state.Lifecycle == "" {
+		return
+	}
+	var withdrawn bool
+	err := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, a.tuning, "withdraw-confirmation", "Withdraw the confirmation: the customer cancelled"),
+		act.WithdrawMessage, activities.WithdrawInput{Tenant: a.req.Tenant, Reference: a.state.Reference, Kind: activities.MessageKindConfirmation}).Get(ctx, &withdrawn)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("withdraw the confirmation: it may still go out before the cancellation", "error", err)
+		return
+	}
+	a.state.ConfirmationWithdrawn = withdrawn
 }
