@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/conversation"
@@ -87,7 +86,7 @@ func (g *Gateway) deliverWith(ctx context.Context, q execer, ev inboxEvent) erro
 		ID: id, TaskQueue: g.TaskQueue,
 		StaticSummary: "Conversation with " + mask.Phones(ev.Customer),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.CustomerKeyKey.ValueSet(string(key)), workflows.CustomerMaskedKey.ValueSet(customerid.Masked(ev.Customer))),
+			workflows.CustomerKeyKey.ValueSet(string(key)), workflows.CustomerMaskedKey.ValueSet(mask.Phones(ev.Customer))),
 	}, conversation.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("signal conversation %s: %w", mask.Phones(ev.Customer), err)

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/internal/customerid"
+	"github.com/bookonce/bookonce/internal/mask"
 )
 
 // Typed search attributes upserted by the sagas, so a person can filter in
@@ -57,7 +58,7 @@ func CustomerUpserts(ctx workflow.Context, number string, key customerid.Key) []
 
 // KeyedAttributes are the key (if known) and the masked number.
 func KeyedAttributes(number string, key customerid.Key) []temporal.SearchAttributeUpdate {
-	u := []temporal.SearchAttributeUpdate{CustomerMaskedKey.ValueSet(customerid.Masked(number))}
+	u := []temporal.SearchAttributeUpdate{CustomerMaskedKey.ValueSet(mask.Phones(number))}
 	if key != "" {
 		u = append(u, CustomerKeyKey.ValueSet(string(key)))
 	}

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/bookonce/bookonce/internal/mask"
 )
 
 // Var names the environment variable with the master secret.
@@ -71,7 +73,7 @@ func Dev() *Keyer {
 // tenants, so keys cannot be joined across tenants.
 func (k *Keyer) Key(tenant, number string) (Key, error) {
 	if !e164.MatchString(number) {
-		return "", fmt.Errorf("customer %q: %w", Masked(number), ErrNotE164)
+		return "", fmt.Errorf("customer %q: %w", mask.Phones(number), ErrNotE164)
 	}
 	if tenant == "" {
 		return "", errors.New("customer key: no tenant")

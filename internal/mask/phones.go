@@ -13,17 +13,23 @@ import (
 )
 
 // e164 finds E.164 numbers (as Twilio sends them, also inside
-// "whatsapp:+49…" and workflow IDs such as "customer:t:+49…").
-var e164 = regexp.MustCompile(`\+[1-9][0-9]{6,14}`)
+// "whatsapp:+49…" and workflow IDs such as "customer:t:+49…"), also
+// URL-escaped in a query or form value ("%2B49…").
+var e164 = regexp.MustCompile(`(?:\+|%2[Bb])[1-9][0-9]{6,14}`)
 
 // Phones masks every E.164 phone number in s, keeping the country code and
-// the last two digits: "+4915112345678" -> "+49·········78". Masking
-// masked text changes nothing.
+// the last two digits: "+4915112345678" -> "+49·········78"; a URL-escaped
+// one ("%2B4915112345678") is masked the same way. Masking masked text
+// changes nothing. Logs, traces and the CustomerMasked search attribute
+// all use it, so a masked number looks the same everywhere.
 func Phones(s string) string {
 	return e164.ReplaceAllStringFunc(s, maskNumber)
 }
 
 func maskNumber(n string) string {
+	if strings.HasPrefix(n, "%") {
+		n = "+" + n[3:]
+	}
 	digits := n[1:]
 	cc := ""
 	if num, err := phonenumbers.Parse(n, ""); err == nil && num.GetCountryCode() != 0 {

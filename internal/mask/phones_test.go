@@ -15,6 +15,7 @@ func TestPhones(t *testing.T) {
 		{"whatsapp address", "whatsapp:+4915112345678", "whatsapp:+49·········78"},
 		{"in a provider error", "The 'To' number +4915112345678 is not valid", "The 'To' number +49·········78 is not valid"},
 		{"two numbers", "+4915112345678 and +4930123456", "+49·········78 and +49······56"},
+		{"url-escaped in a query", "GET /v1/bookings?customer=%2B4915112345678", "GET /v1/bookings?customer=+49·········78"},
 		{"no number", "appointment:demo:in_42", "appointment:demo:in_42"},
 		{"already masked", "+49·········78", "+49·········78"},
 	} {

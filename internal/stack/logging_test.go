@@ -54,6 +54,9 @@ func TestLogsMaskPhoneNumbers(t *testing.T) {
 		{"Temporal SDK field", func(l *slog.Logger) {
 			sdklog.With(sdklog.NewStructuredLogger(l), "WorkflowID", "customer:demo:"+phone).Info("Workflow task started", "Attempt", 1)
 		}, []string{"WorkflowID"}, "customer:demo:" + masked},
+		{"URL-escaped in a request URL", func(l *slog.Logger) {
+			l.Info("x", "url", "/v1/bookings?customer=%2B"+phone[1:])
+		}, []string{"url"}, "/v1/bookings?customer=" + masked},
 		{"no number: untouched", func(l *slog.Logger) {
 			l.Info("x", "start", "2026-12-01T14:00:00+01:00", "key", "bko1_0123456789")
 		}, []string{"start"}, "2026-12-01T14:00:00+01:00"},

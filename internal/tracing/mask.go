@@ -3,7 +3,6 @@ package tracing
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -27,7 +26,7 @@ func (p maskingProvider) Tracer(name string, opts ...trace.TracerOption) trace.T
 type maskingTracer struct{ trace.Tracer }
 
 func (t maskingTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
-	ctx, span := t.Tracer.Start(ctx, maskText(name), opts...)
+	ctx, span := t.Tracer.Start(ctx, mask.Phones(name), opts...)
 	masked := maskedSpan{span}
 	return trace.ContextWithSpan(ctx, masked), masked
 }
@@ -41,29 +40,21 @@ type maskedSpan struct{ trace.Span }
 func (s maskedSpan) SetAttributes(kv ...attribute.KeyValue) {
 	for i, a := range kv {
 		if a.Value.Type() == attribute.STRING {
-			kv[i] = a.Key.String(maskText(a.Value.AsString()))
+			kv[i] = a.Key.String(mask.Phones(a.Value.AsString()))
 		}
 	}
 	s.Span.SetAttributes(kv...)
 }
 
 func (s maskedSpan) SetStatus(code codes.Code, description string) {
-	s.Span.SetStatus(code, maskText(description))
+	s.Span.SetStatus(code, mask.Phones(description))
 }
 
 func (s maskedSpan) RecordError(err error, opts ...trace.EventOption) {
 	if err != nil {
-		err = errors.New(maskText(err.Error()))
+		err = errors.New(mask.Phones(err.Error()))
 	}
 	s.Span.RecordError(err, opts...)
 }
 
-func (s maskedSpan) SetName(name string) { s.Span.SetName(maskText(name)) }
-
-// maskText masks the E.164 numbers in s, also URL-escaped ones (%2B49…).
-func maskText(s string) string {
-	if strings.Contains(s, "%2B") || strings.Contains(s, "%2b") {
-		s = strings.NewReplacer("%2B", "+", "%2b", "+").Replace(s)
-	}
-	return mask.Phones(s)
-}
+func (s maskedSpan) SetName(name string) { s.Span.SetName(mask.Phones(name)) }
