@@ -75,7 +75,7 @@ func TestMatrixReminderAnswerLost(t *testing.T) {
 	pool := testsupport.Database(t)
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(&unitLog{})
-	env := suite.NewTestWorkflowEnvironment()
+	env := newTestEnvironment(&suite)
 	lifecycle.Register(env)
 	a := &activities.Activities{Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}}}
 	env.RegisterActivity(a)

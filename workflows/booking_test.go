@@ -61,7 +61,7 @@ func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironm
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(&unitLog{})
-	env := suite.NewTestWorkflowEnvironment()
+	env := newTestEnvironment(&suite)
 	lifecycle.Register(env)
 	a := &activities.Activities{}
 	env.RegisterActivity(a)

@@ -27,6 +27,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
@@ -192,6 +193,17 @@ func (l *unitLog) Info(msg string, kv ...any)  { l.write("INFO", msg, kv) }
 func (l *unitLog) Warn(msg string, kv ...any)  { l.write("WARN", msg, kv) }
 func (l *unitLog) Error(msg string, kv ...any) { l.write("ERROR", msg, kv) }
 
+// newTestEnvironment is suite's time-skipping environment with the
+// deadlock detector at 10 s instead of the SDK's 1 s: make test runs
+// these tests beside the drill and the linking of other test binaries,
+// and a workflow task starved of the CPU for a second is not a deadlock
+// (a real one still fails the test, 10 s later).
+func newTestEnvironment(suite *testsuite.WorkflowTestSuite) *testsuite.TestWorkflowEnvironment {
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
+	return env
+}
+
 // newUnitEnv returns a test environment with both sagas and every activity
 // registered, and every activity mocked by a fresh fake.
 func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
@@ -206,7 +218,7 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 			t.Log("SDK log:\n" + logs.buf.String())
 		}
 	})
-	env := suite.NewTestWorkflowEnvironment()
+	env := newTestEnvironment(&suite)
 	appointment.Register(env)
 	deposit.Register(env)
 	lifecycle.Register(env)
