@@ -203,14 +203,20 @@ func (r *Reconciler) listSuspects(ctx context.Context, in SweepInput) (map[strin
 		}
 		return by[ref]
 	}
+	// Grouped by the saga, not the raw reference: a booking its lifecycle
+	// moved sits under "<saga>#move-n" while its deposit stays under the
+	// saga's own reference; apart, the deposit looked like money without
+	// a booking and was refunded while the booking stood.
 	for _, h := range held {
 		if h.Status == calendar.HoldHeld && strings.HasPrefix(h.Reference, in.Shape.ReferencePrefix) {
-			of(h.Reference).holds = append(of(h.Reference).holds, h)
+			saga := of(reference.SagaOf(h.Reference))
+			saga.holds = append(saga.holds, h)
 		}
 	}
 	for _, b := range booked {
 		if strings.HasPrefix(b.Reference, in.Shape.ReferencePrefix) {
-			of(b.Reference).bookings = append(of(b.Reference).bookings, b)
+			saga := of(reference.SagaOf(b.Reference))
+			saga.bookings = append(saga.bookings, b)
 		}
 	}
 	ours := func(pi payments.Intent) bool {
@@ -218,12 +224,14 @@ func (r *Reconciler) listSuspects(ctx context.Context, in SweepInput) (map[strin
 	}
 	for _, pi := range auths {
 		if ours(pi) {
-			of(pi.Reference).intents = append(of(pi.Reference).intents, pi)
+			saga := of(reference.SagaOf(pi.Reference))
+			saga.intents = append(saga.intents, pi)
 		}
 	}
 	for _, pi := range captured {
 		if ours(pi) && pi.AmountRefunded < pi.AmountCaptured {
-			of(pi.Reference).captured = append(of(pi.Reference).captured, pi)
+			saga := of(reference.SagaOf(pi.Reference))
+			saga.captured = append(saga.captured, pi)
 		}
 	}
 	return by, nil

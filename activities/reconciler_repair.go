@@ -7,6 +7,7 @@ import (
 
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/review"
 )
 
@@ -74,7 +75,7 @@ func releaseOrphanHold(ctx context.Context, cal *calendar.Client, o Orphan) (Rep
 	if err != nil {
 		return RepairResult{}, calendarError("read hold", err)
 	}
-	if h.Reference != o.Reference || h.Status != calendar.HoldHeld {
+	if reference.SagaOf(h.Reference) != reference.SagaOf(o.Reference) || h.Status != calendar.HoldHeld {
 		return RepairResult{Why: "hold is " + string(h.Status) + " under " + h.Reference}, nil
 	}
 	key := KeyOf(ctx)
@@ -90,7 +91,7 @@ func cancelOrphanBooking(ctx context.Context, cal *calendar.Client, o Orphan) (R
 	if err != nil {
 		return RepairResult{}, calendarError("read booking", err)
 	}
-	if b.Reference != o.Reference || b.Status != calendar.BookingConfirmed {
+	if reference.SagaOf(b.Reference) != reference.SagaOf(o.Reference) || b.Status != calendar.BookingConfirmed {
 		return RepairResult{Why: "booking is " + string(b.Status) + " under " + b.Reference}, nil
 	}
 	key := KeyOf(ctx)

@@ -24,6 +24,7 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 	"github.com/bookonce/bookonce/workflows/reconciler"
 )
 
@@ -283,4 +284,46 @@ func TestReconcilerRefundsCapturedDepositOfEndedSaga(t *testing.T) {
 	second := e.reconcile(t)
 	require.Empty(t, second.Repairs, "nothing left to give back: %+v", second)
 	require.Equal(t, 1, e.effects(t, r.GetID()).Refunds)
+}
+
+// TestReconcilerKeepsTheDepositOfAMovedBookingThatStands: a booking its
+// lifecycle moved sits under "<saga>#move-n", its deposit under the
+// saga's own reference. A sweep that grouped by the raw reference met
+// the deposit without a booking and refunded it while the moved booking
+// stood (#48 item 5). Grouped by the saga, the booking is found: nothing
+// is refunded or cancelled, and, the saga having ended without confirming,
+// a person gets the case.
+func TestReconcilerKeepsTheDepositOfAMovedBookingThatStands(t *testing.T) {
+	e := newEnv(t)
+	e.startWorkerWithReconciler(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	req := request(t, "+4915112340042", time.Wednesday, 14)
+	req.PaymentMethod = "pm_card_chargeDeclined"
+	r, st := run(t, e, req)
+	require.Equal(t, workflows.StatusPaymentFailed, st.Status, st.Reason)
+
+	g, err := stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool), nil).Payments("demo")
+	require.NoError(t, err)
+	pi, err := g.Authorize(ctx, "test-deposit-"+r.GetID(), payments.Authorization{
+		Amount: 2000, Currency: "eur", Reference: r.GetID(), Step: activities.DepositStep, PaymentMethod: "pm_card_visa"})
+	require.NoError(t, err)
+	_, err = g.Capture(ctx, "test-capture-"+r.GetID(), pi.ID)
+	require.NoError(t, err)
+	tok, ok := e.cfg.TokenFor("demo")
+	require.True(t, ok)
+	cal := calendar.NewClient(e.cfg.CalendarURL, tok)
+	moved := lifecycle.MoveReference(r.GetID(), 1)
+	h, err := cal.CreateHold(ctx, "k-"+moved, calendar.HoldRequest{Service: "tire-change", Start: testsupport.Slot(t, time.Friday, 10), Customer: "+4915112340042", Reference: moved})
+	require.NoError(t, err)
+	_, err = cal.ConfirmHold(ctx, "k-confirm-"+moved, h.ID)
+	require.NoError(t, err)
+
+	res := e.reconcile(t)
+	require.Equal(t, map[string]int{activities.RepairReview: 1}, res.Repairs, "a person decides: %+v", res)
+	require.Zero(t, e.effects(t, r.GetID()).Refunds, "the deposit of the booking that stands is kept")
+	require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, moved).Reservations)
+	var reason string
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM review_cases WHERE workflow_id = $1 AND status = 'open'`, r.GetID()).Scan(&reason))
+	require.Equal(t, "orphaned_effect", reason)
 }
