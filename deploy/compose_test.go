@@ -52,11 +52,7 @@ func operatorPublicKey() string {
 	if err != nil {
 		panic(err)
 	}
-	m, err := servicetoken.NewMinter(seed)
-	if err != nil {
-		panic(err)
-	}
-	return servicetoken.EncodeKey(m.PublicKey())
+	return publicKeyOf(seed)
 }
 
 // loadProject parses docker-compose.yml the way `docker compose` would, but
@@ -290,8 +286,11 @@ func TestComposeServicesPassSecretsCheck(t *testing.T) {
 }
 
 // devPublicKey is the public key of the published development seed.
-func devPublicKey() string {
-	m, err := servicetoken.NewMinter(servicetoken.DevSeed[:])
+func devPublicKey() string { return publicKeyOf(servicetoken.DevSeed[:]) }
+
+// publicKeyOf is the public key of seed as the APIs are given it.
+func publicKeyOf(seed []byte) string {
+	m, err := servicetoken.NewMinter(seed)
 	if err != nil {
 		panic(err)
 	}

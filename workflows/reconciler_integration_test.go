@@ -255,20 +255,18 @@ func TestReconcilerReleasesHoldsOfMissingSagasOnly(t *testing.T) {
 	require.Empty(t, e.reconcile(t).Repairs, "the second sweep repairs nothing")
 }
 
-// TestReconcilerRefundsCapturedDepositOfEndedSaga: money captured under
-// the reference of a saga that ended without a booking (what a void
-// compensation behind a lagging search used to leave) is refunded by the
-// sweep, once: the second sweep finds nothing left to give back.
-func TestReconcilerRefundsCapturedDepositOfEndedSaga(t *testing.T) {
-	e := newEnv(t)
-	e.startWorkerWithReconciler(t)
+// endedSagaWithCapturedDeposit runs a saga that ends without a booking
+// (the card is declined) and leaves a captured deposit under its
+// reference, as a void behind a lagging search used to; it returns the
+// saga's reference.
+func (e env) endedSagaWithCapturedDeposit(t *testing.T, customer string, wd time.Weekday, hour int) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	req := request(t, "+4915112340019", time.Wednesday, 13)
+	req := request(t, customer, wd, hour)
 	req.PaymentMethod = "pm_card_chargeDeclined"
 	r, st := run(t, e, req)
 	require.Equal(t, workflows.StatusPaymentFailed, st.Status, st.Reason)
-
 	g, err := stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool), nil).Payments("demo")
 	require.NoError(t, err)
 	pi, err := g.Authorize(ctx, "test-left-behind-"+r.GetID(), payments.Authorization{
@@ -276,14 +274,25 @@ func TestReconcilerRefundsCapturedDepositOfEndedSaga(t *testing.T) {
 	require.NoError(t, err)
 	_, err = g.Capture(ctx, "test-left-behind-capture-"+r.GetID(), pi.ID)
 	require.NoError(t, err)
+	return r.GetID()
+}
+
+// TestReconcilerRefundsCapturedDepositOfEndedSaga: money captured under
+// the reference of a saga that ended without a booking (what a void
+// compensation behind a lagging search used to leave) is refunded by the
+// sweep, once: the second sweep finds nothing left to give back.
+func TestReconcilerRefundsCapturedDepositOfEndedSaga(t *testing.T) {
+	e := newEnv(t)
+	e.startWorkerWithReconciler(t)
+	ref := e.endedSagaWithCapturedDeposit(t, "+4915112340019", time.Wednesday, 13)
 
 	first := e.reconcile(t)
 	require.Equal(t, map[string]int{activities.RepairRefundDeposit: 1}, first.Repairs, "first sweep: %+v", first)
 	require.Empty(t, first.Failed)
-	require.Equal(t, 1, e.effects(t, r.GetID()).Refunds)
+	require.Equal(t, 1, e.effects(t, ref).Refunds)
 	second := e.reconcile(t)
 	require.Empty(t, second.Repairs, "nothing left to give back: %+v", second)
-	require.Equal(t, 1, e.effects(t, r.GetID()).Refunds)
+	require.Equal(t, 1, e.effects(t, ref).Refunds)
 }
 
 // TestReconcilerKeepsTheDepositOfAMovedBookingThatStands: a booking its
@@ -298,22 +307,11 @@ func TestReconcilerKeepsTheDepositOfAMovedBookingThatStands(t *testing.T) {
 	e.startWorkerWithReconciler(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	req := request(t, "+4915112340042", time.Wednesday, 14)
-	req.PaymentMethod = "pm_card_chargeDeclined"
-	r, st := run(t, e, req)
-	require.Equal(t, workflows.StatusPaymentFailed, st.Status, st.Reason)
-
-	g, err := stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool), nil).Payments("demo")
-	require.NoError(t, err)
-	pi, err := g.Authorize(ctx, "test-deposit-"+r.GetID(), payments.Authorization{
-		Amount: 2000, Currency: "eur", Reference: r.GetID(), Step: activities.DepositStep, PaymentMethod: "pm_card_visa"})
-	require.NoError(t, err)
-	_, err = g.Capture(ctx, "test-capture-"+r.GetID(), pi.ID)
-	require.NoError(t, err)
+	ref := e.endedSagaWithCapturedDeposit(t, "+4915112340042", time.Wednesday, 14)
 	tok, ok := e.cfg.TokenFor("demo")
 	require.True(t, ok)
 	cal := calendar.NewClient(e.cfg.CalendarURL, tok)
-	moved := lifecycle.MoveReference(r.GetID(), 1)
+	moved := lifecycle.MoveReference(ref, 1)
 	h, err := cal.CreateHold(ctx, "k-"+moved, calendar.HoldRequest{Service: "tire-change", Start: testsupport.Slot(t, time.Friday, 10), Customer: "+4915112340042", Reference: moved})
 	require.NoError(t, err)
 	_, err = cal.ConfirmHold(ctx, "k-confirm-"+moved, h.ID)
@@ -321,9 +319,9 @@ func TestReconcilerKeepsTheDepositOfAMovedBookingThatStands(t *testing.T) {
 
 	res := e.reconcile(t)
 	require.Equal(t, map[string]int{activities.RepairReview: 1}, res.Repairs, "a person decides: %+v", res)
-	require.Zero(t, e.effects(t, r.GetID()).Refunds, "the deposit of the booking that stands is kept")
+	require.Zero(t, e.effects(t, ref).Refunds, "the deposit of the booking that stands is kept")
 	require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, moved).Reservations)
 	var reason string
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM review_cases WHERE workflow_id = $1 AND status = 'open'`, r.GetID()).Scan(&reason))
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM review_cases WHERE workflow_id = $1 AND status = 'open'`, ref).Scan(&reason))
 	require.Equal(t, "orphaned_effect", reason)
 }
