@@ -26,7 +26,7 @@ import (
 )
 
 // devToken is the demo tenant's API token in a testsupport database.
-const devToken = "dev-token"
+const devToken = "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI"
 
 type env struct {
 	pool *pgxpool.Pool

@@ -26,7 +26,7 @@ import (
 // demo workshop (German) and London Garage (English, its own number,
 // catalogue, time zone, deposit and confirmation text).
 const (
-	demoToken    = "dev-token"
+	demoToken    = "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI"
 	londonToken  = testsupport.LondonToken
 	londonNumber = testsupport.LondonNumber
 )

@@ -28,7 +28,7 @@ func TestLostHoldAnswerWithTheRealCalendar(t *testing.T) {
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 
-	c := calendar.NewClient(srv.URL, "dev-token")
+	c := calendar.NewClient(srv.URL, "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI")
 	req := calendar.HoldRequest{
 		ResourceID: "bay-1",
 		Service:    "tire-change",

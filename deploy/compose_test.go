@@ -93,7 +93,7 @@ func TestComposeRequiresSecrets(t *testing.T) {
 	}
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "docker-compose.yml"))
 	require.NoError(t, err)
-	for _, dev := range []string{"dev-token", "dev-twilio-auth-token", "whsec_compose_local_only", customerid.DevSecret, "POSTGRES_PASSWORD:-"} {
+	for _, dev := range []string{"bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI", "dev-twilio-auth-token", "whsec_compose_local_only", customerid.DevSecret, "POSTGRES_PASSWORD:-"} {
 		require.NotContains(t, string(raw), dev, "docker-compose.yml must not fall back on a development secret")
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // DemoTenants is tenants.demo.yaml: the demo tenant (bays bay-1 and bay-2,
 // technician tech-anna; tire-change, inspection, oil-change; a 20 EUR
-// deposit; Europe/Berlin, German; the token dev-token and the number
+// deposit; Europe/Berlin, German; the token bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI and the number
 // +4930123456). Every fresh development or test database gets it through
 // ApplyDemoTenants; migrations no longer seed it.
 //

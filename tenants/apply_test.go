@@ -55,7 +55,7 @@ const twoShops = `tenants:
 
 func shopsFile(t *testing.T, edit func(string) string) tenants.File {
 	t.Helper()
-	text := strings.NewReplacer("{{nordDigest}}", tenants.TokenDigest("nord-token"), "{{londonDigest}}", tenants.TokenDigest("london-token")).Replace(twoShops)
+	text := strings.NewReplacer("{{nordDigest}}", tenants.TokenDigest("bkapi_NORDGARAGEEXAMPLETOKEN2222JE2AIBI"), "{{londonDigest}}", tenants.TokenDigest("bkapi_LONDONGARAGETESTTOKEN22222T5EVU4A")).Replace(twoShops)
 	if edit != nil {
 		text = edit(text)
 	}

@@ -21,7 +21,7 @@ func TestDemoFileIsTodaysDemoTenant(t *testing.T) {
 	p := tenants.NewProfileForTest(t, f.Tenants[0])
 	require.Equal(t, intent.DemoCatalogue(), p.Catalogue())
 	require.Equal(t, []string{"+4930123456"}, p.Numbers)
-	require.Equal(t, []string{tenants.TokenDigest("dev-token")}, p.TokenHashes)
+	require.Equal(t, []string{tenants.TokenDigest("bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI")}, p.TokenHashes)
 	for _, s := range []string{"tire-change", "inspection", "oil-change"} {
 		d, ok := p.Deposit(s)
 		require.True(t, ok)
@@ -40,5 +40,5 @@ func TestDocsExampleParses(t *testing.T) {
 	require.True(t, ok)
 	f, err := tenants.Parse("docs/tenants.md", []byte(example))
 	require.NoError(t, err)
-	require.Equal(t, []string{tenants.TokenDigest("nord-token")}, f.Tenants[0].TokenHashes)
+	require.Equal(t, []string{tenants.TokenDigest("bkapi_NORDGARAGEEXAMPLETOKEN2222JE2AIBI")}, f.Tenants[0].TokenHashes)
 }

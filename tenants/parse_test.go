@@ -62,7 +62,7 @@ func TestParseRejectsWithLineAndField(t *testing.T) {
 		{"language", "language: de", "language: fr", "tenants.yaml:7: tenants[0].language: must be one of de, en"},
 		{"number", "whatsapp:+4940111111", "040 111111", "tenants.yaml:5: tenants[0].twilio_numbers[0]: must be an E.164 number"},
 		{"digest length", digestA, digestA[:63], "tenants.yaml:4: tenants[0].api_token_sha256[0]: must be a hex SHA-256 digest of 64 characters"},
-		{"plain token", digestA, "dev-token", "tenants.yaml:4: tenants[0].api_token_sha256[0]: must be a hex SHA-256 digest"},
+		{"plain token", digestA, "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI", "tenants.yaml:4: tenants[0].api_token_sha256[0]: must be a hex SHA-256 digest"},
 		{"unknown resource", "resources: [lift-1]", "resources: [lift-1, lift-2]",
 			`tenants.yaml:17: tenants[0].services[0].resources[1]: no resource "lift-2" in this tenant`},
 		{"duration", "duration: 20m", "duration: -5m", "tenants.yaml:16: tenants[0].services[0].duration: must be positive"},

@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bookonce/bookonce/internal/apitoken"
 )
 
 // DefaultReloadInterval is how often Run reloads unless told otherwise: a
@@ -136,11 +138,14 @@ func (r *Registry) ByNumber(to string) (*Profile, bool) {
 	return p, ok
 }
 
-// ByToken returns the tenant of an API bearer token. The token is hashed
-// and compared with every digest in constant time, so neither the answer
-// time nor the database reveals how close a guess was.
+// ByToken returns the tenant of an API bearer token. A token that is not
+// well-formed (apitoken.Check: prefix, length, checksum) is refused before
+// any lookup, so only tokens with bookonce's entropy are ever accepted;
+// a well-formed one is hashed and compared with every digest in constant
+// time, so neither the answer time nor the database reveals how close a
+// guess was.
 func (r *Registry) ByToken(plain string) (*Profile, bool) {
-	if plain == "" {
+	if apitoken.Check(plain) != nil {
 		return nil, false
 	}
 	sum := sha256.Sum256([]byte(plain))
@@ -156,8 +161,7 @@ func (r *Registry) ByToken(plain string) (*Profile, bool) {
 // TokenDigest returns the hex SHA-256 digest of a token, as the file's
 // api_token_sha256 lists it.
 func TokenDigest(plain string) string {
-	sum := sha256.Sum256([]byte(plain))
-	return hex.EncodeToString(sum[:])
+	return apitoken.Digest(plain)
 }
 
 // Authenticate returns the ID of the tenant an API bearer token belongs

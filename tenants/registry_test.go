@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/internal/apitoken"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -39,9 +40,9 @@ func TestRegistryFindsEachTenantByNumberAndToken(t *testing.T) {
 		{"voice number", func() (*tenants.Profile, bool) { return reg.ByNumber("+4940111111") }, "nord", tenants.German, "hu", tenants.Money{Amount: 1500, Currency: "eur"}},
 		{"whatsapp address", func() (*tenants.Profile, bool) { return reg.ByNumber("whatsapp:+4940222222") }, "nord", tenants.German, "hu", tenants.Money{Amount: 1500, Currency: "eur"}},
 		{"whatsapp prefix on a voice number", func() (*tenants.Profile, bool) { return reg.ByNumber("whatsapp:+4940111111") }, "nord", tenants.German, "hu", tenants.Money{Amount: 1500, Currency: "eur"}},
-		{"token", func() (*tenants.Profile, bool) { return reg.ByToken("nord-token") }, "nord", tenants.German, "hu", tenants.Money{Amount: 1500, Currency: "eur"}},
+		{"token", func() (*tenants.Profile, bool) { return reg.ByToken("bkapi_NORDGARAGEEXAMPLETOKEN2222JE2AIBI") }, "nord", tenants.German, "hu", tenants.Money{Amount: 1500, Currency: "eur"}},
 		{"london number", func() (*tenants.Profile, bool) { return reg.ByNumber("+442071234567") }, "london", tenants.English, "tyres", tenants.Money{Amount: 2500, Currency: "gbp"}},
-		{"london token", func() (*tenants.Profile, bool) { return reg.ByToken("london-token") }, "london", tenants.English, "tyres", tenants.Money{Amount: 2500, Currency: "gbp"}},
+		{"london token", func() (*tenants.Profile, bool) { return reg.ByToken("bkapi_LONDONGARAGETESTTOKEN22222T5EVU4A") }, "london", tenants.English, "tyres", tenants.Money{Amount: 2500, Currency: "gbp"}},
 		{"by ID", func() (*tenants.Profile, bool) { return reg.Get("london") }, "london", tenants.English, "tyres", tenants.Money{Amount: 2500, Currency: "gbp"}},
 	}
 	for _, l := range lookups {
@@ -60,7 +61,7 @@ func TestRegistryFindsEachTenantByNumberAndToken(t *testing.T) {
 		})
 	}
 	for _, miss := range []func() (*tenants.Profile, bool){
-		func() (*tenants.Profile, bool) { return reg.ByToken("dev-token") }, // the demo tenant was removed
+		func() (*tenants.Profile, bool) { return reg.ByToken("bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI") }, // the demo tenant was removed
 		func() (*tenants.Profile, bool) { return reg.ByToken("") },
 		func() (*tenants.Profile, bool) { return reg.ByNumber("+4930123456") },
 		func() (*tenants.Profile, bool) { return reg.Get("demo") },
@@ -71,6 +72,36 @@ func TestRegistryFindsEachTenantByNumberAndToken(t *testing.T) {
 }
 
 // A profile carries what the conversation needs: catalogue, zone, policies.
+// A shop may list the digest of any token, but only tokens minted by
+// bookonce are ever accepted: a weak or hand-made token whose digest is
+// listed is refused before the lookup, while the shop's minted token,
+// listed beside it, still works.
+func TestRegistryAcceptsOnlyMintedTokens(t *testing.T) {
+	weak := []string{"password1", "nord-token", strings.Repeat("0", 64), apitoken.Prefix + "NORD"}
+	digests := []string{tenants.TokenDigest("bkapi_NORDGARAGEEXAMPLETOKEN2222JE2AIBI")}
+	for _, w := range weak {
+		digests = append(digests, tenants.TokenDigest(w))
+	}
+	ctx := context.Background()
+	pool := testsupport.Database(t)
+	_, err := tenants.Apply(ctx, pool, shopsFile(t, func(s string) string {
+		return strings.Replace(s, "api_token_sha256: [{{nordDigest}}]", "api_token_sha256: ["+strings.Join(digests, ", ")+"]", 1)
+	}), tenants.ApplyOptions{})
+	require.NoError(t, err)
+	reg, err := tenants.LoadRegistry(ctx, pool, nil)
+	require.NoError(t, err)
+
+	for _, w := range weak {
+		_, ok := reg.ByToken(w)
+		require.False(t, ok, "a hand-made token was accepted")
+		_, ok = reg.Authenticate(w)
+		require.False(t, ok)
+	}
+	p, ok := reg.ByToken("bkapi_NORDGARAGEEXAMPLETOKEN2222JE2AIBI")
+	require.True(t, ok)
+	require.Equal(t, "nord", p.ID)
+}
+
 func TestRegistryProfileCarriesCatalogueAndPolicies(t *testing.T) {
 	reg := loadShops(t)
 	nord, _ := reg.Get("nord")

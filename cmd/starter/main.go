@@ -34,7 +34,7 @@ commands:
   simulate    post a signed Twilio webhook to the gateway (WhatsApp or voice)
   review      list open review cases, or resolve one: starter review list | resolve <case-id> <action>
   find        list a customer's workflows by phone number: starter find --customer <E.164> [--tenant T]
-  tenants     apply a tenants file or list the tenants: starter tenants apply -f FILE [--dry-run] | list
+  tenants     apply a tenants file, list the tenants, mint an API token: starter tenants apply -f FILE [--dry-run] | list | token
   service-key make a key pair for the worker's identity at the calendar and payment APIs
 
 Run "starter <command> -h" for the flags of a command. Configuration comes

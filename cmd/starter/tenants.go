@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bookonce/bookonce/internal/apitoken"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/tenants"
@@ -19,11 +20,15 @@ import (
 
 const tenantsUsage = `usage: starter tenants apply -f FILE [--dry-run] [--if-empty]
        starter tenants list
+       starter tenants token
 
   apply   make the database hold exactly the tenants of FILE (tenants.yaml,
           see docs/tenants.md); prints what changes. --dry-run prints only;
           --if-empty applies only to a database without tenants (seeding).
   list    print the configured tenants
+  token   mint a new API token (bkapi_…) and print it with the line for
+          the tenant's api_token_sha256; nothing is stored, and bookonce
+          keeps only the digest
 
 Exit status: 0 applied (or nothing to change), 1 file rejected or database
 error, 2 usage error. The database is found as by every bookonce process
@@ -58,7 +63,7 @@ func runTenants(ctx context.Context, args []string, env func(string) (string, bo
 		fs.StringVar(&file, "f", "", "the tenants file to apply")
 		fs.BoolVar(&dryRun, "dry-run", false, "print the changes, write nothing")
 		fs.BoolVar(&ifEmpty, "if-empty", false, "apply only when no tenant is configured yet")
-	case "list":
+	case "list", "token":
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, tenantsUsage)
 		return exitOK
@@ -75,6 +80,10 @@ func runTenants(ctx context.Context, args []string, env func(string) (string, bo
 	if fs.NArg() > 0 || (args[0] == "apply" && file == "") {
 		fmt.Fprintf(stderr, "starter tenants %s: %s\n\n%s", args[0], usageProblem(fs.Args()), tenantsUsage)
 		return exitUsage
+	}
+	if args[0] == "token" {
+		printToken(stdout)
+		return exitOK
 	}
 	var f tenants.File
 	if args[0] == "apply" {
@@ -100,6 +109,14 @@ func runTenants(ctx context.Context, args []string, env func(string) (string, bo
 		return listTenants(ctx, pool, stdout, stderr)
 	}
 	return applyTenants(ctx, pool, f, file, tenants.ApplyOptions{DryRun: dryRun, OnlyIfEmpty: ifEmpty}, stdout, stderr)
+}
+
+// printToken mints a token; the APIs accept only such tokens, so a shop
+// never has to choose one (apitoken).
+func printToken(stdout io.Writer) {
+	tok := apitoken.New()
+	fmt.Fprintf(stdout, "# the token: give it to the shop's client (BOOKONCE_API_TOKENS=TENANT:TOKEN, its agent's bearer header); shown once\n%s\n", tok)
+	fmt.Fprintf(stdout, "# tenants.yaml, under the tenant's api_token_sha256, then starter tenants apply\n- %s\n", apitoken.Digest(tok))
 }
 
 func usageProblem(extra []string) string {

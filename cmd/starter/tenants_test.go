@@ -5,10 +5,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/internal/apitoken"
 	"github.com/bookonce/bookonce/internal/testsupport"
 )
 
@@ -66,4 +68,54 @@ func TestStarterTenants(t *testing.T) {
 			require.Contains(t, stderr.String(), c.error)
 		})
 	}
+}
+
+// A token minted by `starter tenants token` is well-formed, new each
+// time, and once its printed line is applied the APIs' registry accepts
+// it for that tenant, while the same token with one character changed is
+// refused before any lookup.
+func TestStarterTenantsTokenMintsWhatTheAPIsAccept(t *testing.T) {
+	pool, dbURL := testsupport.DatabaseURL(t)
+	env := func(k string) (string, bool) {
+		if k == "DATABASE_URL" {
+			return dbURL, true
+		}
+		return "", false
+	}
+	mint := func() (token, digestLine string) {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, exitOK, runTenants(context.Background(), []string{"token"}, env, &stdout, &stderr), stderr.String())
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+			if !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+		require.Len(t, lines, 2, stdout.String())
+		return lines[0], lines[1]
+	}
+	tok, line := mint()
+	other, _ := mint()
+	require.NoError(t, apitoken.Check(tok))
+	require.NotEqual(t, tok, other)
+	require.Equal(t, "- "+apitoken.Digest(tok), line)
+
+	file := filepath.Join(t.TempDir(), "tenants.yaml")
+	withToken := strings.Replace(acmeFile, "    timezone:", "    api_token_sha256:\n      "+line+"\n    timezone:", 1)
+	require.NoError(t, os.WriteFile(file, []byte(withToken), 0o600))
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, runTenants(context.Background(), []string{"apply", "-f", file}, env, &stdout, &stderr), stderr.String())
+
+	reg := testsupport.Tenants(t, pool)
+	p, ok := reg.ByToken(tok)
+	require.True(t, ok)
+	require.Equal(t, "acme", p.ID)
+	other = "A"
+	if tok[10] == 'A' {
+		other = "B"
+	}
+	typo := tok[:10] + other + tok[11:] // one character mistyped
+	require.ErrorIs(t, apitoken.Check(typo), apitoken.ErrMalformed)
+	_, ok = reg.ByToken(typo)
+	require.False(t, ok)
 }

@@ -19,6 +19,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookonce/bookonce/internal/apitoken"
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 )
@@ -237,7 +238,7 @@ const (
 	// DefaultAdminListen keeps the staff's surface on this machine.
 	DefaultAdminListen = "127.0.0.1:8090"
 	DefaultTenant      = "demo"
-	DefaultAPIToken    = "dev-token"
+	DefaultAPIToken    = apitoken.Dev
 	// DevTwilioAuthToken is the development Twilio token: with it, `make
 	// run` sends messages to an in-process fake of Twilio's API.
 	DevTwilioAuthToken = "dev-twilio-auth-token"
@@ -504,6 +505,8 @@ func codecOrigins(v string, uiPort int) []string {
 }
 
 // ParseAPITokens parses "tenant:token,tenant2:token2" into token -> tenant.
+// A token that is not a bookonce API token (apitoken.Check) is refused
+// here: the APIs would refuse it on every call.
 func ParseAPITokens(s string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, pair := range strings.Split(s, ",") {
@@ -514,6 +517,9 @@ func ParseAPITokens(s string) (map[string]string, error) {
 		tenant, token, ok := strings.Cut(pair, ":")
 		if !ok || tenant == "" || token == "" {
 			return nil, fmt.Errorf("BOOKONCE_API_TOKENS: %q is not tenant:token", pair)
+		}
+		if err := apitoken.Check(token); err != nil {
+			return nil, fmt.Errorf("BOOKONCE_API_TOKENS: the token of tenant %q: %w", tenant, err)
 		}
 		if _, dup := out[token]; dup {
 			return nil, fmt.Errorf("BOOKONCE_API_TOKENS: a token is listed twice")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/internal/apitoken"
 	"github.com/bookonce/bookonce/internal/config"
 )
 
@@ -20,7 +21,7 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, "127.0.0.1:7233", c.TemporalAddress)
 	require.False(t, c.TemporalAddressSet)
 	require.Equal(t, "default", c.TemporalNamespace)
-	require.Equal(t, map[string]string{"dev-token": "demo"}, c.APITokens)
+	require.Equal(t, map[string]string{"bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI": "demo"}, c.APITokens)
 	require.Equal(t, "dev-twilio-auth-token", c.TwilioAuthToken)
 	require.Equal(t, "http://127.0.0.1:8080", c.PublicBaseURL)
 	require.Equal(t, "Europe/Berlin", c.Timezone.String())
@@ -31,21 +32,28 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, 30*24*time.Hour, c.Retention)
 	tok, ok := c.TokenFor("demo")
 	require.True(t, ok)
-	require.Equal(t, "dev-token", tok)
+	require.Equal(t, "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI", tok)
 }
 
+// Two well-formed API tokens (package apitoken).
+const (
+	tokA = "bkapi_NORDGARAGEEXAMPLETOKEN2222JE2AIBI"
+	tokB = "bkapi_LONDONGARAGETESTTOKEN22222T5EVU4A"
+)
+
 func TestOverridesAndErrors(t *testing.T) {
-	c, err := config.Load(env(map[string]string{"TEMPORAL_ADDRESS": "temporal:7233", "TEMPORAL_ALLOW_PLAINTEXT": "1", "BOOKONCE_API_TOKENS": "a:t1, b:t2", "PUBLIC_BASE_URL": "https://x.example/"}))
+	c, err := config.Load(env(map[string]string{"TEMPORAL_ADDRESS": "temporal:7233", "TEMPORAL_ALLOW_PLAINTEXT": "1", "BOOKONCE_API_TOKENS": "a:" + tokA + ", b:" + tokB, "PUBLIC_BASE_URL": "https://x.example/"}))
 	require.NoError(t, err)
 	require.True(t, c.TemporalAddressSet)
-	require.Equal(t, map[string]string{"t1": "a", "t2": "b"}, c.APITokens)
+	require.Equal(t, map[string]string{tokA: "a", tokB: "b"}, c.APITokens)
 	require.Equal(t, "https://x.example", c.PublicBaseURL)
 
 	for name, e := range map[string]map[string]string{
 		"bad ttl":      {"IDEMPOTENCY_TTL": "forever"},
 		"negative ttl": {"HOLD_TTL": "-1m"},
 		"bad tokens":   {"BOOKONCE_API_TOKENS": "no-colon"},
-		"dup token":    {"BOOKONCE_API_TOKENS": "a:t,b:t"},
+		"dup token":    {"BOOKONCE_API_TOKENS": "a:" + tokA + ",b:" + tokA},
+		"hand-made":    {"BOOKONCE_API_TOKENS": "a:0123456789abcdef0123456789abcdef"},
 		"bad zone":     {"BOOKONCE_TIMEZONE": "Mars/Olympus"},
 		"bad format":   {"LOG_FORMAT": "xml"},
 		"bad port":     {"TEMPORAL_UI_PORT": "http"},
@@ -101,7 +109,7 @@ func TestOpsScrapeURLs(t *testing.T) {
 // TestReconcilerDefaultsAndTenants: the reconciler sweeps every few minutes
 // by default, and every tenant of BOOKONCE_API_TOKENS once.
 func TestReconcilerDefaultsAndTenants(t *testing.T) {
-	env := map[string]string{"BOOKONCE_API_TOKENS": "b:tok1,a:tok2,b:tok3"}
+	env := map[string]string{"BOOKONCE_API_TOKENS": "b:" + tokA + ",a:" + tokB + ",b:" + apitoken.New()}
 	c, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	require.NoError(t, err)
 	require.Equal(t, 5*time.Minute, c.ReconcileInterval)

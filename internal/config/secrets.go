@@ -13,9 +13,10 @@ import (
 	"github.com/bookonce/bookonce/internal/customerid"
 )
 
-// MinTokenLength is the shortest API token accepted when a process is
-// reachable from other hosts: 32 characters of a random token are far
-// beyond guessing at any rate the APIs answer.
+// MinTokenLength is the shortest operator codec token accepted: 32
+// characters of a random token are far beyond guessing at any rate the
+// gateway answers. (A tenant's API token has a format of its own, with
+// its entropy built in: package apitoken.)
 const MinTokenLength = 32
 
 // AllowDevSecretsVar names the variable that lets a reachable process
@@ -106,8 +107,7 @@ func loopbackHost(host string) bool {
 }
 
 // CheckSecrets refuses the development values of the secrets a process
-// uses, and API tokens shorter than MinTokenLength, when the configuration
-// is Exposed. With BOOKONCE_ALLOW_DEV_SECRETS=1 it lets them through and
+// uses when the configuration is Exposed. With BOOKONCE_ALLOW_DEV_SECRETS=1 it lets them through and
 // records them in DevSecretsAllowed, for the process to warn about loudly.
 func (c *Config) CheckSecrets(uses ...Secret) error {
 	exposed := c.Exposed()
@@ -137,10 +137,7 @@ func (c Config) devProblem(s Secret) string {
 	switch s {
 	case SecretAPITokens:
 		if _, dev := c.APITokens[DefaultAPIToken]; dev {
-			return fmt.Sprintf("%s contains the development token %q: use a random token (openssl rand -hex 32) and list its SHA-256 in the tenant's api_token_sha256", s, DefaultAPIToken)
-		}
-		if n := c.shortTokens(); n > 0 {
-			return fmt.Sprintf("%s has %d token(s) shorter than %d characters: use random tokens (openssl rand -hex 32)", s, n, MinTokenLength)
+			return fmt.Sprintf("%s contains the development token %q: mint one with `starter tenants token` and list its SHA-256 in the tenant's api_token_sha256", s, DefaultAPIToken)
 		}
 	case SecretTwilio:
 		if c.TwilioAuthToken == DevTwilioAuthToken {
@@ -188,17 +185,6 @@ func (c *Config) CheckTenantDigests(accepts func(digest string) bool) (warning s
 	}
 	return "", fmt.Errorf("refusing to serve while reachable from other hosts (%s): %s; to run a closed lab like this anyway set %s=1",
 		strings.Join(c.Exposed(), ", "), problem, AllowDevSecretsVar)
-}
-
-// shortTokens counts API tokens shorter than MinTokenLength.
-func (c Config) shortTokens() int {
-	n := 0
-	for tok := range c.APITokens {
-		if len(tok) < MinTokenLength {
-			n++
-		}
-	}
-	return n
 }
 
 // DevSecretsWarning is the warning a process logs at start when

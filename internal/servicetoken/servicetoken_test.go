@@ -67,7 +67,7 @@ func TestVerifierAcceptsOnlyCurrentTokensOfItsAudienceForKnownTenants(t *testing
 		{"a tenant the registry does not know", forUnknown, now, ""},
 		{"signed by another key", forged, now, ""},
 		{"claims changed under the signature", swapped, now, ""},
-		{"a tenant's own token", "dev-token", now, ""},
+		{"a tenant's own token", "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI", now, ""},
 		{"the prefix alone", Prefix, now, ""},
 		{"no signature", head, now, ""},
 		{"empty", "", now, ""},

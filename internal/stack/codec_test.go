@@ -194,8 +194,8 @@ func encryptedKeyIDs(t *testing.T, e *historypb.HistoryEvent) []string {
 }
 
 // opsCodecServer is the gateway as GatewayOn assembles it (ops page and
-// codec server, the demo tenant's token dev-token and London's
-// london-token) on a loopback server.
+// codec server, the demo tenant's token bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI and London's
+// bkapi_LONDONGARAGETESTTOKEN22222T5EVU4A) on a loopback server.
 func opsCodecServer(t *testing.T, cfg config.Config) *httptest.Server {
 	t.Helper()
 	pool := testsupport.Database(t)
@@ -270,14 +270,14 @@ func (f *codecFixture) answer(resp *http.Response) *commonpb.Payload {
 func TestCodecServerServesOperators(t *testing.T) {
 	f := newCodecFixture(t)
 	t.Run("bearer round trip", func(t *testing.T) {
-		require.Equal(t, f.orig.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, f.enc), "dev-token")).GetData())
-		reenc := f.answer(f.post(f.srv.Client(), "/encode", mustJSON(t, f.orig), "dev-token"))
+		require.Equal(t, f.orig.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, f.enc), "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI")).GetData())
+		reenc := f.answer(f.post(f.srv.Client(), "/encode", mustJSON(t, f.orig), "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI"))
 		require.Equal(t, payloadcrypt.EncodingEncrypted, string(reenc.GetMetadata()[payloadcrypt.MetadataEncoding]))
 		require.Equal(t, payloadcrypt.TenantKeyID("test-1", "demo"), string(reenc.GetMetadata()[payloadcrypt.MetadataKeyID]), "a tenant mints only its own ciphertext")
-		require.Equal(t, f.orig.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, reenc), "dev-token")).GetData())
+		require.Equal(t, f.orig.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, reenc), "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI")).GetData())
 	})
 	t.Run("a tenant does not decode the master key's payloads", func(t *testing.T) {
-		require.Equal(t, f.global.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, f.global), "dev-token")).GetData())
+		require.Equal(t, f.global.GetData(), f.answer(f.post(f.srv.Client(), "/decode", mustJSON(t, f.global), "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI")).GetData())
 	})
 	t.Run("operator token decodes every tenant's", func(t *testing.T) {
 		for _, p := range []*commonpb.Payload{f.enc, f.london, f.global} {
@@ -290,7 +290,7 @@ func TestCodecServerServesOperators(t *testing.T) {
 		jar, err := cookiejar.New(nil)
 		require.NoError(t, err)
 		c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp := testsupport.OpsSignIn(t, c, f.srv.URL, "dev-token") // the form with its login CSRF token, as a browser signs in
+		resp := testsupport.OpsSignIn(t, c, f.srv.URL, "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI") // the form with its login CSRF token, as a browser signs in
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 		require.Equal(t, f.orig.GetData(), f.answer(f.post(c, "/decode", mustJSON(t, f.enc), "")).GetData())
 	})
@@ -309,8 +309,8 @@ func TestCodecServerRefuses(t *testing.T) {
 	}{
 		{"no token", "", mustJSON(t, f.enc), http.StatusUnauthorized},
 		{"wrong token", "guess", mustJSON(t, f.enc), http.StatusUnauthorized},
-		{"tampered payload", "dev-token", mustJSON(t, tampered), http.StatusBadRequest},
-		{"not payloads", "dev-token", []byte(`{"payloads":`), http.StatusBadRequest},
+		{"tampered payload", "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI", mustJSON(t, tampered), http.StatusBadRequest},
+		{"not payloads", "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI", []byte(`{"payloads":`), http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -373,7 +373,7 @@ func TestNoCodecServerWithoutKeys(t *testing.T) {
 	srv := opsCodecServer(t, cfg)
 	req, err := http.NewRequest(http.MethodPost, srv.URL+payloadcrypt.CodecRoute+"/decode", strings.NewReader(`{"payloads":[]}`))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer dev-token")
+	req.Header.Set("Authorization", "Bearer bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI")
 	resp, err := srv.Client().Do(req)
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())

@@ -28,7 +28,7 @@ func Tenants(t testing.TB, pool *pgxpool.Pool) *tenants.Registry {
 // number, catalogue, time zone, deposit and wording).
 const (
 	LondonTenant = "london"
-	LondonToken  = "london-token"
+	LondonToken  = "bkapi_LONDONGARAGETESTTOKEN22222T5EVU4A"
 	LondonNumber = "+442071234567"
 )
 

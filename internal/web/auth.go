@@ -51,9 +51,10 @@ func BearerAuth(lookup TokenLookup, next http.Handler) http.Handler {
 // BearerAuthLimited is BearerAuth with the failure budget of limiter: a
 // wrong token from an address that has spent it is answered 429 with
 // Retry-After. A valid token is always served: a client behind the same
-// address as a guesser is never locked out (a guess that happens to be
-// right is a valid token too; tokens of 32+ random characters make that
-// moot, and the lookup is constant time).
+// address as a guesser is never locked out. The budget only stops noise:
+// what makes guessing hopeless is the token (a tenant's carries 130
+// random bits and a checksum, and a malformed one is refused before any
+// lookup, package apitoken; the lookup is constant time).
 func BearerAuthLimited(lookup TokenLookup, limiter *AuthLimiter, next http.Handler) http.Handler {
 	return authenticate(lookup, limiter, false, next)
 }
@@ -83,7 +84,7 @@ func authenticate(lookup TokenLookup, limiter *AuthLimiter, basic bool, next htt
 			limiter.Failed(r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="bookonce"`)
 			WriteProblem(w, NewProblem(http.StatusUnauthorized, "unauthenticated",
-				"send Authorization: Bearer <token> with a token whose SHA-256 is in the tenant's api_token_sha256"))
+				"send Authorization: Bearer <token> with a token minted by `starter tenants token` (bkapi_…) whose SHA-256 is in the tenant's api_token_sha256"))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(WithTenant(r.Context(), tenant)))
