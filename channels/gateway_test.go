@@ -162,15 +162,17 @@ func TestUnsignedOrWronglySignedWebhooksAreRejected(t *testing.T) {
 
 // TestMatrix05WebhookReplayedThreeTimes proves failure-matrix item 5 (a
 // webhook replayed with the same delivery ID, three times, also
-// concurrently): three identical deliveries at once and a late fourth. One
-// inbox row, three duplicates counted, one reply; downstream one
-// reservation, one captured deposit, one confirmation row.
+// concurrently): three identical deliveries at once and a late fourth.
+// Three duplicates counted; what reached the customer, whatever the
+// reference: one booking at the slot, one captured deposit, and at the
+// fake Twilio one reply and one confirmation.
 func TestMatrix05WebhookReplayedThreeTimes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	fake := e.twilioRelay(t)
 	ctx := context.Background()
-	day := nextTuesday(t)
-	form := twilio.WhatsApp("SMdup1", newCustomer(), "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
+	day, customer := nextTuesday(t), newCustomer()
+	form := twilio.WhatsApp("SMdup1", customer, "Reifenwechsel am "+dateText(day)+" um 14 Uhr")
 	deliveries := make([]delivery, 3)
 	for i := range deliveries {
 		deliveries[i] = delivery{channels.RouteWhatsApp, form}
@@ -180,22 +182,47 @@ func TestMatrix05WebhookReplayedThreeTimes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 
-	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM inbox_events WHERE event_id = 'SMdup1'`))
 	require.Equal(t, 3.0, testutil.ToFloat64(e.gw.Metrics.DuplicatesBlocked().WithLabelValues("inbox", "demo", channels.RouteWhatsApp)),
 		"three redeliveries blocked at the inbox")
 	e.requireBookings(t, 1)
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM booking_intents`))
-	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM outbox_messages WHERE kind LIKE 'reply:%'`), "one reply, not three")
+	require.Equal(t, oneBooking, testsupport.CountEffects(t, e.pool, fake, "demo", customer, at(day, 14)),
+		"one booking at the slot, one reply and one confirmation at Twilio, not three")
+	require.Len(t, testsupport.Delivered(t, e.pool, fake, testsupport.ConversationID(t, "demo", customer), customer, "Danke! Wir buchen"), 1,
+		"one reply, not three")
+}
+
+// oneBooking is what reaches the customer of a booking made in a
+// conversation: one confirmed reservation, its deposit captured once, and
+// at the fake Twilio the reply to the wish and the confirmation.
+var oneBooking = testsupport.Effects{
+	Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000, Messages: 2,
+}
+
+// at is hour:00 on day, in day's location (Berlin, as nextTuesday).
+func at(day time.Time, hour int) time.Time {
+	return time.Date(day.Year(), day.Month(), day.Day(), hour, 0, 0, 0, day.Location())
+}
+
+// twilioRelay runs the outbox relay against a fake Twilio for the test's
+// lifetime and returns the fake: what it accepted reached the customer.
+func (e env) twilioRelay(t *testing.T) *twilio.FakeServer {
+	t.Helper()
+	cfg := testsupport.Config(t)
+	return stacktest.TwilioRelay(t, cfg, e.pool, stack.Logger(cfg, testLog{t}), 100*time.Millisecond)
 }
 
 // TestMatrix09VoiceAndWhatsAppAtOnce proves failure-matrix item 9 (voice
 // and WhatsApp deliver the same intent at the same moment): the caller's
 // sentence and a WhatsApp message with the same wish are posted together.
-// One new decision and one merge, both events on one intent; downstream
-// one reservation, one captured deposit, one confirmation row.
+// One new decision and one merge, both events on one intent; what reached
+// the customer, whatever the reference: one booking at the slot, one
+// captured deposit, and at the fake Twilio one reply per event (the merged
+// one is told the booking is under way) and one confirmation.
 func TestMatrix09VoiceAndWhatsAppAtOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	fake := e.twilioRelay(t)
 	ctx := context.Background()
 	day := nextTuesday(t)
 	call, customer := twilio.NewSID("CA"), newCustomer()
@@ -216,6 +243,10 @@ func TestMatrix09VoiceAndWhatsAppAtOnce(t *testing.T) {
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM dedup_decisions WHERE decision = 'merge'`))
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM booking_intents WHERE cardinality(events) = 2`), "both events linked to the one intent")
 	e.requireBookings(t, 1)
+	both := oneBooking
+	both.Messages = 3 // each event is answered (a caller by SMS): the new one, and the merged one with "bereits in Bearbeitung"
+	require.Equal(t, both, testsupport.CountEffects(t, e.pool, fake, "demo", customer, at(day, 14)),
+		"one booking at the slot; at Twilio one reply per event and one confirmation")
 	require.Zero(t, e.count(t, `SELECT count(*) FROM review_cases`))
 }
 

@@ -41,8 +41,8 @@ func TestMatrix20FrontDeskBookingThenAgentReplays(t *testing.T) {
 	require.Equal(t, booking.ID, st.ExistingBooking)
 	require.Equal(t, "frontdesk:"+req.IntentID, st.ExistingReference)
 	require.Empty(t, st.BookingID, "the front desk's booking is linked, not taken over (a compensation would cancel it)")
-	require.Equal(t, effects{Reservations: map[string]int{}, Intents: map[string]int{}, Messages: 1}, e.effects(t, r.GetID()),
-		"the agent's reference: no reservation, no payment intent, one message")
+	require.Equal(t, effects{Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{}, Messages: 1}, e.effects(t, req.Customer, req.SlotStart),
+		"the customer at the slot: the front desk's booking, no payment intent, one message (the agent's)")
 	require.Equal(t, 1, e.countOf(t, `SELECT count(*) FROM calendar_reservations WHERE customer = '+4915112345678' AND status IN ('held', 'confirmed')`))
 	require.Equal(t, 1, e.countOf(t, `SELECT count(*) FROM calendar_reservations WHERE status = 'confirmed' AND booking_id = $1`, booking.ID),
 		"the front desk's booking stands")
@@ -54,9 +54,10 @@ func TestMatrix20FrontDeskBookingThenAgentReplays(t *testing.T) {
 	second := req
 	second.IntentID += "-second-car"
 	second.DeliberateSecond = true
-	r2, st2 := run(t, e, second)
+	_, st2 := run(t, e, second)
 	require.Equal(t, workflows.StatusConfirmed, st2.Status, st2.Reason)
-	require.Equal(t, booked, e.effects(t, r2.GetID()))
+	require.Equal(t, effects{Reservations: map[string]int{"confirmed": 2}, Intents: map[string]int{"succeeded": 1}, Captured: 2000, Messages: 2},
+		e.effects(t, req.Customer, req.SlotStart), "the desk's booking and the second car's, its deposit; the earlier message and its confirmation")
 	require.Equal(t, 2, e.countOf(t, `SELECT count(*) FROM calendar_reservations WHERE customer = '+4915112345678' AND status = 'confirmed'`))
 	require.Equal(t, 2, e.countOf(t, `SELECT count(DISTINCT resource_id) FROM calendar_reservations WHERE status = 'confirmed'`))
 }

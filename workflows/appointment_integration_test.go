@@ -48,13 +48,13 @@ func TestHappyPathOneOfEachAndSecondStartIsNoOp(t *testing.T) {
 	}
 	require.Equal(t, []string{"hold slot", "authorize deposit (payment saga)", "confirm hold", "capture deposit (payment saga)", "send confirmation"}, names)
 	require.Len(t, keys, len(st.Steps), "every step has its own key")
-	require.Equal(t, booked, e.effects(t, r.GetID()))
+	require.Equal(t, booked, e.effects(t, req.Customer, req.SlotStart))
 
 	again, existing, err := appointment.Start(context.Background(), e.tc, e.queue, req)
 	require.NoError(t, err)
 	require.True(t, existing)
 	require.Equal(t, r.GetRunID(), again.GetRunID())
-	require.Equal(t, booked, e.effects(t, r.GetID()))
+	require.Equal(t, booked, e.effects(t, req.Customer, req.SlotStart))
 
 	q := fmt.Sprintf(`WorkflowId = %q AND CustomerKey = %q AND CustomerMasked = %q AND BookingStatus = "Confirmed" AND Service = "tire-change"`,
 		r.GetID(), req.CustomerKey, mask.Phones(req.Customer))
@@ -73,21 +73,21 @@ func TestSlotTakenIsRejectedWithAlternatives(t *testing.T) {
 	second := first
 	second.Customer = "+4915199999999"
 	second.IntentID = first.IntentID + "-second"
-	r1, st1 := run(t, e, first)
+	_, st1 := run(t, e, first)
 	require.Equal(t, workflows.StatusConfirmed, st1.Status, st1.Reason)
 	r2, st2 := run(t, e, second)
 	require.Equal(t, workflows.StatusRejected, st2.Status)
 	require.Equal(t, "slot_unavailable", st2.Reason)
 	require.NotEmpty(t, st2.Alternatives)
 	// Nothing held or charged; one message, offering the free slots.
-	require.Equal(t, effects{Reservations: map[string]int{}, Intents: map[string]int{}, Messages: 1}, e.effects(t, r2.GetID()))
+	require.Equal(t, effects{Reservations: map[string]int{}, Intents: map[string]int{}, Messages: 1}, e.effects(t, second.Customer, second.SlotStart))
 	var kind, body string
 	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT kind, body FROM outbox_messages WHERE reference = $1`, r2.GetID()).Scan(&kind, &body))
 	require.Equal(t, "alternatives", kind)
 	for _, alt := range st2.Alternatives {
 		require.Contains(t, body, alt.In(time.UTC).Format("02.01.2006 15:04"), "the loser is told every free slot")
 	}
-	require.Equal(t, booked, e.effects(t, r1.GetID()))
+	require.Equal(t, booked, e.effects(t, first.Customer, first.SlotStart))
 }
 
 func TestDeclinedPaymentReleasesHold(t *testing.T) {
@@ -96,10 +96,10 @@ func TestDeclinedPaymentReleasesHold(t *testing.T) {
 	e.startWorker(t)
 	req := request(t, "+4915112345678", time.Thursday, 9)
 	req.PaymentMethod = "pm_card_chargeDeclined"
-	r, st := run(t, e, req)
+	_, st := run(t, e, req)
 	require.Equal(t, workflows.StatusPaymentFailed, st.Status)
 	require.Equal(t, "card_declined", st.Reason)
-	got := e.effects(t, r.GetID())
+	got := e.effects(t, req.Customer, req.SlotStart)
 	require.Equal(t, map[string]int{"released": 1}, got.Reservations)
 	require.Zero(t, got.Intents["requires_capture"]+got.Intents["succeeded"], "no live authorisation")
 	require.Equal(t, 1, got.Messages, "the ending is told, once")
@@ -134,9 +134,9 @@ func TestCancelWhileDepositIsAuthorising(t *testing.T) {
 			require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
 			// The child finishes its void before the appointment closes.
 			testsupport.Eventually(t, 30*time.Second, "the authorisation voided", func() bool {
-				return e.effects(t, r.GetID()).Intents["canceled"] == 1
+				return e.effects(t, req.Customer, req.SlotStart).Intents["canceled"] == 1
 			})
-			got := e.effects(t, r.GetID())
+			got := e.effects(t, req.Customer, req.SlotStart)
 			require.Equal(t, map[string]int{"released": 1}, got.Reservations)
 			require.Equal(t, map[string]int{"canceled": 1}, got.Intents, "the authorisation that raced the cancel is voided")
 			require.Zero(t, got.Messages)
@@ -148,10 +148,11 @@ func TestHoldExpiredTwiceIsRejectedAndCompensated(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *config.Config) { c.HoldTTL = time.Millisecond })
 	e.startWorker(t)
-	r, st := run(t, e, request(t, "+4915112345678", time.Monday, 15))
+	req := request(t, "+4915112345678", time.Monday, 15)
+	_, st := run(t, e, req)
 	require.Equal(t, workflows.StatusRejected, st.Status)
 	require.Equal(t, "hold_expired", st.Reason)
-	got := e.effects(t, r.GetID())
+	got := e.effects(t, req.Customer, req.SlotStart)
 	require.Equal(t, map[string]int{"expired": 2}, got.Reservations, "one re-hold, then give up")
 	require.Equal(t, map[string]int{"canceled": 1}, got.Intents)
 	require.Equal(t, 1, got.Messages, "the ending is told, once")
@@ -165,7 +166,8 @@ func TestResetReusesHoldAndAuthorisation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
-	r, st := run(t, e, request(t, "+4915112345678", time.Tuesday, 10))
+	req := request(t, "+4915112345678", time.Tuesday, 10)
+	r, st := run(t, e, req)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -175,7 +177,7 @@ func TestResetReusesHoldAndAuthorisation(t *testing.T) {
 	require.Equal(t, st.HoldID, st2.HoldID, "the reset run found its hold")
 	require.Equal(t, st.IntentID, st2.IntentID, "the reset run found its authorisation")
 	require.NotEqual(t, st.Steps[0].Key, st2.Steps[0].Key, "new run, new keys")
-	require.Equal(t, booked, e.effects(t, r.GetID()))
+	require.Equal(t, booked, e.effects(t, req.Customer, req.SlotStart))
 }
 
 // TestMatrix07WorkerKilledBeforeReporting proves failure-matrix item 7 (an
@@ -194,7 +196,7 @@ func TestMatrix07WorkerKilledBeforeReporting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	r := e.startUntil(ctx, t, req, pause, "the hold")
-	require.Equal(t, map[string]int{"held": 1}, e.effects(t, r.GetID()).Reservations, "committed before the worker died")
+	require.Equal(t, map[string]int{"held": 1}, e.effects(t, req.Customer, req.SlotStart).Reservations, "committed before the worker died")
 	w1.Stop()
 	pause.Release()
 	e.startWorker(t)
@@ -202,7 +204,7 @@ func TestMatrix07WorkerKilledBeforeReporting(t *testing.T) {
 	require.NoError(t, r.Get(ctx, &st))
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Greater(t, st.Steps[0].Attempt, int32(1), "the hold succeeded on a retry")
-	require.Equal(t, booked, e.effects(t, r.GetID()))
+	require.Equal(t, booked, e.effects(t, req.Customer, req.SlotStart))
 	var replays int
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT replays FROM idempotency_keys WHERE idempotency_key = $1`, st.Steps[0].Key).Scan(&replays))
 	require.Positive(t, replays, "the retry was answered from the stored response")
@@ -234,9 +236,10 @@ func TestMatrix01LostResponse(t *testing.T) {
 	e.cfg.CalendarURL = front.URL
 	e.startWorker(t)
 
-	r, st := run(t, e, request(t, "+4915112345678", time.Thursday, 11))
+	req := request(t, "+4915112345678", time.Thursday, 11)
+	_, st := run(t, e, req)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.Equal(t, booked, e.effects(t, r.GetID()))
+	require.Equal(t, booked, e.effects(t, req.Customer, req.SlotStart))
 	require.Equal(t, 1, p.Stats()[chaos.DropAfterCommit])
 
 	mu.Lock()
@@ -260,9 +263,9 @@ func TestRetryCapBelowTheFirstBackoffStillBooks(t *testing.T) {
 	req := request(t, "+4915112345690", time.Tuesday, 15)
 	req.CustomerKey = testsupport.CustomerKey(t, req.Tenant, req.Customer)
 	req.Tuning.MaxRetryInterval, req.Tuning.CompensationMaxInterval = 50*time.Millisecond, 10*time.Millisecond
-	r, st := run(t, e, req)
+	_, st := run(t, e, req)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	got := e.effects(t, r.GetID())
+	got := e.effects(t, req.Customer, req.SlotStart)
 	require.Equal(t, map[string]int{"confirmed": 1}, got.Reservations)
 	require.Equal(t, req.DepositAmount, got.Captured)
 }
@@ -287,10 +290,11 @@ func TestStartFindsTheBookingUnderTheLegacyID(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, existing)
 	require.Equal(t, old.GetID(), again.GetID())
-	require.Equal(t, booked, e.effects(t, old.GetID()))
+	// Per customer and slot, whatever the reference: one booking, so none
+	// was made under the keyed ID beside it.
+	require.Equal(t, booked, e.effects(t, before.Customer, before.SlotStart))
 	keyed := testsupport.AppointmentID(t, now.Tenant, now.Customer, now.Service, now.SlotStart)
 	require.NotEqual(t, old.GetID(), keyed)
-	require.Equal(t, effects{Reservations: map[string]int{}, Intents: map[string]int{}}, e.effects(t, keyed))
 	_, err = e.tc.DescribeWorkflowExecution(ctx, keyed, "")
 	var notFound *serviceerror.NotFound
 	require.ErrorAs(t, err, &notFound, "nothing runs under the keyed ID")

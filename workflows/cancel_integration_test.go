@@ -60,10 +60,10 @@ func cancelDuringConfirm(t *testing.T, lagging bool) {
 			st := result(t, r)
 			require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
 			testsupport.Eventually(t, 30*time.Second, "the deposit voided or refunded", func() bool {
-				got := e.effects(t, r.GetID())
+				got := e.effects(t, req.Customer, req.SlotStart)
 				return got.Intents["requires_capture"] == 0 && got.Refunds == tc.refunds
 			})
-			got := e.effects(t, r.GetID())
+			got := e.effects(t, req.Customer, req.SlotStart)
 			require.Zero(t, got.Reservations["held"]+got.Reservations["confirmed"], "no active reservation: %v", got.Reservations)
 			require.Equal(t, tc.intents, got.Intents)
 			require.Equal(t, tc.refunds, got.Refunds)

@@ -24,6 +24,9 @@ import (
 // for longer than the step retry budget. The close is retried until it
 // lands, so the same wish later is decided "new" and booked, not merged
 // into the ended appointment ("bereits in Bearbeitung", nothing happens).
+// For the customer at the slot, across both appointments: the ended one's
+// released hold, declined intent and payment-failed message beside the
+// later one's booking, its deposit captured once, and its confirmation.
 func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -66,7 +69,8 @@ func TestMatrix18ClosedIntentIsNotMergedInto(t *testing.T) {
 	require.NoError(t, err)
 	st2 := result(t, r2)
 	require.Equal(t, workflows.StatusConfirmed, st2.Status, st2.Reason)
-	require.Equal(t, booked, e.effects(t, second.WorkflowID), "the later wish is booked")
+	require.Equal(t, effects{Reservations: map[string]int{"released": 1, "confirmed": 1}, Intents: map[string]int{"requires_payment_method": 1, "succeeded": 1},
+		Captured: 2000, Messages: 2}, e.effects(t, req.Customer, req.SlotStart), "the later wish is booked beside the ended one's traces")
 	var kinds []string
 	rows, err := e.pool.Query(ctx, `SELECT decision FROM dedup_decisions WHERE intent_id = $1 ORDER BY created_at`, req.IntentID)
 	require.NoError(t, err)

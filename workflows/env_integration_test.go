@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
+	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 )
@@ -35,6 +36,9 @@ type env struct {
 	cfg      config.Config
 	calendar *testsupport.Proxy
 	payments *testsupport.Proxy
+	// fake is the fake Twilio of a test that runs the outbox relay (nil:
+	// none); effects then counts the messages it accepted.
+	fake *twilio.FakeServer
 }
 
 func newEnv(t *testing.T, tweak ...func(*config.Config)) env {
@@ -67,37 +71,16 @@ func request(t *testing.T, customer string, wd time.Weekday, hour int) appointme
 	}
 }
 
-// effects is what reached the downstream systems for one reference.
-type effects struct {
-	Reservations map[string]int // status -> count
-	Intents      map[string]int // status -> count
-	Captured     int64
-	Refunds      int
-	Messages     int
-}
+// effects is what reached the downstream systems for one customer and
+// slot, across references (testsupport.Effects says why).
+type effects = testsupport.Effects
 
-func (e env) effects(t *testing.T, ref string) effects {
+// effects counts what reached the downstream systems for customer at the
+// slot starting at slot, under any reference: the messages at e.fake when
+// the test runs the outbox relay, else the outbox rows.
+func (e env) effects(t *testing.T, customer string, slot time.Time) effects {
 	t.Helper()
-	ctx := context.Background()
-	out := effects{Reservations: map[string]int{}, Intents: map[string]int{}}
-	group := func(sql string, into map[string]int) {
-		rows, err := e.pool.Query(ctx, sql, ref)
-		require.NoError(t, err)
-		defer rows.Close()
-		for rows.Next() {
-			var s string
-			var n int
-			require.NoError(t, rows.Scan(&s, &n))
-			into[s] = n
-		}
-		require.NoError(t, rows.Err())
-	}
-	group(`SELECT status, count(*) FROM calendar_reservations WHERE reference = $1 GROUP BY status`, out.Reservations)
-	group(`SELECT status, count(*) FROM payment_intents WHERE booking_reference = $1 GROUP BY status`, out.Intents)
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_captured), 0) FROM payment_intents WHERE booking_reference = $1`, ref).Scan(&out.Captured))
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM refunds r JOIN payment_intents p ON p.id = r.payment_intent_id WHERE p.booking_reference = $1`, ref).Scan(&out.Refunds))
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox_messages WHERE reference = $1 AND state <> 'withdrawn'`, ref).Scan(&out.Messages))
-	return out
+	return testsupport.CountEffects(t, e.pool, e.fake, "demo", customer, slot)
 }
 
 // messageStates are the states of the outbox messages reserved under ref,

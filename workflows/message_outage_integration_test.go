@@ -23,7 +23,7 @@ func TestConfirmationOutlastsOutboxOutage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(t)
-	fake := stacktest.TwilioRelay(t, e.cfg, e.pool, stack.Logger(e.cfg, testsupport.LogWriter(t)), 100*time.Millisecond)
+	e.fake = stacktest.TwilioRelay(t, e.cfg, e.pool, stack.Logger(e.cfg, testsupport.LogWriter(t)), 100*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// The outbox refuses confirmations, as a database failing over does.
@@ -41,7 +41,7 @@ func TestConfirmationOutlastsOutboxOutage(t *testing.T) {
 	st := result(t, r)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.GreaterOrEqual(t, refused(), budget, "the outbox refused longer than the step budget")
-	require.Len(t, testsupport.Delivered(t, e.pool, fake, r.GetID(), req.Customer, "ist bestätigt"), 1,
+	require.Len(t, testsupport.Delivered(t, e.pool, e.fake, r.GetID(), req.Customer, "ist bestätigt"), 1,
 		"the confirmation reached the customer once")
-	require.Equal(t, booked, e.effects(t, r.GetID()))
+	require.Equal(t, booked, e.effects(t, req.Customer, req.SlotStart))
 }

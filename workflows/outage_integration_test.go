@@ -59,10 +59,10 @@ func TestMatrix12CompensationOutlastsOutage(t *testing.T) {
 			st := result(t, r)
 
 			testsupport.Eventually(t, 30*time.Second, "the compensation to land", func() bool {
-				got := e.effects(t, r.GetID())
+				got := e.effects(t, req.Customer, req.SlotStart)
 				return got.Intents["requires_capture"] == 0 && got.Refunds == tc.refunds
 			})
-			got := e.effects(t, r.GetID())
+			got := e.effects(t, req.Customer, req.SlotStart)
 			require.Equal(t, tc.intents, got.Intents, "one intent, voided or captured")
 			require.Equal(t, tc.refunds, got.Refunds, "exactly one refund where money was captured")
 			require.Zero(t, got.Reservations["held"]+got.Reservations["confirmed"], "no active reservation")
@@ -99,6 +99,6 @@ func TestCaptureOutlastsOutageAndTheBookingStands(t *testing.T) {
 	st := result(t, r)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, effects{Reservations: map[string]int{"confirmed": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000, Messages: 1},
-		e.effects(t, r.GetID()), "one booking, captured once, no refund, one confirmation")
+		e.effects(t, req.Customer, req.SlotStart), "one booking, captured once, no refund, one confirmation")
 	require.GreaterOrEqual(t, outage.Refused(), budget, "the outage outlasted the step retry budget")
 }

@@ -67,7 +67,7 @@ func TestPaymentLinkBooking(t *testing.T) {
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, deposit.Captured, st.Payment)
 
-	got := e.effects(t, r.GetID())
+	got := e.effects(t, req.Customer, req.SlotStart)
 	want := booked
 	want.Messages = 2 // the link and the confirmation
 	require.Equal(t, want, got, "one booking, one authorisation captured once")

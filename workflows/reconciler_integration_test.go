@@ -195,13 +195,13 @@ func TestMatrix13TerminatedBookingLeavesNothingBehind(t *testing.T) {
 					return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
 				})
 			}
-			require.Equal(t, tc.before, e.effects(t, r.GetID()), "the terminated saga left its effects behind")
+			require.Equal(t, tc.before, e.effects(t, req.Customer, req.SlotStart), "the terminated saga left its effects behind")
 
 			counted := repairsCounted()
 			first := e.reconcile(t)
 			require.Equal(t, tc.repairs, first.Repairs, "first sweep: %+v", first)
 			require.Empty(t, first.Failed)
-			require.Equal(t, tc.after, e.effects(t, r.GetID()), "nothing live is left")
+			require.Equal(t, tc.after, e.effects(t, req.Customer, req.SlotStart), "nothing live is left")
 			for kind, n := range tc.repairs {
 				require.Equal(t, float64(n), repairsCounted()[kind]-counted[kind], "bookonce_reconciler_repairs_total{kind=%q}", kind)
 			}
@@ -213,7 +213,7 @@ func TestMatrix13TerminatedBookingLeavesNothingBehind(t *testing.T) {
 			second := e.reconcile(t)
 			require.Empty(t, second.Repairs, "the second sweep repairs nothing: %+v", second)
 			require.Zero(t, second.Unchanged)
-			require.Equal(t, tc.after, e.effects(t, r.GetID()))
+			require.Equal(t, tc.after, e.effects(t, req.Customer, req.SlotStart))
 			require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM review_cases WHERE workflow_id = $1`, r.GetID()).Scan(&cases))
 			require.Equal(t, tc.reviews, cases, "the second sweep opens no second case")
 		})
@@ -234,8 +234,9 @@ func TestReconcilerReleasesHoldsOfMissingSagasOnly(t *testing.T) {
 	ghost := appointment.WorkflowID("demo", "ghost-"+testsupport.TaskQueue(t))
 	ghostBooked := ghost + "-booked"
 	desk := "desk-" + testsupport.TaskQueue(t)
+	const customer = "+4915112340016"
 	hold := func(ref string, hour int) calendar.Hold {
-		h, err := cal.CreateHold(ctx, "k-"+ref, calendar.HoldRequest{Service: "tire-change", Start: testsupport.Slot(t, time.Tuesday, hour), Customer: "+4915112340016", Reference: ref})
+		h, err := cal.CreateHold(ctx, "k-"+ref, calendar.HoldRequest{Service: "tire-change", Start: testsupport.Slot(t, time.Tuesday, hour), Customer: customer, Reference: ref})
 		require.NoError(t, err)
 		return h
 	}
@@ -246,9 +247,9 @@ func TestReconcilerReleasesHoldsOfMissingSagasOnly(t *testing.T) {
 
 	res := e.reconcile(t)
 	require.Equal(t, map[string]int{activities.RepairReleaseHold: 1, activities.RepairReview: 1}, res.Repairs)
-	require.Equal(t, effects{Reservations: map[string]int{"released": 1}, Intents: map[string]int{}}, e.effects(t, ghost))
-	require.Equal(t, map[string]int{"held": 1}, e.effects(t, desk).Reservations, "not a saga's reference")
-	require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, ghostBooked).Reservations, "a person decides")
+	require.Equal(t, effects{Reservations: map[string]int{"released": 1}, Intents: map[string]int{}}, e.effects(t, customer, testsupport.Slot(t, time.Tuesday, 9)))
+	require.Equal(t, map[string]int{"held": 1}, e.effects(t, customer, testsupport.Slot(t, time.Tuesday, 10)).Reservations, "not a saga's reference")
+	require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, customer, testsupport.Slot(t, time.Tuesday, 11)).Reservations, "a person decides")
 	var reason string
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM review_cases WHERE workflow_id = $1 AND status = 'open'`, ghostBooked).Scan(&reason))
 	require.Equal(t, "orphaned_effect", reason)
@@ -284,15 +285,17 @@ func (e env) endedSagaWithCapturedDeposit(t *testing.T, customer string, wd time
 func TestReconcilerRefundsCapturedDepositOfEndedSaga(t *testing.T) {
 	e := newEnv(t)
 	e.startWorkerWithReconciler(t)
-	ref := e.endedSagaWithCapturedDeposit(t, "+4915112340019", time.Wednesday, 13)
+	const customer = "+4915112340019"
+	e.endedSagaWithCapturedDeposit(t, customer, time.Wednesday, 13)
+	slot := testsupport.Slot(t, time.Wednesday, 13)
 
 	first := e.reconcile(t)
 	require.Equal(t, map[string]int{activities.RepairRefundDeposit: 1}, first.Repairs, "first sweep: %+v", first)
 	require.Empty(t, first.Failed)
-	require.Equal(t, 1, e.effects(t, ref).Refunds)
+	require.Equal(t, 1, e.effects(t, customer, slot).Refunds)
 	second := e.reconcile(t)
 	require.Empty(t, second.Repairs, "nothing left to give back: %+v", second)
-	require.Equal(t, 1, e.effects(t, ref).Refunds)
+	require.Equal(t, 1, e.effects(t, customer, slot).Refunds)
 }
 
 // TestReconcilerKeepsTheDepositOfAMovedBookingThatStands: a booking its
@@ -307,20 +310,22 @@ func TestReconcilerKeepsTheDepositOfAMovedBookingThatStands(t *testing.T) {
 	e.startWorkerWithReconciler(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	ref := e.endedSagaWithCapturedDeposit(t, "+4915112340042", time.Wednesday, 14)
+	const customer = "+4915112340042"
+	ref := e.endedSagaWithCapturedDeposit(t, customer, time.Wednesday, 14)
 	tok, ok := e.cfg.TokenFor("demo")
 	require.True(t, ok)
 	cal := calendar.NewClient(e.cfg.CalendarURL, tok)
 	moved := lifecycle.MoveReference(ref, 1)
-	h, err := cal.CreateHold(ctx, "k-"+moved, calendar.HoldRequest{Service: "tire-change", Start: testsupport.Slot(t, time.Friday, 10), Customer: "+4915112340042", Reference: moved})
+	to := testsupport.Slot(t, time.Friday, 10)
+	h, err := cal.CreateHold(ctx, "k-"+moved, calendar.HoldRequest{Service: "tire-change", Start: to, Customer: customer, Reference: moved})
 	require.NoError(t, err)
 	_, err = cal.ConfirmHold(ctx, "k-confirm-"+moved, h.ID)
 	require.NoError(t, err)
 
 	res := e.reconcile(t)
 	require.Equal(t, map[string]int{activities.RepairReview: 1}, res.Repairs, "a person decides: %+v", res)
-	require.Zero(t, e.effects(t, ref).Refunds, "the deposit of the booking that stands is kept")
-	require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, moved).Reservations)
+	require.Zero(t, e.effects(t, customer, testsupport.Slot(t, time.Wednesday, 14)).Refunds, "the deposit of the booking that stands is kept")
+	require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, customer, to).Reservations)
 	var reason string
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM review_cases WHERE workflow_id = $1 AND status = 'open'`, ref).Scan(&reason))
 	require.Equal(t, "orphaned_effect", reason)

@@ -35,7 +35,8 @@ func TestMatrixRescheduleWorkerKilledMidMove(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			w1 := e.startWorker(t)
-			r, st := run(t, e, request(t, "+491511234570"+string(rune('0'+i)), time.Wednesday, 16))
+			req := request(t, "+491511234570"+string(rune('0'+i)), time.Wednesday, 16)
+			r, st := run(t, e, req)
 			require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 			id := r.GetID()
 			to := testsupport.Slot(t, time.Thursday, 10)
@@ -76,11 +77,10 @@ func TestMatrixRescheduleWorkerKilledMidMove(t *testing.T) {
 				}
 			}
 
-			moved := lifecycle.MoveReference(id, 1)
 			require.Equal(t, 1, activeReservations(t, e, id), "exactly one active reservation")
-			require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, moved).Reservations)
+			require.Equal(t, map[string]int{"confirmed": 1}, e.effects(t, req.Customer, to).Reservations)
 			require.Equal(t, effects{Reservations: map[string]int{"cancelled": 1}, Intents: map[string]int{"succeeded": 1}, Captured: 2000, Messages: 2},
-				e.effects(t, id), "the old booking cancelled; one charge, no refund; the confirmation and one move message")
+				e.effects(t, req.Customer, req.SlotStart), "the old booking cancelled; one charge, no refund; the confirmation and one move message")
 
 			require.Empty(t, e.reconcile(t).Repairs, "nothing of the move is an orphan")
 			require.Equal(t, 1, activeReservations(t, e, id))
@@ -109,10 +109,11 @@ func TestReconcilerJudgesAMoveByItsAppointment(t *testing.T) {
 	tok, ok := e.cfg.TokenFor("demo")
 	require.True(t, ok)
 	ghost := lifecycle.MoveReference(appointment.WorkflowID("demo", "ghost-"+testsupport.TaskQueue(t)), 1)
+	customer, slot := "+4915112340017", testsupport.Slot(t, time.Tuesday, 9)
 	_, err := calendar.NewClient(e.cfg.CalendarURL, tok).CreateHold(context.Background(), "k-"+ghost, calendar.HoldRequest{
-		Service: "tire-change", Start: testsupport.Slot(t, time.Tuesday, 9), Customer: "+4915112340017", Reference: ghost,
+		Service: "tire-change", Start: slot, Customer: customer, Reference: ghost,
 	})
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{activities.RepairReleaseHold: 1}, e.reconcile(t).Repairs)
-	require.Equal(t, map[string]int{"released": 1}, e.effects(t, ghost).Reservations)
+	require.Equal(t, map[string]int{"released": 1}, e.effects(t, customer, slot).Reservations)
 }

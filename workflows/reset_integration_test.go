@@ -58,7 +58,7 @@ func TestMatrix10ResetAfterHoldAndAuthorisation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	r := e.startUntil(ctx, t, req, pause, "the confirm")
-	before := e.effects(t, r.GetID())
+	before := e.effects(t, req.Customer, req.SlotStart)
 	require.Equal(t, map[string]int{"held": 1}, before.Reservations, "held before the reset")
 	require.Equal(t, map[string]int{"requires_capture": 1}, before.Intents, "authorised before the reset")
 
@@ -67,7 +67,7 @@ func TestMatrix10ResetAfterHoldAndAuthorisation(t *testing.T) {
 	require.NoError(t, reset.Get(ctx, &st))
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, deposit.Captured, st.Payment)
-	require.Equal(t, booked, e.effects(t, r.GetID()))
+	require.Equal(t, booked, e.effects(t, req.Customer, req.SlotStart))
 
 	// The old run's confirm, held until now, reaches the calendar too.
 	release.Do(pause.Release)
@@ -78,5 +78,5 @@ func TestMatrix10ResetAfterHoldAndAuthorisation(t *testing.T) {
 		return keys == 2
 	})
 	require.Equal(t, 1, bookings, "two keys, one booking")
-	require.Equal(t, booked, e.effects(t, r.GetID()))
+	require.Equal(t, booked, e.effects(t, req.Customer, req.SlotStart))
 }
