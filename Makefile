@@ -68,7 +68,7 @@ test: vet lint
 # Short fuzzing runs of the parsers; the seeds in testdata run in `make test`.
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzCanonicalJSON -fuzztime=30s ./idempotency/
-	$(GO) test -run='^$$' -fuzz=FuzzParseForm -fuzztime=30s ./payments/
+	$(GO) test -run='^$$' -fuzz=FuzzParseForm -fuzztime=30s ./payments/stripeapi/
 	$(GO) test -run='^$$' -fuzz=FuzzDecodeHoldRequest -fuzztime=30s ./calendar/
 	$(GO) test -run='^$$' -fuzz=FuzzExtract -fuzztime=30s ./intent/
 

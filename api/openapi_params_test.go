@@ -24,7 +24,7 @@ func TestOpenAPIParametersMatchHandlers(t *testing.T) {
 		inCode func(t *testing.T, pkg *goPackage, fn *ast.FuncDecl) map[string]string
 	}{
 		{"calendar", "calendar.openapi.yaml", "../calendar", queryGets},
-		{"payments", "payments.openapi.yaml", "../payments", formSpecParams},
+		{"payments", "payments.openapi.yaml", "../payments/stripeapi", formSpecParams},
 	}
 	for _, tc := range cases {
 		t.Run(tc.api, func(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/idempotency"
 	"github.com/bookonce/bookonce/internal/web"
-	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/payments/stripeapi"
 )
 
 // The APIs under test. Each one names its document, the Go packages whose
@@ -63,7 +63,7 @@ var apis = []apiCase{
 	{
 		name:    "payments",
 		file:    "payments.openapi.yaml",
-		sources: []string{"../payments", "../internal/web"},
+		sources: []string{"../payments/stripeapi", "../internal/web"},
 		handler: paymentsHandler,
 		auth:    func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+paymentsKey) },
 		noRoute: func(status int, body []byte) bool {
@@ -105,7 +105,7 @@ func paymentsHandler(t *testing.T, pool *pgxpool.Pool) http.Handler {
 	reg.MustRegister(collectors.NewGoCollector())
 	// As in production (stack.PaymentsService): key errors in Stripe's shape.
 	store := idempotency.NewStore(pool, idempotency.Options{ProblemStyle: idempotency.StripeJSON, Registerer: reg})
-	srv := &payments.Server{
+	srv := &stripeapi.Server{
 		Pool: pool, Idempotency: store, Tokens: web.StaticTokens(map[string]string{paymentsKey: "demo"}),
 		Logger: slog.New(slog.DiscardHandler),
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/outcome"
 	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/payments/stripeapi"
 )
 
 type fixture struct {
@@ -374,7 +375,7 @@ func TestMatrix08LateRetryAfterKeyExpiry(t *testing.T) {
 // returns the gateway the worker uses on it.
 func (f fixture) payments(t *testing.T) *payments.StripeGateway {
 	t.Helper()
-	srv := &payments.Server{
+	srv := &stripeapi.Server{
 		Pool: f.pool, Idempotency: idempotency.NewStore(f.pool, idempotency.Options{Now: f.clock.Now, ProblemStyle: idempotency.StripeJSON}),
 		Tokens: web.StaticTokens(map[string]string{"sk_test_demo": "demo"}), Now: f.clock.Now, Logger: slog.New(slog.DiscardHandler),
 	}

@@ -14,20 +14,20 @@ import (
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/payments/stripeapi"
 	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 // TestStripeWebhookFromOurPaymentAPI: a payment link paid on our payment
 // API's hosted page reaches the payment workflow through the API's own
-// webhook delivery (payments.Deliverer), signed as Stripe signs, verified
+// webhook delivery (stripeapi.Deliverer), signed as Stripe signs, verified
 // by the gateway: the signature format is the real one end to end.
 func TestStripeWebhookFromOurPaymentAPI(t *testing.T) {
 	t.Parallel()
 	e := newStripeEnv(t)
 	ctx := context.Background()
 	api := stacktest.PaymentsAPI(t, testsupport.Config(t), e.pool)
-	d := &payments.Deliverer{Pool: e.pool, Endpoints: []payments.ConfigEndpoint{
+	d := &stripeapi.Deliverer{Pool: e.pool, Endpoints: []stripeapi.ConfigEndpoint{
 		{Tenant: config.DefaultTenant, URL: e.url + channels.RouteStripe, Secret: testWebhookSecret}}}
 	_, err := d.Pass(ctx) // the endpoint exists before the events
 	require.NoError(t, err)

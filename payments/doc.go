@@ -1,21 +1,10 @@
-// Package payments is bookonce's payment side: a Stripe-compatible payment
-// API (Server) and the application's payment port (Gateway) with its
-// stripe-go implementation (StripeGateway).
-//
-// The API speaks a faithful subset of Stripe's v1 wire protocol for
-// PaymentIntents, Refunds, Checkout Sessions and events, so stripe-go works against it unchanged and
-// production can switch to api.stripe.com by changing only the base URL and
-// the secret key. Every mutating route runs in the idempotency middleware's
-// transaction: the effect and the stored answer commit together, a retry
-// with the same key replays the answer byte for byte, and decided refusals
-// (a declined card, a wrong state) are stored and replayed like successes.
-// PostgreSQL is the last line: one live authorisation per booking reference
-// and step, and never more refunded than captured.
-//
-// For payment links the API also serves Checkout Sessions with a hosted
-// payment page (/pay/{session}), records Stripe-style events in the
-// transaction of the change they report, and delivers them as signed
-// webhooks (Deliverer); see docs/payment-links.md.
+// Package payments is the application's payment port: the Gateway the
+// worker's activities call, its stripe-go implementation (StripeGateway),
+// the classification of its errors, and Stripe's names (intent and
+// session statuses, metadata keys, error codes) that callers switch on.
+// The Stripe-compatible payment API that answers it here is package
+// stripeapi; in production the same StripeGateway talks to api.stripe.com,
+// with nothing changed but the base URL and the secret key.
 //
 // The Gateway classifies every failure as Retryable, Final or Unknown
 // (outcome.Of), makes "already captured" and "already canceled" successes so

@@ -56,7 +56,7 @@ func TestGatewayClassifiesOutcomes(t *testing.T) {
 			ts := httptest.NewServer(tc.handler)
 			defer ts.Close()
 			gw := payments.NewStripeGateway(ts.URL, "sk_test_x", ts.Client())
-			_, err := gw.Authorize(context.Background(), "key-1", deposit("wf-x"))
+			_, err := gw.Authorize(context.Background(), "key-1", payments.Authorization{Amount: 5000, Currency: "eur", Reference: "wf-x", Step: "deposit", PaymentMethod: "pm_card_visa"})
 			require.Error(t, err)
 			require.Equal(t, tc.want, outcome.Of(err), "%v", err)
 			var pe *payments.Error

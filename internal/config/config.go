@@ -88,7 +88,7 @@ type Config struct {
 	PaymentsAuthoritativeLookup bool
 	// PaymentsSearchLag is PAYMENTS_SEARCH_LAG: our payment API's search
 	// leaves out intents created less than this ago, as Stripe's lagging
-	// index would (payments.Server.SearchLag); 0, the default: consistent.
+	// index would (stripeapi.Server.SearchLag); 0, the default: consistent.
 	// A lagging search is no authoritative lookup (authoritativeLookup).
 	PaymentsSearchLag time.Duration
 	// WebhookLoopback admits tenants' webhook endpoints on this machine's

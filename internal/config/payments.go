@@ -34,7 +34,7 @@ func authoritativeLookup(value, paymentsURL string, searchLag time.Duration) (bo
 }
 
 // searchLag reads PAYMENTS_SEARCH_LAG, how long the payment API's search
-// misses a new intent (payments.Server.SearchLag): a duration of 0 or more.
+// misses a new intent (stripeapi.Server.SearchLag): a duration of 0 or more.
 func searchLag(value string) (time.Duration, error) {
 	d, err := time.ParseDuration(value)
 	if err != nil || d < 0 {

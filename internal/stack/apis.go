@@ -24,7 +24,7 @@ import (
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/ops"
 	"github.com/bookonce/bookonce/outbox"
-	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/payments/stripeapi"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -84,7 +84,7 @@ func CalendarAdminService(public web.Service) web.Service {
 func PaymentsService(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, log *slog.Logger) (web.Service, *idempotency.Store) {
 	reg := Registry()
 	store := idempotency.NewStore(pool, idempotency.Options{TTL: cfg.IdempotencyTTL, QuotaPerMinute: cfg.KeysPerMinute, Registerer: reg, ProblemStyle: idempotency.StripeJSON, Logger: log.With("service", "payments"), Sealer: cfg.PayloadCodec})
-	srv := &payments.Server{
+	srv := &stripeapi.Server{
 		AuthLimiter: AuthLimiter(cfg),
 		Pool:        pool, Idempotency: store, Tokens: apiTokens(cfg, tenants, servicetoken.Payments), Logger: log.With("service", "payments"), Timezone: cfg.Timezone,
 		PageBaseURL:            cfg.PaymentsPublicURL, // empty: the address the API was called on
@@ -113,21 +113,21 @@ const DeliverEvery = time.Second
 // the tenants registry (reg, nil: none), including shops applied while it
 // runs, and those BOOKONCE_API_TOKENS names. The payment API itself holds
 // no shop's plain token, so the registry is what lists them all.
-func PaymentsWebhooks(cfg config.Config, pool *pgxpool.Pool, reg *tenants.Registry, log *slog.Logger) *payments.Deliverer {
-	d := &payments.Deliverer{Pool: pool, Twice: cfg.StripeWebhookTwice, AllowLoopback: cfg.WebhookLoopback, Logger: log.With("service", "payments")}
+func PaymentsWebhooks(cfg config.Config, pool *pgxpool.Pool, reg *tenants.Registry, log *slog.Logger) *stripeapi.Deliverer {
+	d := &stripeapi.Deliverer{Pool: pool, Twice: cfg.StripeWebhookTwice, AllowLoopback: cfg.WebhookLoopback, Logger: log.With("service", "payments")}
 	if cfg.StripeWebhookURL == "" {
 		return d
 	}
-	endpoint := func(tenant string) payments.ConfigEndpoint {
+	endpoint := func(tenant string) stripeapi.ConfigEndpoint {
 		u, secret := cfg.WebhookEndpoint(tenant)
-		return payments.ConfigEndpoint{Tenant: tenant, URL: u, Secret: secret, Configured: cfg.StripeWebhookURL}
+		return stripeapi.ConfigEndpoint{Tenant: tenant, URL: u, Secret: secret, Configured: cfg.StripeWebhookURL}
 	}
 	for _, tenant := range cfg.Tenants() {
 		d.Endpoints = append(d.Endpoints, endpoint(tenant))
 	}
 	if reg != nil {
-		d.EndpointsOf = func() []payments.ConfigEndpoint {
-			var out []payments.ConfigEndpoint
+		d.EndpointsOf = func() []stripeapi.ConfigEndpoint {
+			var out []stripeapi.ConfigEndpoint
 			for _, p := range reg.All() {
 				out = append(out, endpoint(p.ID))
 			}
