@@ -43,7 +43,7 @@ type Understanding struct {
 var ErrUnknownTenant = errors.New("tenant not configured")
 
 // tenant returns the catalogue, time zone and terms of a tenant.
-func (u Understanding) tenant(id string) (intent.Catalogue, *time.Location, *TenantTerms, error) {
+func (u Understanding) tenant(id string) (intent.Catalogue, *time.Location, *tenants.Terms, error) {
 	if u.Tenants == nil {
 		cat, err := u.Catalogue(id)
 		return cat, u.Location, nil, err
@@ -69,9 +69,9 @@ type ExtractInput struct {
 // are the tenant's terms as configured when the message was understood
 // (nil in histories recorded before tenants were configurable).
 type Understood struct {
-	Result   intent.Result `json:"result"`
-	Question string        `json:"question,omitempty"`
-	Terms    *TenantTerms  `json:"terms,omitempty"`
+	Result   intent.Result  `json:"result"`
+	Question string         `json:"question,omitempty"`
+	Terms    *tenants.Terms `json:"terms,omitempty"`
 }
 
 // ExtractIntent understands a message relative to when it was received

@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/stack/stacktest"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
@@ -88,11 +88,11 @@ func (e cancelEnv) bookWithWindow(t *testing.T, customer string, window time.Dur
 
 // terms is the tenant's terms with the cancellation window window; nil
 // (the tenant's own) for 0.
-func terms(window time.Duration) *activities.TenantTerms {
+func terms(window time.Duration) *tenants.Terms {
 	if window == 0 {
 		return nil
 	}
-	return &activities.TenantTerms{Language: "de", CancellationWindow: window}
+	return &tenants.Terms{Language: "de", CancellationWindow: window}
 }
 
 // cancel posts the cancellation and returns the status and the body.

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
@@ -282,14 +283,14 @@ func TestBookingCancelCalendarFailureNeedsReview(t *testing.T) {
 func TestBookingReminders(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
-	quiet := &activities.TenantTerms{Language: "de", Timezone: "Europe/Berlin", QuietOpens: "21:00", QuietCloses: "08:00"}
+	quiet := &tenants.Terms{Language: "de", Timezone: "Europe/Berlin", QuietOpens: "21:00", QuietCloses: "08:00"}
 	local := func(now time.Time, days, hour, minute int) time.Time {
 		d := now.In(berlin)
 		return time.Date(d.Year(), d.Month(), d.Day()+days, hour, minute, 0, 0, berlin)
 	}
 	cases := []struct {
 		name  string
-		terms *activities.TenantTerms
+		terms *tenants.Terms
 		slot  func(now time.Time) time.Time
 		// want are the send times, from the slot's start.
 		want func(slot time.Time) []time.Time

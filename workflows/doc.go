@@ -19,8 +19,9 @@
 //
 // The kit is what every workflow shares: booking states and channels
 // (types.go), tuning and activity options (tuning.go), the saga helper
-// and review cases (saga.go), customer wording (wording.go), customer
-// messages (customer_message.go), search attributes and phases.
+// and review cases (saga.go), customer messages (customer_message.go),
+// search attributes and phases. The wording of every message is the
+// tenant's (tenants.Terms.Render), carried in each workflow's input.
 //
 // Workflow code is deterministic: no clock but workflow.Now, no
 // randomness, no map iteration for decisions, no goroutines; every side

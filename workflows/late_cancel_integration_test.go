@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 )
@@ -48,7 +48,7 @@ func TestMatrix29CancelWhileTheLifecycleStartsIsCarriedOut(t *testing.T) {
 			gate := testsupport.NewChildGate("BookingWorkflow")
 			e.startWorker(t, gate)
 			req := request(t, fmt.Sprintf("+491511234571%d", i), time.Tuesday, 16)
-			req.Terms = &activities.TenantTerms{Language: "de", CancellationWindow: tc.window}
+			req.Terms = &tenants.Terms{Language: "de", CancellationWindow: tc.window}
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			r, _, err := appointment.Start(ctx, e.tc, e.queue, req)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
@@ -27,7 +27,7 @@ func TestRecordHistoriesReminder(t *testing.T) {
 	defer cancel()
 	req := recordRequest(t, "+4915112340012", time.Thursday, 11)
 	req.SlotStart = testsupport.NextWeekdayAfter(t, time.Thursday, 11, 48*time.Hour) // a free cancellation
-	req.Terms = &activities.TenantTerms{Reminders: []time.Duration{100 * time.Hour}}
+	req.Terms = &tenants.Terms{Reminders: []time.Duration{100 * time.Hour}}
 	req.Tuning.ReminderLead = workflows.Duration(-87600 * time.Hour)
 	run, st := s.book(t, ctx, req)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)

@@ -1,6 +1,7 @@
 package appointment
 
 import (
+	"cmp"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -28,13 +29,13 @@ func (a *appointment) alreadyBooked(ctx workflow.Context, refusal error) *outcom
 		// booked, but a person should find which one.
 		existing = activities.ExistingBooking{}
 	}
-	link := workflows.FirstNonEmpty(existing.BookingID, existing.HoldID)
+	link := cmp.Or(existing.BookingID, existing.HoldID)
 	a.state.ExistingBooking, a.state.ExistingReference = link, existing.Reference
 	data := a.slot(a.req.SlotStart)
 	data.Booking, data.Hold = existing.BookingID, existing.HoldID
-	text := workflows.Render(a.req.Terms, tenants.TemplateAlreadyBooked, data)
+	text := a.req.Terms.Render(tenants.TemplateAlreadyBooked, data)
 	if existing.BookingID == "" && existing.HoldID != "" {
-		text = workflows.Render(a.req.Terms, tenants.TemplateAlreadyHeld, data)
+		text = a.req.Terms.Render(tenants.TemplateAlreadyHeld, data)
 	}
 	var step activities.Step
 	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, a.tuning, "send-already-booked", "Tell the customer: already booked"),
@@ -44,7 +45,7 @@ func (a *appointment) alreadyBooked(ctx workflow.Context, refusal error) *outcom
 		}).Get(ctx, &step)
 	a.record("send already booked", "send-already-booked", step, err)
 	a.state.MessageID = step.DownstreamID
-	reason := "already_booked: " + workflows.FirstNonEmpty(link, "existing booking not named")
+	reason := "already_booked: " + cmp.Or(link, "existing booking not named")
 	if err != nil {
 		reason += "; telling the customer failed: " + err.Error()
 	}

@@ -48,5 +48,5 @@ func (a *appointment) alternativesText() string {
 	for _, t := range a.state.Alternatives {
 		data.Alternatives = append(data.Alternatives, a.slot(t).When)
 	}
-	return workflows.Render(a.req.Terms, tenants.TemplateAlternatives, data)
+	return a.req.Terms.Render(tenants.TemplateAlternatives, data)
 }

@@ -30,10 +30,10 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/reference"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/deposit"
 )
@@ -76,7 +76,7 @@ type Request struct {
 	Timezone string `json:"timezone,omitempty"`
 	// Terms are the tenant's language, wording and service labels the
 	// messages use (the conversation's); nil: the built-in German texts.
-	Terms *activities.TenantTerms `json:"terms,omitempty"`
+	Terms *tenants.Terms `json:"terms,omitempty"`
 	// Tuning shortens timeouts and retries (tests); zero means defaults.
 	Tuning workflows.Tuning `json:"tuning,omitempty"`
 	// DeliberateSecond books even if the customer already has this service

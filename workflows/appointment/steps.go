@@ -150,7 +150,7 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 func (a *appointment) confirmation(ctx workflow.Context) {
 	data := a.slot(a.req.SlotStart)
 	data.Booking = a.state.BookingID
-	text := workflows.Render(a.req.Terms, tenants.TemplateConfirmation, data)
+	text := a.req.Terms.Render(tenants.TemplateConfirmation, data)
 	step, err := workflows.SendMessage(ctx, a.tuning, "send-confirmation", "Send confirmation", activities.ConfirmationInput{
 		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.ReplyChannel(a.req.Channel), Customer: a.req.Customer, Text: text,
 		AcceptedAt: a.req.AcceptedAt, SendBy: a.req.SlotStart,
@@ -246,5 +246,5 @@ func (a *appointment) recordCompensation(name, activityID string, s activities.S
 
 // slot is the message data naming the appointment's service and a slot.
 func (a *appointment) slot(start time.Time) tenants.MessageData {
-	return tenants.MessageData{Service: workflows.Label(a.req.Terms, a.req.Service), When: workflows.When(start, a.req.Timezone, workflows.Language(a.req.Terms))}
+	return tenants.MessageData{Service: a.req.Terms.Label(a.req.Service), When: tenants.When(start, a.req.Timezone, a.req.Terms.Lang())}
 }

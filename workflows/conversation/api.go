@@ -19,10 +19,10 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/reference"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -97,7 +97,7 @@ type Input struct {
 	// labels and deposits: set by the gateway and refreshed by every
 	// understood message. When set, they decide over DepositAmount,
 	// Currency and Timezone (which runs recorded before them use).
-	Terms *activities.TenantTerms `json:"terms,omitempty"`
+	Terms *tenants.Terms `json:"terms,omitempty"`
 	// EventsBeforeRestart is how many new inbound events a run handles
 	// before it continues as new; 0 means the default (100). Tests set it
 	// low to cross the boundary.

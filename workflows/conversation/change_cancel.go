@@ -173,7 +173,7 @@ func (c *conversation) askKeepDeposit(ctx workflow.Context, ev InboundEvent, ap 
 	amount, currency := c.deposit(ap.Service)
 	c.in.Awaiting = &AwaitedChange{Kind: ChangeCancel, AppointmentID: ap.WorkflowID, Service: ap.Service, AskedAt: workflow.Now(ctx)}
 	data := c.slot(ap.Service, ap.Current())
-	data.Amount = workflows.Money(amount, currency, workflows.Language(c.in.Terms))
+	data.Amount = tenants.Money{Amount: amount, Currency: currency}.Format(c.in.Terms.Lang())
 	c.reply(ctx, ev, c.text(tenants.TemplateCancelConfirmKept, data))
 }
 

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"time"
@@ -25,7 +26,7 @@ func (c *conversation) rescheduleWish(ctx workflow.Context, ev InboundEvent, r i
 	now := workflow.Now(ctx)
 	if r.Start.IsZero() {
 		c.in.Awaiting = &AwaitedChange{Kind: ChangeReschedule, Service: r.Service, AskedAt: now}
-		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, r.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
+		c.reply(ctx, ev, cmp.Or(c.in.Terms.Question(r.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
 		return
 	}
 	var found []activities.Appointment
@@ -64,7 +65,7 @@ func (c *conversation) move(ctx workflow.Context, ev InboundEvent, ap activities
 	if err := c.read(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours", act.ValidateIntent,
 		activities.ValidateInput{Tenant: c.in.Tenant, Result: r, ReceivedAt: ev.ReceivedAt}).Get(ctx, &q); err != nil || q != "" {
 		c.in.Awaiting = &AwaitedChange{Kind: ChangeReschedule, AppointmentID: ap.WorkflowID, Service: ap.Service, AskedAt: workflow.Now(ctx)}
-		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
+		c.reply(ctx, ev, cmp.Or(c.in.Terms.Question(q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
 		return
 	}
 	st, err := c.changeBooking(ctx, ev, ap, ChangeReschedule, lifecycle.RescheduleRequest{Start: r.Start.UTC()})
@@ -100,7 +101,7 @@ func (c *conversation) alternativesOf(err error) []string {
 	}
 	out := make([]string, 0, len(refused.Alternatives))
 	for _, t := range refused.Alternatives {
-		out = append(out, workflows.When(t, c.timezone(), workflows.Language(c.in.Terms)))
+		out = append(out, tenants.When(t, c.timezone(), c.in.Terms.Lang()))
 	}
 	return out
 }

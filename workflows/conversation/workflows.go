@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"cmp"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -178,10 +179,10 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 			c.rescheduleWish(ctx, ev, r)
 			return
 		}
-		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
+		c.reply(ctx, ev, cmp.Or(c.in.Terms.Question(u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
 		return
 	case intent.KindUnclear:
-		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
+		c.reply(ctx, ev, cmp.Or(c.in.Terms.Question(u.Question), c.text(tenants.TemplateUnclear, tenants.MessageData{})))
 		return
 	}
 	// Fill gaps from the slot under discussion ("ja, passt").
@@ -195,13 +196,13 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 	}
 	c.in.Offer = &Offer{Service: r.Service, Start: r.Start}
 	if r.Service == "" || r.Start.IsZero() {
-		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, u.Question), c.text(tenants.TemplateMissingDetails, tenants.MessageData{})))
+		c.reply(ctx, ev, cmp.Or(c.in.Terms.Question(u.Question), c.text(tenants.TemplateMissingDetails, tenants.MessageData{})))
 		return
 	}
 	var q string
 	if err := c.read(ctx, "validate-"+ev.EventID, "Check catalogue and opening hours", act.ValidateIntent,
 		activities.ValidateInput{Tenant: c.in.Tenant, Result: r, ReceivedAt: ev.ReceivedAt}).Get(ctx, &q); err != nil || q != "" {
-		c.reply(ctx, ev, workflows.FirstNonEmpty(workflows.Question(c.in.Terms, q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
+		c.reply(ctx, ev, cmp.Or(c.in.Terms.Question(q), c.text(tenants.TemplateSlotNotPossible, tenants.MessageData{})))
 		return
 	}
 	c.book(ctx, ev, r.Service, r.Start)
@@ -238,12 +239,12 @@ func (c *conversation) publishReview(ctx workflow.Context) {
 
 // text renders a reply in the conversation's terms.
 func (c *conversation) text(name tenants.TemplateName, data tenants.MessageData) string {
-	return workflows.Render(c.in.Terms, name, data)
+	return c.in.Terms.Render(name, data)
 }
 
 // slot is the message data naming a service and its slot.
 func (c *conversation) slot(service string, start time.Time) tenants.MessageData {
-	return tenants.MessageData{Service: workflows.Label(c.in.Terms, service), When: workflows.When(start, c.timezone(), workflows.Language(c.in.Terms))}
+	return tenants.MessageData{Service: c.in.Terms.Label(service), When: tenants.When(start, c.timezone(), c.in.Terms.Lang())}
 }
 
 // timezone is the tenant's time zone as the terms name it, else the

@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/reference"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -113,10 +113,10 @@ type Request struct {
 	// payment link. LinkTTL is the link's lifetime (default and minimum
 	// DefaultLinkTTL); Channel, Terms and Timezone say how and in which
 	// words the link reaches the customer.
-	LinkTTL  workflows.Duration      `json:"link_ttl,omitempty"`
-	Channel  workflows.Channel       `json:"channel,omitempty"`
-	Terms    *activities.TenantTerms `json:"terms,omitempty"`
-	Timezone string                  `json:"timezone,omitempty"`
+	LinkTTL  workflows.Duration `json:"link_ttl,omitempty"`
+	Channel  workflows.Channel  `json:"channel,omitempty"`
+	Terms    *tenants.Terms     `json:"terms,omitempty"`
+	Timezone string             `json:"timezone,omitempty"`
 }
 
 // State is the payment's status query result and workflow result.

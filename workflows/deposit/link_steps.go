@@ -42,7 +42,7 @@ func (p *payment) createLink(ctx workflow.Context) (activities.PaymentLinkResult
 func (p *payment) createLinkRound(ctx workflow.Context, id string, opts func(workflow.Context, workflows.Tuning, string, string) workflow.Context) (activities.PaymentLinkResult, error) {
 	in := activities.PaymentLinkInput{
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Amount: p.req.Amount, Currency: p.req.Currency,
-		Product: p.req.Description, Merchant: p.merchant(), Locale: string(workflows.Language(p.req.Terms)),
+		Product: p.req.Description, Merchant: p.merchant(), Locale: string(p.req.Terms.Lang()),
 		ExpiresAt: workflow.Now(ctx).Add(LinkTTL(p.req.LinkTTL) + LinkSlack).UTC().Truncate(time.Second),
 	}
 	var res activities.PaymentLinkResult
@@ -125,14 +125,14 @@ func (p *payment) sendLink(ctx workflow.Context) {
 func (p *payment) tell(ctx workflow.Context, id, kind string, name tenants.TemplateName, sendBy time.Time) {
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	lang := workflows.Language(p.req.Terms)
+	lang := p.req.Terms.Lang()
 	data := tenants.MessageData{
-		Amount: workflows.Money(p.req.Amount, p.req.Currency, lang), Link: p.state.PaymentURL,
+		Amount: tenants.Money{Amount: p.req.Amount, Currency: p.req.Currency}.Format(lang), Link: p.state.PaymentURL,
 		Until: until(p.state.PaymentExpiresAt, p.timezone()),
 	}
 	step, err := workflows.SendMessage(dctx, p.tuning, id, "Send "+kind, activities.ConfirmationInput{
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: LinkChannel(p.req.Channel), Customer: p.req.Customer,
-		Kind: kind, Text: workflows.Render(p.req.Terms, name, data), SendBy: sendBy,
+		Kind: kind, Text: p.req.Terms.Render(name, data), SendBy: sendBy,
 	})
 	p.record("send "+kind, id, step, err)
 }

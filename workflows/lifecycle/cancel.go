@@ -209,10 +209,10 @@ func (b *booking) refund(ctx workflow.Context) bool {
 // cancellation, it is visible in the step table.
 func (b *booking) tell(ctx workflow.Context) {
 	const id = "send-cancellation"
-	lang := workflows.Language(b.in.Terms)
+	lang := b.in.Terms.Lang()
 	data := tenants.MessageData{
-		Service: workflows.Label(b.in.Terms, b.in.Service), When: workflows.When(b.in.SlotStart, b.in.Timezone, lang),
-		Booking: b.in.BookingID, Amount: workflows.Money(b.in.Deposit, b.in.Currency, lang),
+		Service: b.in.Terms.Label(b.in.Service), When: tenants.When(b.in.SlotStart, b.in.Timezone, lang),
+		Booking: b.in.BookingID, Amount: tenants.Money{Amount: b.in.Deposit, Currency: b.in.Currency}.Format(lang),
 	}
 	name := tenants.TemplateBookingCancelled
 	switch b.state.Deposit {
@@ -223,7 +223,7 @@ func (b *booking) tell(ctx workflow.Context) {
 	}
 	step, err := workflows.SendMessage(ctx, b.tuning, id, "Send cancellation", activities.ConfirmationInput{
 		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: workflows.ReplyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: workflows.Render(b.in.Terms, name, data), Kind: MessageKindCancellation, SendBy: b.in.SlotStart,
+		Text: b.in.Terms.Render(name, data), Kind: MessageKindCancellation, SendBy: b.in.SlotStart,
 	})
 	b.record(ctx, "send cancellation", id, step, err)
 	b.state.MessageID = step.DownstreamID

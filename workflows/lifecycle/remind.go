@@ -94,11 +94,11 @@ func (b *booking) remind(ctx workflow.Context, r reminder) {
 		name = tenants.TemplateReminderEarly
 	}
 	data := tenants.MessageData{
-		Service: workflows.Label(b.in.Terms, b.in.Service), When: workflows.When(b.in.SlotStart, b.in.Timezone, workflows.Language(b.in.Terms)), Booking: b.in.BookingID,
+		Service: b.in.Terms.Label(b.in.Service), When: tenants.When(b.in.SlotStart, b.in.Timezone, b.in.Terms.Lang()), Booking: b.in.BookingID,
 	}
 	step, err := workflows.SendMessage(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset), activities.ConfirmationInput{
 		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: workflows.ReplyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: workflows.Render(b.in.Terms, name, data), Kind: MessageKindReminder + r.kind(), SendBy: b.in.SlotStart,
+		Text: b.in.Terms.Render(name, data), Kind: MessageKindReminder + r.kind(), SendBy: b.in.SlotStart,
 	})
 	b.record(ctx, "send reminder "+r.offset.String()+" before", id, step, err)
 	if err == nil {

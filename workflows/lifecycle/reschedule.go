@@ -265,14 +265,14 @@ func (b *booking) cancelOld(ctx workflow.Context, mv *move) bool {
 func (b *booking) tellMoved(ctx workflow.Context) {
 	n := len(b.state.Moves)
 	id := "reschedule-message-" + strconv.Itoa(n)
-	lang := workflows.Language(b.in.Terms)
-	data := tenants.MessageData{Service: workflows.Label(b.in.Terms, b.in.Service), When: workflows.When(b.in.SlotStart, b.in.Timezone, lang), Booking: b.in.BookingID}
+	lang := b.in.Terms.Lang()
+	data := tenants.MessageData{Service: b.in.Terms.Label(b.in.Service), When: tenants.When(b.in.SlotStart, b.in.Timezone, lang), Booking: b.in.BookingID}
 	if b.in.Deposit > 0 {
-		data.Amount = workflows.Money(b.in.Deposit, b.in.Currency, lang)
+		data.Amount = tenants.Money{Amount: b.in.Deposit, Currency: b.in.Currency}.Format(lang)
 	}
 	step, err := workflows.SendMessage(ctx, b.tuning, id, "Tell the customer the new time", activities.ConfirmationInput{
 		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: workflows.ReplyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: workflows.Render(b.in.Terms, tenants.TemplateBookingRescheduled, data), Kind: MessageKindRescheduled + strconv.Itoa(n),
+		Text: b.in.Terms.Render(tenants.TemplateBookingRescheduled, data), Kind: MessageKindRescheduled + strconv.Itoa(n),
 		SendBy: b.in.SlotStart,
 	})
 	b.record(ctx, "send rescheduled", id, step, err)

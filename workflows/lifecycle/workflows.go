@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 )
 
@@ -87,9 +88,9 @@ type Input struct {
 	Deposit  int64  `json:"deposit,omitempty"`
 	Currency string `json:"currency,omitempty"`
 	// IntentID is the deposit's payment intent; empty: found by reference.
-	IntentID string                  `json:"intent_id,omitempty"`
-	Timezone string                  `json:"timezone,omitempty"`
-	Terms    *activities.TenantTerms `json:"terms,omitempty"`
+	IntentID string         `json:"intent_id,omitempty"`
+	Timezone string         `json:"timezone,omitempty"`
+	Terms    *tenants.Terms `json:"terms,omitempty"`
 	// CancellationWindow: a cancellation at least this long before the
 	// slot refunds the deposit in full, a later one keeps it. Zero:
 	// DefaultCancellationWindow.
