@@ -25,6 +25,7 @@ import (
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/conversation"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 )
 
 // convStack is a real stack for conversation tests: PostgreSQL, the APIs,
@@ -80,7 +81,7 @@ func (s convStack) sayOn(t *testing.T, in conversation.Input, channel workflows.
 }
 
 func conversationInput(customer string, restartAfter int) conversation.Input {
-	return conversation.Input{Tenant: "demo", Customer: customer, CustomerKey: devKey(customer), DepositAmount: 2000, Currency: "eur",
+	return conversation.Input{Tenant: "demo", Customer: customer, CustomerKey: workflowtest.CustomerKey(customer), DepositAmount: 2000, Currency: "eur",
 		PaymentMethod: "pm_card_visa", Timezone: "Europe/Berlin", EventsBeforeRestart: restartAfter}
 }
 

@@ -10,7 +10,6 @@ package workflows_test
 // (compensations included) were started.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,7 +26,6 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
@@ -36,12 +34,13 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // unitWorkflowID is the appointment's workflow ID (and business reference)
 // in every unit test; the payment saga runs as payment:<it>.
-var unitWorkflowID = appointment.WorkflowID("demo", "unit0intent0000000000000")
+var unitWorkflowID = workflowtest.AppointmentID
 
 var unitKeyPattern = regexp.MustCompile(`^bko1_[0-9a-f]{48}$`)
 
@@ -175,50 +174,15 @@ func unitStep(ctx context.Context, downstreamID string) activities.Step {
 	return activities.Step{Key: activities.KeyOf(ctx), Attempt: activity.GetInfo(ctx).Attempt, DownstreamID: downstreamID}
 }
 
-// unitLog keeps the SDK's log in memory and prints it only when a test
-// fails (the environment's goroutines may log after the test returned).
-type unitLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *unitLog) write(level, msg string, kv []any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(&l.buf, "%s %s %v\n", level, msg, kv)
-}
-
-func (l *unitLog) Debug(msg string, kv ...any) {}
-func (l *unitLog) Info(msg string, kv ...any)  { l.write("INFO", msg, kv) }
-func (l *unitLog) Warn(msg string, kv ...any)  { l.write("WARN", msg, kv) }
-func (l *unitLog) Error(msg string, kv ...any) { l.write("ERROR", msg, kv) }
-
-// newTestEnvironment is suite's time-skipping environment with the
-// deadlock detector at 10 s instead of the SDK's 1 s: make test runs
-// these tests beside the drill and the linking of other test binaries,
-// and a workflow task starved of the CPU for a second is not a deadlock
-// (a real one still fails the test, 10 s later).
-func newTestEnvironment(suite *testsuite.WorkflowTestSuite) *testsuite.TestWorkflowEnvironment {
-	env := suite.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
-	return env
-}
-
 // newUnitEnv returns a test environment with both sagas and every activity
 // registered, and every activity mocked by a fresh fake.
 func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
-	logs := &unitLog{}
+	logs := &workflowtest.Log{}
 	suite.SetLogger(logs)
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs.mu.Lock()
-			defer logs.mu.Unlock()
-			t.Log("SDK log:\n" + logs.buf.String())
-		}
-	})
-	env := newTestEnvironment(&suite)
+	logs.LogOnFailure(t)
+	env := workflowtest.Environment(&suite)
 	appointment.Register(env)
 	deposit.Register(env)
 	lifecycle.Register(env)
@@ -227,7 +191,7 @@ func newUnitEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
 
 	f := &unitFake{keys: map[string]string{}, inputs: map[string]any{}, delays: map[string]time.Duration{}}
 	// The booking's lifecycle outlives the appointment; its own tests are
-	// booking_test.go. Here it only records what it was handed.
+	// in workflows/lifecycle. Here it only records what it was handed.
 	env.OnWorkflow(lifecycle.WorkflowName, mock.Anything, mock.Anything).Return(
 		func(_ workflow.Context, in lifecycle.Input) (lifecycle.State, error) {
 			f.mu.Lock()

@@ -1,4 +1,4 @@
-package workflows_test
+package lifecycle_test
 
 // Failure-matrix cases of the booking's lifecycle: a cancel at either
 // side of the refund boundary, and a reminder whose answer is lost after
@@ -23,6 +23,7 @@ import (
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
@@ -74,8 +75,8 @@ func TestMatrixCancelRacingTheRefundBoundary(t *testing.T) {
 func TestMatrixReminderAnswerLost(t *testing.T) {
 	pool := testsupport.Database(t)
 	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(&unitLog{})
-	env := newTestEnvironment(&suite)
+	suite.SetLogger(&workflowtest.Log{})
+	env := workflowtest.Environment(&suite)
 	lifecycle.Register(env)
 	a := &activities.Activities{Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}}}
 	env.RegisterActivity(a)

@@ -1,4 +1,4 @@
-package workflows_test
+package conversation_test
 
 import (
 	"crypto/hmac"

@@ -1,4 +1,4 @@
-package workflows_test
+package conversation_test
 
 // Unit tests of ConversationWorkflow on the SDK's test environment: every
 // activity is mocked, the appointment saga a conversation starts is a
@@ -27,11 +27,11 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
-	"github.com/bookonce/bookonce/internal/customerid"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/conversation"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
@@ -40,17 +40,7 @@ const unitCustomer = "+4915112345678"
 var unitConversationID = conversation.LegacyWorkflowID("demo", unitCustomer)
 
 // unitKey is unitCustomer's key with the development secret.
-var unitKey = devKey(unitCustomer)
-
-// devKey is number's key in tenant demo with the development secret, the
-// test stacks' gateways' (testsupport.CustomerKey, without a test).
-func devKey(number string) customerid.Key {
-	k, err := customerid.Dev().Key("demo", number)
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
+var unitKey = workflowtest.CustomerKey(unitCustomer)
 
 // convFake answers the conversation's activities and remembers the calls.
 type convFake struct {
@@ -90,7 +80,7 @@ type convFake struct {
 func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
-	env := newTestEnvironment(&suite)
+	env := workflowtest.Environment(&suite)
 	// A loaded CI machine can stall the workflow goroutine past the 1 s
 	// default and fail a correct run as a deadlock.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})

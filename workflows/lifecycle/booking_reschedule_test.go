@@ -1,4 +1,4 @@
-package workflows_test
+package lifecycle_test
 
 // Unit tests of the reschedule Update on the time-skipping test
 // environment: the calendar is a fake that logs its calls in order, so the
@@ -23,6 +23,7 @@ import (
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
@@ -137,11 +138,11 @@ func TestBookingRescheduleMoves(t *testing.T) {
 	var st lifecycle.State
 	require.NoError(t, env.GetWorkflowResult(&st))
 
-	ref := lifecycle.MoveReference(unitWorkflowID, 1)
+	ref := lifecycle.MoveReference(workflowtest.AppointmentID, 1)
 	require.Equal(t, []string{
 		"hold " + ref + " " + newStart.Format(time.RFC3339) + " second=true",
 		"confirm hold_1",
-		"cancel bk_1 " + unitWorkflowID,
+		"cancel bk_1 " + workflowtest.AppointmentID,
 	}, f.calls, "hold, confirm, then cancel the old booking; once")
 	for _, a := range []answer{first, retried, same} {
 		require.True(t, a.done)
@@ -187,9 +188,9 @@ func TestBookingMoveOutlastsACalendarOutage(t *testing.T) {
 	require.NoError(t, got.err, "refusals left: %d", c.holdsRefused)
 	require.Zero(t, c.holdsRefused, "every refusal was met")
 	require.Equal(t, []string{
-		"hold " + lifecycle.MoveReference(unitWorkflowID, 1) + " " + newStart.Format(time.RFC3339) + " second=true",
+		"hold " + lifecycle.MoveReference(workflowtest.AppointmentID, 1) + " " + newStart.Format(time.RFC3339) + " second=true",
 		"confirm hold_1",
-		"cancel bk_1 " + unitWorkflowID,
+		"cancel bk_1 " + workflowtest.AppointmentID,
 	}, f.calls)
 	require.True(t, newStart.Equal(got.state.SlotStart))
 	require.Equal(t, "rescheduled_1", f.kinds()[0], "the customer is told the move")
@@ -237,7 +238,7 @@ func TestBookingRescheduleRefusedOrFailed(t *testing.T) {
 			for _, call := range f.calls {
 				calls = append(calls, strings.SplitN(call, " 20", 2)[0]) // without the time
 			}
-			require.Equal(t, tc.calls(lifecycle.MoveReference(unitWorkflowID, 1)), calls)
+			require.Equal(t, tc.calls(lifecycle.MoveReference(workflowtest.AppointmentID, 1)), calls)
 			require.Equal(t, "bk_1", st.BookingID, "the old booking stands")
 			require.True(t, in.SlotStart.Equal(st.SlotStart))
 			require.Empty(t, st.Moves)
@@ -373,7 +374,7 @@ func TestBookingRescheduleThenCancel(t *testing.T) {
 	require.NoError(t, cancelled.err)
 	require.Equal(t, workflows.StatusCancelled, cancelled.state.Status)
 	require.Equal(t, lifecycle.DepositKept, cancelled.state.Deposit, "16 h before the new slot: inside the window")
-	require.Equal(t, "cancel bk_hold_1 "+lifecycle.MoveReference(unitWorkflowID, 1), f.calls[len(f.calls)-1])
+	require.Equal(t, "cancel bk_hold_1 "+lifecycle.MoveReference(workflowtest.AppointmentID, 1), f.calls[len(f.calls)-1])
 }
 
 // TestBookingRescheduleValidator: what the validator refuses before
@@ -422,8 +423,8 @@ func TestBookingCancelWaitsForAMove(t *testing.T) {
 	cancelled := cancelDuringAMove(t, f)
 	require.Equal(t, workflows.StatusCancelled, cancelled.state.Status)
 	require.Equal(t, lifecycle.DepositRefunded, cancelled.state.Deposit)
-	ref := lifecycle.MoveReference(unitWorkflowID, 1)
-	require.Equal(t, []string{"confirm hold_1", "cancel bk_1 " + unitWorkflowID, "cancel bk_hold_1 " + ref}, f.calls[1:])
+	ref := lifecycle.MoveReference(workflowtest.AppointmentID, 1)
+	require.Equal(t, []string{"confirm hold_1", "cancel bk_1 " + workflowtest.AppointmentID, "cancel bk_hold_1 " + ref}, f.calls[1:])
 	require.Equal(t, 1, f.refunds)
 	require.Equal(t, []string{"rescheduled_1", lifecycle.MessageKindCancellation}, f.kinds())
 }

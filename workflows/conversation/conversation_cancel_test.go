@@ -1,4 +1,4 @@
-package workflows_test
+package conversation_test
 
 // Unit tests of a cancellation wish in ConversationWorkflow, on the
 // environment of conversation_test.go.

@@ -1,4 +1,4 @@
-package workflows_test
+package lifecycle_test
 
 // Unit tests of BookingWorkflow on the SDK's time-skipping test
 // environment: every activity is mocked by a small fake that counts what
@@ -23,6 +23,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
@@ -61,12 +62,12 @@ func (f *bookingFake) log(call string) {
 func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(&unitLog{})
-	env := newTestEnvironment(&suite)
+	suite.SetLogger(&workflowtest.Log{})
+	env := workflowtest.Environment(&suite)
 	lifecycle.Register(env)
 	a := &activities.Activities{}
 	env.RegisterActivity(a)
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: lifecycle.WorkflowID(unitWorkflowID), TaskQueue: workflows.TaskQueue})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: lifecycle.WorkflowID(workflowtest.AppointmentID), TaskQueue: workflows.TaskQueue})
 	// A fixed clock far from a daylight-saving change: local times below
 	// are then whole hours apart, whatever day the test runs.
 	env.SetStartTime(time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
@@ -116,7 +117,7 @@ func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironm
 func lifecycleInput(env *testsuite.TestWorkflowEnvironment) lifecycle.Input {
 	start := env.Now().Add(72 * time.Hour)
 	return lifecycle.Input{
-		Tenant: "demo", Reference: unitWorkflowID, Customer: "+4915112345678", Service: "tire-change",
+		Tenant: "demo", Reference: workflowtest.AppointmentID, Customer: "+4915112345678", Service: "tire-change",
 		Channel: workflows.ChannelWhatsApp, BookingID: "bk_1", SlotStart: start, SlotEnd: start.Add(time.Hour),
 		Deposit: 2000, Currency: "eur", IntentID: "pi_1", Timezone: "Europe/Berlin",
 		Tuning: workflows.Tuning{MaxRetryInterval: time.Second, CompensationMaxInterval: time.Second},
@@ -249,7 +250,7 @@ func TestBookingCancelAndComplete(t *testing.T) {
 			require.Equal(t, 1, cancellations, "one cancellation message")
 			last := f.messages[len(f.messages)-1]
 			require.Equal(t, lifecycle.MessageKindCancellation, last.Kind)
-			require.Equal(t, unitWorkflowID, last.Reference)
+			require.Equal(t, workflowtest.AppointmentID, last.Reference)
 			require.Contains(t, last.Text, tc.template)
 			if tc.deposit == lifecycle.DepositRefunded {
 				require.Equal(t, "re_1", st.RefundID)

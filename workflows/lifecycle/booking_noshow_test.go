@@ -1,4 +1,4 @@
-package workflows_test
+package lifecycle_test
 
 import (
 	"errors"
