@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/twilio"
@@ -80,6 +82,14 @@ func cancelWithRefundHeld(t *testing.T, s *convStack) refundHeld {
 		h.cancelled <- err
 	}()
 	testsupport.AwaitPause(t, h.refund, h.cancelled)
+	// Seen once under make test's load (issue #48): the refund waited
+	// while the lifecycle still read Confirmed for 10 s. Should it recur,
+	// the history says which workflow task published what.
+	t.Cleanup(func() {
+		if t.Failed() {
+			logHistory(t, s.tc, lifecycle.WorkflowID(h.appointment))
+		}
+	})
 	first := true
 	testsupport.Eventually(t, 10*time.Second, "the lifecycle published as cancelling", func() bool {
 		st, _, err := workflows.PublishedStatus(context.Background(), s.tc, lifecycle.WorkflowID(h.appointment))
@@ -90,4 +100,19 @@ func cancelWithRefundHeld(t *testing.T, s *convStack) refundHeld {
 		return err == nil && st == workflows.StatusCancelling
 	})
 	return h
+}
+
+// logHistory logs a workflow's events, each with its type and, for
+// search attribute upserts, what they published.
+func logHistory(t *testing.T, c client.Client, workflowID string) {
+	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Logf("history of %s: %v", workflowID, err)
+			return
+		}
+		t.Logf("%s #%d %s %s %v", workflowID, ev.GetEventId(), ev.GetEventTime().AsTime().Format("15:04:05.000"), ev.GetEventType(),
+			ev.GetUpsertWorkflowSearchAttributesEventAttributes().GetSearchAttributes().GetIndexedFields()["BookingStatus"].GetData())
+	}
 }
