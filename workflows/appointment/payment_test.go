@@ -1,4 +1,4 @@
-package workflows_test
+package appointment_test
 
 // Unit tests of PaymentWorkflow on its own (no parent to notify) against
 // the fake downstream of saga_fake_test.go: decisions, their absence, and

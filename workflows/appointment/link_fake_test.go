@@ -1,4 +1,4 @@
-package workflows_test
+package appointment_test
 
 // The payment-link part of the unit tests' fake downstream: one Checkout
 // Session and its intent, as the payment API would report them.

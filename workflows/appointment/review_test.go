@@ -1,4 +1,4 @@
-package workflows_test
+package appointment_test
 
 // Unit tests of the sagas' unknown outcomes: reconciled by reference, or
 // handed to a person through a review case whose decision (retry, abandon,

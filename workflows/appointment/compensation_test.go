@@ -1,4 +1,4 @@
-package workflows_test
+package appointment_test
 
 // Unit tests (time skipping) of defects 1 and 4 of issue #11: a
 // compensation outlives the step retry budget, a final compensation

@@ -1,4 +1,4 @@
-package workflows_test
+package appointment_test
 
 // Unit tests of the payment-link mode (PaymentMethod empty) on the SDK's
 // test environment: the appointment and its payment saga run for real,

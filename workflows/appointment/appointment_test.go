@@ -1,4 +1,4 @@
-package workflows_test
+package appointment_test
 
 // Unit tests of AppointmentWorkflow against the fake downstream of
 // saga_fake_test.go: the happy path, a final failure at each step with its

@@ -1,4 +1,4 @@
-package workflows_test
+package appointment_test
 
 // The downstream world of the saga unit tests (appointment_test.go,
 // payment_test.go, review_test.go, compensation_test.go): AppointmentWorkflow
