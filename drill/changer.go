@@ -180,20 +180,31 @@ func (c *changer) lifecycleStarted(ctx context.Context, workflowID string) bool 
 
 // send delivers one change the way the mode says.
 func (c *changer) send(ctx context.Context, a *appliedChange) {
+	if whileCancelling(a, time.Now()) {
+		c.rebookWhileCancelling(ctx, a)
+		return
+	}
+	c.deliver(ctx, a, func() {})
+	if a.change.Kind == Rebook || a.change.Kind == MoveBack {
+		c.bookAgain(ctx, a, false)
+	}
+}
+
+// deliver sends the change; posted runs once every request of it was
+// answered by the gateway (before the customer hears back).
+func (c *changer) deliver(ctx context.Context, a *appliedChange, posted func()) {
 	if c.mode == ChangesChat || a.change.Kind == CancelEarly {
-		c.chat(ctx, a)
+		c.chat(ctx, a, posted)
 	} else {
 		c.api(ctx, a)
-	}
-	if a.change.Kind == Rebook || a.change.Kind == MoveBack {
-		c.bookAgain(ctx, a)
+		posted()
 	}
 }
 
 // chat sends the change as the customer writes or says it: one message
 // (WhatsApp or a call), the same by voice and WhatsApp at once, or a
 // WhatsApp message Twilio redelivers.
-func (c *changer) chat(ctx context.Context, a *appliedChange) {
+func (c *changer) chat(ctx context.Context, a *appliedChange, posted func()) {
 	rng := rand.New(rand.NewPCG(c.seed, uint64(a.scenario.ID)+1<<32))
 	s := a.scenario
 	s.Redeliveries, s.Concurrent = 0, false
@@ -218,6 +229,7 @@ func (c *changer) chat(ctx context.Context, a *appliedChange) {
 			c.d.whatsapp(ctx, s, text, rng)
 		}
 	}
+	posted()
 	answer := "sent"
 	switch {
 	case a.change.Kind.cancels():
@@ -378,9 +390,14 @@ var answerOf = map[string]string{cancelledWord: "cancelled", inFlightWords: "can
 // words (in their order of priority within one message), and returns the
 // word and the message's index ("" and the count looked at if none came).
 func (c *changer) await(ctx context.Context, customer string, since time.Time, from int, words ...string) (string, int) {
+	return c.awaitFor(ctx, lateCancelWait, customer, since, from, words...)
+}
+
+// awaitFor is await with its own bound.
+func (c *changer) awaitFor(ctx context.Context, wait time.Duration, customer string, since time.Time, from int, words ...string) (string, int) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(lateCancelWait)
+	deadline := time.After(wait)
 	for {
 		msgs := c.e.twilio.Messages()
 		for i := from; i < len(msgs); i++ {

@@ -201,8 +201,8 @@ func (c ChangeReport) summary(b *strings.Builder) {
 		c.Mode, c.Sent[Cancel], c.Planned[Cancel], c.Sent[Reschedule], c.Planned[Reschedule], c.Sent[Rebook], c.Planned[Rebook],
 		c.Sent[MoveBack], c.Planned[MoveBack], c.Sent[CancelEarly], c.Planned[CancelEarly], dupLine(c.Duplicated), c.Posts, intLine(c.Answers), c.Unanswered)
 	r, e := k.Rebooks, k.Early
-	fmt.Fprintf(b, "rebooks: second wishes sent %d (skipped %d), rebooked %d, in review %d, false answers %d, lost %d\n",
-		r.Sent, r.Skipped, r.Rebooked, r.InReview, r.FalseAnswers, r.Lost)
+	fmt.Fprintf(b, "rebooks: second wishes sent %d (skipped %d; %d while the cancel was under way, %d told it is being cancelled), rebooked %d, in review %d, false answers %d, lost %d\n",
+		r.Sent, r.Skipped, r.WhileCancelling, r.ToldEnding, r.Rebooked, r.InReview, r.FalseAnswers, r.Lost)
 	fmt.Fprintf(b, "early cancels: aimed %s, seen %s; carried out in the saga %d, after the confirmation %d, in review %d, not carried out %d, deposits held %d, unanswered %d\n",
 		phaseLine(e.Aimed), phaseLine(e.Seen), e.InSaga, e.AfterConfirmation, e.InReview, e.NotCarriedOut, e.DepositsHeld, e.Unanswered)
 	fmt.Fprintf(b, "change effects: cancelled %d (deposit refunded %d, kept %d, either side of the window %d), moved %d, refused %d, without effect %d; double refunds %d, refunds on kept deposits %d, missing refunds %d, orphaned holds %d\n",

@@ -22,7 +22,8 @@ const (
 	// Reschedule: "Können wir auf Donnerstag 14 Uhr verschieben?".
 	Reschedule ChangeKind = "reschedule"
 	// Rebook: a cancel, then the same wish again once the cancellation
-	// message arrived (rebook.go): a new booking at the same slot.
+	// message arrived, or for some while the cancel is under way
+	// (rebook.go): a new booking at the same slot.
 	Rebook ChangeKind = "rebook"
 	// MoveBack: a reschedule, then a booking request for the old slot once
 	// the move is confirmed: a new booking there, the moved one stays.

@@ -22,6 +22,10 @@ import (
 // no longer holds the slot. The drill sends the wish once the first change
 // has its message at the customer, on the scenario's own channel (WhatsApp,
 // a call, or the agent tools), and the checks judge it from the rows.
+// Every other rebook whose cancel refunds is impatient: the wish goes out
+// as soon as the gateway took the cancel, while it is under way; told that
+// the booking is being cancelled, the customer writes again once the
+// cancellation message arrived.
 
 // rebookAttempt is what the drill sent and heard for a rebook's wish.
 type rebookAttempt struct {
@@ -34,6 +38,13 @@ type rebookAttempt struct {
 	answer string
 	// agentWorkflow is the booking an agent's answer named.
 	agentWorkflow string
+	// whileCancelling: sent before the cancel was told; toldEnding: the
+	// answer said the booking is being cancelled, and the wish went out
+	// again once the cancel was told.
+	whileCancelling, toldEnding bool
+	// heard are the messages the customer got when none counted as an
+	// answer, for the report.
+	heard []string
 }
 
 // falseWords are the answers (German, the drill tenant's language) that
@@ -42,26 +53,62 @@ type rebookAttempt struct {
 var falseWords = []string{"bereits in Bearbeitung", "bereits einen Termin", "bereits ein Termin für Sie in Bearbeitung", "Sie haben diesen Termin bereits"}
 
 // confirmedWords start a booking's confirmation (templates confirmation
-// and voice_confirmed).
-const confirmedWords = "Ihr Termin ist bestätigt"
+// and voice_confirmed); endingWords tell that the booking a wish met is
+// still being cancelled (template being_cancelled).
+const (
+	confirmedWords = "Ihr Termin ist bestätigt"
+	endingWords    = "wird gerade storniert"
+	// answerEnding is judgeAnswer's name for endingWords.
+	answerEnding = "being cancelled"
+	// endingWait bounds the wait of a customer told that the booking is
+	// being cancelled for its cancellation message: longer than the
+	// drill's outages together.
+	endingWait = 3 * lateCancelWait
+)
 
-// bookAgain sends a rebook's second wish once the first change is told,
-// and waits for the first answer.
-func (c *changer) bookAgain(ctx context.Context, a *appliedChange) {
+// bookAgain sends a rebook's second wish once the first change is told
+// (or, whileCancelling, at once) and waits for the first answer. A wish
+// told that its booking is still being cancelled is sent again once the
+// cancellation message arrived, as that answer asks.
+func (c *changer) bookAgain(ctx context.Context, a *appliedChange, whileCancelling bool) {
 	first := cancelledWord
 	if a.change.Kind == MoveBack {
 		first = movedText
 	}
 	var at rebookAttempt
-	if w, _ := c.await(ctx, a.scenario.Customer, a.sentAt, 0, first); w == "" {
-		at.skipped = "the first change was never told"
-		c.setAgain(a, at)
-		return
+	if !whileCancelling {
+		if w, _ := c.await(ctx, a.scenario.Customer, a.sentAt, 0, first); w == "" {
+			at.skipped = "the first change was never told"
+			c.setAgain(a, at)
+			return
+		}
 	}
+	at.whileCancelling = whileCancelling
+	rng := rand.New(rand.NewPCG(c.seed, uint64(a.scenario.ID)+3<<32))
+	heard := c.wishAgain(ctx, a, &at, rng)
+	if judgeAnswer(heard) == answerEnding {
+		// Told the truth; the customer writes again once the cancel is
+		// told, which the drill's outages may delay by minutes (a refund
+		// retried through the payment API's). A cancel never told is the
+		// cancel checks' finding, not this wish's.
+		at.toldEnding = true
+		if w, _ := c.awaitFor(ctx, endingWait, a.scenario.Customer, at.sentAt, 0, cancelledWord); w == "" {
+			at.skipped = "told the booking is being cancelled; the cancellation was not told within " + endingWait.String()
+			c.setAgain(a, at)
+			return
+		}
+		heard = c.wishAgain(ctx, a, &at, rng)
+	}
+	at.answer = judgeAnswer(heard)
+	c.setAgain(a, at)
+}
+
+// wishAgain sends the first booking's wish again on the scenario's own
+// channel and returns what the customer heard first.
+func (c *changer) wishAgain(ctx context.Context, a *appliedChange, at *rebookAttempt, rng *rand.Rand) string {
 	s := a.scenario
 	s.Redeliveries, s.Concurrent = 0, false
 	w := a.wish // the slot booked first: the cancelled one, or the one moved away from
-	rng := rand.New(rand.NewPCG(c.seed, uint64(s.ID)+3<<32))
 	at.sentAt = time.Now()
 	var heard string
 	switch {
@@ -78,11 +125,64 @@ func (c *changer) bookAgain(ctx context.Context, a *appliedChange) {
 	if strings.HasPrefix(judgeAnswer(heard), "other") || heard == "" {
 		// Still under way (the call ends "the confirmation follows by
 		// SMS"): the customer reads the next message.
-		words := append([]string{confirmedWords}, falseWords...)
+		words := append([]string{confirmedWords, endingWords}, falseWords...)
 		heard, _ = c.await(ctx, s.Customer, at.sentAt, 0, words...)
 	}
-	at.answer = judgeAnswer(heard)
-	c.setAgain(a, at)
+	if heard == "" {
+		at.heard = c.heardSince(s.Customer, at.sentAt)
+	}
+	return heard
+}
+
+// heardSince is what the customer got since since (the last few
+// messages, shortened): for a report that says why no answer counted.
+func (c *changer) heardSince(customer string, since time.Time) []string {
+	var out []string
+	for _, m := range c.e.twilio.Messages() {
+		if strings.HasSuffix(m.To, customer) && !m.DateCreated.Before(since.Add(-time.Second)) {
+			out = append(out, shorten(m.Body, 90))
+		}
+	}
+	if len(out) > 3 {
+		out = out[len(out)-3:]
+	}
+	return out
+}
+
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// rebookWhileCancelling sends the cancel and, as soon as the gateway has
+// taken it and before the customer hears back, the same wish again: the
+// wish meets the booking while its cancel is under way, and must be told
+// so (or booked anew), never "in Bearbeitung".
+func (c *changer) rebookWhileCancelling(ctx context.Context, a *appliedChange) {
+	posted := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.deliver(ctx, a, func() { close(posted) })
+	}()
+	select {
+	case <-posted:
+		c.bookAgain(ctx, a, true)
+	case <-ctx.Done():
+	}
+	<-done
+}
+
+// whileCancelling reports whether a's rebook is sent while its cancel is
+// under way: every other rebook by message or call (the conversation
+// takes a customer's messages in order), of those whose cancel refunds
+// the deposit (one that keeps it asks the customer first, and a wish
+// before the "Ja" meets a booking that is rightly still booked).
+func whileCancelling(a *appliedChange, now time.Time) bool {
+	return a.change.Kind == Rebook && a.scenario.Kind != Agent && a.change.Phrasing>>3%2 == 0 &&
+		a.wish.Start.Sub(now) > drillCancellationWindow+time.Hour
 }
 
 // judgeAnswer names what a customer heard.
@@ -92,6 +192,8 @@ func judgeAnswer(heard string) string {
 		return "none"
 	case strings.Contains(heard, confirmedWords) || heard == string(agent.StatusConfirmed) || heard == string(agent.StatusPending):
 		return "confirmed"
+	case strings.Contains(heard, endingWords):
+		return answerEnding
 	}
 	for _, w := range falseWords {
 		if strings.Contains(heard, w) {
@@ -164,9 +266,16 @@ var redirectTo = regexp.MustCompile(`<Redirect[^>]*>([^<]+)</Redirect>`)
 // must be 0.
 type RebookChecks struct {
 	// Sent are second wishes sent; Skipped those never sent because the
-	// first change was never told (a finding of the change checks).
+	// first change was never told, or (told the booking is being
+	// cancelled) never sent again because the cancellation was not told
+	// within endingWait: findings of the change checks, not of the wish.
 	Sent    int `json:"sent"`
 	Skipped int `json:"skipped"`
+	// WhileCancelling are second wishes sent while the cancel was under
+	// way; ToldEnding those answered that the booking is being cancelled
+	// (and sent again once it was).
+	WhileCancelling int `json:"while_cancelling"`
+	ToldEnding      int `json:"told_being_cancelled"`
 	// Rebooked are second wishes with a new booking confirmed at the slot
 	// and its confirmation at the customer; InReview those a person owns.
 	Rebooked int `json:"rebooked"`
@@ -185,7 +294,13 @@ type RebookChecks struct {
 func (c *ChangeChecks) checkRebook(a *appliedChange, rows changeRows, owned bool) {
 	r := &c.Rebooks
 	at := a.again
-	if at.sentAt.IsZero() {
+	if at.whileCancelling {
+		r.WhileCancelling++
+	}
+	if at.toldEnding {
+		r.ToldEnding++
+	}
+	if at.sentAt.IsZero() || at.skipped != "" {
 		r.Skipped++
 		return
 	}
@@ -207,7 +322,7 @@ func (c *ChangeChecks) checkRebook(a *appliedChange, rows changeRows, owned bool
 		return
 	}
 	r.Lost++
-	c.example("rebook of %s by %s: no new booking (answer %q)", old, at.channel, at.answer)
+	c.example("rebook of %s by %s (while cancelling: %t): no new booking (answer %q; heard %q)", old, at.channel, at.whileCancelling, at.answer, at.heard)
 }
 
 // rebookRefs are the workflow IDs of the rebooks' new bookings: the newest
