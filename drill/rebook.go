@@ -134,28 +134,6 @@ func (c *changer) wishAgain(ctx context.Context, a *appliedChange, at *rebookAtt
 	return heard
 }
 
-// heardSince is what the customer got since since (the last few
-// messages, shortened): for a report that says why no answer counted.
-func (c *changer) heardSince(customer string, since time.Time) []string {
-	var out []string
-	for _, m := range c.e.twilio.Messages() {
-		if strings.HasSuffix(m.To, customer) && !m.DateCreated.Before(since.Add(-time.Second)) {
-			out = append(out, shorten(m.Body, 90))
-		}
-	}
-	if len(out) > 3 {
-		out = out[len(out)-3:]
-	}
-	return out
-}
-
-func shorten(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}
-
 // rebookWhileCancelling sends the cancel and, as soon as the gateway has
 // taken it and before the customer hears back, the same wish again: the
 // wish meets the booking while its cancel is under way, and must be told
