@@ -1,0 +1,103 @@
+package testsupport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// StripeMockVersion is the stripe-mock the tests run: Stripe's official
+// mock, built from Stripe's OpenAPI definition, which refuses any request
+// the definition does not allow. It is installed with go install, never
+// required in go.mod.
+const StripeMockVersion = "v0.203.0"
+
+var (
+	stripeMockOnce sync.Once
+	stripeMockBin  string
+	stripeMockErr  error
+)
+
+// StripeMock starts stripe-mock on a free loopback port for the test and
+// returns its base URL. The binary is found on PATH or installed once per
+// machine into the user's cache directory (go install, from the Go module
+// proxy); where that is impossible the test is skipped, saying why.
+func StripeMock(t testing.TB) string {
+	t.Helper()
+	stripeMockOnce.Do(func() { stripeMockBin, stripeMockErr = installStripeMock() })
+	if stripeMockErr != nil {
+		t.Skipf("stripe-mock %s is not installed and could not be (%v): the requests are not checked against Stripe's API definition", StripeMockVersion, stripeMockErr)
+	}
+	addr := freeLoopbackAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	// Both listeners on free loopback ports: unset, HTTPS takes :12112 on
+	// every interface, which a second run at once would find taken.
+	cmd := exec.CommandContext(ctx, stripeMockBin, "-http-addr", addr, "-https-addr", freeLoopbackAddr(t))
+	cmd.Stdout, cmd.Stderr = LogWriter(t), LogWriter(t)
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start stripe-mock: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait() // killed by the cancel: its exit status says nothing
+	})
+	Eventually(t, 30*time.Second, "stripe-mock listening on "+addr, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	})
+	return "http://" + addr
+}
+
+// installStripeMock returns the stripe-mock binary: on PATH, in the cache,
+// or installed into the cache now.
+func installStripeMock() (string, error) {
+	if p, err := exec.LookPath("stripe-mock"); err == nil {
+		return p, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory: %w", err)
+	}
+	dir := filepath.Join(cache, "bookonce", "stripe-mock-"+StripeMockVersion)
+	bin := filepath.Join(dir, "stripe-mock")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "install", "github.com/stripe/stripe-mock@"+StripeMockVersion)
+	cmd.Dir = os.TempDir() // outside this module: go install pkg@version needs none
+	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go install github.com/stripe/stripe-mock@%s: %w: %s", StripeMockVersion, err, out)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", errors.New("go install left no stripe-mock in " + dir)
+	}
+	return bin, nil
+}
+
+// freeLoopbackAddr is a loopback address whose port was free a moment ago.
+func freeLoopbackAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatalf("free port %s: %v", addr, err)
+	}
+	return addr
+}
