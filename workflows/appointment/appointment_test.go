@@ -17,6 +17,7 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
@@ -48,15 +49,15 @@ func TestUnitHappyPath(t *testing.T) {
 	// Each step carries the key its activity sent downstream, derived from
 	// the execution: all well-formed, all different.
 	sent := map[string]string{
-		"hold slot":                        f.key("appointment", "hold-slot"),
-		"authorize deposit (payment saga)": f.key("payment", "authorize-deposit"),
-		"confirm hold":                     f.key("appointment", "confirm-hold"),
-		"capture deposit (payment saga)":   f.key("payment", "capture-deposit"),
-		"send confirmation":                f.key("appointment", "send-confirmation"),
+		"hold slot":                        f.Key("appointment", "hold-slot"),
+		"authorize deposit (payment saga)": f.Key("payment", "authorize-deposit"),
+		"confirm hold":                     f.Key("appointment", "confirm-hold"),
+		"capture deposit (payment saga)":   f.Key("payment", "capture-deposit"),
+		"send confirmation":                f.Key("appointment", "send-confirmation"),
 	}
 	seen := map[string]bool{}
 	for _, s := range st.Steps {
-		require.Regexp(t, unitKeyPattern, s.Key, s.Name)
+		require.Regexp(t, workflowtest.KeyPattern, s.Key, s.Name)
 		require.Equal(t, sent[s.Name], s.Key, "%s: the recorded key is the one sent", s.Name)
 		require.Equal(t, int32(1), s.Attempt, s.Name)
 		require.NotEmpty(t, s.DownstreamID, s.Name)
@@ -68,18 +69,18 @@ func TestUnitHappyPath(t *testing.T) {
 	require.Equal(t, []string{
 		"HoldSlot hold-slot", "payment/AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold",
 		"payment/CaptureDeposit capture-deposit", "SendConfirmation send-confirmation",
-	}, f.sequence(""))
+	}, f.Sequence(""))
 	for _, name := range []string{"ReleaseHold", "VoidDeposit", "CancelBooking", "FindHold", "OpenReviewCase"} {
-		require.Empty(t, f.started(name), "%s must not run on the happy path", name)
+		require.Empty(t, f.Started(name), "%s must not run on the happy path", name)
 	}
 
 	// The business reference travels downstream with the hold and the deposit.
-	require.Equal(t, unitWorkflowID, f.input("appointment", "hold-slot").(activities.HoldSlotInput).Reference)
-	dep := f.input("payment", "authorize-deposit").(activities.DepositInput)
+	require.Equal(t, unitWorkflowID, f.Input("appointment", "hold-slot").(activities.HoldSlotInput).Reference)
+	dep := f.Input("payment", "authorize-deposit").(activities.DepositInput)
 	require.Equal(t, unitWorkflowID, dep.Reference)
 	require.Equal(t, int64(2000), dep.Amount)
-	require.Equal(t, "pi_1", f.input("payment", "capture-deposit").(activities.IntentInput).IntentID)
-	require.False(t, f.live)
+	require.Equal(t, "pi_1", f.Input("payment", "capture-deposit").(activities.IntentInput).IntentID)
+	require.False(t, f.Live())
 
 	// The payment saga is a child under its derived ID and ended captured.
 	require.NoError(t, f.childErr)
@@ -94,7 +95,7 @@ func TestUnitNoDepositSkipsPaymentSaga(t *testing.T) {
 	env.ExecuteWorkflow(appointment.WorkflowName, req)
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.sequence(""))
+	require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.Sequence(""))
 	require.Empty(t, st.Payment)
 }
 
@@ -131,16 +132,16 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			check: func(t *testing.T, st appointment.State, f *unitFake) {
 				require.Equal(t, []time.Time{alt1, alt2}, st.Alternatives)
 				require.Empty(t, st.HoldID)
-				rel := f.input("appointment", "release-hold").(activities.ReleaseHoldInput)
+				rel := f.Input("appointment", "release-hold").(activities.ReleaseHoldInput)
 				require.Equal(t, activities.ReleaseHoldInput{Tenant: "demo", Reference: unitWorkflowID}, rel, "release by reference only")
-				offer := f.input("appointment", "send-alternatives").(activities.ConfirmationInput)
+				offer := f.Input("appointment", "send-alternatives").(activities.ConfirmationInput)
 				require.Equal(t, "alternatives", offer.Kind)
 				require.Equal(t, unitWorkflowID, offer.Reference)
 				for _, alt := range []time.Time{alt1, alt2} {
 					require.Contains(t, offer.Text, alt.UTC().Format("02.01.2006 15:04"), "the reply names every free slot")
 				}
 				require.Equal(t, []string{"hold slot: failed", "release hold: compensated", "offer alternatives: ok"}, unitStepNames(st))
-				require.Equal(t, f.key("appointment", "hold-slot"), st.Steps[0].Key, "a failed step shows the key it sent")
+				require.Equal(t, f.Key("appointment", "hold-slot"), st.Steps[0].Key, "a failed step shows the key it sent")
 			},
 		},
 		{
@@ -160,7 +161,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 		{
 			name: "authorize: card declined",
 			inject: func(f *unitFake) {
-				f.authorize = func(context.Context, activities.DepositInput) (activities.IntentResult, error) {
+				f.Authorize = func(context.Context, activities.DepositInput) (activities.IntentResult, error) {
 					return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentDeclined, "pi_declined")
 				}
 			},
@@ -174,8 +175,8 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 				require.Equal(t, []string{"void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st)[2:])
 				require.NoError(t, f.childErr)
 				require.Equal(t, deposit.Declined, f.child.Status)
-				require.Equal(t, activities.IntentInput{Tenant: "demo", Reference: unitWorkflowID}, f.input("appointment", "void-deposit"), "the appointment voids by reference")
-				require.Equal(t, activities.ReleaseHoldInput{Tenant: "demo", Reference: unitWorkflowID}, f.input("appointment", "release-hold"))
+				require.Equal(t, activities.IntentInput{Tenant: "demo", Reference: unitWorkflowID}, f.Input("appointment", "void-deposit"), "the appointment voids by reference")
+				require.Equal(t, activities.ReleaseHoldInput{Tenant: "demo", Reference: unitWorkflowID}, f.Input("appointment", "release-hold"))
 			},
 		},
 		{
@@ -194,15 +195,15 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			// The appointment's void signal makes the payment saga void too.
 			payments: []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
 			check: func(t *testing.T, st appointment.State, f *unitFake) {
-				require.Empty(t, f.input("appointment", "cancel-booking").(activities.CancelBookingInput).BookingID, "no booking ID known: cancel by reference")
+				require.Empty(t, f.Input("appointment", "cancel-booking").(activities.CancelBookingInput).BookingID, "no booking ID known: cancel by reference")
 				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "cancel booking: compensated", "void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st))
-				require.Equal(t, "pi_1", f.input("payment", "void-deposit").(activities.IntentInput).IntentID, "the payment saga voids its own intent")
+				require.Equal(t, "pi_1", f.Input("payment", "void-deposit").(activities.IntentInput).IntentID, "the payment saga voids its own intent")
 			},
 		},
 		{
 			name: "capture: payment API rejects",
 			inject: func(f *unitFake) {
-				f.capture = func(context.Context, activities.IntentInput) (activities.IntentResult, error) {
+				f.Capture = func(context.Context, activities.IntentInput) (activities.IntentResult, error) {
 					return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentFinal, "intent_expired")
 				}
 			},
@@ -211,7 +212,7 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 			payments:    []string{"AuthorizeDeposit authorize-deposit", "CaptureDeposit capture-deposit", "VoidDeposit void-deposit"},
 			check: func(t *testing.T, st appointment.State, f *unitFake) {
-				require.Equal(t, activities.CancelBookingInput{Tenant: "demo", BookingID: "booking-hold-1", Reference: st.Reference}, f.input("appointment", "cancel-booking"))
+				require.Equal(t, activities.CancelBookingInput{Tenant: "demo", BookingID: "booking-hold-1", Reference: st.Reference}, f.Input("appointment", "cancel-booking"))
 				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",
 					"cancel booking: compensated", "void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st))
 			},
@@ -232,10 +233,10 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			if len(tc.payments) == 0 {
 				require.Empty(t, st.Payment, "no payment saga ran")
 			}
-			require.Equal(t, tc.appointment, f.sequence("appointment"))
-			require.Equal(t, tc.payments, f.sequence("payment"))
-			require.False(t, f.live, "no live authorisation is left behind")
-			for _, started := range f.started("SendConfirmation") {
+			require.Equal(t, tc.appointment, f.Sequence("appointment"))
+			require.Equal(t, tc.payments, f.Sequence("payment"))
+			require.False(t, f.Live(), "no live authorisation is left behind")
+			for _, started := range f.Started("SendConfirmation") {
 				require.NotEqual(t, "send-confirmation", started.ID, "no confirmation of a failed booking")
 			}
 			tc.check(t, st, f)
@@ -256,7 +257,7 @@ func TestUnitConfirmationFailureKeepsBooking(t *testing.T) {
 	require.Equal(t, "send confirmation: failed", unitStepNames(st)[len(st.Steps)-1])
 	require.Empty(t, st.MessageID)
 	for _, name := range []string{"ReleaseHold", "VoidDeposit", "CancelBooking"} {
-		require.Empty(t, f.started(name))
+		require.Empty(t, f.Started(name))
 	}
 }
 
@@ -289,15 +290,15 @@ func TestUnitCancellationWhileAuthorising(t *testing.T) {
 			st := unitResult(t, env)
 			require.Equal(t, workflows.StatusCancelled, st.Status)
 			require.Equal(t, "cancelled", st.Reason)
-			seq := f.sequence("appointment")
+			seq := f.Sequence("appointment")
 			require.Equal(t, []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"}, seq)
 			// The payment saga voided its side before the appointment voided
 			// by reference: the appointment waits for it to finish.
 			require.NoError(t, f.childErr, "the payment saga finished, it was not terminated")
 			require.Contains(t, []deposit.Status{deposit.Voided, deposit.Failed}, f.child.Status)
-			require.Equal(t, []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"}, f.sequence("payment"))
+			require.Equal(t, []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"}, f.Sequence("payment"))
 			var childVoid, parentVoid time.Time
-			for _, c := range f.started("VoidDeposit") {
+			for _, c := range f.Started("VoidDeposit") {
 				if c.Saga == "payment" {
 					childVoid = c.At
 				} else {
@@ -305,10 +306,10 @@ func TestUnitCancellationWhileAuthorising(t *testing.T) {
 				}
 			}
 			require.False(t, parentVoid.Before(childVoid))
-			require.False(t, f.live, "no live authorisation is left behind")
-			require.Empty(t, f.started("ConfirmHold"))
-			require.Empty(t, f.started("CaptureDeposit"))
-			require.Empty(t, f.started("SendConfirmation"))
+			require.False(t, f.Live(), "no live authorisation is left behind")
+			require.Empty(t, f.Started("ConfirmHold"))
+			require.Empty(t, f.Started("CaptureDeposit"))
+			require.Empty(t, f.Started("SendConfirmation"))
 			require.Equal(t, []string{"hold slot: ok", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
 		})
 	}
@@ -321,7 +322,7 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 			if in.HoldID == "hold-1" {
 				return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeHoldExpired)
 			}
-			return activities.ConfirmHoldResult{Step: unitStep(ctx, "booking-"+in.HoldID), Booking: calendar.Booking{ID: "booking-" + in.HoldID, HoldID: in.HoldID}}, nil
+			return activities.ConfirmHoldResult{Step: workflowtest.Step(ctx, "booking-"+in.HoldID), Booking: calendar.Booking{ID: "booking-" + in.HoldID, HoldID: in.HoldID}}, nil
 		}
 		env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
 		st := unitResult(t, env)
@@ -332,12 +333,12 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 			"HoldSlot hold-slot", "payment/AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold",
 			"HoldSlot rehold-slot", "ConfirmHold confirm-hold-2",
 			"payment/CaptureDeposit capture-deposit", "SendConfirmation send-confirmation",
-		}, f.sequence(""))
-		require.Equal(t, activities.ConfirmHoldInput{Tenant: "demo", HoldID: "hold-2"}, f.input("appointment", "confirm-hold-2"))
-		require.NotEqual(t, f.key("appointment", "hold-slot"), f.key("appointment", "rehold-slot"), "the re-hold is a new operation with its own key")
+		}, f.Sequence(""))
+		require.Equal(t, activities.ConfirmHoldInput{Tenant: "demo", HoldID: "hold-2"}, f.Input("appointment", "confirm-hold-2"))
+		require.NotEqual(t, f.Key("appointment", "hold-slot"), f.Key("appointment", "rehold-slot"), "the re-hold is a new operation with its own key")
 		require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "hold slot: ok", "confirm hold: ok",
 			"capture deposit (payment saga): ok", "send confirmation: ok"}, unitStepNames(st))
-		require.Empty(t, f.started("ReleaseHold"))
+		require.Empty(t, f.Started("ReleaseHold"))
 	})
 	t.Run("expired twice is rejected and compensated", func(t *testing.T) {
 		env, f := newUnitEnv(t)
@@ -349,8 +350,8 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 		require.Equal(t, workflows.StatusRejected, st.Status)
 		require.Equal(t, "hold_expired", st.Reason)
 		require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "HoldSlot rehold-slot", "ConfirmHold confirm-hold-2", "CancelBooking cancel-booking",
-			"VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"}, f.sequence("appointment"), "one re-hold only")
-		require.False(t, f.live)
+			"VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"}, f.Sequence("appointment"), "one re-hold only")
+		require.False(t, f.Live())
 	})
 }
 
@@ -368,7 +369,7 @@ func TestUnitCancellationAfterCommitKeepsTheLifecycle(t *testing.T) {
 	defer f.mu.Unlock()
 	require.NotNil(t, f.lifecycle, "the lifecycle was started")
 	require.Equal(t, "booking-hold-1", f.lifecycle.BookingID)
-	for _, c := range f.calls {
+	for _, c := range f.Calls() {
 		require.NotContains(t, []string{"CancelBooking", "VoidDeposit", "ReleaseHold"}, c.Activity, "a committed booking is not undone")
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
@@ -26,7 +27,7 @@ func reviewReasons(f *unitFake) []review.Reason {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []review.Reason
-	for _, v := range f.inputs {
+	for _, v := range f.Inputs() {
 		if in, ok := v.(activities.ReviewInput); ok {
 			out = append(out, in.Reason)
 		}
@@ -46,7 +47,7 @@ func TestUnitCompensationRetriesBeyondActivityAttempts(t *testing.T) {
 		return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeCalendarFinal)
 	}
 	const outage = 9 // attempts refused: three times the step budget
-	f.void = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
+	f.Void = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
 		if activity.GetInfo(ctx).Attempt <= outage {
 			return activities.IntentResult{}, errors.New("dial tcp 127.0.0.1:8082: connection refused")
 		}
@@ -57,14 +58,14 @@ func TestUnitCompensationRetriesBeyondActivityAttempts(t *testing.T) {
 	require.Equal(t, workflows.StatusRejected, st.Status, st.Reason)
 	require.Empty(t, st.ReviewCase)
 	var childVoids int
-	for _, c := range f.started("VoidDeposit") {
+	for _, c := range f.Started("VoidDeposit") {
 		if c.Saga == "payment" {
 			childVoids++
 		}
 	}
 	require.Greater(t, childVoids, int(req.Tuning.ActivityAttempts), "the void outlived the step retry budget")
 	require.Equal(t, outage+1, childVoids, "retried until it landed, then stopped")
-	require.False(t, f.live, "the authorisation was voided")
+	require.False(t, f.Live(), "the authorisation was voided")
 	require.Empty(t, reviewReasons(f))
 }
 
@@ -76,7 +77,7 @@ func TestUnitFinalCompensationFailureOpensReview(t *testing.T) {
 	f.confirmHold = func(context.Context, activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
 		return activities.ConfirmHoldResult{}, unitFinalErr(activities.ErrTypeCalendarFinal)
 	}
-	f.void = func(context.Context, activities.IntentInput) (activities.IntentResult, error) {
+	f.Void = func(context.Context, activities.IntentInput) (activities.IntentResult, error) {
 		return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentFinal)
 	}
 	env.ExecuteWorkflow(appointment.WorkflowName, unitRequest())
@@ -104,13 +105,13 @@ func TestUnitCancelWhileSendingConfirmationGoesToTheLifecycle(t *testing.T) {
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Empty(t, st.ReviewCase)
 	require.Empty(t, reviewReasons(f))
-	calls := f.started("ChangeBooking")
+	calls := f.Started("ChangeBooking")
 	require.Len(t, calls, 1)
-	in := f.input(calls[0].Saga, calls[0].ID).(activities.ChangeBookingInput)
+	in := f.Input(calls[0].Saga, calls[0].ID).(activities.ChangeBookingInput)
 	require.Equal(t, lifecycle.UpdateCancel, in.Update)
 	require.Equal(t, lifecycle.CancelUpdateID("demo", "appointment:"+st.Reference), in.UpdateID)
 	require.JSONEq(t, `{"reason":"asked by the customer while the booking was being confirmed","refund_in_full":true}`, string(in.Args))
-	require.Empty(t, f.started("CancelBooking"), "the lifecycle cancels, not the saga")
+	require.Empty(t, f.Started("CancelBooking"), "the lifecycle cancels, not the saga")
 }
 
 // TestUnitConfirmOutlastsACalendarOutage: the calendar answers "retry with
@@ -129,7 +130,7 @@ func TestUnitConfirmOutlastsACalendarOutage(t *testing.T) {
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, outage+1, confirms, "retried under its key until it landed, then stopped")
-	require.Empty(t, f.started("VoidDeposit"), "the deposit was not voided")
+	require.Empty(t, f.Started("VoidDeposit"), "the deposit was not voided")
 	require.Empty(t, reviewReasons(f))
 }
 
@@ -146,7 +147,7 @@ func TestUnitHoldReconcileOutlastsACalendarOutage(t *testing.T) {
 		if activity.GetInfo(ctx).ActivityID == "hold-slot" {
 			return activities.HoldSlotResult{}, errors.New("calendar hold slot: 503 internal: idempotency store unavailable; retry with the same key")
 		}
-		return activities.HoldSlotResult{Step: unitStep(ctx, "hold-2"), Hold: calendar.Hold{ID: "hold-2", Status: calendar.HoldHeld, Reference: in.Reference}}, nil
+		return activities.HoldSlotResult{Step: workflowtest.Step(ctx, "hold-2"), Hold: calendar.Hold{ID: "hold-2", Status: calendar.HoldHeld, Reference: in.Reference}}, nil
 	}
 	lookups := 0
 	f.findHold = func(ctx context.Context, _ activities.FindHoldInput) (activities.FindHoldResult, error) {
@@ -162,7 +163,7 @@ func TestUnitHoldReconcileOutlastsACalendarOutage(t *testing.T) {
 	require.Equal(t, "hold-2", st.HoldID)
 	require.Equal(t, outage+1, lookups, "asked under one key until the calendar answered")
 	require.Equal(t, []string{"HoldSlot hold-slot", "FindHold find-hold-slot", "HoldSlot hold-slot-2",
-		"ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.executions("appointment"))
+		"ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.Executions("appointment"))
 	require.Empty(t, reviewReasons(f))
 }
 
@@ -191,9 +192,9 @@ func TestUnitConfirmOutlastsThePaymentDecisionBound(t *testing.T) {
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Greater(t, last.Sub(first), 30*time.Minute, "the outage outlasts the old decision bound")
-	require.Len(t, f.started("CaptureDeposit"), 1, "the deposit is captured")
-	require.Empty(t, f.started("VoidDeposit"), "the payment saga did not void on its own")
-	require.Empty(t, f.started("CancelBooking"), "the confirmed booking stands")
+	require.Len(t, f.Started("CaptureDeposit"), 1, "the deposit is captured")
+	require.Empty(t, f.Started("VoidDeposit"), "the payment saga did not void on its own")
+	require.Empty(t, f.Started("CancelBooking"), "the confirmed booking stands")
 	require.Empty(t, reviewReasons(f))
 }
 
@@ -206,6 +207,6 @@ func refuseConfirm(outage int32, seen func(context.Context)) func(context.Contex
 		if activity.GetInfo(ctx).Attempt <= outage {
 			return activities.ConfirmHoldResult{}, errors.New("calendar confirm hold: 503 internal: idempotency store unavailable; retry with the same key")
 		}
-		return activities.ConfirmHoldResult{Step: unitStep(ctx, "bk_1"), Booking: calendar.Booking{ID: "bk_1", HoldID: in.HoldID}}, nil
+		return activities.ConfirmHoldResult{Step: workflowtest.Step(ctx, "bk_1"), Booking: calendar.Booking{ID: "bk_1", HoldID: in.HoldID}}, nil
 	}
 }

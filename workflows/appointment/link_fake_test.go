@@ -13,6 +13,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 )
 
 // unitLink is the fake's payment link: a session status and the status of
@@ -35,7 +36,8 @@ func (f *unitFake) pay() {
 	if f.link.session.Status != payments.SessionOpen {
 		return // an expired page takes no payment
 	}
-	f.link.session.Status, f.link.intent, f.live = payments.SessionComplete, payments.StatusRequiresCapture, true
+	f.link.session.Status, f.link.intent = payments.SessionComplete, payments.StatusRequiresCapture
+	f.SetLive(true)
 }
 
 // decline makes a card fail on the page: the session stays open.
@@ -47,11 +49,11 @@ func (f *unitFake) decline() {
 
 func (f *unitFake) linkResult(ctx context.Context) activities.PaymentLinkResult {
 	s := f.link.session
-	res := activities.PaymentLinkResult{Step: unitStep(ctx, s.ID), Session: s}
+	res := activities.PaymentLinkResult{Step: workflowtest.Step(ctx, s.ID), Session: s}
 	if f.link.intent != "" {
 		res.Session.IntentID = "pi_link"
 		intent := f.link.intent
-		if f.link.intent == payments.StatusRequiresCapture && !f.live {
+		if f.link.intent == payments.StatusRequiresCapture && !f.Live() {
 			intent = payments.StatusCanceled // voided (or captured) since
 		}
 		res.Intent, res.HasIntent = payments.Intent{ID: "pi_link", Status: intent, Amount: 2000, Currency: "eur"}, true
@@ -64,7 +66,7 @@ func (f *unitFake) mockLinks(env *testsuite.TestWorkflowEnvironment) {
 	a := (*activities.Activities)(nil)
 	env.OnActivity(a.CreatePaymentLink, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.PaymentLinkInput) (activities.PaymentLinkResult, error) {
-			f.note(ctx, in)
+			f.Note(ctx, in)
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if f.link.down != nil && f.link.down() {
@@ -77,7 +79,7 @@ func (f *unitFake) mockLinks(env *testsuite.TestWorkflowEnvironment) {
 		})
 	env.OnActivity(a.GetPaymentLink, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.LinkInput) (activities.PaymentLinkResult, error) {
-			f.note(ctx, in)
+			f.Note(ctx, in)
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if f.link.readDown != nil && f.link.readDown() {
@@ -87,7 +89,7 @@ func (f *unitFake) mockLinks(env *testsuite.TestWorkflowEnvironment) {
 		})
 	env.OnActivity(a.ExpirePaymentLink, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.LinkInput) (activities.PaymentLinkResult, error) {
-			f.note(ctx, in)
+			f.Note(ctx, in)
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if f.link.session.Status == payments.SessionOpen {

@@ -41,7 +41,7 @@ func (f *unitFake) messages() map[string]activities.ConfirmationInput {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := map[string]activities.ConfirmationInput{}
-	for k, in := range f.inputs {
+	for k, in := range f.Inputs() {
 		if c, ok := in.(activities.ConfirmationInput); ok {
 			out[k] = c
 		}
@@ -74,16 +74,16 @@ func TestUnitLinkPaidIsCaptured(t *testing.T) {
 	require.Equal(t, []string{
 		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
 		"GetPaymentLink read-payment-link-1", "CaptureDeposit capture-deposit",
-	}, f.sequence("payment"))
-	require.Equal(t, 37*time.Minute, f.input("appointment", "hold-slot").(activities.HoldSlotInput).TTL, "the hold outlives the link")
+	}, f.Sequence("payment"))
+	require.Equal(t, 37*time.Minute, f.Input("appointment", "hold-slot").(activities.HoldSlotInput).TTL, "the hold outlives the link")
 	link := f.messages()["payment/send-payment-link"]
 	require.Equal(t, activities.MessageKindPaymentLink, link.Kind)
 	require.Equal(t, "whatsapp", link.Channel, "a caller gets the link by WhatsApp")
 	require.Contains(t, link.Text, "Bitte zahlen Sie die Anzahlung von 20,00 € hier: https://pay.example/pay/cs_1 (gültig bis ")
-	in := f.input("payment", "create-payment-link").(activities.PaymentLinkInput)
+	in := f.Input("payment", "create-payment-link").(activities.PaymentLinkInput)
 	require.Equal(t, unitWorkflowID, in.Reference)
 	require.Equal(t, "de", in.Locale)
-	require.False(t, f.live)
+	require.False(t, f.Live())
 }
 
 func TestUnitLinkLostWebhookReconciledAtDeadline(t *testing.T) {
@@ -98,8 +98,8 @@ func TestUnitLinkLostWebhookReconciledAtDeadline(t *testing.T) {
 	require.Equal(t, []string{
 		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
 		"GetPaymentLink read-payment-link-1", "CaptureDeposit capture-deposit",
-	}, f.sequence("payment"), "read at the deadline, found paid: no expiry")
-	read := f.started("GetPaymentLink")[0]
+	}, f.Sequence("payment"), "read at the deadline, found paid: no expiry")
+	read := f.Started("GetPaymentLink")[0]
 	require.GreaterOrEqual(t, read.At.Sub(start), 31*time.Minute+59*time.Second, "read at the link's deadline (whole seconds)")
 }
 
@@ -114,19 +114,19 @@ func TestUnitLinkExpiredReleasesHold(t *testing.T) {
 	require.Equal(t, []string{
 		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
 		"GetPaymentLink read-payment-link-1", "ExpirePaymentLink expire-payment-link",
-	}, f.sequence("payment"), "still open at the deadline: closed, then nothing to void")
+	}, f.Sequence("payment"), "still open at the deadline: closed, then nothing to void")
 	// The expired session, read by its ID, proves nothing was paid: no
 	// search for a deposit, which a lagging one (Stripe's) could never
 	// prove absent (the compensation retried for ever).
-	require.Empty(t, f.started("VoidDeposit"))
+	require.Empty(t, f.Started("VoidDeposit"))
 	require.Equal(t, payments.SessionExpired, f.link.session.Status)
-	seq := f.sequence("appointment")
+	seq := f.Sequence("appointment")
 	require.Less(t, slices.Index(seq, "ReleaseHold release-hold"), slices.Index(seq, "SendConfirmation send-payment-expired"),
 		"told after the slot was released: %v", seq)
 	msg := f.messages()["appointment/send-payment-expired"]
 	require.Equal(t, activities.MessageKindPaymentExpired, msg.Kind)
 	require.Contains(t, msg.Text, "Zahlungslink ist abgelaufen")
-	require.Empty(t, f.started("CaptureDeposit"))
+	require.Empty(t, f.Started("CaptureDeposit"))
 }
 
 func TestUnitLinkDeclinedThenPaid(t *testing.T) {
@@ -141,8 +141,8 @@ func TestUnitLinkDeclinedThenPaid(t *testing.T) {
 	require.Equal(t, []string{
 		"CreatePaymentLink create-payment-link", "SendConfirmation send-payment-link",
 		"GetPaymentLink read-payment-link-1", "GetPaymentLink read-payment-link-2", "CaptureDeposit capture-deposit",
-	}, f.sequence("payment"), "the decline kept the link open")
-	capture := f.started("CaptureDeposit")[0]
+	}, f.Sequence("payment"), "the decline kept the link open")
+	capture := f.Started("CaptureDeposit")[0]
 	require.Less(t, capture.At.Sub(start), 30*time.Minute, "captured on the payment, not at the deadline")
 }
 
@@ -169,21 +169,21 @@ func TestUnitLinkCancelledWhileOpen(t *testing.T) {
 
 			require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
 			require.Equal(t, deposit.Voided, st.Payment)
-			payment := f.sequence("payment")
+			payment := f.Sequence("payment")
 			want := []string{"ExpirePaymentLink expire-payment-link-undo"}
 			if tc.paidBefore {
 				want = append(want, "VoidDeposit void-deposit") // by the ID the closed session names
 			}
 			require.Equal(t, want, payment[2:2+len(want)], "the link is closed before the void: nothing can be paid after it")
 			if !tc.paidBefore {
-				require.Empty(t, f.started("VoidDeposit"), "the session closed unpaid proves there is no deposit: no search")
+				require.Empty(t, f.Started("VoidDeposit"), "the session closed unpaid proves there is no deposit: no search")
 			}
 			require.NotEqual(t, payments.SessionOpen, f.link.session.Status)
-			require.Empty(t, f.started("CaptureDeposit"), "nothing charged")
-			require.False(t, f.live, "no authorisation left")
+			require.Empty(t, f.Started("CaptureDeposit"), "nothing charged")
+			require.False(t, f.Live(), "no authorisation left")
 			_, told := f.messages()["payment/send-payment-late-refund"]
 			require.Equal(t, tc.told, told)
-			require.Contains(t, f.sequence("appointment"), "ReleaseHold release-hold")
+			require.Contains(t, f.Sequence("appointment"), "ReleaseHold release-hold")
 		})
 	}
 }
@@ -208,7 +208,7 @@ func TestUnitLinkCreateOutlastsAPaymentOutage(t *testing.T) {
 			env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
 			st := unitResult(t, env)
 
-			creates := f.started("CreatePaymentLink")
+			creates := f.Started("CreatePaymentLink")
 			require.Greater(t, len(creates), 1, "retried through the outage")
 			for _, c := range creates {
 				require.Less(t, c.At.Sub(start), 5*time.Minute, "no round starts once its link would outlive the hold")
@@ -217,7 +217,7 @@ func TestUnitLinkCreateOutlastsAPaymentOutage(t *testing.T) {
 				require.Equal(t, workflows.StatusPaymentFailed, st.Status)
 				require.Contains(t, st.Reason, "payment_link_unavailable")
 				require.Equal(t, 0, f.link.created)
-				require.Contains(t, f.sequence("appointment"), "ReleaseHold release-hold")
+				require.Contains(t, f.Sequence("appointment"), "ReleaseHold release-hold")
 				msg := f.messages()["appointment/send-payment-unavailable"]
 				require.Equal(t, activities.MessageKindPaymentUnavailable, msg.Kind)
 				require.Contains(t, msg.Text, "nicht gebucht und nichts berechnet")
@@ -249,10 +249,10 @@ func TestUnitLinkPaidDuringAnOutageIsReadWhenTheAPIIsBack(t *testing.T) {
 
 	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 	require.Equal(t, deposit.Captured, st.Payment)
-	captures := f.started("CaptureDeposit")
+	captures := f.Started("CaptureDeposit")
 	require.Len(t, captures, 1)
 	require.Less(t, captures[0].At.Sub(outageEnds), 2*time.Minute, "read again soon after the API was back")
-	require.Empty(t, f.started("ExpirePaymentLink"), "no deadline reached")
+	require.Empty(t, f.Started("ExpirePaymentLink"), "no deadline reached")
 }
 
 // TestUnitLinkNeverMadeLeavesNothingToVoid: an outage of the payment API
@@ -265,7 +265,7 @@ func TestUnitLinkPaidDuringAnOutageIsReadWhenTheAPIIsBack(t *testing.T) {
 func TestUnitLinkNeverMadeLeavesNothingToVoid(t *testing.T) {
 	env, f := newUnitLinkEnv(t)
 	f.link.down = func() bool { return true }
-	f.void = func(_ context.Context, in activities.IntentInput) (activities.IntentResult, error) {
+	f.Void = func(_ context.Context, in activities.IntentInput) (activities.IntentResult, error) {
 		if in.IntentID == "" {
 			return activities.IntentResult{}, errors.New("the search, which lags writes, shows no deposit yet: not proven absent")
 		}
@@ -278,8 +278,8 @@ func TestUnitLinkNeverMadeLeavesNothingToVoid(t *testing.T) {
 	require.Contains(t, st.Reason, "payment_link_unavailable")
 	require.Empty(t, st.ReviewCase, "nothing for a person: nothing was paid")
 	require.Equal(t, 0, f.link.created)
-	require.NotContains(t, f.sequence("appointment"), "VoidDeposit void-deposit", "no search for a deposit that cannot exist")
-	require.Contains(t, f.sequence("appointment"), "ReleaseHold release-hold")
+	require.NotContains(t, f.Sequence("appointment"), "VoidDeposit void-deposit", "no search for a deposit that cannot exist")
+	require.Contains(t, f.Sequence("appointment"), "ReleaseHold release-hold")
 	msg := f.messages()["appointment/send-payment-unavailable"]
 	require.Contains(t, msg.Text, "nicht gebucht und nichts berechnet")
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 )
 
 // unitUnknownHold makes every hold attempt end with a retryable error (an
@@ -30,7 +31,7 @@ func unitUnknownHold(f *unitFake, ok func(activityID string) bool) {
 	f.holdSlot = func(ctx context.Context, in activities.HoldSlotInput) (activities.HoldSlotResult, error) {
 		id := activity.GetInfo(ctx).ActivityID
 		if ok != nil && ok(id) {
-			return activities.HoldSlotResult{Step: unitStep(ctx, "hold-"+id), Hold: calendar.Hold{ID: "hold-" + id, Status: calendar.HoldHeld, Reference: in.Reference}}, nil
+			return activities.HoldSlotResult{Step: workflowtest.Step(ctx, "hold-"+id), Hold: calendar.Hold{ID: "hold-" + id, Status: calendar.HoldHeld, Reference: in.Reference}}, nil
 		}
 		return activities.HoldSlotResult{}, errors.New("timeout")
 	}
@@ -66,8 +67,8 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 		st := unitResult(t, env)
 		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 		require.Equal(t, "hold-lost", st.HoldID)
-		require.Equal(t, []string{"HoldSlot hold-slot", "FindHold find-hold-slot", "ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.sequence("appointment"))
-		require.Equal(t, activities.FindHoldInput{Tenant: "demo", Reference: unitWorkflowID}, f.input("appointment", "find-hold-slot"))
+		require.Equal(t, []string{"HoldSlot hold-slot", "FindHold find-hold-slot", "ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.Sequence("appointment"))
+		require.Equal(t, activities.FindHoldInput{Tenant: "demo", Reference: unitWorkflowID}, f.Input("appointment", "find-hold-slot"))
 	})
 
 	cases := []struct {
@@ -140,7 +141,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 			require.Equal(t, workflows.StatusNeedsReview, during.Status, "waiting for a person")
 			require.NotEmpty(t, during.ReviewCase)
 			require.Equal(t, []string{"hold slot: failed", "hold slot: failed"}, unitStepNames(during))
-			rin := f.input("appointment", "open-review-hold-slot-2").(activities.ReviewInput)
+			rin := f.Input("appointment", "open-review-hold-slot-2").(activities.ReviewInput)
 			require.Equal(t, review.ReasonUnknownOutcome, rin.Reason)
 			require.Equal(t, unitWorkflowID, rin.WorkflowID)
 			require.Equal(t, "hold-slot-2", rin.Details["step"])
@@ -149,15 +150,15 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 			require.Equal(t, tc.status, st.Status, st.Reason)
 			require.Equal(t, tc.reason, st.Reason)
 			require.Empty(t, st.ReviewCase, "the case is closed for the saga")
-			require.Equal(t, append(append([]string{}, unitUnknownUntilReview...), tc.after...), f.executions("appointment"))
-			require.Greater(t, len(f.started("FindHold")), 2, "the second lookup asked until its bound")
-			ended := f.calls[len(f.calls)-1].At.Sub(start)
+			require.Equal(t, append(append([]string{}, unitUnknownUntilReview...), tc.after...), f.Executions("appointment"))
+			require.Greater(t, len(f.Started("FindHold")), 2, "the second lookup asked until its bound")
+			ended := f.Calls()[len(f.Calls())-1].At.Sub(start)
 			require.GreaterOrEqual(t, ended, tc.minWait)
 			require.Less(t, ended, tc.maxWait)
 			if tc.wantHold != "" {
 				require.Equal(t, tc.wantHold, st.HoldID)
 			} else {
-				require.Empty(t, f.started("AuthorizeDeposit"), "no deposit without a hold")
+				require.Empty(t, f.Started("AuthorizeDeposit"), "no deposit without a hold")
 			}
 		})
 	}
@@ -196,16 +197,14 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env, f := newUnitEnv(t)
-			f.authorize = func(ctx context.Context, in activities.DepositInput) (activities.IntentResult, error) {
+			f.Authorize = func(ctx context.Context, in activities.DepositInput) (activities.IntentResult, error) {
 				if activity.GetInfo(ctx).ActivityID != "authorize-deposit-3" {
 					return activities.IntentResult{}, errors.New("timeout")
 				}
-				f.mu.Lock()
-				f.live = true
-				f.mu.Unlock()
-				return activities.IntentResult{Step: unitStep(ctx, "pi_3"), Found: true, Intent: payments.Intent{ID: "pi_3", Status: payments.StatusRequiresCapture, Reference: in.Reference}}, nil
+				f.SetLive(true)
+				return activities.IntentResult{Step: workflowtest.Step(ctx, "pi_3"), Found: true, Intent: payments.Intent{ID: "pi_3", Status: payments.StatusRequiresCapture, Reference: in.Reference}}, nil
 			}
-			f.findDeposit = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
+			f.FindDeposit = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
 				if activity.GetInfo(ctx).ActivityID == "find-deposit-1" {
 					return activities.IntentResult{Authoritative: true}, nil
 				}
@@ -236,18 +235,18 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 			require.Equal(t, workflows.StatusNeedsReview, appt.Status, "the appointment shows the deposit's review")
 			require.Equal(t, deposit.NeedsReview, appt.Payment)
 			require.Equal(t, deposit.NeedsReview, pay.Status)
-			rin := f.input("payment", "open-review-authorize-deposit-2").(activities.ReviewInput)
+			rin := f.Input("payment", "open-review-authorize-deposit-2").(activities.ReviewInput)
 			require.Equal(t, childID, rin.WorkflowID, "the case names the saga that waits for it")
 
 			st := unitResult(t, env)
 			require.Equal(t, tc.status, st.Status, st.Reason)
 			require.Contains(t, st.Reason, tc.reason)
-			require.Equal(t, tc.appointment, f.sequence("appointment"))
-			require.Equal(t, append(append([]string{}, untilReview...), tc.payment...), f.sequence("payment"))
-			require.False(t, f.live, "no live authorisation is left behind")
+			require.Equal(t, tc.appointment, f.Sequence("appointment"))
+			require.Equal(t, append(append([]string{}, untilReview...), tc.payment...), f.Sequence("payment"))
+			require.False(t, f.Live(), "no live authorisation is left behind")
 			if tc.action == review.ActionRetry {
 				require.Equal(t, "pi_3", st.IntentID)
-				require.Equal(t, f.key("payment", "authorize-deposit-3"), st.Steps[1].Key)
+				require.Equal(t, f.Key("payment", "authorize-deposit-3"), st.Steps[1].Key)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ package workflowtest
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +23,10 @@ import (
 // in every unit test; its payment saga runs as payment:<it> and its
 // lifecycle as lifecycle.WorkflowID(it).
 var AppointmentID = appointment.WorkflowID("demo", "unit0intent0000000000000")
+
+// KeyPattern is every idempotency key an activity derives from its
+// execution (activities.KeyOf).
+var KeyPattern = regexp.MustCompile(`^bko1_[0-9a-f]{48}$`)
 
 // CustomerKey is number's key in tenant demo with the development secret,
 // the one the test stacks' gateways use (testsupport.CustomerKey, without
@@ -43,6 +48,17 @@ func Environment(suite *testsuite.WorkflowTestSuite) *testsuite.TestWorkflowEnvi
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
 	return env
+}
+
+// NewEnv is a fresh time-skipping Environment for t whose SDK log is
+// printed if t fails.
+func NewEnv(t testing.TB) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	logs := &Log{}
+	suite.SetLogger(logs)
+	logs.LogOnFailure(t)
+	return Environment(&suite)
 }
 
 // Log keeps the SDK's log in memory (the environment's goroutines may log

@@ -1,8 +1,8 @@
-package appointment_test
+package deposit_test
 
 // Unit tests of PaymentWorkflow on its own (no parent to notify) against
-// the fake downstream of saga_fake_test.go: decisions, their absence, and
-// an authorisation whose outcome is unknown.
+// the fake payment API of workflowtest: decisions, their absence, and an
+// authorisation whose outcome is unknown.
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/deposit"
+	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 )
 
 func unitPaymentRequest() deposit.Request {
@@ -29,11 +30,29 @@ func unitPaymentRequest() deposit.Request {
 	}
 }
 
-func newUnitPaymentEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *unitFake) {
-	env, f := newUnitEnv(t)
+// paymentFake is the payment API the deposit saga talks to, and what its
+// activities were asked.
+type paymentFake struct {
+	*workflowtest.Recorder
+	*workflowtest.PaymentAPI
+}
+
+// newUnitPaymentEnv runs the deposit saga alone on the time-skipping
+// environment, its activities answered by a fresh fake payment API.
+func newUnitPaymentEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *paymentFake) {
+	t.Helper()
+	env := workflowtest.NewEnv(t)
+	deposit.Register(env)
+	env.RegisterActivity(&activities.Activities{})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: deposit.WorkflowID(unitWorkflowID), TaskQueue: workflows.TaskQueue})
+	f := &paymentFake{Recorder: workflowtest.NewRecorder(), PaymentAPI: &workflowtest.PaymentAPI{}}
+	f.Listen(env)
+	f.Mock(env, f.Recorder, workflowtest.NoDelay)
 	return env, f
 }
+
+// unitWorkflowID is the appointment whose deposit the saga takes.
+var unitWorkflowID = workflowtest.AppointmentID
 
 func unitPaymentResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) deposit.State {
 	t.Helper()
@@ -81,31 +100,31 @@ func TestUnitPaymentDecisions(t *testing.T) {
 			require.Equal(t, tc.status, ps.Status)
 			require.Equal(t, tc.reason, ps.Reason)
 			require.Equal(t, "pi_1", ps.IntentID)
-			require.Equal(t, tc.calls, f.sequence("payment"))
-			last := f.calls[len(f.calls)-1]
+			require.Equal(t, tc.calls, f.Sequence("payment"))
+			last := f.Calls()[len(f.Calls())-1]
 			require.GreaterOrEqual(t, last.At.Sub(start), tc.minAt)
 			if tc.decision == "" {
 				require.Less(t, last.At.Sub(start), 31*time.Minute, "voided right at the decision timeout")
-				require.Equal(t, "pi_1", f.input("payment", "void-deposit").(activities.IntentInput).IntentID)
+				require.Equal(t, "pi_1", f.Input("payment", "void-deposit").(activities.IntentInput).IntentID)
 			}
-			require.False(t, f.live, "no live authorisation is left behind")
+			require.False(t, f.Live(), "no live authorisation is left behind")
 			for _, s := range ps.Steps {
-				require.Regexp(t, unitKeyPattern, s.Key, s.Name)
+				require.Regexp(t, workflowtest.KeyPattern, s.Key, s.Name)
 			}
 		})
 	}
 }
 
 func TestUnitPaymentUnknownAuthorisation(t *testing.T) {
-	unknown := func(f *unitFake) {
-		f.authorize = func(context.Context, activities.DepositInput) (activities.IntentResult, error) {
+	unknown := func(f *paymentFake) {
+		f.Authorize = func(context.Context, activities.DepositInput) (activities.IntentResult, error) {
 			return activities.IntentResult{}, errors.New("timeout")
 		}
 	}
 	t.Run("reconciled by reference", func(t *testing.T) {
 		env, f := newUnitPaymentEnv(t)
 		unknown(f)
-		f.findDeposit = func(_ context.Context, in activities.IntentInput) (activities.IntentResult, error) {
+		f.FindDeposit = func(_ context.Context, in activities.IntentInput) (activities.IntentResult, error) {
 			return activities.IntentResult{Found: true, Intent: payments.Intent{ID: "pi_lost", Status: payments.StatusRequiresCapture, Reference: in.Reference}}, nil
 		}
 		req := unitPaymentRequest()
@@ -115,13 +134,13 @@ func TestUnitPaymentUnknownAuthorisation(t *testing.T) {
 		ps := unitPaymentResult(t, env)
 		require.Equal(t, deposit.Captured, ps.Status)
 		require.Equal(t, "pi_lost", ps.IntentID)
-		require.Equal(t, []string{"AuthorizeDeposit authorize-deposit", "FindDeposit find-deposit-1", "CaptureDeposit capture-deposit"}, f.sequence("payment"))
-		require.Equal(t, "pi_lost", f.input("payment", "capture-deposit").(activities.IntentInput).IntentID)
+		require.Equal(t, []string{"AuthorizeDeposit authorize-deposit", "FindDeposit find-deposit-1", "CaptureDeposit capture-deposit"}, f.Sequence("payment"))
+		require.Equal(t, "pi_lost", f.Input("payment", "capture-deposit").(activities.IntentInput).IntentID)
 	})
 	t.Run("still unknown: review, abandon, void", func(t *testing.T) {
 		env, f := newUnitPaymentEnv(t)
 		unknown(f)
-		f.findDeposit = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
+		f.FindDeposit = func(ctx context.Context, _ activities.IntentInput) (activities.IntentResult, error) {
 			if activity.GetInfo(ctx).ActivityID == "find-deposit-1" {
 				return activities.IntentResult{Authoritative: true}, nil
 			}
@@ -144,7 +163,7 @@ func TestUnitPaymentUnknownAuthorisation(t *testing.T) {
 		require.Equal(t, []string{
 			"AuthorizeDeposit authorize-deposit", "FindDeposit find-deposit-1", "AuthorizeDeposit authorize-deposit-2",
 			"FindDeposit find-deposit-2", "OpenReviewCase open-review-authorize-deposit-2", "VoidDeposit void-deposit",
-		}, f.sequence("payment"))
-		require.Equal(t, activities.IntentInput{Tenant: "demo", Reference: unitWorkflowID}, f.input("payment", "void-deposit"), "nothing known: void by reference")
+		}, f.Sequence("payment"))
+		require.Equal(t, activities.IntentInput{Tenant: "demo", Reference: unitWorkflowID}, f.Input("payment", "void-deposit"), "nothing known: void by reference")
 	})
 }
