@@ -2,6 +2,7 @@ package testsupport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -100,4 +101,59 @@ func freeLoopbackAddr(t testing.TB) string {
 		t.Fatalf("free port %s: %v", addr, err)
 	}
 	return addr
+}
+
+var (
+	stripeSpecOnce sync.Once
+	stripeSpec     map[string]json.RawMessage
+	stripeSpecErr  error
+)
+
+// StripeSchemas returns the schemas (components.schemas) of Stripe's
+// OpenAPI definition as stripe-mock StripeMockVersion embeds it, read from
+// the Go module cache (go mod download, once per machine); where that is
+// impossible the test is skipped, saying why.
+func StripeSchemas(t testing.TB) map[string]json.RawMessage {
+	t.Helper()
+	schemas, err := LoadStripeSchemas()
+	if err != nil {
+		t.Skipf("Stripe's OpenAPI definition (stripe-mock %s) could not be had (%v): answers are not checked against it", StripeMockVersion, err)
+	}
+	return schemas
+}
+
+// LoadStripeSchemas is StripeSchemas for helpers that check what they can
+// and go on without the definition (the error says why it is missing).
+func LoadStripeSchemas() (map[string]json.RawMessage, error) {
+	stripeSpecOnce.Do(func() { stripeSpec, stripeSpecErr = loadStripeSchemas() })
+	return stripeSpec, stripeSpecErr
+}
+
+func loadStripeSchemas() (map[string]json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", "github.com/stripe/stripe-mock@"+StripeMockVersion)
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go mod download: %w", err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return nil, fmt.Errorf("go mod download named no directory: %s", out)
+	}
+	raw, err := os.ReadFile(filepath.Join(mod.Dir, "embedded", "openapi", "spec3.json"))
+	if err != nil {
+		return nil, err
+	}
+	var spec struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return nil, fmt.Errorf("spec3.json: %w", err)
+	}
+	return spec.Components.Schemas, nil
 }

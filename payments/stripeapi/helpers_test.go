@@ -144,6 +144,7 @@ func (e *env) do(method, path, key, token, body string) response {
 	}
 	require.NoError(e.t, json.Unmarshal(r.body, &doc), "every answer is JSON: %s", r.body)
 	if doc.Error != nil {
+		requireStripeError(e.t, r.body)
 		require.NoError(e.t, json.Unmarshal(*doc.Error, &r.err))
 	} else {
 		require.NoError(e.t, json.Unmarshal(r.body, &r.object))
