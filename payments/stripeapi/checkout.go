@@ -43,6 +43,29 @@ type sessionObject struct {
 	SuccessURL         string            `json:"success_url"`
 	UIMode             string            `json:"ui_mode"`
 	URL                *string           `json:"url"`
+	// Fields Stripe sends on every session, always "off" here: no tax,
+	// no custom fields or text, no shipping (Stripe's definition requires
+	// them, so a client generated from it expects them).
+	AutomaticTax    sessionAutomaticTax `json:"automatic_tax"`
+	CustomFields    []struct{}          `json:"custom_fields"`
+	CustomText      sessionCustomText   `json:"custom_text"`
+	ShippingOptions []struct{}          `json:"shipping_options"`
+}
+
+// sessionAutomaticTax is a session's automatic_tax, disabled.
+type sessionAutomaticTax struct {
+	Enabled   bool      `json:"enabled"`
+	Liability *struct{} `json:"liability"`
+	Provider  *string   `json:"provider"`
+	Status    *string   `json:"status"`
+}
+
+// sessionCustomText is a session's custom_text, none.
+type sessionCustomText struct {
+	AfterSubmit              *struct{} `json:"after_submit"`
+	ShippingAddress          *struct{} `json:"shipping_address"`
+	Submit                   *struct{} `json:"submit"`
+	TermsOfServiceAcceptance *struct{} `json:"terms_of_service_acceptance"`
 }
 
 // object renders a session. payment_status is "paid" only once the money
@@ -55,6 +78,7 @@ func (r sessionRow) object() *sessionObject {
 		Currency: r.Currency, ExpiresAt: r.ExpiresAt.Unix(), Locale: nullable(r.Locale), Metadata: nonNilMap(r.Metadata),
 		Mode: "payment", PaymentIntent: nullable(r.PaymentIntentID), PaymentMethodTypes: []string{"card"},
 		PaymentStatus: "unpaid", Status: r.Status, SuccessURL: r.SuccessURL, UIMode: "hosted",
+		CustomFields: []struct{}{}, ShippingOptions: []struct{}{},
 	}
 	if r.IntentStatus == payments.StatusSucceeded {
 		o.PaymentStatus = "paid"

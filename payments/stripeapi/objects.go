@@ -71,6 +71,19 @@ type chargeObject struct {
 	PaymentMethod  string            `json:"payment_method"`
 	Refunded       bool              `json:"refunded"`
 	Status         string            `json:"status"`
+	// BillingDetails and Disputed are sent on every Stripe charge; this API
+	// collects no billing details and has no disputes.
+	BillingDetails chargeBillingDetails `json:"billing_details"`
+	Disputed       bool                 `json:"disputed"`
+}
+
+// chargeBillingDetails is a charge's billing_details, all unknown.
+type chargeBillingDetails struct {
+	Address *struct{} `json:"address"`
+	Email   *string   `json:"email"`
+	Name    *string   `json:"name"`
+	Phone   *string   `json:"phone"`
+	TaxID   *string   `json:"tax_id"`
 }
 
 // refundRow is a refunds row.
