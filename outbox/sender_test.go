@@ -340,6 +340,28 @@ func TestAttemptedButNotFoundIsSentAgainOnlyWhereTheListIsAuthoritative(t *testi
 	})
 }
 
+// TestUnsubscribedRecipientIsFinal: a customer who texted STOP to the
+// shop's number is refused by Twilio with error 21610 on every SMS from
+// it. The relay takes that as final: the row ends 'failed' after one
+// send and is never sent again, under this key or another.
+func TestUnsubscribedRecipientIsFinal(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.relay()
+	const customer = "+4915112345678"
+	e.fake.Inbound(customer, from, "STOP")
+	m := e.reserve("bk_1", "sms", customer, "Erinnerung")
+
+	require.Equal(t, 0, e.runOnce(s))
+	got := e.row(m.ID)
+	require.Equal(t, "failed", got.State)
+	require.Contains(t, got.LastError, "21610")
+	e.advance(10 * sendTimeout)
+	require.Equal(t, 0, e.runOnce(s))
+	require.Equal(t, "failed", e.row(m.ID).State)
+	require.Empty(t, e.fake.Messages(), "nothing reached the customer who opted out")
+}
+
 func TestFinalErrorFails(t *testing.T) {
 	t.Parallel()
 	e := setup(t)

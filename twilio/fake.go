@@ -34,6 +34,10 @@ type FakeMessage struct {
 // Twilio's JSON message, list and error shapes, page URIs), so the
 // production Client and the twilio-go library run unchanged against it.
 //
+// Twilio's rules it enforces: Inbound tells it what a customer texted the
+// shop, and an SMS recipient who texted STOP is refused with 21610 until
+// they text START (fake_optout.go).
+//
 // Faults are injected per request: FailNext answers the next request with
 // a Twilio error and commits nothing; DropNextResponse lets the next
 // request take effect (a create is recorded) and then closes the
@@ -48,6 +52,9 @@ type FakeServer struct {
 	msgs   []FakeMessage
 	faults []fakeFault
 	now    func() time.Time
+	// optedOut holds "sender|recipient" of SMS recipients who texted an
+	// opt-out keyword (fake_optout.go).
+	optedOut map[string]bool
 }
 
 type fakeFault struct {

@@ -27,6 +27,10 @@ func (f *FakeServer) create(w http.ResponseWriter, r *http.Request) {
 		writeTwilioError(w, http.StatusBadRequest, code, msg)
 		return
 	}
+	if f.unsubscribed(r.PostForm.Get("From"), r.PostForm.Get("To")) {
+		writeTwilioError(w, http.StatusBadRequest, ErrCodeUnsubscribed, "Attempt to send to unsubscribed recipient")
+		return
+	}
 	m := f.record(r.PostForm.Get("To"), r.PostForm.Get("From"), r.PostForm.Get("Body"), r.PostForm.Get("StatusCallback"))
 
 	if drop {
