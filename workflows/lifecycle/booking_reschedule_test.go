@@ -6,21 +6,14 @@ package lifecycle_test
 // that failed, and the messages the outbox got.
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/bookonce/bookonce/activities"
-	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
@@ -29,90 +22,9 @@ import (
 
 // calendarFake answers holds and confirmations of moves; taken slots are
 // refused with an alternative an hour later.
-type calendarFake struct {
-	taken    time.Time
-	confirmE error
-	// confirmDelay is how long (workflow time) a confirmation takes.
-	confirmDelay time.Duration
-	// holdsRefused is how many hold requests the calendar answers with a
-	// retryable 503 first (an outage of its database).
-	holdsRefused int
-	holds        map[string]activities.HoldSlotInput
-}
-
 // newMoveEnv is newBookingEnv with the calendar steps of a move.
-func newMoveEnv(t *testing.T, f *bookingFake, c *calendarFake) *testsuite.TestWorkflowEnvironment {
-	t.Helper()
-	env := newBookingEnv(t, f)
-	c.holds = map[string]activities.HoldSlotInput{}
-	a := &activities.Activities{}
-	env.OnActivity(a.HoldSlot, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.HoldSlotInput) (activities.HoldSlotResult, error) {
-			if c.holdsRefused > 0 {
-				c.holdsRefused--
-				return activities.HoldSlotResult{}, errors.New("hold slot: calendar create hold: 503 internal: idempotency store unavailable; retry with the same key")
-			}
-			f.log(fmt.Sprintf("hold %s %s second=%t", in.Reference, in.Start.Format(time.RFC3339), in.DeliberateSecond))
-			if c.taken.Equal(in.Start) {
-				return activities.HoldSlotResult{}, temporal.NewNonRetryableApplicationError("taken", activities.ErrTypeSlotUnavailable, nil,
-					[]calendar.Slot{{ResourceID: "bay-2", Start: in.Start.Add(time.Hour), End: in.Start.Add(2 * time.Hour)}})
-			}
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			id := fmt.Sprintf("hold_%d", len(c.holds)+1)
-			c.holds[id] = in
-			return activities.HoldSlotResult{Step: activities.Step{Key: "k-hold", DownstreamID: id}, Hold: calendar.Hold{ID: id, Start: in.Start}}, nil
-		})
-	env.OnActivity(a.ConfirmHold, mock.Anything, mock.Anything).After(c.confirmDelay).Return(
-		func(_ context.Context, in activities.ConfirmHoldInput) (activities.ConfirmHoldResult, error) {
-			f.log("confirm " + in.HoldID)
-			if c.confirmE != nil {
-				return activities.ConfirmHoldResult{}, c.confirmE
-			}
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			h := c.holds[in.HoldID]
-			b := calendar.Booking{ID: "bk_" + in.HoldID, ResourceID: "bay-1", Reference: h.Reference, Start: h.Start, End: h.Start.Add(time.Hour)}
-			return activities.ConfirmHoldResult{Step: activities.Step{Key: "k-confirm", DownstreamID: b.ID}, Booking: b}, nil
-		})
-	env.OnActivity(a.ReleaseHold, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.ReleaseHoldInput) (activities.Step, error) {
-			f.log("release " + in.Reference)
-			return activities.Step{Key: "k-release"}, nil
-		})
-	return env
-}
-
 // rescheduleAt sends the reschedule Update with id at offset after the start.
-func rescheduleAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id string, req lifecycle.RescheduleRequest, into *answer) {
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(lifecycle.UpdateReschedule, id, &testsuite.TestUpdateCallback{
-			OnAccept: func() {},
-			OnReject: func(err error) { into.rejected, into.done = err, true },
-			OnComplete: func(v any, err error) {
-				into.err, into.done = err, true
-				switch s := v.(type) {
-				case lifecycle.State:
-					into.state = s
-				case converter.EncodedValue:
-					if s != nil && s.HasValue() {
-						into.err = errors.Join(err, s.Get(&into.state))
-					}
-				}
-			},
-		}, req)
-	}, offset)
-}
-
 // kinds are the outbox kinds of the messages sent.
-func (f *bookingFake) kinds() []string {
-	var out []string
-	for _, m := range f.messages {
-		out = append(out, m.Kind)
-	}
-	return out
-}
-
 // TestBookingRescheduleMoves: a move holds the new slot (its own
 // reference, a deliberate second reservation), confirms it, then cancels
 // the old booking; the booking then lives at the new slot: one message with

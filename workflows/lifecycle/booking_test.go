@@ -6,17 +6,11 @@ package lifecycle_test
 // is sent at chosen workflow times.
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -28,129 +22,10 @@ import (
 )
 
 // bookingFake counts the lifecycle's effects downstream.
-type bookingFake struct {
-	mu        sync.Mutex
-	cancels   int
-	refunds   int
-	voids     int
-	messages  []activities.ConfirmationInput
-	sentAt    []time.Time
-	cases     int
-	reviews   []activities.ReviewInput
-	calendarE error // CancelBooking's answer when non-nil
-	// calls logs the calendar calls in order ("cancel bk_1").
-	calls []string
-	// sendDelay is how long (workflow time) a message takes to send.
-	sendDelay time.Duration
-	// published logs the BookingStatus upserts when a test mocks them;
-	// statusAtMessage is the last one at each message.
-	published, statusAtMessage []workflows.BookingStatus
-}
-
-func (f *bookingFake) count(n *int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	*n++
-}
-
-func (f *bookingFake) log(call string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, call)
-}
-
-func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironment {
-	t.Helper()
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(&workflowtest.Log{})
-	env := workflowtest.Environment(&suite)
-	lifecycle.Register(env)
-	a := &activities.Activities{}
-	env.RegisterActivity(a)
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: lifecycle.WorkflowID(workflowtest.AppointmentID), TaskQueue: workflows.TaskQueue})
-	// A fixed clock far from a daylight-saving change: local times below
-	// are then whole hours apart, whatever day the test runs.
-	env.SetStartTime(time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
-	env.OnActivity(a.CancelBooking, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.CancelBookingInput) (activities.Step, error) {
-			f.count(&f.cancels)
-			f.log("cancel " + in.BookingID + " " + in.Reference)
-			return activities.Step{Key: "k-cancel", Attempt: 1, DownstreamID: "bk_1"}, f.calendarE
-		})
-	env.OnActivity(a.RefundDeposit, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.IntentInput) (activities.Step, error) {
-			f.count(&f.refunds)
-			if in.IntentID != "pi_1" {
-				return activities.Step{}, errors.New("unexpected intent " + in.IntentID)
-			}
-			return activities.Step{Key: "k-refund", Attempt: 1, DownstreamID: "re_1"}, nil
-		})
-	env.OnActivity(a.VoidDeposit, mock.Anything, mock.Anything).Return(
-		func(context.Context, activities.IntentInput) (activities.IntentResult, error) {
-			f.count(&f.voids)
-			return activities.IntentResult{Step: activities.Step{Key: "k-void", DownstreamID: "re_2"}}, nil
-		})
-	env.OnActivity(a.SendConfirmation, mock.Anything, mock.Anything).After(f.sendDelay).Return(
-		func(_ context.Context, in activities.ConfirmationInput) (activities.Step, error) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			f.messages = append(f.messages, in)
-			f.sentAt = append(f.sentAt, env.Now())
-			if n := len(f.published); n > 0 {
-				f.statusAtMessage = append(f.statusAtMessage, f.published[n-1])
-			}
-			return activities.Step{Key: "k-msg", Attempt: 1, DownstreamID: "msg_c"}, nil
-		})
-	env.OnActivity(a.OpenReviewCase, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.ReviewInput) (activities.Step, error) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			f.cases++
-			f.reviews = append(f.reviews, in)
-			return activities.Step{Key: "k-case", DownstreamID: fmt.Sprintf("case_%d", f.cases)}, nil
-		})
-	return env
-}
-
 // lifecycleInput is a booking whose slot starts in three days (test
 // environment time) and lasts an hour, with a captured 20 € deposit.
-func lifecycleInput(env *testsuite.TestWorkflowEnvironment) lifecycle.Input {
-	start := env.Now().Add(72 * time.Hour)
-	return lifecycle.Input{
-		Tenant: "demo", Reference: workflowtest.AppointmentID, Customer: "+4915112345678", Service: "tire-change",
-		Channel: workflows.ChannelWhatsApp, BookingID: "bk_1", SlotStart: start, SlotEnd: start.Add(time.Hour),
-		Deposit: 2000, Currency: "eur", IntentID: "pi_1", Timezone: "Europe/Berlin",
-		Tuning: workflows.Tuning{MaxRetryInterval: time.Second, CompensationMaxInterval: time.Second},
-	}
-}
-
 // answer is one Update's outcome as the caller saw it.
-type answer struct {
-	rejected error
-	state    lifecycle.State
-	err      error
-	done     bool
-}
-
 // cancelAt sends the cancel Update with id at offset after the start.
-func cancelAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id string, into *answer) {
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(lifecycle.UpdateCancel, id, &testsuite.TestUpdateCallback{
-			OnAccept: func() {},
-			OnReject: func(err error) { into.rejected, into.done = err, true },
-			OnComplete: func(v any, err error) {
-				into.err, into.done = err, true
-				switch s := v.(type) {
-				case lifecycle.State:
-					into.state = s
-				case converter.EncodedValue:
-					into.err = errors.Join(err, s.Get(&into.state))
-				}
-			},
-		}, lifecycle.CancelRequest{Reason: "customer asked"})
-	}, offset)
-}
-
 func TestBookingCancelAndComplete(t *testing.T) {
 	cases := []struct {
 		name string
