@@ -154,12 +154,19 @@ func (c *changer) rebookWhileCancelling(ctx context.Context, a *appliedChange) {
 }
 
 // whileCancelling reports whether a's rebook is sent while its cancel is
-// under way: every other rebook by message or call (the conversation
-// takes a customer's messages in order), of those whose cancel refunds
-// the deposit (one that keeps it asks the customer first, and a wish
-// before the "Ja" meets a booking that is rightly still booked).
+// under way: every other rebook whose cancel went by one message or one
+// call on the channel the wish takes (the conversation takes one
+// channel's messages in order; across channels, a call's words can reach
+// it after a WhatsApp sent later, a race recorded on issue #48), and whose
+// cancel refunds the deposit (one that keeps it asks the customer first,
+// and a wish before the "Ja" meets a booking that is rightly still
+// booked).
 func whileCancelling(a *appliedChange, now time.Time) bool {
-	return a.change.Kind == Rebook && a.scenario.Kind != Agent && a.change.Phrasing>>3%2 == 0 &&
+	s, c := a.scenario, a.change
+	cancelByCall := c.Dup == Once && c.Phrasing%2 == 0 // as chat sends it
+	wishByCall := s.Kind == Voice || s.Kind == CrossChannel && s.Phrasing%2 == 0
+	return c.Kind == Rebook && s.Kind != Agent && c.Phrasing>>3%2 == 0 &&
+		c.Dup != AcrossChannels && cancelByCall == wishByCall &&
 		a.wish.Start.Sub(now) > drillCancellationWindow+time.Hour
 }
 
