@@ -223,7 +223,7 @@ func (c *changer) chat(ctx context.Context, a *appliedChange, posted func()) {
 		s.Redeliveries, s.Concurrent = 1+a.change.Phrasing%2, a.change.Phrasing%4 < 2
 		c.d.whatsapp(ctx, s, text, rng)
 	default:
-		if a.change.Phrasing%2 == 0 {
+		if changeByCall(a.change) {
 			c.d.call(ctx, s, text, rng)
 		} else {
 			c.d.whatsapp(ctx, s, text, rng)

@@ -115,7 +115,7 @@ func (c *changer) wishAgain(ctx context.Context, a *appliedChange, at *rebookAtt
 	case s.Kind == Agent:
 		at.channel = "agent"
 		heard, at.agentWorkflow = c.agentAgain(ctx, s, w, rng)
-	case s.Kind == Voice || s.Kind == CrossChannel && s.Phrasing%2 == 0:
+	case wishByCall(s):
 		at.channel = "voice"
 		heard = c.d.speak(ctx, s, pick(spokenTexts, s.Phrasing+1, w), rng)
 	default:
@@ -163,12 +163,18 @@ func (c *changer) rebookWhileCancelling(ctx context.Context, a *appliedChange) {
 // booked).
 func whileCancelling(a *appliedChange, now time.Time) bool {
 	s, c := a.scenario, a.change
-	cancelByCall := c.Dup == Once && c.Phrasing%2 == 0 // as chat sends it
-	wishByCall := s.Kind == Voice || s.Kind == CrossChannel && s.Phrasing%2 == 0
 	return c.Kind == Rebook && s.Kind != Agent && c.Phrasing>>3%2 == 0 &&
-		c.Dup != AcrossChannels && cancelByCall == wishByCall &&
+		c.Dup != AcrossChannels && changeByCall(c) == wishByCall(s) &&
 		a.wish.Start.Sub(now) > drillCancellationWindow+time.Hour
 }
+
+// wishByCall reports whether s's customer asks again by phone.
+func wishByCall(s Scenario) bool {
+	return s.Kind == Voice || s.Kind == CrossChannel && s.Phrasing%2 == 0
+}
+
+// changeByCall reports whether a change sent once by chat goes by phone.
+func changeByCall(c Change) bool { return c.Dup == Once && c.Phrasing%2 == 0 }
 
 // judgeAnswer names what a customer heard.
 func judgeAnswer(heard string) string {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookonce/bookonce/internal/apitoken"
 	"github.com/bookonce/bookonce/internal/web"
 )
 
@@ -52,16 +53,11 @@ func (s StaticTokens) Authenticate(got string) (string, bool) {
 // TenantOfDigest returns the tenant of the token with that digest.
 func (s StaticTokens) TenantOfDigest(digest string) (string, bool) {
 	for tok, tenant := range s {
-		if hmac.Equal([]byte(digestOf(tok)), []byte(digest)) {
+		if hmac.Equal([]byte(apitoken.Digest(tok)), []byte(digest)) {
 			return tenant, tenant != ""
 		}
 	}
 	return "", false
-}
-
-func digestOf(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
 }
 
 // lookup authenticates a token r presented; a wrong one spends r's
@@ -75,7 +71,7 @@ func (p *Page) lookup(r *http.Request, got string) (tenant, digest string, ok bo
 		p.limiter().Failed(r)
 		return "", "", false
 	}
-	return tenant, digestOf(got), true
+	return tenant, apitoken.Digest(got), true
 }
 
 // limiter is the page's failure budget per client address: Limiter, else

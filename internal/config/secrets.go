@@ -1,8 +1,6 @@
 package config
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"net"
@@ -10,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bookonce/bookonce/internal/apitoken"
 	"github.com/bookonce/bookonce/internal/customerid"
 )
 
@@ -173,8 +172,7 @@ func (c Config) devProblem(s Secret) string {
 // tenant lists a hex SHA-256 digest. With BOOKONCE_ALLOW_DEV_SECRETS=1 it
 // returns the warning to log instead.
 func (c *Config) CheckTenantDigests(accepts func(digest string) bool) (warning string, err error) {
-	sum := sha256.Sum256([]byte(DefaultAPIToken))
-	if len(c.Exposed()) == 0 || !accepts(hex.EncodeToString(sum[:])) {
+	if len(c.Exposed()) == 0 || !accepts(apitoken.Digest(DefaultAPIToken)) {
 		return "", nil
 	}
 	problem := fmt.Sprintf("a tenant's api_token_sha256 lists the digest of the development token %q (deploy/tenants.demo.yaml): "+

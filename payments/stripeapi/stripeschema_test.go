@@ -95,7 +95,9 @@ func (s stripeSchemas) check(n *schemaNode, v any, path string, out *[]string) {
 }
 
 func (s stripeSchemas) checkTyped(n *schemaNode, v any, path string, out *[]string) {
-	bad := func(want string) { *out = append(*out, fmt.Sprintf("%s: %s where Stripe sends %s", path, kindOf(v), want)) }
+	bad := func(want string) {
+		*out = append(*out, fmt.Sprintf("%s: %s where Stripe sends %s", path, kindOf(v), want))
+	}
 	switch n.Type {
 	case "string":
 		str, ok := v.(string)

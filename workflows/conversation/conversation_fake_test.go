@@ -71,8 +71,7 @@ type convFake struct {
 
 func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	var suite testsuite.WorkflowTestSuite
-	env := workflowtest.Environment(&suite)
+	env := workflowtest.NewEnv(t)
 	// A loaded CI machine can stall the workflow goroutine past the 1 s
 	// default and fail a correct run as a deadlock.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})

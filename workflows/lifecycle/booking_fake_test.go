@@ -55,9 +55,7 @@ func (f *bookingFake) log(call string) {
 
 func newBookingEnv(t *testing.T, f *bookingFake) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(&workflowtest.Log{})
-	env := workflowtest.Environment(&suite)
+	env := workflowtest.NewEnv(t)
 	lifecycle.Register(env)
 	a := &activities.Activities{}
 	env.RegisterActivity(a)
@@ -123,9 +121,10 @@ type answer struct {
 	done     bool
 }
 
-func cancelAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id string, into *answer) {
+// updateAt sends the Update name with id and arg at offset after the start.
+func updateAt(env *testsuite.TestWorkflowEnvironment, name string, offset time.Duration, id string, arg any, into *answer) {
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(lifecycle.UpdateCancel, id, &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(name, id, &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
 			OnReject: func(err error) { into.rejected, into.done = err, true },
 			OnComplete: func(v any, err error) {
@@ -134,9 +133,15 @@ func cancelAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id s
 				case lifecycle.State:
 					into.state = s
 				case converter.EncodedValue:
-					into.err = errors.Join(err, s.Get(&into.state))
+					if s != nil && s.HasValue() {
+						into.err = errors.Join(err, s.Get(&into.state))
+					}
 				}
 			},
-		}, lifecycle.CancelRequest{Reason: "customer asked"})
+		}, arg)
 	}, offset)
+}
+
+func cancelAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id string, into *answer) {
+	updateAt(env, lifecycle.UpdateCancel, offset, id, lifecycle.CancelRequest{Reason: "customer asked"}, into)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/internal/stack"
@@ -74,9 +73,7 @@ func TestMatrixCancelRacingTheRefundBoundary(t *testing.T) {
 // and the booking records the reminder as sent.
 func TestMatrixReminderAnswerLost(t *testing.T) {
 	pool := testsupport.Database(t)
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(&workflowtest.Log{})
-	env := workflowtest.Environment(&suite)
+	env := workflowtest.NewEnv(t)
 	lifecycle.Register(env)
 	a := &activities.Activities{Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool}}}
 	env.RegisterActivity(a)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -75,23 +74,7 @@ func newMoveEnv(t *testing.T, f *bookingFake, c *calendarFake) *testsuite.TestWo
 }
 
 func rescheduleAt(env *testsuite.TestWorkflowEnvironment, offset time.Duration, id string, req lifecycle.RescheduleRequest, into *answer) {
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(lifecycle.UpdateReschedule, id, &testsuite.TestUpdateCallback{
-			OnAccept: func() {},
-			OnReject: func(err error) { into.rejected, into.done = err, true },
-			OnComplete: func(v any, err error) {
-				into.err, into.done = err, true
-				switch s := v.(type) {
-				case lifecycle.State:
-					into.state = s
-				case converter.EncodedValue:
-					if s != nil && s.HasValue() {
-						into.err = errors.Join(err, s.Get(&into.state))
-					}
-				}
-			},
-		}, req)
-	}, offset)
+	updateAt(env, lifecycle.UpdateReschedule, offset, id, req, into)
 }
 
 func (f *bookingFake) kinds() []string {

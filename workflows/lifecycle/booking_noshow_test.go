@@ -1,37 +1,15 @@
 package lifecycle_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
-
-// updateAt sends the Update name with id and arg at offset after the start.
-func updateAt(env *testsuite.TestWorkflowEnvironment, name string, offset time.Duration, id string, arg any, into *answer) {
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(name, id, &testsuite.TestUpdateCallback{
-			OnAccept: func() {},
-			OnReject: func(err error) { into.rejected, into.done = err, true },
-			OnComplete: func(v any, err error) {
-				into.err, into.done = err, true
-				switch s := v.(type) {
-				case lifecycle.State:
-					into.state = s
-				case converter.EncodedValue:
-					into.err = errors.Join(err, s.Get(&into.state))
-				}
-			},
-		}, arg)
-	}, offset)
-}
 
 // requireRejected asserts that a was refused by a validator with errType.
 func requireRejected(t *testing.T, a answer, errType string) {
