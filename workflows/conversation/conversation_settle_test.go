@@ -67,18 +67,51 @@ func TestCancelWishWhoseLifecycleNeverAppearsGoesToAPerson(t *testing.T) {
 }
 
 // TestMoveWishBetweenConfirmationAndLifecycleMovesTheBooking: a move
-// asked for a moment after the confirmation waits for the lifecycle
-// instead of telling the customer there is no confirmed booking.
+// asked for a moment after the confirmation, or while the booking is
+// still confirming (the confirmation may already be at the customer),
+// waits for the lifecycle instead of telling the customer there is no
+// confirmed booking or that it is not confirmed yet.
 func TestMoveWishBetweenConfirmationAndLifecycleMovesTheBooking(t *testing.T) {
 	booked := changeBooked(workflows.StatusConfirmed, time.Time{})
 	closing := booked
 	closing.Running, closing.Lifecycle = true, ""
-	thursday10 := unitSlot.Add(24 * time.Hour)
-	f := &convFake{finds: [][]activities.Appointment{{closing}, {booked}}, understand: map[string]intent.Result{
-		"verschieben": {Kind: intent.KindReschedule, Start: thursday10, HasDate: true, HasTime: true, Lang: "de"}}}
+	reserving := closing
+	reserving.Status = string(workflows.StatusConfirming)
+	cases := []struct {
+		name  string
+		finds [][]activities.Appointment
+	}{
+		{name: "confirmed, its lifecycle not started yet", finds: [][]activities.Appointment{{closing}, {booked}}},
+		{name: "still confirming", finds: [][]activities.Appointment{{reserving}, {reserving}, {closing}, {booked}}},
+		{name: "confirming, then its lifecycle", finds: [][]activities.Appointment{{reserving}, {booked}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &convFake{finds: tc.finds, understand: map[string]intent.Result{"verschieben": moveWish}}
+			runChangeConversation(t, f, unitSlot.Add(-72*time.Hour), unitEvent("SMa", "verschieben"))
+			require.Empty(t, f.reviews)
+			require.Len(t, f.changes, 1, "the lifecycle's reschedule Update")
+			require.Equal(t, lifecycle.UpdateReschedule, f.changes[0].Update)
+			require.Empty(t, f.replies, "the booking's message about the move is the answer")
+			require.Equal(t, len(tc.finds), f.found)
+		})
+	}
+}
+
+// TestMoveWishWhileTheConfirmationHangsIsToldToWaitForIt: a booking still
+// confirming past the bound (the calendar down) is not confirmed yet, and
+// the customer is told so, once, as before the wait.
+func TestMoveWishWhileTheConfirmationHangsIsToldToWaitForIt(t *testing.T) {
+	reserving := changeBooked(workflows.StatusConfirming, time.Time{})
+	reserving.Running, reserving.Lifecycle, reserving.Status = true, "", string(workflows.StatusConfirming)
+	f := &convFake{finds: [][]activities.Appointment{{reserving}}, understand: map[string]intent.Result{"verschieben": moveWish}}
 	runChangeConversation(t, f, unitSlot.Add(-72*time.Hour), unitEvent("SMa", "verschieben"))
 	require.Empty(t, f.reviews)
-	require.Len(t, f.changes, 1, "the lifecycle's reschedule Update")
-	require.Equal(t, lifecycle.UpdateReschedule, f.changes[0].Update)
-	require.Empty(t, f.replies, "the booking's message about the move is the answer")
+	require.Empty(t, f.changes)
+	require.Len(t, f.replies, 1)
+	require.Contains(t, f.replies[0].Text, "noch nicht bestätigt")
+	require.Greater(t, f.found, 3, "looked again before answering")
 }
+
+// moveWish is "verschieben auf Donnerstag 10 Uhr", the day after unitSlot.
+var moveWish = intent.Result{Kind: intent.KindReschedule, Start: unitSlot.Add(24 * time.Hour), HasDate: true, HasTime: true, Lang: "de"}

@@ -30,7 +30,7 @@ func (c *conversation) rescheduleWish(ctx workflow.Context, ev InboundEvent, r i
 		return
 	}
 	var found []activities.Appointment
-	if !c.findBookings(ctx, ev, &found) || !c.awaitLifecycles(ctx, ev, findID(ev), &found) {
+	if !c.findBookings(ctx, ev, &found) || !c.awaitMoveable(ctx, ev, findID(ev), &found) {
 		return
 	}
 	g := groupBookings(found, r, false)

@@ -40,10 +40,42 @@ const (
 	settleLongestWait = 15 * time.Second
 )
 
+// versionMoveAwaitsConfirming: a move wish that meets a booking still
+// confirming (the deposit taken, the calendar confirming, the confirmation
+// perhaps already sent) waits for its lifecycle as a confirmed one does.
+// Before, the customer who had just read "Ihr Termin ist bestätigt" was
+// told the booking was not confirmed yet and to write again.
+const versionMoveAwaitsConfirming = "move-awaits-confirming"
+
 // settling reports whether ap is confirmed while its lifecycle is not
 // found yet (not started, or its status not yet published).
 func settling(ap activities.Appointment) bool {
 	return ap.Found && ap.Status == string(workflows.StatusConfirmed) && ap.Lifecycle == ""
+}
+
+// confirming reports whether ap is at its last steps: confirming the
+// hold, capturing, sending the confirmation. The status it publishes
+// reads Confirmed only once those are done.
+func confirming(ap activities.Appointment) bool {
+	return ap.Found && ap.Running && ap.Status == string(workflows.StatusConfirming) && ap.Lifecycle == ""
+}
+
+// settlingOrConfirming is what a move waits out: it cannot be carried out
+// before the lifecycle exists, and the answer "not confirmed yet" would be
+// false a moment later.
+func settlingOrConfirming(ap activities.Appointment) bool {
+	return settling(ap) || confirming(ap)
+}
+
+// awaitMoveable is awaitLifecycles for a move wish: it waits for a
+// booking still confirming too (versionMoveAwaitsConfirming).
+func (c *conversation) awaitMoveable(ctx workflow.Context, ev InboundEvent, id string, found *[]activities.Appointment) bool {
+	pending := settling
+	if slices.ContainsFunc(*found, confirming) &&
+		workflow.GetVersion(ctx, versionMoveAwaitsConfirming, workflow.DefaultVersion, 1) >= 1 {
+		pending = settlingOrConfirming
+	}
+	return c.awaitWhile(ctx, ev, id, found, pending)
 }
 
 // awaitLifecycles reads the customer's bookings again, with growing
@@ -51,12 +83,17 @@ func settling(ap activities.Appointment) bool {
 // as activities under id-1, id-2, … (id: the read they follow). It reports false when
 // a read failed (findBookings then opened a case and told the customer).
 func (c *conversation) awaitLifecycles(ctx workflow.Context, ev InboundEvent, id string, found *[]activities.Appointment) bool {
-	if !slices.ContainsFunc(*found, settling) || workflow.GetVersion(ctx, versionChangeAwaitsLifecycle, workflow.DefaultVersion, 1) < 1 {
+	return c.awaitWhile(ctx, ev, id, found, settling)
+}
+
+// awaitWhile is awaitLifecycles waiting while one booking is pending.
+func (c *conversation) awaitWhile(ctx workflow.Context, ev InboundEvent, id string, found *[]activities.Appointment, pending func(activities.Appointment) bool) bool {
+	if !slices.ContainsFunc(*found, pending) || workflow.GetVersion(ctx, versionChangeAwaitsLifecycle, workflow.DefaultVersion, 1) < 1 {
 		return true
 	}
 	deadline := workflow.Now(ctx).Add(settleBound)
 	pause, round := settleFirstPause, 0
-	for slices.ContainsFunc(*found, settling) && workflow.Now(ctx).Before(deadline) {
+	for slices.ContainsFunc(*found, pending) && workflow.Now(ctx).Before(deadline) {
 		if err := workflow.Sleep(ctx, pause); err != nil {
 			// Cancelled: what was found goes on as it is (to a person).
 			workflow.GetLogger(ctx).Warn("change wish: waiting for the lifecycle cut short", "event", ev.EventID, "error", err)
