@@ -36,6 +36,9 @@ type Understanding struct {
 	// ReminderLead is copied into every tenant's terms (REMINDER_LEAD;
 	// zero: the booking lifecycle's default).
 	ReminderLead time.Duration
+	// DecisionTimeout is copied into every tenant's terms
+	// (PAYMENT_DECISION_TIMEOUT; zero: derived by the booking).
+	DecisionTimeout time.Duration
 }
 
 // ErrUnknownTenant: a message for a tenant that is not configured (any
@@ -53,7 +56,7 @@ func (u Understanding) tenant(id string) (intent.Catalogue, *time.Location, *ten
 		return intent.Catalogue{}, nil, nil, fmt.Errorf("tenant %q: %w", id, ErrUnknownTenant)
 	}
 	terms := p.Terms()
-	terms.ReminderLead = u.ReminderLead
+	terms.ReminderLead, terms.DecisionTimeout = u.ReminderLead, u.DecisionTimeout
 	return p.Catalogue(), p.Location, terms, nil
 }
 

@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -39,9 +40,17 @@ type Crashes struct {
 	// confirmations (outbox messages) and reminders of the bookings
 	// confirmed before it fall due while no process reaches the database.
 	PostgresOutage time.Duration
+	// CalendarOutage is how long the calendar API is kept down, once,
+	// after the payment API's outage; 0: none. The workers' payment
+	// sagas then wait at most DecisionTimeout(CalendarOutage) for their
+	// booking's decision before they ask whether it still runs, so the
+	// bookings paid just before it outlast their payment's decision bound
+	// while their confirmation retries: each must still be confirmed and
+	// captured, or undone with a message, never undone in silence.
+	CalendarOutage time.Duration
 	// After is when the first one-shot crash (the PostgreSQL restart, the
-	// Temporal restart, the API outage, then the PostgreSQL outage) comes
-	// after the first webhook; Gap separates them.
+	// Temporal restart, the API outage, the calendar outage, then the
+	// PostgreSQL outage) comes after the first webhook; Gap separates them.
 	After, Gap time.Duration
 }
 
@@ -55,13 +64,27 @@ const StepRetryBudget = 43 * time.Second
 // longer than two minutes.
 const DefaultPostgresOutage = 130 * time.Second
 
+// DefaultCalendarOutage is how long `make chaos` keeps the calendar down:
+// three payment decision bounds (DecisionTimeout), longer than a step
+// retries.
+const DefaultCalendarOutage = 60 * time.Second
+
+// DecisionTimeout is the workers' PAYMENT_DECISION_TIMEOUT in a drill
+// whose calendar is down for outage: a third of it, so that a payment
+// saga waits past its bound at least twice while the confirmation of its
+// booking retries. Zero without a calendar outage: the derived bound.
+func DecisionTimeout(outage time.Duration) time.Duration {
+	return outage / 3
+}
+
 // DefaultCrashes are the crashes of `make chaos`: an API process killed
 // every 15 s, PostgreSQL and Temporal restarted once, the payment API
-// down for twice the step retry budget, and then PostgreSQL down for
+// down for twice the step retry budget, the calendar down for
+// DefaultCalendarOutage, and then PostgreSQL down for
 // DefaultPostgresOutage.
 func DefaultCrashes() *Crashes {
 	return &Crashes{APIKillEvery: 15 * time.Second, RestartPostgres: true, RestartTemporal: true,
-		Outage: 2 * StepRetryBudget, OutageOf: upstreamPayments, PostgresOutage: DefaultPostgresOutage,
+		Outage: 2 * StepRetryBudget, OutageOf: upstreamPayments, CalendarOutage: DefaultCalendarOutage, PostgresOutage: DefaultPostgresOutage,
 		After: 8 * time.Second, Gap: 10 * time.Second}
 }
 
@@ -160,7 +183,10 @@ func (c *conductor) oneShots(ctx context.Context) {
 		})
 	}
 	if c.crashes.Outage > 0 {
-		shots = append(shots, func() { c.outage(ctx, wait) })
+		shots = append(shots, func() { c.outage(ctx, wait, cmp.Or(c.crashes.OutageOf, upstreamPayments), c.crashes.Outage) })
+	}
+	if c.crashes.CalendarOutage > 0 {
+		shots = append(shots, func() { c.outage(ctx, wait, upstreamCalendar, c.crashes.CalendarOutage) })
 	}
 	if c.crashes.PostgresOutage > 0 {
 		shots = append(shots, func() { c.postgresOutage(ctx, wait) })
@@ -230,13 +256,9 @@ func (c *conductor) killWorker(ws *workers, rng *rand.Rand) func() {
 	}
 }
 
-// outage keeps one API down for longer than a step retries: every
-// replica of it (an outage of the service, not of a process).
-func (c *conductor) outage(ctx context.Context, wait func(time.Duration) bool) {
-	name := c.crashes.OutageOf
-	if name == "" {
-		name = upstreamPayments
-	}
+// outage keeps the API name down for d, longer than a step retries:
+// every replica of it (an outage of the service, not of a process).
+func (c *conductor) outage(ctx context.Context, wait func(time.Duration) bool, name string, d time.Duration) {
 	replicas := c.apis[name]
 	if len(replicas) == 0 {
 		c.progress("no outage: unknown service %q", name)
@@ -246,7 +268,7 @@ func (c *conductor) outage(ctx context.Context, wait func(time.Duration) bool) {
 		svc.crashing.Lock()
 		defer svc.crashing.Unlock()
 	}
-	c.log.record("outage", name, fmt.Sprintf("SIGKILL, kept down %s", c.crashes.Outage), c.progress,
+	c.log.record("outage", name, fmt.Sprintf("SIGKILL, kept down %s", d), c.progress,
 		func() error {
 			for _, svc := range replicas {
 				svc.metrics.save()
@@ -257,7 +279,7 @@ func (c *conductor) outage(ctx context.Context, wait func(time.Duration) bool) {
 			return nil
 		},
 		func() error {
-			wait(c.crashes.Outage)
+			wait(d)
 			for _, svc := range replicas {
 				if err := svc.start(context.WithoutCancel(ctx)); err != nil {
 					return err

@@ -123,6 +123,11 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		// Reminders already due are sent at once (see policy.go).
 		"REMINDER_LEAD": drillReminderLead,
 	}
+	if opts.Crashes != nil && opts.Crashes.CalendarOutage > 0 {
+		// Payment sagas reach their decision bound during the calendar
+		// outage (crashes.go).
+		vars["PAYMENT_DECISION_TIMEOUT"] = DecisionTimeout(opts.Crashes.CalendarOutage).String()
+	}
 	// The gateway's address comes first: the payment API's processes
 	// deliver their webhooks to it (through a fault proxy) from the start.
 	var gwListener net.Listener

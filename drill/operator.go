@@ -106,6 +106,9 @@ func (e *env) measureStrict(ctx context.Context, opts Options, r *Report, all []
 	if r.DoubleBooked, err = e.doubleBooked(ctx); err != nil {
 		return err
 	}
+	if r.DecisionWaits, err = e.decisionWaits(ctx, opts.Crashes); err != nil {
+		return err
+	}
 	texts := map[string][]string{}
 	for _, m := range e.twilio.Messages() {
 		to := strings.TrimPrefix(m.To, "whatsapp:")

@@ -46,6 +46,9 @@ type Report struct {
 	DuplicateExamples []string `json:"duplicate_examples,omitempty"`
 	// DoubleBooked are resources booked twice for one time (must be 0).
 	DoubleBooked DoubleBooked `json:"double_booked"`
+	// DecisionWaits are the deposits decided past the payment decision
+	// bound (the calendar outage).
+	DecisionWaits DecisionWaits `json:"decision_waits"`
 	// Contention measures the slots several customers raced for.
 	Contention Rivalry `json:"contention"`
 	// Operator is what was left for a person; Orphans the holds and
@@ -210,6 +213,9 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "duplicate effects by check: %s\n", mapLine(r.DuplicatesBy))
 	fmt.Fprintf(&b, "resources double-booked: %d (of %d bookings told to customers; %d told but not booked)\n",
 		r.DoubleBooked.Resources, r.DoubleBooked.Told, r.DoubleBooked.NotBooked)
+	if r.DecisionWaits.Bound != "" {
+		fmt.Fprintf(&b, "deposits captured later than the payment decision bound (%s) after their authorisation: %d\n", r.DecisionWaits.Bound, r.DecisionWaits.Captured)
+	}
 	fmt.Fprintf(&b, "contended slots: %d, %d rivals: booked %d, lost %d, offered alternatives %d, other %d\n", r.Contention.Slots,
 		r.Contention.Rivals, r.Contention.Booked, r.Contention.Lost, r.Contention.Offered, len(r.Contention.Other))
 	fmt.Fprintf(&b, "orphans after settling (waited %.0fs for the reconciler): holds %d, authorisations %d, unrefunded captures %d, bookings without deposit %d (owned: %d of appointments still running, %d awaiting a review decision)\n",

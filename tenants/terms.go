@@ -40,6 +40,12 @@ type Terms struct {
 	// It travels with the terms because they are what reaches a booking
 	// from the worker's configuration.
 	ReminderLead time.Duration `json:"reminder_lead,omitempty"`
+	// DecisionTimeout is the worker's PAYMENT_DECISION_TIMEOUT, not the
+	// tenant's: how long a booking's payment saga waits for its decision
+	// before it asks whether the booking still runs (zero: derived from
+	// the booking's bounds). The chaos drill shortens it so that its
+	// calendar outage outlasts it.
+	DecisionTimeout time.Duration `json:"decision_timeout,omitempty"`
 }
 
 // ServiceTerms are a service's label in the tenant's language and its

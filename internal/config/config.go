@@ -196,6 +196,11 @@ type Config struct {
 	// 1 h). Negative: reminders already due are sent at once, which the
 	// chaos drill uses to see reminders although its slots are days away.
 	ReminderLead time.Duration
+	// PaymentDecisionTimeout is PAYMENT_DECISION_TIMEOUT: how long a
+	// payment saga waits for its booking's decision before it checks that
+	// the booking still runs (unset: derived from the booking's bounds,
+	// about two weeks). The chaos drill sets seconds.
+	PaymentDecisionTimeout time.Duration
 	// Retention is BOOKONCE_RETENTION: personal data in the inbox, the
 	// outbox and past intents older than this is redacted by the worker's
 	// sweep (package retention).
@@ -363,6 +368,13 @@ func (r *reader) derived(c *Config) {
 			r.fail(fmt.Sprintf("REMINDER_LEAD must be a duration such as \"1h\" (negative: send reminders already due at once), got %q", v))
 		}
 		c.ReminderLead = d
+	}
+	if v := r.get("PAYMENT_DECISION_TIMEOUT", ""); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			r.fail(fmt.Sprintf("PAYMENT_DECISION_TIMEOUT must be a positive duration such as \"30m\", got %q", v))
+		}
+		c.PaymentDecisionTimeout = d
 	}
 	var err error
 	if c.PaymentsSearchLag, err = searchLag(r.get("PAYMENTS_SEARCH_LAG", "0")); err != nil {

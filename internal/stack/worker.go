@@ -137,6 +137,8 @@ func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 			Dedup:     &dedup.Store{Pool: pool, Window: cfg.DedupWindow, Retention: cfg.IdempotencyTTL, Location: cfg.Timezone},
 			// REMINDER_LEAD reaches the booking lifecycle in the terms.
 			ReminderLead: cfg.ReminderLead,
+			// So does PAYMENT_DECISION_TIMEOUT, to the payment saga.
+			DecisionTimeout: cfg.PaymentDecisionTimeout,
 		},
 	}
 }

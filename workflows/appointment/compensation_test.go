@@ -16,6 +16,7 @@ import (
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
@@ -171,31 +172,45 @@ func TestUnitHoldReconcileOutlastsACalendarOutage(t *testing.T) {
 // confirmation for longer than the payment saga used to wait for the
 // appointment's decision (30 minutes): each attempt hangs five minutes,
 // then fails. The saga waits as long as the appointment may still
-// confirm: the booking lands, the deposit is captured, nothing is voided
-// or cancelled. Before, the saga voided on its own at 30 minutes, the
-// capture signal found it ended, and the compensation cancelled the
-// confirmed booking without telling anyone.
+// confirm (the derived bound), or, past a shorter bound the worker sets
+// (PAYMENT_DECISION_TIMEOUT, which the chaos drill shortens), as long as
+// the appointment still runs: the booking lands, the deposit is captured,
+// nothing is voided or cancelled. Before, the saga voided on its own at
+// its bound, the capture signal found it ended, and the compensation
+// cancelled the confirmed booking without telling anyone.
 func TestUnitConfirmOutlastsThePaymentDecisionBound(t *testing.T) {
-	env, f := newUnitEnv(t)
-	req := unitRequest()
-	req.Tuning = workflows.Tuning{ActivityAttempts: 3, CompensationMaxInterval: time.Minute, ActivityTimeout: 10 * time.Minute}
-	f.delays["ConfirmHold"] = 5 * time.Minute // the calendar hangs, then refuses
-	const outage = 9                          // attempts refused: 45 minutes
-	var first, last time.Time
-	f.confirmHold = refuseConfirm(outage, func(context.Context) {
-		if first.IsZero() {
-			first = env.Now()
-		}
-		last = env.Now()
-	})
-	env.ExecuteWorkflow(appointment.WorkflowName, req)
-	st := unitResult(t, env)
-	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
-	require.Greater(t, last.Sub(first), 30*time.Minute, "the outage outlasts the old decision bound")
-	require.Len(t, f.Started("CaptureDeposit"), 1, "the deposit is captured")
-	require.Empty(t, f.Started("VoidDeposit"), "the payment saga did not void on its own")
-	require.Empty(t, f.Started("CancelBooking"), "the confirmed booking stands")
-	require.Empty(t, reviewReasons(f))
+	cases := []struct {
+		name  string
+		terms *tenants.Terms
+	}{
+		{name: "the derived bound"},
+		{name: "a worker's bound shorter than the outage", terms: &tenants.Terms{DecisionTimeout: 10 * time.Minute}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, f := newUnitEnv(t)
+			req := unitRequest()
+			req.Terms = tc.terms
+			req.Tuning = workflows.Tuning{ActivityAttempts: 3, CompensationMaxInterval: time.Minute, ActivityTimeout: 10 * time.Minute}
+			f.delays["ConfirmHold"] = 5 * time.Minute // the calendar hangs, then refuses
+			const outage = 9                          // attempts refused: 45 minutes
+			var first, last time.Time
+			f.confirmHold = refuseConfirm(outage, func(context.Context) {
+				if first.IsZero() {
+					first = env.Now()
+				}
+				last = env.Now()
+			})
+			env.ExecuteWorkflow(appointment.WorkflowName, req)
+			st := unitResult(t, env)
+			require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+			require.Greater(t, last.Sub(first), 30*time.Minute, "the outage outlasts the old decision bound")
+			require.Len(t, f.Started("CaptureDeposit"), 1, "the deposit is captured")
+			require.Empty(t, f.Started("VoidDeposit"), "the payment saga did not void on its own")
+			require.Empty(t, f.Started("CancelBooking"), "the confirmed booking stands")
+			require.Empty(t, reviewReasons(f))
+		})
+	}
 }
 
 // refuseConfirm is a calendar whose database is down for the first outage

@@ -31,6 +31,11 @@ func (a *appointment) paymentRequest(ctx workflow.Context) deposit.Request {
 	if workflow.GetVersion(ctx, versionDecisionOutlastsConfirm, workflow.DefaultVersion, 1) >= 1 {
 		decision = a.decisionBound()
 	}
+	if a.req.Terms != nil && a.req.Terms.DecisionTimeout > 0 {
+		// The worker's PAYMENT_DECISION_TIMEOUT: the saga then asks
+		// sooner whether the appointment still runs (VersionDecisionAwaitsParent).
+		decision = a.req.Terms.DecisionTimeout
+	}
 	req := deposit.Request{
 		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Amount: a.req.DepositAmount,
 		Currency: a.req.Currency, PaymentMethod: a.req.PaymentMethod, Description: "Deposit " + a.req.Service,

@@ -106,7 +106,9 @@ type Request struct {
 	Currency      string `json:"currency"`
 	PaymentMethod string `json:"payment_method"`
 	Description   string `json:"description"`
-	// DecisionTimeout voids the authorisation when no decision arrives.
+	// DecisionTimeout is how long the saga waits for the appointment's
+	// decision before it asks whether the appointment still runs: it
+	// voids the authorisation only once the appointment is gone.
 	DecisionTimeout workflows.Duration `json:"decision_timeout"`
 	Tuning          workflows.Tuning   `json:"tuning"`
 	// Link mode (PaymentMethod empty): the deposit is paid through a

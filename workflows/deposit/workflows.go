@@ -64,6 +64,9 @@ func (p *payment) authorized(ctx workflow.Context) (State, error) {
 	p.notifyParent(ctx)
 
 	decision, timedOut := p.awaitDecision(ctx)
+	for timedOut && ctx.Err() == nil && p.parentStillDeciding(ctx) {
+		decision, timedOut = p.awaitDecision(ctx)
+	}
 	if ctx.Err() != nil { // the appointment was cancelled
 		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
 			return p.finish(ctx, Failed, "void: "+uerr.Error())
@@ -175,6 +178,32 @@ func (p *payment) awaitDecision(ctx workflow.Context) (Action, bool) {
 	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
 	sel.Select(ctx)
 	return action, timedOut
+}
+
+// VersionDecisionAwaitsParent: the saga whose decision bound passes while
+// its appointment still runs (confirming through a calendar outage) tells
+// the appointment it is still authorised and waits another round; it
+// voids on its own only once the appointment is gone. Before, it voided
+// at the bound: the calendar then confirmed, the capture found the saga
+// ended, and the confirmed booking was undone without a word.
+const VersionDecisionAwaitsParent = "decision-awaits-parent"
+
+// parentStillDeciding reports whether the appointment that started the
+// saga still runs: the status signal (Authorized, again) reaches it. A
+// closed appointment refuses the signal; a saga without a parent decides
+// alone, as before.
+func (p *payment) parentStillDeciding(ctx workflow.Context) bool {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if parent == nil || workflow.GetVersion(ctx, VersionDecisionAwaitsParent, workflow.DefaultVersion, 1) < 1 {
+		return false
+	}
+	err := workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalStatus, p.state).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("no decision in time and the appointment is gone: voiding", "appointment", parent.ID, "error", err)
+		return false
+	}
+	workflow.GetLogger(ctx).Info("no decision in time; the appointment still runs: waiting another round", "appointment", parent.ID)
+	return true
 }
 
 func (p *payment) capture(ctx workflow.Context) error {
