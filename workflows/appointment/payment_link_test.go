@@ -188,6 +188,28 @@ func TestUnitLinkCancelledWhileOpen(t *testing.T) {
 	}
 }
 
+// TestUnitLinkCancelledWhileItIsMadeIsNeverSent: the customer cancels
+// while the payment API is down and the link is still being made; the
+// link made once the API is back is closed, not sent: a customer who read
+// "Wir stornieren Ihre noch nicht bestätigte Buchung" gets no payment
+// link after it.
+func TestUnitLinkCancelledWhileItIsMadeIsNeverSent(t *testing.T) {
+	env, f := newUnitLinkEnv(t)
+	start := env.Now()
+	f.link.down = func() bool { return env.Now().Before(start.Add(20 * time.Second)) }
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalCancel, true) }, 5*time.Second)
+	env.ExecuteWorkflow(appointment.WorkflowName, unitLinkRequest())
+	st := unitResult(t, env)
+
+	require.Equal(t, workflows.StatusCancelled, st.Status, st.Reason)
+	require.Equal(t, 1, f.link.created, "the link was made once the API was back")
+	_, sent := f.messages()["payment/send-payment-link"]
+	require.False(t, sent, "no link after the cancel")
+	require.NotEqual(t, payments.SessionOpen, f.link.session.Status, "the link made meanwhile is closed")
+	require.Empty(t, f.Started("CaptureDeposit"))
+	require.False(t, f.Live(), "no authorisation left")
+}
+
 func TestUnitLinkCreateOutlastsAPaymentOutage(t *testing.T) {
 	cases := []struct {
 		name      string

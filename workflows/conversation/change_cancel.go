@@ -18,8 +18,9 @@ type bookingGroups struct {
 	// inFlight: the appointment has not ended; confirmed: its lifecycle
 	// is Confirmed; cancelled: its lifecycle is Cancelled or Cancelling;
 	// unknown: a state a change cannot read (no workflow, no lifecycle,
-	// NeedsReview).
-	inFlight, confirmed, cancelled, unknown []activities.Appointment
+	// NeedsReview); withdrawn: the appointment ended Cancelled before it
+	// confirmed (the customer's cancel of the unconfirmed booking).
+	inFlight, confirmed, cancelled, unknown, withdrawn []activities.Appointment
 }
 
 // groupBookings sorts found, keeping those that match what the message
@@ -49,8 +50,10 @@ func groupBookings(found []activities.Appointment, r intent.Result, matchDay boo
 			g.unknown = append(g.unknown, ap)
 		case ap.Running:
 			g.inFlight = append(g.inFlight, ap)
+		case ap.Status == string(workflows.StatusCancelled):
+			g.withdrawn = append(g.withdrawn, ap)
 		case ap.Status != string(workflows.StatusConfirmed):
-			if ap.Status != string(workflows.StatusRejected) && ap.Status != string(workflows.StatusCancelled) && ap.Status != string(workflows.StatusPaymentFailed) {
+			if ap.Status != string(workflows.StatusRejected) && ap.Status != string(workflows.StatusPaymentFailed) {
 				g.unknown = append(g.unknown, ap) // closed in another state (e.g. NeedsReview)
 			}
 		default:
@@ -114,6 +117,8 @@ func (c *conversation) cancelFound(ctx workflow.Context, ev InboundEvent, r inte
 		c.alreadyCancelled(ctx, ev, g.cancelled)
 	case len(g.unknown) > 0:
 		c.cancelReview(ctx, ev, cancelUnknown, g.unknown, "", c.text(tenants.TemplateCancelUnknown, tenants.MessageData{}))
+	case len(g.withdrawn) > 0 && workflow.GetVersion(ctx, versionCancelledUnconfirmedIsAnswered, workflow.DefaultVersion, 1) >= 1:
+		c.alreadyCancelled(ctx, ev, g.withdrawn)
 	default:
 		c.cancelReview(ctx, ev, cancelNone, nil, "", c.text(tenants.TemplateCancelNone, tenants.MessageData{}))
 	}
@@ -140,6 +145,14 @@ func (c *conversation) alreadyCancelled(ctx workflow.Context, ev InboundEvent, c
 	}
 	c.reply(ctx, ev, c.text(tenants.TemplateCancelAlready, c.slot(ap.Service, ap.Current())))
 }
+
+// versionCancelledUnconfirmedIsAnswered: a cancel wish that finds only
+// bookings cancelled before they were confirmed (the same wish sent on
+// two channels at once: a call and a WhatsApp message) is answered that
+// the booking is cancelled. Before, it was answered "we found no open
+// booking, a member of staff will check" and opened a case for nobody
+// (the 100-booking drill's only task for a person, once).
+const versionCancelledUnconfirmedIsAnswered = "cancelled-unconfirmed-is-answered"
 
 // versionCancellingIsUnderWay: a cancel wish for a booking whose cancel
 // is still being carried out is answered "under way", no longer "already

@@ -71,6 +71,8 @@ func TestConversationCancellationWish(t *testing.T) {
 			changeErr: temporal.NewNonRetryableApplicationError("gone", activities.ErrTypeBookingGone, nil), wantReview: "ended_before_cancel_arrived", wantReply: "schon abgeschlossen"},
 		{name: "cancelled before: said so", now: farAhead, appointments: []activities.Appointment{appt("a", true, false, workflows.StatusConfirmed, workflows.StatusCancelled)},
 			wantReply: "bereits storniert"},
+		{name: "cancelled before it was confirmed (the same wish on another channel): said so, no case", now: farAhead,
+			appointments: []activities.Appointment{appt("a", true, false, workflows.StatusCancelled, "")}, wantReply: "bereits storniert"},
 		{name: "ended without a booking is no candidate", now: farAhead, appointments: []activities.Appointment{appt("a", true, false, workflows.StatusRejected, "")},
 			wantReview: "no_booking_found", wantReply: "keine offene Buchung"},
 		{name: "several: asked which", now: farAhead, appointments: []activities.Appointment{appt("a", true, true, workflows.StatusHeld, ""), booked},

@@ -89,6 +89,9 @@ func (p *payment) runLink(ctx workflow.Context) (State, error) {
 	p.last = link
 	p.set(ctx, AwaitingPayment, "payment link sent; waiting for the customer to pay")
 	p.notifyParent(ctx)
+	if p.givenUpBeforeTheLink(ctx) {
+		return p.giveUp(ctx)
+	}
 	p.sendLink(ctx)
 	res, out := p.awaitPayment(ctx)
 	switch out {
@@ -102,6 +105,27 @@ func (p *payment) runLink(ctx workflow.Context) (State, error) {
 		return p.finish(ctx, Expired, ReasonLinkExpired)
 	}
 	return p.giveUp(ctx)
+}
+
+// versionNoLinkAfterCancel: a booking cancelled while its payment link
+// was being made (the payment API slow or down) sends no link. Before,
+// the link went out after the customer had read "Wir stornieren Ihre
+// noch nicht bestätigte Buchung" (the 100-booking drill, once).
+const versionNoLinkAfterCancel = "no-link-after-cancel"
+
+// givenUpBeforeTheLink reports whether the appointment asked to void (or
+// was cancelled) while the link was made: the decision waits in its
+// channel until the payment wait would have read it.
+func (p *payment) givenUpBeforeTheLink(ctx workflow.Context) bool {
+	if workflow.GetVersion(ctx, versionNoLinkAfterCancel, workflow.DefaultVersion, 1) < 1 {
+		return false
+	}
+	decisions := workflow.GetSignalChannel(ctx, SignalDecision)
+	var a Action
+	for decisions.ReceiveAsync(&a) {
+		p.voidAsked = p.voidAsked || a == Void
+	}
+	return ctx.Err() != nil || p.voidAsked
 }
 
 // VersionVoidUnpaidLink: the link saga's void trusts the link's session
