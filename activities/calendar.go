@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/consent"
 	"github.com/bookonce/bookonce/internal/tracing"
 	"github.com/bookonce/bookonce/outcome"
 	"github.com/bookonce/bookonce/payments"
@@ -57,6 +58,8 @@ type Activities struct {
 	// Temporal signals conversations while one moves from its legacy
 	// workflow ID to its keyed one (handover.go).
 	Temporal Signaller
+	// Consent records STOP and START (package consent).
+	Consent *consent.Store
 }
 
 // HoldSlotInput asks for a hold of one slot.

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/bookonce/bookonce/consent"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/outbox"
@@ -65,6 +66,9 @@ type ExtractInput struct {
 	Tenant     string    `json:"tenant"`
 	Text       string    `json:"text"`
 	ReceivedAt time.Time `json:"received_at"`
+	// Channel is where the text came from: only written channels take
+	// STOP and START (Understood.Consent); empty in runs before them.
+	Channel string `json:"channel,omitempty"`
 }
 
 // Understood is an extraction validated against the catalogue and the
@@ -75,6 +79,9 @@ type Understood struct {
 	Result   intent.Result  `json:"result"`
 	Question string         `json:"question,omitempty"`
 	Terms    *tenants.Terms `json:"terms,omitempty"`
+	// Consent is set when the text is a STOP or START keyword: the
+	// message is the customer's consent change, not a wish.
+	Consent consent.Action `json:"consent,omitempty"`
 }
 
 // ExtractIntent understands a message relative to when it was received
@@ -84,6 +91,13 @@ func (a *Activities) ExtractIntent(ctx context.Context, in ExtractInput) (Unders
 	cat, loc, terms, err := u.tenant(in.Tenant)
 	if err != nil {
 		return Understood{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeDedupFinal, err)
+	}
+	var stop, start []string
+	if terms != nil {
+		stop, start = terms.OptOutKeywords, terms.OptInKeywords
+	}
+	if action := consentOf(in.Channel, in.Text, stop, start); action != "" {
+		return Understood{Result: intent.Result{Kind: intent.KindUnclear}, Consent: action, Terms: terms}, nil
 	}
 	r, err := u.Extractor.Extract(ctx, in.Text, in.ReceivedAt, loc, cat)
 	if err != nil {

@@ -87,6 +87,12 @@ type Sender struct {
 	Now         func() time.Time
 	// Log receives outcomes that need attention; nil: slog.Default().
 	Log *slog.Logger
+	// Suppress reports whether a row never attempted must not be sent:
+	// its recipient (as stored: "whatsapp:+49…" or "+49…") opted out of
+	// its kind (package consent: reminders after a STOP). Asked when the
+	// row is claimed, so a STOP holds back reminders already reserved.
+	// An error leaves the row pending for a later run; nil: none is.
+	Suppress func(ctx context.Context, tenant, kind, recipient string) (bool, error)
 }
 
 // Channels the relay sends through its Provider; rows of other channels
@@ -200,11 +206,30 @@ type claimed struct {
 	attempts    int
 	token       string
 	// unreadable: the row's sealed text did not open (a key missing in
-	// this process, a tampered row); it is left pending, untouched.
+	// this process, a tampered row), or its recipient's consent could
+	// not be read; it is left pending, untouched.
 	unreadable error
 	// expired: the row was reached after its send-by moment and is
-	// recorded 'expired' instead of being sent.
+	// recorded 'expired' instead of being sent; suppressed: its recipient
+	// opted out of its kind, and it is recorded 'suppressed'.
 	expired bool
+}
+
+// suppress records a never-attempted row whose recipient opted out of
+// its kind as not sent, with the reason, and commits tx.
+func (s *Sender) suppress(ctx context.Context, tx pgx.Tx, id, kind string) error {
+	_, err := tx.Exec(ctx, `UPDATE outbox_messages
+		SET state = 'suppressed', claimed_until = NULL, claim_token = NULL, updated_at = now(),
+		    last_error = $2
+		WHERE id = $1`, id, "not sent: the customer opted out of "+kind+" messages")
+	if err == nil {
+		err = tx.Commit(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("suppress outbox message %s: %w", id, err)
+	}
+	s.log().Info("outbox message not sent: the customer opted out", "id", id, "kind", kind)
+	return nil
 }
 
 // expire records a never-attempted row whose moment has passed as not
@@ -241,9 +266,10 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		c           claimed
 		attemptedAt *time.Time
 		sealed      []byte
+		kind        string
 	)
 	var sendBy *time.Time
-	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, idempotency_key, created_at, attempted_at, attempts, accepted_at, send_by
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, idempotency_key, created_at, attempted_at, attempts, accepted_at, send_by, kind
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -251,7 +277,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts, &c.acceptedAt, &sendBy)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts, &c.acceptedAt, &sendBy, &kind)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}
@@ -265,6 +291,16 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		// Never sent as garbage, never given up: the row waits, unclaimed,
 		// until a relay with its key comes by; the other rows go on.
 		return claimed{id: c.id, unreadable: err}, true, nil
+	}
+	if attemptedAt == nil && s.Suppress != nil {
+		out, err := s.Suppress(ctx, c.tenant, kind, c.recipient)
+		if err != nil {
+			// Unknown consent is no licence to send: the row waits.
+			return claimed{id: c.id, unreadable: fmt.Errorf("outbox message %s: consent: %w", c.id, err)}, true, nil
+		}
+		if out {
+			return claimed{id: c.id, expired: true}, true, s.suppress(ctx, tx, c.id, kind)
+		}
 	}
 	c.token = newToken()
 	until := now.Add(s.timeout())

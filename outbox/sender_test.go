@@ -406,3 +406,38 @@ func TestRedactMasksPhoneNumbers(t *testing.T) {
 	require.NotContains(t, got, "4915112345678")
 	require.Contains(t, got, "whatsapp:+49·········78")
 }
+
+// TestSuppressedRowIsNeverSent: a reminder whose recipient opted out is
+// recorded 'suppressed' with the reason, not sent, then or later; while
+// the consent cannot be read the row waits, unsent and unattempted; a
+// row the rule does not hold back goes out.
+func TestSuppressedRowIsNeverSent(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.relay()
+	var readErr error
+	s.Suppress = func(_ context.Context, tenant, kind, recipient string) (bool, error) {
+		require.Equal(t, "tenant-1", tenant)
+		require.Equal(t, customer, recipient, "the recipient in clear")
+		return kind == "reminder_24h", readErr
+	}
+	reminder, err := e.store.Reserve(context.Background(), "key-r", outbox.Message{
+		Tenant: "tenant-1", Reference: "bk_1", Kind: "reminder_24h", Channel: "whatsapp", Recipient: customer, Body: "Erinnerung"})
+	require.NoError(t, err)
+	readErr = errors.New("consent store down")
+	_, err = s.RunOnce(context.Background())
+	require.ErrorContains(t, err, "consent store down")
+	require.Equal(t, row{State: "pending"}, e.row(reminder.ID), "unknown consent is no licence to send")
+
+	readErr = nil
+	confirmation := e.reserve("bk_1", "whatsapp", customer, "Ihr Termin ist bestätigt")
+	require.Equal(t, 1, e.runOnce(s))
+	got := e.row(reminder.ID)
+	require.Equal(t, "suppressed", got.State)
+	require.False(t, got.Attempted)
+	require.Contains(t, got.LastError, "opted out of reminder_24h")
+	require.Equal(t, "sent", e.row(confirmation.ID).State)
+	e.advance(10 * sendTimeout)
+	require.Equal(t, 0, e.runOnce(s))
+	require.Len(t, e.fake.Messages(), 1, "only the confirmation reached the customer")
+}

@@ -14,9 +14,9 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{redacted: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: MetricRedacted,
-		Help: "Rows whose personal data the retention sweep redacted (inbox, outbox) or deleted (intents, dedup decisions) because they were older than BOOKONCE_RETENTION, by table.",
+		Help: "Rows whose personal data the retention sweep redacted (inbox, outbox) or deleted (intents, dedup decisions, superseded consent changes) because they were older than BOOKONCE_RETENTION, by table.",
 	}, []string{"table"})}
-	for _, t := range []Table{TableInbox, TableOutbox, TableIntents, TableDecisions} {
+	for _, t := range []Table{TableInbox, TableOutbox, TableIntents, TableDecisions, TableConsent} {
 		m.redacted.WithLabelValues(string(t)) // every table shows, at 0 too
 	}
 	if reg != nil {

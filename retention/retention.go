@@ -32,6 +32,7 @@ const (
 	TableOutbox    Table = "outbox_messages"
 	TableIntents   Table = "booking_intents"
 	TableDecisions Table = "dedup_decisions"
+	TableConsent   Table = "consent_events"
 )
 
 // DefaultBatch is how many rows one statement changes at most.
@@ -64,7 +65,7 @@ var steps = []step{
 	// quote the number) go. Pending and review rows are still needed.
 	{TableOutbox, `UPDATE outbox_messages SET recipient = '', body = '', sealed = NULL, last_error = NULL, redacted_at = @now
 		WHERE id IN (SELECT id FROM outbox_messages
-			WHERE redacted_at IS NULL AND state IN ('sent', 'delivered', 'failed') AND updated_at < @cutoff
+			WHERE redacted_at IS NULL AND state IN ('sent', 'delivered', 'failed', 'suppressed') AND updated_at < @cutoff
 			ORDER BY updated_at LIMIT @batch FOR UPDATE SKIP LOCKED)`},
 	// Intents whose slot has passed: closed ones (no booking) once closed
 	// longer than the retention, booked ones once their slot is longer
@@ -84,6 +85,19 @@ var steps = []step{
 			  AND NOT EXISTS (SELECT 1 FROM booking_intents b WHERE b.tenant_id = d.tenant_id AND b.intent_id = d.intent_id)
 			  AND NOT EXISTS (SELECT 1 FROM review_cases r WHERE r.id = d.review_case AND r.status = 'open')
 			ORDER BY d.created_at LIMIT @batch FOR UPDATE OF d SKIP LOCKED)`},
+	// Consent: a customer's standing STOP is kept, however old: it is
+	// what holds their reminders back, and its proof. What a later change
+	// superseded goes once older than the retention, and so does a START
+	// with nothing before it left (no row means subscribed, as START
+	// does). A START goes only after the rows before it, so no sweep ever
+	// leaves an old STOP standing alone.
+	{TableConsent, `DELETE FROM consent_events WHERE id IN (
+		SELECT e.id FROM consent_events e
+			WHERE e.at < @cutoff AND (
+				EXISTS (SELECT 1 FROM consent_events l WHERE l.tenant_id = e.tenant_id AND l.customer_key = e.customer_key AND l.id > e.id)
+				OR (e.action = 'opt_in' AND NOT EXISTS (SELECT 1 FROM consent_events b
+					WHERE b.tenant_id = e.tenant_id AND b.customer_key = e.customer_key AND b.id < e.id)))
+			ORDER BY e.id LIMIT @batch FOR UPDATE OF e SKIP LOCKED)`},
 }
 
 // Sweeper redacts what is older than Retention.
@@ -211,6 +225,6 @@ func (s *Sweeper) once(ctx context.Context) {
 	case ran && counts.Total() > 0:
 		s.log().Info("retention sweep redacted personal data", "retention", s.Retention,
 			"inbox_events", counts[TableInbox], "outbox_messages", counts[TableOutbox],
-			"booking_intents", counts[TableIntents], "dedup_decisions", counts[TableDecisions])
+			"booking_intents", counts[TableIntents], "dedup_decisions", counts[TableDecisions], "consent_events", counts[TableConsent])
 	}
 }

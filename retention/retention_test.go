@@ -291,3 +291,60 @@ func TestSweepRefusesNoRetention(t *testing.T) {
 	_, _, err := s.Sweep(context.Background())
 	require.ErrorIs(t, err, retention.ErrNoRetention)
 }
+
+// consentRow records a consent change of customer key, made age ago.
+func consentRow(t *testing.T, pool *pgxpool.Pool, key, event, action string, age time.Duration) {
+	exec(t, pool, `INSERT INTO consent_events (tenant_id, customer_key, action, channel, event_id, at)
+		VALUES ('demo', $1, $2, 'whatsapp', $3, $4)`, key, action, event, now.Add(-age))
+}
+
+// TestSweepKeepsAStandingStop: a STOP that still holds is kept however
+// old; what a later change superseded goes once older than the retention,
+// and so does an old START with nothing before it (no row means
+// subscribed, as START does). No customer's state changes.
+func TestSweepKeepsAStandingStop(t *testing.T) {
+	t.Parallel()
+	pool := testsupport.Database(t)
+	old, young := keep+time.Hour, time.Hour
+	consentRow(t, pool, "standing", "SM1", "opt_out", old+time.Hour)
+	consentRow(t, pool, "restarted", "SM2", "opt_out", old+time.Hour)
+	consentRow(t, pool, "restarted", "SM3", "opt_in", old)
+	consentRow(t, pool, "stopped-again", "SM4", "opt_out", old+time.Hour)
+	consentRow(t, pool, "stopped-again", "SM5", "opt_in", old)
+	consentRow(t, pool, "stopped-again", "SM6", "opt_out", young)
+	consentRow(t, pool, "recent", "SM7", "opt_out", young)
+	consentRow(t, pool, "recent", "SM8", "opt_in", young)
+	state := func() map[string]string {
+		rows, err := pool.Query(context.Background(), `SELECT DISTINCT ON (customer_key) customer_key, action FROM consent_events ORDER BY customer_key, id DESC`)
+		require.NoError(t, err)
+		out := map[string]string{}
+		for rows.Next() {
+			var k, a string
+			require.NoError(t, rows.Scan(&k, &a))
+			out[k] = a
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	optedOut := func(m map[string]string) []string {
+		var out []string
+		for k, a := range m {
+			if a == "opt_out" {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	before := optedOut(state())
+
+	counts, ran, err := sweeper(pool, 1).Sweep(context.Background()) // a batch of one: no order of deletes may flip a state
+	require.NoError(t, err)
+	require.True(t, ran)
+	require.Equal(t, 4, counts[retention.TableConsent], "SM2, SM3, SM4 and SM5")
+	rows, err := pool.Query(context.Background(), `SELECT event_id FROM consent_events ORDER BY id`)
+	require.NoError(t, err)
+	left, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"SM1", "SM6", "SM7", "SM8"}, left)
+	require.ElementsMatch(t, before, optedOut(state()), "the same customers opted out")
+}

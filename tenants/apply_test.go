@@ -33,7 +33,7 @@ const twoShops = `tenants:
         resources: [lift-1, meister]
         deposit: {amount: 1500, currency: eur}
         synonyms: {de: [Hauptuntersuchung, TÜV, HU], en: [MOT]}
-    policies: {hold_ttl: 15m, dedup_window: 5m, cancellation_window: 24h, reminders: [2h, 24h], quiet_hours: 21:00-08:00}
+    policies: {hold_ttl: 15m, dedup_window: 5m, cancellation_window: 24h, reminders: [2h, 24h], quiet_hours: 21:00-08:00, opt_out_keywords: [STOP, halt]}
     templates:
       de: {confirmation: "Gebucht: {{.Service}} am {{.When}} ({{.Booking}})."}
   - id: london
@@ -99,7 +99,7 @@ func TestApplyTwoTenantsThenAgain(t *testing.T) {
 	require.NoError(t, err)
 	text := diff.String()
 	for _, want := range []string{"+ tenant nord", "+ tenant london", "- tenant demo", "+ number nord/+4940222222",
-		"+ resource nord/lift-1", "+ service london/tyres", "+ template nord/de/confirmation", "~ policies nord: hold_ttl unset -> 15m0s",
+		"+ resource nord/lift-1", "+ service london/tyres", "+ template nord/de/confirmation", "~ policies nord: hold_ttl unset -> 15m0s", "opt_out_keywords [] -> [STOP HALT]",
 		"note: resource nord/lift-1 has different hours per weekday"} {
 		require.Contains(t, text, want)
 	}

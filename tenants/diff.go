@@ -232,6 +232,8 @@ func policyChanges(old, want Policies) []string {
 	d = appendIf(d, o.CancellationWindow != w.CancellationWindow, "cancellation_window %s -> %s", show(o.CancellationWindow), show(w.CancellationWindow))
 	d = appendIf(d, !reflect.DeepEqual(o.Reminders, w.Reminders), "reminders %v -> %v", o.Reminders, w.Reminders)
 	d = appendIf(d, o.QuietHours != w.QuietHours, "quiet_hours %s -> %s", show(o.QuietHours), show(w.QuietHours))
+	d = appendIf(d, !slices.Equal(o.OptOutKeywords, w.OptOutKeywords), "opt_out_keywords %v -> %v", o.OptOutKeywords, w.OptOutKeywords)
+	d = appendIf(d, !slices.Equal(o.OptInKeywords, w.OptInKeywords), "opt_in_keywords %v -> %v", o.OptInKeywords, w.OptInKeywords)
 	return d
 }
 

@@ -116,4 +116,8 @@ type Policies struct {
 	Reminders []time.Duration
 	// QuietHours is when no message is sent; nil for none.
 	QuietHours *Interval
+	// OptOutKeywords and OptInKeywords are the messages that stop and
+	// restart reminders (upper case); nil: consent.DefaultStop and
+	// consent.DefaultStart.
+	OptOutKeywords, OptInKeywords []string
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/bookonce/bookonce/consent"
 )
 
 // ReadFile reads, parses and validates a tenants file.
@@ -166,7 +168,7 @@ func (r *reader) service(n *yaml.Node, path string) Service {
 }
 
 func (r *reader) policies(n *yaml.Node, path string) Policies {
-	m := r.mapping(n, path, "hold_ttl", "dedup_window", "cancellation_window", "reminders", "quiet_hours")
+	m := r.mapping(n, path, "hold_ttl", "dedup_window", "cancellation_window", "reminders", "quiet_hours", "opt_out_keywords", "opt_in_keywords")
 	var p Policies
 	if n := m["hold_ttl"]; n != nil {
 		p.HoldTTL, _ = r.duration(n, join(path, "hold_ttl"))
@@ -195,7 +197,21 @@ func (r *reader) policies(n *yaml.Node, path string) Policies {
 			}
 		}
 	}
+	p.OptOutKeywords = keywords(r.texts(m["opt_out_keywords"], join(path, "opt_out_keywords")))
+	p.OptInKeywords = keywords(r.texts(m["opt_in_keywords"], join(path, "opt_in_keywords")))
 	return p
+}
+
+// keywords are consent keywords as consent.Match compares them.
+func keywords(list []string) []string {
+	if list == nil {
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, k := range list {
+		out[i] = consent.Normal(k)
+	}
+	return out
 }
 
 // templates reads "de: {confirmation: ...}"; names and languages are

@@ -47,6 +47,12 @@ func TestParseAcceptsAndNormalises(t *testing.T) {
 	require.Equal(t, tenants.Money{Amount: 500, Currency: "eur"}, acme.Services[0].Deposit, "currencies as the payment API takes them")
 	require.Len(t, acme.Resources[0].Hours, 5)
 	require.Equal(t, tenants.Interval{Opens: "08:00", Closes: "17:00"}, acme.Resources[0].Hours[5])
+
+	withKeywords := strings.Replace(valid, "language: de", "language: de\n    policies: {opt_out_keywords: [Stop, \"halt!\"], opt_in_keywords: [weiter]}", 1)
+	f, err = tenants.Parse("tenants.yaml", []byte(withKeywords))
+	require.NoError(t, err)
+	require.Equal(t, []string{"STOP", "HALT"}, f.Tenants[0].Policies.OptOutKeywords, "as consent.Match compares them")
+	require.Equal(t, []string{"WEITER"}, f.Tenants[0].Policies.OptInKeywords)
 }
 
 func TestParseRejectsWithLineAndField(t *testing.T) {
@@ -85,6 +91,10 @@ func TestParseRejectsWithLineAndField(t *testing.T) {
 		{"duplicate service", "        synonyms: {de: [Wäsche], en: [wash]}\n",
 			"        synonyms: {de: [Wäsche], en: [wash]}\n      - {id: wash, name: W, duration: 5m, resources: [lift-1], deposit: {amount: 1, currency: eur}, synonyms: {de: [W]}}\n",
 			`tenants.yaml:20: tenants[0].services[1].id: service "wash" is already declared at line 14`},
+		{"opt-out keyword of two words", "language: de", "language: de\n    policies: {opt_out_keywords: [STOP, bitte aufhören]}",
+			`tenants.yaml:8: tenants[0].policies.opt_out_keywords[1]: must be one word, got "BITTE AUFHÖREN"`},
+		{"a keyword both stop and start", "language: de", "language: de\n    policies: {opt_in_keywords: [start, stopp]}",
+			`tenants.yaml:8: tenants[0].policies.opt_in_keywords[1]: "STOPP" is also an opt-out keyword`},
 		{"not yaml", "name: Acme", "name: [Acme", "tenants.yaml: not valid YAML"},
 	}
 	for _, c := range cases {

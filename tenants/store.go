@@ -28,6 +28,8 @@ type policiesJSON struct {
 	CancellationWindow string   `json:"cancellation_window,omitempty"`
 	Reminders          []string `json:"reminders,omitempty"`
 	QuietHours         string   `json:"quiet_hours,omitempty"`
+	OptOutKeywords     []string `json:"opt_out_keywords,omitempty"`
+	OptInKeywords      []string `json:"opt_in_keywords,omitempty"`
 }
 
 func encodePolicies(p Policies) policiesJSON {
@@ -37,7 +39,8 @@ func encodePolicies(p Policies) policiesJSON {
 		}
 		return d.String()
 	}
-	out := policiesJSON{HoldTTL: str(p.HoldTTL), DedupWindow: str(p.DedupWindow), CancellationWindow: str(p.CancellationWindow)}
+	out := policiesJSON{HoldTTL: str(p.HoldTTL), DedupWindow: str(p.DedupWindow), CancellationWindow: str(p.CancellationWindow),
+		OptOutKeywords: p.OptOutKeywords, OptInKeywords: p.OptInKeywords}
 	for _, r := range p.Reminders {
 		out.Reminders = append(out.Reminders, r.String())
 	}
@@ -72,6 +75,7 @@ func decodePolicies(raw []byte) (Policies, error) {
 		iv, _ := parseInterval(j.QuietHours)
 		p.QuietHours = &iv
 	}
+	p.OptOutKeywords, p.OptInKeywords = j.OptOutKeywords, j.OptInKeywords
 	if len(errs) > 0 {
 		return Policies{}, fmt.Errorf("stored policies: %s", strings.Join(errs, "; "))
 	}

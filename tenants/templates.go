@@ -73,6 +73,12 @@ const (
 	// to cancel or move; TemplateReminder is a later one.
 	TemplateReminderEarly TemplateName = "reminder_early"
 	TemplateReminder      TemplateName = "reminder"
+	// TemplateOptedOut acknowledges a STOP (once: a second STOP while
+	// opted out is not answered); TemplateOptedIn a START;
+	// TemplateConsentNotRecorded says a keyword could not be stored.
+	TemplateOptedOut           TemplateName = "opted_out"
+	TemplateOptedIn            TemplateName = "opted_in"
+	TemplateConsentNotRecorded TemplateName = "consent_not_recorded"
 	// Payment-link messages (workflows/deposit/link.go, workflows/appointment/deadlines.go).
 	TemplatePaymentLink         TemplateName = "payment_link"
 	TemplatePaymentExpired      TemplateName = "payment_expired"
@@ -167,6 +173,9 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateBookingRescheduled:       "Ihr Termin ist verschoben: {{.Service}} jetzt am {{.When}} (Buchung {{.Booking}}).{{if .Amount}} Ihre Anzahlung von {{.Amount}} gilt für den neuen Termin.{{end}}",
 		TemplateReminderEarly:            "Erinnerung an Ihren Termin: {{.Service}} am {{.When}} (Buchung {{.Booking}}). Wenn Sie absagen oder verschieben möchten, antworten Sie einfach auf diese Nachricht.",
 		TemplateReminder:                 "Erinnerung: Ihr Termin {{.Service}} ist am {{.When}} (Buchung {{.Booking}}). Wir freuen uns auf Sie.",
+		TemplateOptedOut:                 "Sie erhalten von uns keine Erinnerungen mehr. Antworten auf Ihre Nachrichten und Bestätigungen Ihrer Buchungen senden wir weiter. Mit START melden Sie sich wieder an.",
+		TemplateOptedIn:                  "Sie erhalten wieder Erinnerungen an Ihre Termine. Mit STOP melden Sie sich ab.",
+		TemplateConsentNotRecorded:       "Ihr Wunsch konnte gerade nicht gespeichert werden. Bitte schreiben Sie in einigen Minuten noch einmal.",
 
 		TemplatePaymentLink:         "Bitte zahlen Sie die Anzahlung von {{.Amount}} hier: {{.Link}} (gültig bis {{.Until}}).",
 		TemplatePaymentExpired:      "Ihr Zahlungslink ist abgelaufen, deshalb haben wir den Termin ({{.Service}}, {{.When}}) wieder freigegeben. Schreiben Sie uns gern noch einmal, dann senden wir Ihnen einen neuen Link.",
@@ -234,6 +243,9 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateBookingRescheduled:       "Your appointment has been moved: {{.Service}} now on {{.When}} (booking {{.Booking}}).{{if .Amount}} Your deposit of {{.Amount}} carries over to the new time.{{end}}",
 		TemplateReminderEarly:            "A reminder of your appointment: {{.Service}} on {{.When}} (booking {{.Booking}}). If you need to cancel or move it, just reply to this message.",
 		TemplateReminder:                 "Reminder: your appointment {{.Service}} is on {{.When}} (booking {{.Booking}}). We look forward to seeing you.",
+		TemplateOptedOut:                 "You will get no more reminders from us. We still answer your messages and confirm your bookings. Reply START to subscribe again.",
+		TemplateOptedIn:                  "You will get reminders of your appointments again. Reply STOP to unsubscribe.",
+		TemplateConsentNotRecorded:       "We could not save your request just now. Please write to us again in a few minutes.",
 
 		TemplatePaymentLink:         "Please pay the deposit of {{.Amount}} here: {{.Link}} (valid until {{.Until}}).",
 		TemplatePaymentExpired:      "Your payment link has expired, so we released the appointment ({{.Service}}, {{.When}}). Just write to us again and we will send you a new link.",
@@ -263,7 +275,7 @@ func TemplateNames() []TemplateName {
 		TemplateCancelEndedMeanwhile, TemplateCancelInFlight, TemplateCancelNotRecorded,
 		TemplateConfirmation, TemplateAlreadyBooked, TemplateAlreadyHeld, TemplateAlternatives, TemplateNotBooked, TemplateInReview,
 		TemplateBookingCancelled, TemplateBookingCancelledRefunded, TemplateBookingCancelledKept, TemplateBookingRescheduled,
-		TemplateReminderEarly, TemplateReminder,
+		TemplateReminderEarly, TemplateReminder, TemplateOptedOut, TemplateOptedIn, TemplateConsentNotRecorded,
 		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate, TemplatePaymentUnavailable,
 		TemplateVoiceGreeting, TemplateVoiceGatherNext, TemplateVoiceUnknownNumber, TemplateVoiceUnassigned,
 		TemplateVoiceOneMoment, TemplateVoiceConfirmed, TemplateVoiceAlreadyBooked, TemplateVoiceNotBooked,

@@ -46,6 +46,10 @@ type Terms struct {
 	// the booking's bounds). The chaos drill shortens it so that its
 	// calendar outage outlasts it.
 	DecisionTimeout time.Duration `json:"decision_timeout,omitempty"`
+	// OptOutKeywords and OptInKeywords are policies.opt_out_keywords and
+	// opt_in_keywords (nil: consent's defaults).
+	OptOutKeywords []string `json:"opt_out_keywords,omitempty"`
+	OptInKeywords  []string `json:"opt_in_keywords,omitempty"`
 }
 
 // ServiceTerms are a service's label in the tenant's language and its
@@ -59,7 +63,8 @@ type ServiceTerms struct {
 // Terms resolves the tenant's terms from its profile.
 func (p *Profile) Terms() *Terms {
 	t := &Terms{Name: p.Name, Language: string(p.Language), Timezone: p.Timezone, Services: map[string]ServiceTerms{},
-		CancellationWindow: p.Policies.CancellationWindow, Reminders: slices.Clone(p.Policies.Reminders)}
+		CancellationWindow: p.Policies.CancellationWindow, Reminders: slices.Clone(p.Policies.Reminders),
+		OptOutKeywords: slices.Clone(p.Policies.OptOutKeywords), OptInKeywords: slices.Clone(p.Policies.OptInKeywords)}
 	if q := p.Policies.QuietHours; q != nil {
 		t.QuietOpens, t.QuietCloses = q.Opens, q.Closes
 	}

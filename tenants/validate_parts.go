@@ -2,7 +2,11 @@ package tenants
 
 import (
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+
+	"github.com/bookonce/bookonce/consent"
 )
 
 func (v *validator) resource(p string, res Resource, seen map[string]string) {
@@ -120,6 +124,7 @@ func (v *validator) policies(p string, pol Policies) {
 		}
 		seen[d] = true
 	}
+	v.keywords(p, pol)
 	if q := pol.QuietHours; q != nil {
 		qp := join(p, "quiet_hours")
 		if !clockPattern.MatchString(q.Opens) || !clockPattern.MatchString(q.Closes) {
@@ -146,6 +151,27 @@ func (v *validator) templates(p string, all map[Language]map[TemplateName]string
 			if _, err := parseTemplate(name, text); err != nil {
 				v.fail(np, "template does not work: %v", err)
 			}
+		}
+	}
+}
+
+// keywords checks the consent keywords: each one word, none both a stop
+// and a start (an empty list is the defaults).
+func (v *validator) keywords(p string, pol Policies) {
+	for name, list := range map[string][]string{"opt_out_keywords": pol.OptOutKeywords, "opt_in_keywords": pol.OptInKeywords} {
+		for j, k := range list {
+			if k == "" || strings.ContainsFunc(k, unicode.IsSpace) {
+				v.fail(index(join(p, name), j), "must be one word, got %q", k)
+			}
+		}
+	}
+	stop := pol.OptOutKeywords
+	if stop == nil {
+		stop = consent.DefaultStop
+	}
+	for j, k := range pol.OptInKeywords {
+		if slices.Contains(stop, k) {
+			v.fail(index(join(p, "opt_in_keywords"), j), "%q is also an opt-out keyword", k)
 		}
 	}
 }

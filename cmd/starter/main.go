@@ -34,6 +34,7 @@ commands:
   simulate    post a signed Twilio webhook to the gateway (WhatsApp or voice)
   review      list open review cases, or resolve one: starter review list | resolve <case-id> <action>
   find        list a customer's workflows by phone number: starter find --customer <E.164> [--tenant T]
+  consent     show a customer's STOP and START trail and what holds now: starter consent --customer <E.164> [--tenant T]
   tenants     apply a tenants file, list the tenants, mint an API token: starter tenants apply -f FILE [--dry-run] | list | token
   service-key make a key pair for the worker's identity at the calendar and payment APIs
 
@@ -53,6 +54,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"tenants":     tenantsCmd,
 	"reschedule":  rescheduleCmd,
 	"find":        findCmd,
+	"consent":     consentCmd,
 	"service-key": serviceKeyCmd,
 }
 

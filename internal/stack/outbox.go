@@ -1,15 +1,19 @@
 package stack
 
 import (
+	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bookonce/bookonce/channels"
+	"github.com/bookonce/bookonce/consent"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/twilio"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // SendEvery is how often the outbox relay looks for reserved messages.
@@ -21,6 +25,25 @@ func OutboxSender(cfg config.Config, pool *pgxpool.Pool, provider outbox.Provide
 	return &outbox.Sender{
 		Store: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}, Provider: provider, SendTimeout: cfg.OutboxSendTimeout,
 		CallbackURL: outbox.StatusCallback(cfg.PublicBaseURL, channels.RouteStatus), Log: log.With("component", "outbox"),
+		Suppress: OptedOut(ConsentStore(cfg, pool)),
+	}
+}
+
+// ConsentStore is the consent trail of the configuration (STOP, START).
+func ConsentStore(cfg config.Config, pool *pgxpool.Pool) *consent.Store {
+	return &consent.Store{Pool: pool, Keys: cfg.CustomerKeys()}
+}
+
+// OptedOut is the relay's suppression rule: a reminder to a customer
+// whose latest word to the shop was STOP is not sent. Replies, the
+// confirmation, a cancellation or move and payment messages answer what
+// the customer did, and go out.
+func OptedOut(store *consent.Store) func(ctx context.Context, tenant, kind, recipient string) (bool, error) {
+	return func(ctx context.Context, tenant, kind, recipient string) (bool, error) {
+		if !strings.HasPrefix(kind, lifecycle.MessageKindReminder) {
+			return false, nil
+		}
+		return store.OptedOut(ctx, tenant, recipient)
 	}
 }
 

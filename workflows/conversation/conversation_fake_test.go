@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/consent"
 	"github.com/bookonce/bookonce/dedup"
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/workflows"
@@ -67,6 +68,11 @@ type convFake struct {
 	// repeated (the bookings as they move on between two reads).
 	finds [][]activities.Appointment
 	found int // FindAppointments calls
+	// consents are the consent changes recorded (RecordConsent), which
+	// consentErr fails; optedOut is the customer's state they leave.
+	consents   []consent.Change
+	consentErr error
+	optedOut   bool
 }
 
 func newConversationEnv(t *testing.T, f *convFake) *testsuite.TestWorkflowEnvironment {
@@ -95,11 +101,26 @@ func (f *convFake) understandAndDecide(env *testsuite.TestWorkflowEnvironment) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.extracted = append(f.extracted, in.Text)
+			if action, ok := consent.Match(in.Text, nil, nil); ok && in.Channel == string(workflows.ChannelWhatsApp) {
+				return activities.Understood{Result: intent.Result{Kind: intent.KindUnclear}, Consent: action}, nil
+			}
 			r, ok := f.understand[in.Text]
 			if !ok {
 				r = intent.Result{Kind: intent.KindUnclear}
 			}
 			return activities.Understood{Result: r, Question: r.Question}, nil
+		})
+	env.OnActivity(a.RecordConsent, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in consent.Change) (bool, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.consentErr != nil {
+				return false, f.consentErr
+			}
+			f.consents = append(f.consents, in)
+			was := f.optedOut
+			f.optedOut = in.Action == consent.OptOut
+			return was != f.optedOut, nil
 		})
 	env.OnActivity(a.ValidateIntent, mock.Anything, mock.Anything).Return("", nil)
 	env.OnActivity(a.DecideDedup, mock.Anything, mock.Anything).Return(

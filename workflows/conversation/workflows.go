@@ -151,12 +151,16 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 	workflows.ObservePhase(ctx, c.in.Tenant, telemetry.PhaseDelivered, ev.ReceivedAt)
 	var u activities.Understood
 	if err := c.read(ctx, "extract-"+ev.EventID, "Understand message", act.ExtractIntent,
-		activities.ExtractInput{Tenant: c.in.Tenant, Text: ev.Text, ReceivedAt: ev.ReceivedAt}).Get(ctx, &u); err != nil {
+		activities.ExtractInput{Tenant: c.in.Tenant, Text: ev.Text, ReceivedAt: ev.ReceivedAt, Channel: string(ev.Channel)}).Get(ctx, &u); err != nil {
 		c.reply(ctx, ev, c.text(tenants.TemplateNotUnderstood, tenants.MessageData{}))
 		return
 	}
 	if u.Terms != nil {
 		c.in.Terms = u.Terms // the tenant as configured now (a reload reaches running conversations)
+	}
+	if u.Consent != "" && workflow.GetVersion(ctx, versionConsentKeywords, workflow.DefaultVersion, 1) >= 1 {
+		c.consent(ctx, ev, u.Consent)
+		return
 	}
 	r := u.Result
 	if c.in.Awaiting != nil && c.followUp(ctx, ev, &r) {
