@@ -61,6 +61,7 @@ func newTwoTenants(t *testing.T) twoTenants {
 	fake := twilio.NewFakeServer()
 	t.Cleanup(fake.Close)
 	sender := stack.OutboxSender(cfg, pool, twilio.New(fake.AccountSID, fake.AuthToken, "+4930123456", twilio.WithBaseURL(fake.URL())), log)
+	sender.From = stack.TenantSender(registry) // each shop from its own number, as the worker does
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = sender.Run(sctx, 100*time.Millisecond) }()
@@ -119,17 +120,22 @@ func TestSecondTenantBooksInItsOwnCalendarDepositAndWording(t *testing.T) {
 	require.Equal(t, int64(1500), amount, "London's deposit for an MOT")
 	require.Equal(t, "gbp", currency)
 
-	var confirmation string
+	var confirmation twilio.FakeMessage
 	testsupport.Eventually(t, 30*time.Second, "the confirmation at Twilio", func() bool {
 		for _, m := range e.twilio.Messages() {
 			if strings.Contains(m.To, customer) && strings.HasPrefix(m.Body, "London Garage: your MOT on ") {
-				confirmation = m.Body
+				confirmation = m
 				return true
 			}
 		}
 		return false
 	})
-	require.Contains(t, confirmation, "is booked (booking ")
+	require.Contains(t, confirmation.Body, "is booked (booking ")
+	for _, m := range e.twilio.Messages() {
+		if strings.Contains(m.To, customer) {
+			require.Equal(t, "whatsapp:"+londonNumber, m.From, "London's customer hears from London's number: %q", m.Body)
+		}
+	}
 	replies := e.twilio.Messages()
 	require.True(t, func() bool {
 		for _, m := range replies {

@@ -24,7 +24,7 @@ import (
 // person may decide to send it again.
 func (s *Sender) reconcile(ctx context.Context, c claimed) (bool, error) {
 	fctx, cancel := context.WithTimeout(ctx, s.callTimeout())
-	sids, err := s.Provider.FindSent(fctx, address(c.channel, c.recipient), c.body, c.createdAt)
+	sids, err := s.Provider.FindSent(fctx, c.sender, address(c.channel, c.recipient), c.body, c.createdAt)
 	cancel()
 
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -29,11 +29,14 @@ import (
 // message for good; Retryable: it certainly did not take it. Unknown, and
 // any error without a class, is an unknown outcome: the message may
 // exist, and only a lookup may settle it.
+//
+// from is the sender's number (E.164; "" for the provider's default): a
+// shop's messages leave from its own number.
 type Provider interface {
-	Send(ctx context.Context, to, body, callback string) (string, error)
-	// FindSent lists the provider's messages to to with exactly body,
-	// created since (less the provider's clock skew), earliest first.
-	FindSent(ctx context.Context, to, body string, since time.Time) ([]string, error)
+	Send(ctx context.Context, from, to, body, callback string) (string, error)
+	// FindSent lists the provider's messages from from to to with exactly
+	// body, created since (less the provider's clock skew), earliest first.
+	FindSent(ctx context.Context, from, to, body string, since time.Time) ([]string, error)
 }
 
 // AuthoritativeLister is implemented by a Provider whose FindSent sees
@@ -93,6 +96,11 @@ type Sender struct {
 	// row is claimed, so a STOP holds back reminders already reserved.
 	// An error leaves the row pending for a later run; nil: none is.
 	Suppress func(ctx context.Context, tenant, kind, recipient string) (bool, error)
+	// From is the number a tenant's messages leave from ("" or nil: the
+	// provider's default). It is read when a row is first attempted and
+	// stored with it: a reconciliation asks for the message between the
+	// numbers it was sent between.
+	From func(tenant string) string
 }
 
 // Channels the relay sends through its Provider; rows of other channels
@@ -196,6 +204,9 @@ func (s *Sender) RunOnce(ctx context.Context) (sent int, err error) {
 // claimed is a row this relay holds.
 type claimed struct {
 	id, tenant, channel, recipient, body string
+	// sender is the number the row is (or was) sent from; "" the
+	// provider's default.
+	sender string
 	// key is the idempotency key of the activity that reserved the
 	// message: the operation key its send span carries.
 	key         string
@@ -269,7 +280,8 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		kind        string
 	)
 	var sendBy *time.Time
-	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, idempotency_key, created_at, attempted_at, attempts, accepted_at, send_by, kind
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, idempotency_key, created_at, attempted_at, attempts, accepted_at, send_by, kind,
+		       coalesce(sender, '')
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -277,7 +289,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts, &c.acceptedAt, &sendBy, &kind)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts, &c.acceptedAt, &sendBy, &kind, &c.sender)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}
@@ -306,9 +318,12 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 	until := now.Add(s.timeout())
 	if attemptedAt == nil {
 		c.attemptedAt = now
+		if s.From != nil && c.attempts == 0 {
+			c.sender = s.From(c.tenant) // a row sent again keeps its first sender
+		}
 		_, err = tx.Exec(ctx, `UPDATE outbox_messages
-			SET attempted_at = $2, claimed_until = $3, claim_token = $4, attempts = attempts + 1, updated_at = now()
-			WHERE id = $1`, c.id, now, until, c.token)
+			SET attempted_at = $2, claimed_until = $3, claim_token = $4, attempts = attempts + 1, updated_at = now(), sender = nullif($5, '')
+			WHERE id = $1`, c.id, now, until, c.token, c.sender)
 	} else {
 		c.attempted, c.attemptedAt = true, *attemptedAt
 		_, err = tx.Exec(ctx, `UPDATE outbox_messages
@@ -339,7 +354,7 @@ func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
 		callback = s.CallbackURL(c.id)
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.callTimeout())
-	sid, err := s.Provider.Send(sctx, address(c.channel, c.recipient), c.body, callback)
+	sid, err := s.Provider.Send(sctx, c.sender, address(c.channel, c.recipient), c.body, callback)
 	cancel()
 	if err == nil && sid == "" {
 		err = errors.New("provider accepted the message without an ID")

@@ -441,3 +441,35 @@ func TestSuppressedRowIsNeverSent(t *testing.T) {
 	require.Equal(t, 0, e.runOnce(s))
 	require.Len(t, e.fake.Messages(), 1, "only the confirmation reached the customer")
 }
+
+// TestMessageLeavesFromItsTenantsNumberAndIsReconciledThere: a tenant's
+// message is sent from the tenant's number. When the answer is lost and
+// the shop's number changes meanwhile, the relay looks the message up
+// between the numbers it was sent between, finds it, and sends nothing
+// again: looking from the new number would find nothing and send twice.
+func TestMessageLeavesFromItsTenantsNumberAndIsReconciledThere(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.relay()
+	shopNumber := "+4940111111"
+	s.From = func(tenant string) string {
+		require.Equal(t, "tenant-1", tenant)
+		return shopNumber
+	}
+	m := e.reserve("bk_1", "whatsapp", customer, "Ihr Termin am Dienstag um 14 Uhr ist bestätigt.")
+	e.fake.DropNextResponse()
+	require.Equal(t, 0, e.runOnce(s))
+	require.Len(t, e.fake.Messages(), 1)
+	require.Equal(t, "whatsapp:+4940111111", e.fake.Messages()[0].From)
+
+	shopNumber = "+4940999999" // the shop moved to another number
+	e.advance(sendTimeout + time.Second)
+	require.Equal(t, 1, e.runOnce(s))
+	require.Len(t, e.fake.Messages(), 1, "found where it was sent, not sent again")
+	require.Equal(t, "sent", e.row(m.ID).State)
+
+	later := e.reserve("bk_2", "sms", customer, "Erinnerung")
+	require.Equal(t, 1, e.runOnce(s))
+	require.Equal(t, "+4940999999", e.fake.Messages()[1].From, "a new message from the new number")
+	require.Equal(t, "sent", e.row(later.ID).State)
+}

@@ -20,7 +20,7 @@ func TestFakeRefusesSMSToWhoTextedStop(t *testing.T) {
 	f := newFake(t)
 	const shop, other, customer = "+4930123456", "+4930999999", "+4915112345678"
 	send := func(from, to string) error {
-		_, err := twilio.New(f.AccountSID, f.AuthToken, from, twilio.WithBaseURL(f.URL())).Send(context.Background(), to, "Erinnerung", "")
+		_, err := twilio.New(f.AccountSID, f.AuthToken, from, twilio.WithBaseURL(f.URL())).Send(context.Background(), "", to, "Erinnerung", "")
 		return err
 	}
 	steps := []struct {

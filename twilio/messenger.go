@@ -18,6 +18,7 @@
 package twilio
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -154,12 +155,13 @@ func New(accountSID, authToken, from string, opts ...Option) *Client {
 	return c
 }
 
-// Send creates a message to the channel address to: "whatsapp:+49…" for
-// WhatsApp (sent from "whatsapp:<from>"), a plain E.164 number for SMS.
-// statusCallback, if not empty, receives Twilio's status updates. It
-// returns the message SID; every error is an *Error with its Outcome.
-func (c *Client) Send(ctx context.Context, to, body, statusCallback string) (string, error) {
-	toAddr, fromAddr := c.addresses(to)
+// Send creates a message from the number from ("": the client's) to the
+// channel address to: "whatsapp:+49…" for WhatsApp (sent from
+// "whatsapp:<from>"), a plain E.164 number for SMS. statusCallback, if
+// not empty, receives Twilio's status updates. It returns the message
+// SID; every error is an *Error with its Outcome.
+func (c *Client) Send(ctx context.Context, from, to, body, statusCallback string) (string, error) {
+	toAddr, fromAddr := c.addresses(from, to)
 	p := &openapi.CreateMessageParams{}
 	p.SetTo(toAddr).SetFrom(fromAddr).SetBody(body)
 	if statusCallback != "" {
@@ -180,8 +182,8 @@ func (c *Client) Send(ctx context.Context, to, body, statusCallback string) (str
 }
 
 // FindSent lists the outbound messages to the address to with exactly
-// body, created at or after since (less the clock skew), from this
-// client's sender, earliest first. It lists the messages between the two
+// body, created at or after since (less the clock skew), from the number
+// from ("": the client's), earliest first. It lists the messages between the two
 // addresses without a date filter (Twilio's date filters use date_sent,
 // which a message still queued does not have yet, so a filtered list
 // would miss it) and matches body and date_created here. An empty result
@@ -190,8 +192,8 @@ func (c *Client) Send(ctx context.Context, to, body, statusCallback string) (str
 // (AuthoritativeListing). Several results are several messages of the
 // same text (the skew reaches back minutes): which one is whose is the
 // caller's to decide.
-func (c *Client) FindSent(ctx context.Context, to, body string, since time.Time) ([]string, error) {
-	toAddr, fromAddr := c.addresses(to)
+func (c *Client) FindSent(ctx context.Context, from, to, body string, since time.Time) ([]string, error) {
+	toAddr, fromAddr := c.addresses(from, to)
 	cutoff := since.Add(-c.skew)
 	p := &openapi.ListMessageParams{}
 	p.SetTo(toAddr).SetFrom(fromAddr).SetPageSize(100).SetLimit(findLimit)
@@ -253,9 +255,10 @@ const findLimit = 1000
 // returned, queued or not (see outbox.AuthoritativeLister).
 func (c *Client) AuthoritativeListing() bool { return true }
 
-// addresses returns the To and From addresses for a channel address.
-func (c *Client) addresses(to string) (string, string) {
-	_, from := splitAddress(c.from)
+// addresses returns the To and From addresses for a sender number ("":
+// the client's) and a channel address.
+func (c *Client) addresses(sender, to string) (string, string) {
+	_, from := splitAddress(cmp.Or(sender, c.from))
 	if ch, _ := splitAddress(to); ch != "" {
 		return to, ch + ":" + from
 	}

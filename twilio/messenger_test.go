@@ -33,11 +33,11 @@ func TestSendSMSAndWhatsApp(t *testing.T) {
 	c := client(f)
 	ctx := context.Background()
 
-	sid, err := c.Send(ctx, "+4915112345678", "Termin bestätigt", "https://bookonce.example/webhooks/twilio/status?outbox_id=msg_a")
+	sid, err := c.Send(ctx, "", "+4915112345678", "Termin bestätigt", "https://bookonce.example/webhooks/twilio/status?outbox_id=msg_a")
 	require.NoError(t, err)
 	require.Regexp(t, `^SM[0-9a-f]{32}$`, sid)
 
-	wa, err := c.Send(ctx, "whatsapp:+4915112345678", "Termin bestätigt (WA)", "")
+	wa, err := c.Send(ctx, "", "whatsapp:+4915112345678", "Termin bestätigt (WA)", "")
 	require.NoError(t, err)
 
 	msgs := f.Messages()
@@ -57,7 +57,7 @@ func TestSendClassifiesFailures(t *testing.T) {
 
 	t.Run("invalid number is final", func(t *testing.T) {
 		f := newFake(t)
-		_, err := client(f).Send(ctx, "+123", "x", "")
+		_, err := client(f).Send(ctx, "", "+123", "x", "")
 		var te *twilio.Error
 		require.ErrorAs(t, err, &te)
 		require.Equal(t, twilio.Final, te.Outcome)
@@ -76,7 +76,7 @@ func TestSendClassifiesFailures(t *testing.T) {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			f := newFake(t)
 			f.FailNext(status)
-			_, err := client(f).Send(ctx, "+4915112345678", "x", "")
+			_, err := client(f).Send(ctx, "", "+4915112345678", "x", "")
 			require.Equal(t, want, outcome(t, err))
 			require.Empty(t, f.Messages())
 		})
@@ -84,7 +84,7 @@ func TestSendClassifiesFailures(t *testing.T) {
 	t.Run("wrong credentials are retryable", func(t *testing.T) {
 		f := newFake(t)
 		_, err := twilio.New(f.AccountSID, "0000000000000000000000000000000f", sender, twilio.WithBaseURL(f.URL())).
-			Send(ctx, "+4915112345678", "x", "")
+			Send(ctx, "", "+4915112345678", "x", "")
 		var te *twilio.Error
 		require.ErrorAs(t, err, &te)
 		require.Equal(t, twilio.Retryable, te.Outcome)
@@ -93,7 +93,7 @@ func TestSendClassifiesFailures(t *testing.T) {
 	t.Run("lost response is unknown", func(t *testing.T) {
 		f := newFake(t)
 		f.DropNextResponse()
-		_, err := client(f).Send(ctx, "+4915112345678", "x", "")
+		_, err := client(f).Send(ctx, "", "+4915112345678", "x", "")
 		require.Equal(t, twilio.Unknown, outcome(t, err))
 		require.True(t, errors.As(err, new(interface{ UnknownOutcome() bool })))
 		require.Len(t, f.Messages(), 1)
@@ -110,20 +110,20 @@ func TestSendClassifiesFailures(t *testing.T) {
 		t.Cleanup(slow.Close)
 		t.Cleanup(func() { close(release) })
 		_, err := twilio.New("AC1", "tok", sender, twilio.WithBaseURL(slow.URL), twilio.WithTimeout(200*time.Millisecond)).
-			Send(ctx, "+4915112345678", "x", "")
+			Send(ctx, "", "+4915112345678", "x", "")
 		require.Equal(t, twilio.Unknown, outcome(t, err))
 	})
 	t.Run("no connection is retryable", func(t *testing.T) {
 		f := twilio.NewFakeServer()
 		f.Close()
-		_, err := client(f).Send(ctx, "+4915112345678", "x", "")
+		_, err := client(f).Send(ctx, "", "+4915112345678", "x", "")
 		require.Equal(t, twilio.Retryable, outcome(t, err))
 	})
 	t.Run("cancelled before sending is retryable", func(t *testing.T) {
 		f := newFake(t)
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err := client(f).Send(cctx, "+4915112345678", "x", "")
+		_, err := client(f).Send(cctx, "", "+4915112345678", "x", "")
 		require.Equal(t, twilio.Retryable, outcome(t, err))
 		require.Empty(t, f.Messages())
 	})
@@ -140,35 +140,35 @@ func TestFindSent(t *testing.T) {
 
 	// The same text to the same number an hour before the reservation:
 	// another message, not ours.
-	_, err := c.Send(ctx, "whatsapp:+4915112345678", "Termin bestätigt", "")
+	_, err := c.Send(ctx, "", "whatsapp:+4915112345678", "Termin bestätigt", "")
 	require.NoError(t, err)
-	got, err := c.FindSent(ctx, "whatsapp:+4915112345678", "Termin bestätigt", t0)
+	got, err := c.FindSent(ctx, "", "whatsapp:+4915112345678", "Termin bestätigt", t0)
 	require.NoError(t, err)
 	require.Empty(t, got)
 
 	clock = t0.Add(30 * time.Second)
-	sid, err := c.Send(ctx, "whatsapp:+4915112345678", "Termin bestätigt", "")
+	sid, err := c.Send(ctx, "", "whatsapp:+4915112345678", "Termin bestätigt", "")
 	require.NoError(t, err)
 	clock = t0.Add(time.Minute)
-	_, err = c.Send(ctx, "whatsapp:+4915112345678", "Anderer Text", "")
+	_, err = c.Send(ctx, "", "whatsapp:+4915112345678", "Anderer Text", "")
 	require.NoError(t, err)
-	_, err = c.Send(ctx, "+4915112345678", "Termin bestätigt", "") // SMS, not WhatsApp
+	_, err = c.Send(ctx, "", "+4915112345678", "Termin bestätigt", "") // SMS, not WhatsApp
 	require.NoError(t, err)
 
 	clock = t0.Add(2 * time.Minute)
-	again, err := c.Send(ctx, "whatsapp:+4915112345678", "Termin bestätigt", "")
+	again, err := c.Send(ctx, "", "whatsapp:+4915112345678", "Termin bestätigt", "")
 	require.NoError(t, err)
 
-	got, err = c.FindSent(ctx, "whatsapp:+4915112345678", "Termin bestätigt", t0)
+	got, err = c.FindSent(ctx, "", "whatsapp:+4915112345678", "Termin bestätigt", t0)
 	require.NoError(t, err)
 	require.Equal(t, []string{sid, again}, got, "every match, earliest first")
 
-	got, err = c.FindSent(ctx, "whatsapp:+4915199999999", "Termin bestätigt", t0)
+	got, err = c.FindSent(ctx, "", "whatsapp:+4915199999999", "Termin bestätigt", t0)
 	require.NoError(t, err)
 	require.Empty(t, got)
 
 	f.FailNext(http.StatusServiceUnavailable)
-	got, err = c.FindSent(ctx, "whatsapp:+4915112345678", "Termin bestätigt", t0)
+	got, err = c.FindSent(ctx, "", "whatsapp:+4915112345678", "Termin bestätigt", t0)
 	require.Error(t, err)
 	require.Empty(t, got)
 }
@@ -214,7 +214,7 @@ func TestOnlyATwilioErrorDocumentProvesAbsence(t *testing.T) {
 				_, _ = w.Write([]byte(tc.body))
 			}))
 			t.Cleanup(srv.Close)
-			_, err := twilio.New("AC1", "tok", sender, twilio.WithBaseURL(srv.URL)).Send(context.Background(), "+4915112345678", "x", "")
+			_, err := twilio.New("AC1", "tok", sender, twilio.WithBaseURL(srv.URL)).Send(context.Background(), "", "+4915112345678", "x", "")
 			var te *twilio.Error
 			require.ErrorAs(t, err, &te)
 			require.Equal(t, tc.want, te.Outcome, "%v", err)

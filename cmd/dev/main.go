@@ -213,6 +213,7 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 		g.Go(func() error { printMessages(ctx, os.Stderr, fake); return nil })
 	}
 	sender := stack.OutboxSender(cfg, pool, twilioClient, log)
+	sender.From = stack.TenantSender(tenants)
 	g.Go(func() error { return sender.Run(ctx, stack.SendEvery) })
 	return note, stopFake
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/bookonce/bookonce/consent"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
@@ -26,6 +27,18 @@ func OutboxSender(cfg config.Config, pool *pgxpool.Pool, provider outbox.Provide
 		Store: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}, Provider: provider, SendTimeout: cfg.OutboxSendTimeout,
 		CallbackURL: outbox.StatusCallback(cfg.PublicBaseURL, channels.RouteStatus), Log: log.With("component", "outbox"),
 		Suppress: OptedOut(ConsentStore(cfg, pool)),
+	}
+}
+
+// TenantSender is the relay's From: a shop's messages leave from the
+// first of its Twilio numbers (tenants.yaml twilio_numbers), the one its
+// customers know; a tenant without numbers uses TWILIO_FROM.
+func TenantSender(reg *tenants.Registry) func(tenant string) string {
+	return func(tenant string) string {
+		if p, ok := reg.Get(tenant); ok && len(p.Numbers) > 0 {
+			return p.Numbers[0]
+		}
+		return ""
 	}
 }
 

@@ -111,7 +111,7 @@ func (f effectsFixture) message(t *testing.T, id, ref, state string) {
 func (f effectsFixture) send(t *testing.T) {
 	t.Helper()
 	c := twilio.New(f.fake.AccountSID, f.fake.AuthToken, "+4930123456", twilio.WithBaseURL(f.fake.URL()))
-	_, err := c.Send(context.Background(), "whatsapp:"+f.customer, "Ihr Termin ist bestätigt", "")
+	_, err := c.Send(context.Background(), "", "whatsapp:"+f.customer, "Ihr Termin ist bestätigt", "")
 	require.NoError(t, err)
 }
 
