@@ -251,7 +251,8 @@ func TestSweepDrainsMoreRowsThanOneBatch(t *testing.T) {
 	s := sweeper(pool, batch)
 	counts, _, err := s.Sweep(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, retention.Counts{retention.TableInbox: n, retention.TableOutbox: n, retention.TableIntents: 0, retention.TableDecisions: 0}, counts)
+	require.Equal(t, retention.Counts{retention.TableInbox: n, retention.TableOutbox: n, retention.TableIntents: 0, retention.TableDecisions: 0,
+		retention.TableConsent: 0}, counts)
 	require.False(t, exists(t, pool, `SELECT 1 FROM inbox_events WHERE redacted_at IS NULL`))
 	require.False(t, exists(t, pool, `SELECT 1 FROM outbox_messages WHERE redacted_at IS NULL OR body <> ''`))
 	require.Equal(t, float64(n), testutil.ToFloat64(s.Metrics.Redacted(retention.TableInbox)))
