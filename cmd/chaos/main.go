@@ -185,7 +185,7 @@ func crashFlags(fs *flag.FlagSet) func() (*drill.Crashes, error) {
 		restartTmp = fs.Bool("restart-temporal", def.RestartTemporal, "SIGKILL the Temporal server process once and start it again on its SQLite file")
 		outage     = fs.Duration("outage", def.Outage, "keep one API unreachable this long, once (0: no outage; the step retry budget is about 43s)")
 		outageOf   = fs.String("outage-of", def.OutageOf, "the API of the outage: payments or calendar")
-		calOutage  = fs.Duration("calendar-outage", def.CalendarOutage, "keep the calendar API down this long, once, after the API outage; the workers' payment decision bound is a third of it (0: none)")
+		calOutage  = fs.Duration("calendar-outage", def.CalendarOutage, "keep the calendar API down this long, once, before the API outage; the workers' payment decision bound is a third of it (0: none)")
 		pgOutage   = fs.Duration("postgres-outage", def.PostgresOutage, "keep the drill's PostgreSQL down this long, once, after the API outage (pg_ctl -m immediate stop, then start; 0: none)")
 	)
 	return func() (*drill.Crashes, error) {
