@@ -120,6 +120,10 @@ type Config struct {
 	// provider with for every tenant; with PAYMENTS_URL unset it selects
 	// real Stripe (StripeAPIURL). Never logged.
 	StripeSecretKey string
+	// StripeSecretKeys are STRIPE_SECRET_KEYS: tenant -> the secret key
+	// of the tenant's own Stripe account, so that a shop's deposits go to
+	// the shop (StripeKeyFor). Never logged.
+	StripeSecretKeys map[string]string
 	// PublicBaseURL is the gateway's externally visible URL; Twilio signs
 	// requests against it.
 	PublicBaseURL string

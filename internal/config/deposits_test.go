@@ -31,6 +31,12 @@ func TestDepositModeAndProvider(t *testing.T) {
 			DepositLink, "http://stripe-mock:12111", "", true, 3, ""},
 		{"blank PAYMENTS_URL counts as unset", map[string]string{"STRIPE_SECRET_KEY": "rk_test_123", "PAYMENTS_URL": " "}, DepositLink, StripeAPIURL, "", false, 2, ""},
 		{"not a secret key", map[string]string{"STRIPE_SECRET_KEY": "pk_test_123"}, "", "", "", false, 0, "STRIPE_SECRET_KEY must be a Stripe secret key"},
+		{"shop keys alone: real Stripe", map[string]string{"STRIPE_SECRET_KEYS": "london=sk_test_london123"}, DepositLink, StripeAPIURL, "", false, 2, ""},
+		{"a shop key that is not one", map[string]string{"STRIPE_SECRET_KEYS": "london=pk_test_london123"}, "", "", "", false, 0, `the key of tenant "london" must be a Stripe secret key`},
+		{"one key for two shops", map[string]string{"STRIPE_SECRET_KEYS": "london=sk_test_x123, nord=sk_test_x123"}, "", "", "", false, 0, `tenants "london" and "nord" have the same key`},
+		{"a shop's key is the shared one", map[string]string{"STRIPE_SECRET_KEY": "sk_test_x123", "STRIPE_SECRET_KEYS": "london=sk_test_x123"}, "", "", "", false, 0, `the key of tenant "london" is STRIPE_SECRET_KEY's`},
+		{"a shop listed twice", map[string]string{"STRIPE_SECRET_KEYS": "london=sk_test_a123,london=sk_test_b123"}, "", "", "", false, 0, `tenant "london" is listed twice`},
+		{"not tenant=key", map[string]string{"STRIPE_SECRET_KEYS": "sk_test_a123"}, "", "", "", false, 0, "an entry is not tenant=sk_"},
 		{"webhook secret must be whsec_", map[string]string{"STRIPE_WEBHOOK_SECRET": "hunter2"}, "", "", "", false, 0, "STRIPE_WEBHOOK_SECRET must be a whsec_ signing secret"},
 	}
 	for _, tc := range cases {
@@ -50,4 +56,30 @@ func TestDepositModeAndProvider(t *testing.T) {
 			require.Len(t, c.OpsScrapeURLs, tc.scrapes)
 		})
 	}
+}
+
+// TestStripeKeyForAShop: a shop with an account of its own is called with
+// its key, the others with the shared one; against real Stripe a shop
+// with neither is refused with a message that says what to set, and
+// against our own payment API it gets the worker's service token (empty).
+func TestStripeKeyForAShop(t *testing.T) {
+	load := func(env map[string]string) Config {
+		c, err := Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		require.NoError(t, err)
+		return c
+	}
+	both := load(map[string]string{"STRIPE_SECRET_KEY": "sk_test_shared", "STRIPE_SECRET_KEYS": "london=sk_test_london"})
+	for tenant, want := range map[string]string{"london": "sk_test_london", "demo": "sk_test_shared"} {
+		got, err := both.StripeKeyFor(tenant)
+		require.NoError(t, err)
+		require.Equal(t, want, got, tenant)
+	}
+	only := load(map[string]string{"STRIPE_SECRET_KEYS": "london=sk_test_london"})
+	_, err := only.StripeKeyFor("demo")
+	require.ErrorIs(t, err, ErrNoStripeKey)
+	require.ErrorContains(t, err, "STRIPE_SECRET_KEYS")
+	own := load(nil)
+	got, err := own.StripeKeyFor("demo")
+	require.NoError(t, err)
+	require.Empty(t, got, "our own payment API: the service token")
 }

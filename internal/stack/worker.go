@@ -116,9 +116,11 @@ func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 			return calendar.NewClient(cfg.CalendarURL, tok), nil
 		},
 		Payments: func(tenant string) (payments.Gateway, error) {
-			tok := cfg.StripeSecretKey // one Stripe account for every tenant
+			tok, err := cfg.StripeKeyFor(tenant) // the shop's own Stripe account, or the shared one
+			if err != nil {
+				return nil, err
+			}
 			if tok == "" {
-				var err error
 				if tok, err = minter.Mint(tenant, servicetoken.Payments); err != nil {
 					return nil, err
 				}
