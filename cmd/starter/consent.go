@@ -17,19 +17,8 @@ import (
 // with the message that made it, and what holds now. It is what a shop
 // shows when asked why a customer got, or did not get, a reminder.
 func consentCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("consent", "--customer <E.164> [--tenant <tenant>]")
-	var tenant, customer string
-	fs.StringVar(&tenant, "tenant", config.DefaultTenant, "tenant")
-	fs.StringVar(&customer, "customer", "", "customer phone number, E.164 (e.g. +4915112345678)")
-	var number string
-	if err := parse(fs, args, stdout, func(rest []string) error {
-		if len(rest) != 0 {
-			return fmt.Errorf("unexpected argument %q: the number goes in --customer", mask.Phones(rest[0]))
-		}
-		var err error
-		number, err = e164(customer)
-		return err
-	}); err != nil {
+	tenant, number, err := parseCustomer("consent", args, stdout)
+	if err != nil {
 		return err
 	}
 	cfg, err := config.FromEnv()
@@ -54,10 +43,11 @@ func printConsent(ctx context.Context, store *consent.Store, tenant, number stri
 		return err
 	}
 	state := "subscribed: reminders are sent (no STOP on record)"
-	if n := len(trail); n > 0 && trail[n-1].Action == consent.OptOut {
-		state = "opted out: no reminders since " + trail[n-1].At.UTC().Format(time.RFC3339)
-	} else if n > 0 {
+	if n := len(trail); n > 0 {
 		state = "subscribed: reminders are sent"
+		if last := trail[n-1]; last.Action == consent.OptOut {
+			state = "opted out: no reminders since " + last.At.UTC().Format(time.RFC3339)
+		}
 	}
 	fmt.Fprintf(stdout, "customer %s at %s: %s\n", mask.Phones(number), tenant, state)
 	if len(trail) == 0 {

@@ -39,19 +39,8 @@ type foundWorkflow struct {
 // BOOKONCE_CUSTOMER_ID_KEY: the IDs and search attributes Temporal shows
 // carry only the key.
 func findCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("find", "--customer <E.164> [--tenant <tenant>]")
-	var tenant, customer string
-	fs.StringVar(&tenant, "tenant", config.DefaultTenant, "tenant")
-	fs.StringVar(&customer, "customer", "", "customer phone number, E.164 (e.g. +4915112345678)")
-	var number string
-	if err := parse(fs, args, stdout, func(rest []string) error {
-		if len(rest) != 0 {
-			return fmt.Errorf("unexpected argument %q: the number goes in --customer", mask.Phones(rest[0]))
-		}
-		var err error
-		number, err = e164(customer)
-		return err
-	}); err != nil {
+	tenant, number, err := parseCustomer("find", args, stdout)
+	if err != nil {
 		return err
 	}
 	cfg, err := config.FromEnv()
@@ -74,6 +63,25 @@ func findCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return printFound(stdout, mask.Phones(number), key, found)
+}
+
+// parseCustomer parses the flags of a command about one customer,
+// --customer <E.164> [--tenant <tenant>], and returns the tenant and the
+// number in E.164.
+func parseCustomer(name string, args []string, stdout io.Writer) (tenant, number string, err error) {
+	fs := newFlags(name, "--customer <E.164> [--tenant <tenant>]")
+	var customer string
+	fs.StringVar(&tenant, "tenant", config.DefaultTenant, "tenant")
+	fs.StringVar(&customer, "customer", "", "customer phone number, E.164 (e.g. +4915112345678)")
+	err = parse(fs, args, stdout, func(rest []string) error {
+		if len(rest) != 0 {
+			return fmt.Errorf("unexpected argument %q: the number goes in --customer", mask.Phones(rest[0]))
+		}
+		var err error
+		number, err = e164(customer)
+		return err
+	})
+	return tenant, number, err
 }
 
 // e164 checks --customer: a valid number, returned in E.164.
