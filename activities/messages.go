@@ -11,6 +11,7 @@ import (
 
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/tenants"
 )
 
 // Messenger is the port through which confirmations leave. The default,
@@ -72,6 +73,19 @@ type ConfirmationInput struct {
 	// message the relay reaches later is recorded as expired (with the
 	// reason, on the ops page), never sent late.
 	SendBy time.Time `json:"send_by,omitzero"`
+	// Template names the message in the tenant's templates and Fields
+	// fill it: outside WhatsApp's 24-hour window the relay sends the
+	// shop's approved template of that name instead of Text (Compose).
+	Template string            `json:"template,omitempty"`
+	Fields   map[string]string `json:"fields,omitempty"`
+}
+
+// Compose sets the message's text from the terms' template name filled
+// with data, and what the relay needs to send it as the shop's approved
+// WhatsApp template instead, once the customer's window has closed.
+func (in ConfirmationInput) Compose(t *tenants.Terms, name tenants.TemplateName, data tenants.MessageData) ConfirmationInput {
+	in.Text, in.Template, in.Fields = t.Render(name, data), string(name), data.Fields()
+	return in
 }
 
 // MessageKindAlreadyBooked is the outbox kind of the message that tells a
@@ -97,7 +111,7 @@ func (a *Activities) SendConfirmation(ctx context.Context, in ConfirmationInput)
 	}
 	m, err := a.Messages.Send(ctx, key, outbox.Message{
 		Tenant: in.Tenant, Reference: in.Reference, Kind: kind, Channel: in.Channel, Recipient: in.Customer, Body: in.Text,
-		AcceptedAt: in.AcceptedAt, SendBy: in.SendBy,
+		AcceptedAt: in.AcceptedAt, SendBy: in.SendBy, Template: in.Template, Fields: in.Fields,
 	})
 	if errors.Is(err, outbox.ErrConflict) {
 		// Another text is reserved for this booking: retrying cannot help.

@@ -71,10 +71,11 @@ func fullLatency(t *testing.T) latencySizes {
 // sits in SQLite's page cache).
 func newLatencyEnv(t *testing.T) e2eEnv {
 	e := newStackEnvOn(t, makeRunTemporal(t), func(tc client.Client, cfg config.Config, pool *pgxpool.Pool) {
-		w := stack.Worker(tc, cfg, pool, testsupport.Tenants(t, pool))
+		reg := testsupport.Tenants(t, pool)
+		w := stack.Worker(tc, cfg, pool, reg)
 		require.NoError(t, w.Start())
 		t.Cleanup(w.Stop)
-		tw, fake := stack.DevTwilio(cfg)
+		tw, fake := stack.DevTwilio(cfg, reg)
 		t.Cleanup(fake.Close)
 		sender := stack.OutboxSender(cfg, pool, tw, stack.Logger(cfg, os.Stderr))
 		ctx, cancel := context.WithCancel(context.Background())

@@ -206,10 +206,14 @@ func at(day time.Time, hour int) time.Time {
 
 // twilioRelay runs the outbox relay against a fake Twilio for the test's
 // lifetime and returns the fake: what it accepted reached the customer.
-func (e env) twilioRelay(t *testing.T) *twilio.FakeServer {
+// The simulator tells the fake of every message a customer sends, as
+// Twilio sees the messages it relays (WhatsApp's window, opt-outs).
+func (e *env) twilioRelay(t *testing.T) *twilio.FakeServer {
 	t.Helper()
 	cfg := testsupport.Config(t)
-	return stacktest.TwilioRelay(t, cfg, e.pool, stack.Logger(cfg, testLog{t}), 100*time.Millisecond)
+	fake := stacktest.TwilioRelay(t, cfg, e.pool, stack.Logger(cfg, testLog{t}), 100*time.Millisecond)
+	e.sim.Twilio = fake
+	return fake
 }
 
 // TestMatrix09VoiceAndWhatsAppAtOnce proves failure-matrix item 9 (voice

@@ -38,9 +38,9 @@ func (g *Gateway) recordAs(ctx context.Context, eventID, kind string, ev inboxEv
 		return false, err
 	}
 	cols := g.sealInbox(providerTwilio, eventID, ev.Customer, payload)
-	tag, err := g.Pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, sealed, state)
-		VALUES ('twilio', $1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (provider, event_id) DO NOTHING`,
-		eventID, ev.Tenant, kind, cols.customer, string(ev.Event.Channel), cols.payload, cols.sealed, state)
+	tag, err := g.Pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, sealed, state, customer_key)
+		VALUES ('twilio', $1, $2, $3, $4, $5, $6, $7, $8, nullif($9, '')) ON CONFLICT (provider, event_id) DO NOTHING`,
+		eventID, ev.Tenant, kind, cols.customer, string(ev.Event.Channel), cols.payload, cols.sealed, state, g.windowKey(kind, ev))
 	if err != nil {
 		return false, fmt.Errorf("inbox: %w", err)
 	}

@@ -61,7 +61,7 @@ func newTwoTenants(t *testing.T) twoTenants {
 	fake := twilio.NewFakeServer()
 	t.Cleanup(fake.Close)
 	sender := stack.OutboxSender(cfg, pool, twilio.New(fake.AccountSID, fake.AuthToken, "+4930123456", twilio.WithBaseURL(fake.URL())), log)
-	sender.From = stack.TenantSender(registry) // each shop from its own number, as the worker does
+	stack.ForTenants(sender, registry) // each shop from its own number, as the worker does
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = sender.Run(sctx, 100*time.Millisecond) }()
@@ -69,7 +69,7 @@ func newTwoTenants(t *testing.T) twoTenants {
 
 	return twoTenants{
 		env: env{pool: pool, tc: tc, reg: reg, gw: gw, url: srv.URL, admin: admin.URL,
-			sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: "https://bookonce.example", AuthToken: authToken}},
+			sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: "https://bookonce.example", AuthToken: authToken, Twilio: fake}},
 		calendarURL: cal.URL, paymentsURL: pay.URL, twilio: fake,
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/conversation"
 )
@@ -246,7 +247,8 @@ func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	outboxID, _ := sanitise(r.URL.Query().Get(outbox.CallbackParam))
-	if err := g.Outbox.RecordStatus(r.Context(), outboxID, sid, st); err != nil {
+	code, _ := sanitise(r.PostForm.Get("ErrorCode"))
+	if err := g.Outbox.RecordStatus(r.Context(), outboxID, sid, st, twilio.DescribeFailure(code)); err != nil {
 		g.log().Error("outbox status not recorded; Twilio retries", "err", err)
 		g.forget(r.Context(), ev.Event.EventID)
 		http.Error(w, "try again", http.StatusServiceUnavailable)

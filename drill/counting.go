@@ -257,7 +257,7 @@ func (e *env) confirmationBodies(ctx context.Context) ([]string, error) {
 		if err := r.Scan(&id, &recipient, &body, &sealed); err != nil {
 			return "", err
 		}
-		_, body, err := store.Open(id, recipient, body, sealed)
+		_, body, _, err := store.Open(id, recipient, body, nil, sealed)
 		return body, err
 	})
 }
@@ -287,4 +287,24 @@ func (e *env) duplicateExamples(ctx context.Context, again []string, repeated ma
 		out = append(out, fmt.Sprintf("sent %d times: %s", n, mask.Phones(identity)))
 	}
 	return out, nil
+}
+
+// refusedByProvider counts the messages Twilio accepted and then failed,
+// by error code.
+func refusedByProvider(msgs []twilio.FakeMessage) map[int]int {
+	out := map[int]int{}
+	for _, m := range msgs {
+		if m.ErrorCode != 0 {
+			out[m.ErrorCode]++
+		}
+	}
+	return out
+}
+
+func sumCounts(m map[int]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

@@ -103,12 +103,12 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 			e.close(false)
 		}
 	}()
+	e.twilio = twilio.NewFakeServer()
+	e.stops = append(e.stops, e.twilio.Close)
 	if err := e.database(ctx); err != nil {
 		return e, err
 	}
 	opts.progress("database %s", e.dbName)
-	e.twilio = twilio.NewFakeServer()
-	e.stops = append(e.stops, e.twilio.Close)
 	addrs, err := freeAddrs(5)
 	if err != nil {
 		return e, err
@@ -372,7 +372,7 @@ func (e *env) database(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open drill database: %w", err)
 	}
-	if err := applyDrillTenant(ctx, pool); err != nil {
+	if err := applyDrillTenant(ctx, pool, e.twilio); err != nil {
 		pool.Close()
 		return fmt.Errorf("drill database: %w", err)
 	}

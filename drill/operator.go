@@ -31,6 +31,10 @@ type OperatorLoad struct {
 	ByReason   map[string]int `json:"by_reason"`
 	// InReview lists every booking left in review with its reason.
 	InReview []string `json:"in_review"`
+	// Cases names each task that needed a person: its reason, workflow
+	// and details (situation, error), numbers masked, so that a drill
+	// over its limit says what the machine could not settle.
+	Cases []string `json:"cases"`
 }
 
 // operatorLoad counts the person's tasks and lists the bookings left in
@@ -40,21 +44,23 @@ type OperatorLoad struct {
 // case on a rephrasing or a contended slot is a task the machine caused.
 func (e *env) operatorLoad(ctx context.Context, byConversation map[string]Scenario, states []wishState) (OperatorLoad, error) {
 	l := OperatorLoad{Limit: operatorLimit, ByReason: map[string]int{}, InReview: []string{}}
-	cases, err := e.pool.Query(ctx, `SELECT workflow_id, reason FROM review_cases
-		UNION ALL SELECT reference, 'outbox_send_unconfirmed:' || kind FROM outbox_messages WHERE state = 'review'`)
+	cases, err := e.pool.Query(ctx, `SELECT workflow_id, reason, details::text FROM review_cases
+		UNION ALL SELECT reference, 'outbox_send_unconfirmed:' || kind, coalesce(last_error, '') FROM outbox_messages WHERE state = 'review'`)
 	if err != nil {
 		return l, fmt.Errorf("operator tasks: %w", err)
 	}
 	reasons := map[string][]string{} // workflow or conversation ID -> reasons
 	for cases.Next() {
-		var wf, reason string
-		if err := cases.Scan(&wf, &reason); err != nil {
+		var wf, reason, details string
+		if err := cases.Scan(&wf, &reason, &details); err != nil {
 			cases.Close()
 			return l, err
 		}
 		l.Tasks++
 		if reason == "potential_duplicate" && meantBoth(byConversation[wf]) {
 			l.Ambiguous++
+		} else if reason != "potential_duplicate" {
+			l.Cases = append(l.Cases, mask.Phones(fmt.Sprintf("%s on %s: %s", reason, wf, details)))
 		}
 		short, _, _ := strings.Cut(reason, ":")
 		l.ByReason[short]++

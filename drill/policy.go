@@ -8,7 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bookonce/bookonce/deploy"
+	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/twilio"
 )
 
 // The drill tenant is the demo tenant with policies that make the
@@ -42,8 +44,10 @@ func drillPolicy() changePolicy {
 	return changePolicy{window: drillCancellationWindow, reminders: drillReminders}
 }
 
-// applyDrillTenant applies the demo tenant with the drill's policies.
-func applyDrillTenant(ctx context.Context, pool *pgxpool.Pool) error {
+// applyDrillTenant applies the demo tenant with the drill's policies, and
+// approves its WhatsApp templates at the drill's fake Twilio, as the shop
+// had them approved at its account.
+func applyDrillTenant(ctx context.Context, pool *pgxpool.Pool, fake *twilio.FakeServer) error {
 	f, err := tenants.Parse(deploy.DemoFileName, deploy.DemoTenants)
 	if err != nil {
 		return err
@@ -54,6 +58,7 @@ func applyDrillTenant(ctx context.Context, pool *pgxpool.Pool) error {
 		pol.CancellationWindow = drillCancellationWindow
 		pol.QuietHours = nil
 	}
+	stack.ApproveTemplates(fake, f.Tenants...)
 	if _, err := tenants.Apply(ctx, pool, f, tenants.ApplyOptions{}); err != nil {
 		return fmt.Errorf("the drill tenant: %w", err)
 	}

@@ -76,8 +76,12 @@ type Report struct {
 	Crashes []Crash `json:"crashes"`
 	// SearchLag is how the payment API's search lagged its writes.
 	SearchLag SearchLagReport `json:"search_lag"`
-	Failures  []string        `json:"failures"`
-	Passed    bool            `json:"passed"`
+	// ProviderRefused counts, by Twilio error code, the messages the fake
+	// Twilio accepted and then failed by its account's rules (63016: free
+	// text outside WhatsApp's window): each one a customer never read.
+	ProviderRefused map[int]int `json:"provider_refused"`
+	Failures        []string    `json:"failures"`
+	Passed          bool        `json:"passed"`
 }
 
 // Effects counts side effects in the three downstream systems.
@@ -186,8 +190,8 @@ func (r *Report) check() {
 	add(r.DoubleBooked.NotBooked > 0, "%d bookings told to customers but not confirmed in the calendar", r.DoubleBooked.NotBooked)
 	add(len(r.Contention.NotOffered) > 0 || r.Contention.Offered < r.Contention.Lost, "%d customers who lost a contended slot were not offered alternatives",
 		r.Contention.Lost-r.Contention.Offered)
-	add(r.Operator.Share > r.Operator.Limit, "%d tasks for a person (%.1f%% of bookings, limit %.1f%%) other than ambiguous duplicates",
-		r.Operator.NeedPerson, r.Operator.Share*100, r.Operator.Limit*100)
+	add(r.Operator.Share > r.Operator.Limit, "%d tasks for a person (%.1f%% of bookings, limit %.1f%%) other than ambiguous duplicates (%s)",
+		r.Operator.NeedPerson, r.Operator.Share*100, r.Operator.Limit*100, strings.Join(r.Operator.Cases, "; "))
 	add(r.Orphans.Total() > 0, "%d orphaned effects (holds %d, authorisations %d, unrefunded captures %d, bookings without deposit %d): %v",
 		r.Orphans.Total(), r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.BookingsUnpaid, r.Orphans.Examples)
 	for _, c := range r.Crashes {
@@ -221,6 +225,7 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "orphans after settling (waited %.0fs for the reconciler): holds %d, authorisations %d, unrefunded captures %d, bookings without deposit %d (owned: %d of appointments still running, %d awaiting a review decision)\n",
 		r.Orphans.WaitedSeconds, r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.BookingsUnpaid, r.Orphans.OfRunning, r.Orphans.AwaitingReview)
 	r.Changes.summary(&b)
+	fmt.Fprintf(&b, "messages refused by the provider's rules: %d %v\n", sumCounts(r.ProviderRefused), r.ProviderRefused)
 	fmt.Fprintf(&b, "payment links: %d (%s), paid %d, expired %d, could not pay %d\n",
 		r.Payments.Links, intLine(r.Payments.ByBehaviour), r.Payments.Paid, r.Payments.Expired, r.Payments.Failed)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))

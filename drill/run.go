@@ -142,6 +142,10 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	r.Payments = pay.snapshot()
 	r.Agent = d.agent.snapshot(e.twilio)
 	r.Failures = append(r.Failures, r.Agent.failures()...)
+	r.ProviderRefused = refusedByProvider(e.twilio.Messages())
+	if n := sumCounts(r.ProviderRefused); n > 0 {
+		r.Failures = append(r.Failures, fmt.Sprintf("%d messages refused by the provider's rules (by Twilio error code: %v)", n, r.ProviderRefused))
+	}
 	if r.Payments.Failed > 0 {
 		r.Failures = append(r.Failures, fmt.Sprintf("%d payment links could not be paid: %v", r.Payments.Failed, r.Payments.Errors))
 	}

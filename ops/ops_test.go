@@ -262,7 +262,10 @@ func TestPageShowsQueueMaskedCountersAndUnknownOutcomes(t *testing.T) {
 		('ob_fresh', $1, 'appointment:t1:in_6', 'confirmation', 'sms', '`+phone+`', 'Hallo', 'pending', 'k3', now() - interval '30 seconds'),
 		('ob_sent', $1, 'appointment:t1:in_5', 'confirmation', 'sms', '`+phone+`', 'Hallo', 'sent', 'k4', now() - interval '1 hour'),
 		('ob_t2', $2, 'appointment:t2:in_1', 'confirmation', 'sms', '`+phone+`', 'Hallo', 'review', 'k5', now() - interval '1 hour'),
-		('ob_expired', $1, 'booking:appointment:t1:in_4', 'reminder2h0m0s', 'sms', '`+phone+`', 'Hallo', 'expired', 'k6', now() - interval '1 hour')`, tenant, other)
+		('ob_expired', $1, 'booking:appointment:t1:in_4', 'reminder2h0m0s', 'sms', '`+phone+`', 'Hallo', 'expired', 'k6', now() - interval '1 hour'),
+		('ob_failed', $1, 'booking:appointment:t1:in_3', 'reminder24h0m0s', 'whatsapp', 'whatsapp:`+phone+`', 'Hallo', 'failed', 'k7', now() - interval '1 hour')`, tenant, other)
+	require.NoError(t, err)
+	_, err = f.pool.Exec(ctx, `UPDATE outbox_messages SET last_error = 'delivery failed: Twilio error 63016 (free-form WhatsApp text outside the 24-hour window)' WHERE id = 'ob_failed'`)
 	require.NoError(t, err)
 	_, err = f.pool.Exec(ctx, `INSERT INTO inbox_events (provider, event_id, tenant_id, kind, customer, channel, payload, received_at) VALUES
 		('twilio', 'SM_stuck', $1, 'message', $2, 'whatsapp', '{}', now() - interval '5 minutes')`, tenant, phone)
@@ -304,6 +307,8 @@ func TestPageShowsQueueMaskedCountersAndUnknownOutcomes(t *testing.T) {
 	require.Contains(t, body, `id="outbox-ob_review"`)
 	require.Contains(t, body, `id="outbox-ob_stuck"`)
 	require.Contains(t, body, `id="outbox-ob_expired"`, "a message not sent because its moment passed")
+	require.Contains(t, body, `id="outbox-ob_failed"`, "a message the provider could not deliver")
+	require.Contains(t, body, "Twilio error 63016")
 	require.NotContains(t, body, "ob_fresh")
 	require.NotContains(t, body, "ob_sent")
 	require.NotContains(t, body, "ob_t2")

@@ -196,15 +196,17 @@ func (p *Page) load(ctx context.Context, a auth) (*pageData, error) {
 }
 
 // ExpiredShownFor is how long a customer message recorded as not sent
-// (its moment passed, see outbox.Message.SendBy) stays on the page: the
-// customer was not told, and someone may want to call them.
+// (its moment passed, see outbox.Message.SendBy) or failed (the provider
+// refused it, or reported it undelivered: WhatsApp's 63016 outside the
+// customer's window) stays on the page: the customer was not told, and
+// someone may want to call them.
 const ExpiredShownFor = 7 * 24 * time.Hour
 
 func (p *Page) loadOutbox(ctx context.Context, d *pageData, tenant string, now time.Time) error {
 	rows, err := p.Pool.Query(ctx, `SELECT id, reference, kind, channel, recipient, state, attempts, coalesce(last_error, ''), created_at
 		FROM outbox_messages
 		WHERE tenant_id = $1 AND (state = 'review' OR (state = 'pending' AND created_at < $2)
-		      OR (state = 'expired' AND updated_at > $3))
+		      OR (state IN ('expired', 'failed') AND updated_at > $3))
 		ORDER BY created_at, id LIMIT 100`, tenant, now.Add(-StaleAfter), now.Add(-ExpiredShownFor))
 	if err != nil {
 		return fmt.Errorf("list stuck outbox rows: %w", err)

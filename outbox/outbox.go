@@ -37,6 +37,12 @@ type Message struct {
 	// slot's start, a link's expiry; zero: none): a row the relay reaches
 	// later is recorded 'expired', never sent late.
 	SendBy time.Time `json:"send_by,omitzero"`
+	// Template names the message's approved WhatsApp template and Fields
+	// fill it (window.go): a message that may leave more than 24 hours
+	// after the customer last wrote goes as that template then. Empty: a
+	// reply, always sent as Body.
+	Template string            `json:"template,omitempty"`
+	Fields   map[string]string `json:"-"`
 }
 
 // Store keeps the outbox in PostgreSQL.
@@ -59,29 +65,31 @@ func (s *Store) Reserve(ctx context.Context, key string, m Message) (Message, er
 	b := make([]byte, 10)
 	_, _ = rand.Read(b)
 	id := "msg_" + hex.EncodeToString(b)
-	cols, err := s.seal(id, m.Recipient, m.Body)
+	cols, err := s.seal(id, m.Recipient, m.Body, m.Fields)
 	if err != nil {
 		return Message{}, err
 	}
-	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, sealed, idempotency_key, accepted_at, send_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
-		id, m.Tenant, m.Reference, m.Kind, m.Channel, cols.recipient, cols.body, cols.sealed, key, nullTime(m.AcceptedAt), nullTime(m.SendBy))
+	tag, err := s.Pool.Exec(ctx, `INSERT INTO outbox_messages (id, tenant_id, reference, kind, channel, recipient, body, sealed, idempotency_key, accepted_at, send_by,
+			template, fields)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), $13) ON CONFLICT (tenant_id, reference, kind) DO NOTHING`,
+		id, m.Tenant, m.Reference, m.Kind, m.Channel, cols.recipient, cols.body, cols.sealed, key, nullTime(m.AcceptedAt), nullTime(m.SendBy),
+		m.Template, cols.fields)
 	if err != nil {
 		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
 	}
 	var got Message
 	var redacted bool
-	var sealed []byte
-	err = s.Pool.QueryRow(ctx, `SELECT id, tenant_id, reference, kind, channel, recipient, body, sealed, state, coalesce(provider_id, ''), redacted_at IS NOT NULL
+	var sealed, fields []byte
+	err = s.Pool.QueryRow(ctx, `SELECT id, tenant_id, reference, kind, channel, recipient, body, fields, sealed, state, coalesce(provider_id, ''), redacted_at IS NOT NULL
 		FROM outbox_messages WHERE tenant_id = $1 AND reference = $2 AND kind = $3`, m.Tenant, m.Reference, m.Kind).
-		Scan(&got.ID, &got.Tenant, &got.Reference, &got.Kind, &got.Channel, &got.Recipient, &got.Body, &sealed, &got.State, &got.ProviderID, &redacted)
+		Scan(&got.ID, &got.Tenant, &got.Reference, &got.Kind, &got.Channel, &got.Recipient, &got.Body, &fields, &sealed, &got.State, &got.ProviderID, &redacted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Message{}, fmt.Errorf("reserve outbox message: row vanished")
 	}
 	if err != nil {
 		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
 	}
-	if got.Recipient, got.Body, err = s.Open(got.ID, got.Recipient, got.Body, sealed); err != nil {
+	if got.Recipient, got.Body, got.Fields, err = s.Open(got.ID, got.Recipient, got.Body, fields, sealed); err != nil {
 		return Message{}, fmt.Errorf("reserve outbox message: %w", err)
 	}
 	// A row the retention sweep redacted has lost its text: it is the

@@ -23,12 +23,19 @@ import (
 // 'review': the message may still surface or never have left, and only a
 // person may decide to send it again.
 func (s *Sender) reconcile(ctx context.Context, c claimed) (bool, error) {
-	fctx, cancel := context.WithTimeout(ctx, s.callTimeout())
-	sids, err := s.Provider.FindSent(fctx, c.sender, address(c.channel, c.recipient), c.body, c.createdAt)
-	cancel()
-
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer rcancel()
+	body, ok := s.sentBody(c)
+	if !ok {
+		s.log().Warn("outbox message sent as a template that is no longer configured; needs review", "id", c.id, "content_sid", c.contentSid)
+		return false, s.release(rctx, c, `state = 'review', claimed_until = NULL`,
+			fmt.Errorf("attempted at %s as template %s with unknown outcome; the template's text is no longer configured, so the lookup cannot match it",
+				c.attemptedAt.UTC().Format(time.RFC3339), c.contentSid))
+	}
+	fctx, cancel := context.WithTimeout(ctx, s.callTimeout())
+	sids, err := s.Provider.FindSent(fctx, c.sender, address(c.channel, c.recipient), body, c.createdAt)
+	cancel()
+
 	if err != nil {
 		// Still unknown; the next run looks again.
 		if rerr := s.release(rctx, c, `claimed_until = NULL`, fmt.Errorf("reconciliation lookup failed: %w", err)); rerr != nil {

@@ -101,6 +101,13 @@ type Sender struct {
 	// stored with it: a reconciliation asks for the message between the
 	// numbers it was sent between.
 	From func(tenant string) string
+	// Window reports whether recipient (E.164) wrote to tenant on
+	// WhatsApp recently enough for free-form text at now (window.go);
+	// Template gives the tenant's approved template for a row's template
+	// name, filled with its fields (ok false: none). Either nil: every
+	// row goes as text.
+	Window   func(ctx context.Context, tenant, recipient string, now time.Time) (bool, error)
+	Template func(tenant, name string, fields map[string]string) (Template, bool)
 }
 
 // Channels the relay sends through its Provider; rows of other channels
@@ -207,6 +214,12 @@ type claimed struct {
 	// sender is the number the row is (or was) sent from; "" the
 	// provider's default.
 	sender string
+	// template and fields: the row's template name and the values that
+	// fill it; contentSid the approved template its last attempt sent
+	// ("" for its text), content the template a fresh attempt sends.
+	template, contentSid string
+	fields               map[string]string
+	content              *Template
 	// key is the idempotency key of the activity that reserved the
 	// message: the operation key its send span carries.
 	key         string
@@ -280,8 +293,9 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		kind        string
 	)
 	var sendBy *time.Time
+	var fields []byte
 	err = tx.QueryRow(ctx, `SELECT id, tenant_id, channel, recipient, body, sealed, idempotency_key, created_at, attempted_at, attempts, accepted_at, send_by, kind,
-		       coalesce(sender, '')
+		       coalesce(sender, ''), coalesce(template, ''), fields, coalesce(content_sid, '')
 		FROM outbox_messages
 		WHERE state = 'pending' AND channel = ANY($1)
 		  AND (claimed_until IS NULL OR claimed_until <= $2)
@@ -289,7 +303,8 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		ORDER BY created_at, id
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED`, relayChannels, now, skip).
-		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts, &c.acceptedAt, &sendBy, &kind, &c.sender)
+		Scan(&c.id, &c.tenant, &c.channel, &c.recipient, &c.body, &sealed, &c.key, &c.createdAt, &attemptedAt, &c.attempts, &c.acceptedAt, &sendBy, &kind,
+			&c.sender, &c.template, &fields, &c.contentSid)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimed{}, false, nil
 	}
@@ -299,7 +314,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 	if attemptedAt == nil && sendBy != nil && now.After(*sendBy) {
 		return claimed{id: c.id, expired: true}, true, s.expire(ctx, tx, c.id, *sendBy)
 	}
-	if c.recipient, c.body, err = s.Store.Open(c.id, c.recipient, c.body, sealed); err != nil {
+	if c.recipient, c.body, c.fields, err = s.Store.Open(c.id, c.recipient, c.body, fields, sealed); err != nil {
 		// Never sent as garbage, never given up: the row waits, unclaimed,
 		// until a relay with its key comes by; the other rows go on.
 		return claimed{id: c.id, unreadable: err}, true, nil
@@ -321,9 +336,17 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 		if s.From != nil && c.attempts == 0 {
 			c.sender = s.From(c.tenant) // a row sent again keeps its first sender
 		}
+		if c.content, err = s.asTemplate(ctx, c); err != nil {
+			return claimed{id: c.id, unreadable: err}, true, nil
+		}
+		c.contentSid = ""
+		if c.content != nil {
+			c.contentSid = c.content.ContentSid
+		}
 		_, err = tx.Exec(ctx, `UPDATE outbox_messages
-			SET attempted_at = $2, claimed_until = $3, claim_token = $4, attempts = attempts + 1, updated_at = now(), sender = nullif($5, '')
-			WHERE id = $1`, c.id, now, until, c.token, c.sender)
+			SET attempted_at = $2, claimed_until = $3, claim_token = $4, attempts = attempts + 1, updated_at = now(), sender = nullif($5, ''),
+			    content_sid = nullif($6, '')
+			WHERE id = $1`, c.id, now, until, c.token, c.sender, c.contentSid)
 	} else {
 		c.attempted, c.attemptedAt = true, *attemptedAt
 		_, err = tx.Exec(ctx, `UPDATE outbox_messages
@@ -354,7 +377,7 @@ func (s *Sender) send(ctx context.Context, c claimed) (bool, error) {
 		callback = s.CallbackURL(c.id)
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.callTimeout())
-	sid, err := s.Provider.Send(sctx, c.sender, address(c.channel, c.recipient), c.body, callback)
+	sid, err := s.deliver(sctx, c, c.content, callback)
 	cancel()
 	if err == nil && sid == "" {
 		err = errors.New("provider accepted the message without an ID")

@@ -54,16 +54,18 @@ type step struct {
 var steps = []step{
 	// Inbox: the key (provider, event_id), kind, channel, state and times
 	// stay; the sender's number and the payload (message text, caller ID)
-	// go, sealed or not. Pending rows are still to be relayed and unmatched ones wait
+	// go, sealed or not, and so does the customer key that opened
+	// WhatsApp's window. Pending rows are still to be relayed and unmatched ones wait
 	// for a person on the ops page (payment events: no personal data).
-	{TableInbox, `UPDATE inbox_events SET customer = '', payload = '{}'::jsonb, sealed = NULL, redacted_at = @now
+	{TableInbox, `UPDATE inbox_events SET customer = '', payload = '{}'::jsonb, sealed = NULL, customer_key = NULL, redacted_at = @now
 		WHERE (provider, event_id) IN (SELECT provider, event_id FROM inbox_events
 			WHERE redacted_at IS NULL AND state = 'delivered' AND received_at < @cutoff
 			ORDER BY received_at LIMIT @batch FOR UPDATE SKIP LOCKED)`},
 	// Outbox: a message in a final state keeps its state and provider ID;
-	// recipient, text (sealed or not) and the provider's error (which may
-	// quote the number) go. Pending and review rows are still needed.
-	{TableOutbox, `UPDATE outbox_messages SET recipient = '', body = '', sealed = NULL, last_error = NULL, redacted_at = @now
+	// recipient, text and template fields (sealed or not) and the
+	// provider's error (which may quote the number) go. Pending and review
+	// rows are still needed.
+	{TableOutbox, `UPDATE outbox_messages SET recipient = '', body = '', fields = NULL, sealed = NULL, last_error = NULL, redacted_at = @now
 		WHERE id IN (SELECT id FROM outbox_messages
 			WHERE redacted_at IS NULL AND state IN ('sent', 'delivered', 'failed', 'suppressed') AND updated_at < @cutoff
 			ORDER BY updated_at LIMIT @batch FOR UPDATE SKIP LOCKED)`},

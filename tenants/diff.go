@@ -151,6 +151,9 @@ func (p *plan) compareTenant(old, t Tenant, rowExists bool) {
 	if !removing && p.compareTemplates(t.ID, old.Templates, t.Templates) {
 		rowChanged = true
 	}
+	if !removing && compareByLanguage(p, "whatsapp template", t.ID, old.WhatsApp, t.WhatsApp, sameWhatsApp, "") {
+		rowChanged = true
+	}
 	if rowChanged {
 		p.upsertTenants = append(p.upsertTenants, t)
 	}
@@ -189,6 +192,13 @@ func (p *plan) compareSets(kind, tenant string, old, want []string, add, remove 
 }
 
 func (p *plan) compareTemplates(tenant string, old, want map[Language]map[TemplateName]string) bool {
+	return compareByLanguage(p, "template", tenant, old, want, func(a, b string) bool { return a == b }, "back to the built-in text")
+}
+
+// compareByLanguage adds a change of kind for every message of a tenant
+// whose value per language differs between old and want, and reports
+// whether there were any.
+func compareByLanguage[V any](p *plan, kind, tenant string, old, want map[Language]map[TemplateName]V, same func(a, b V) bool, removed string) bool {
 	changed := false
 	for _, l := range Languages {
 		names := map[TemplateName]bool{}
@@ -201,17 +211,21 @@ func (p *plan) compareTemplates(tenant string, old, want map[Language]map[Templa
 		for _, n := range sortedKeys(names) {
 			was, had := old[l][n]
 			is, has := want[l][n]
-			id := string(l) + "/" + string(n)
+			c := Change{Kind: kind, Tenant: tenant, ID: string(l) + "/" + string(n)}
 			switch {
 			case !had && has:
-				p.add(Change{Op: Added, Kind: "template", Tenant: tenant, ID: id})
+				c.Op = Added
 			case had && !has:
-				p.add(Change{Op: Removed, Kind: "template", Tenant: tenant, ID: id, Details: []string{"back to the built-in text"}})
-			case was != is:
-				p.add(Change{Op: Changed, Kind: "template", Tenant: tenant, ID: id})
+				c.Op = Removed
+				if removed != "" {
+					c.Details = []string{removed}
+				}
+			case !same(was, is):
+				c.Op = Changed
 			default:
 				continue
 			}
+			p.add(c)
 			changed = true
 		}
 	}

@@ -61,6 +61,9 @@ type Tenant struct {
 	Policies Policies
 	// Templates override the built-in message texts per language.
 	Templates map[Language]map[TemplateName]string
+	// WhatsApp are the approved WhatsApp templates per language and
+	// message (whatsapp.go); nil: none, every message is sent as text.
+	WhatsApp map[Language]map[TemplateName]WhatsAppTemplate
 }
 
 // Resource is a bay, a technician or anything else a booking occupies.

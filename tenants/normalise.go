@@ -68,6 +68,7 @@ func normaliseTenant(t Tenant) Tenant {
 		}
 	}
 	t.Templates = nilIfEmptyMap(tpl)
+	t.WhatsApp = normaliseWhatsApp(t.WhatsApp)
 	return t
 }
 

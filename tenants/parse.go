@@ -50,7 +50,7 @@ func Parse(name string, data []byte) (File, error) {
 
 func (r *reader) tenant(n *yaml.Node, path string) Tenant {
 	m := r.mapping(n, path, "!id", "!name", "api_token_sha256", "twilio_numbers", "!timezone", "!language",
-		"resources", "services", "policies", "templates")
+		"resources", "services", "policies", "templates", "whatsapp_templates")
 	var t Tenant
 	t.ID, _ = r.str(m["id"], join(path, "id"))
 	t.Name, _ = r.str(m["name"], join(path, "name"))
@@ -74,6 +74,9 @@ func (r *reader) tenant(n *yaml.Node, path string) Tenant {
 	}
 	if n := m["templates"]; n != nil {
 		t.Templates = r.templates(n, join(path, "templates"))
+	}
+	if n := m["whatsapp_templates"]; n != nil {
+		t.WhatsApp = r.whatsApp(n, join(path, "whatsapp_templates"))
 	}
 	return t
 }

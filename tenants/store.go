@@ -106,14 +106,14 @@ func loadState(ctx context.Context, q querier) (File, error) {
 }
 
 func loadTenantRows(ctx context.Context, q querier) ([]Tenant, error) {
-	rows, err := q.Query(ctx, `SELECT id, name, timezone, language, policies, templates FROM tenants ORDER BY id`)
+	rows, err := q.Query(ctx, `SELECT id, name, timezone, language, policies, templates, whatsapp_templates FROM tenants ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("load tenants: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Tenant, error) {
 		var t Tenant
-		var policies, templates []byte
-		if err := r.Scan(&t.ID, &t.Name, &t.Timezone, &t.Language, &policies, &templates); err != nil {
+		var policies, templates, whatsApp []byte
+		if err := r.Scan(&t.ID, &t.Name, &t.Timezone, &t.Language, &policies, &templates, &whatsApp); err != nil {
 			return t, err
 		}
 		p, err := decodePolicies(policies)
@@ -121,6 +121,9 @@ func loadTenantRows(ctx context.Context, q querier) ([]Tenant, error) {
 			return t, fmt.Errorf("tenant %s: %w", t.ID, err)
 		}
 		t.Policies = p
+		if err := json.Unmarshal(whatsApp, &t.WhatsApp); err != nil {
+			return t, fmt.Errorf("tenant %s: whatsapp templates: %w", t.ID, err)
+		}
 		return t, json.Unmarshal(templates, &t.Templates)
 	})
 	if err != nil {

@@ -86,6 +86,7 @@ func (v *validator) tenantParts(p string, t Tenant) {
 	}
 	v.policies(join(p, "policies"), t.Policies)
 	v.templates(join(p, "templates"), t.Templates)
+	v.whatsApp(join(p, "whatsapp_templates"), t)
 }
 
 func (v *validator) fail(path, format string, args ...any) {

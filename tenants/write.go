@@ -99,11 +99,16 @@ func (p *plan) writeTenants(ctx context.Context, tx pgx.Tx, now time.Time) error
 		if templates == nil {
 			templates = map[Language]map[TemplateName]string{}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO tenants (id, name, timezone, language, policies, templates, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)
+		whatsApp := t.WhatsApp
+		if whatsApp == nil {
+			whatsApp = map[Language]map[TemplateName]WhatsAppTemplate{}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO tenants (id, name, timezone, language, policies, templates, whatsapp_templates, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 			ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, language = EXCLUDED.language,
-				policies = EXCLUDED.policies, templates = EXCLUDED.templates, updated_at = EXCLUDED.updated_at`,
-			t.ID, t.Name, t.Timezone, string(t.Language), encodePolicies(t.Policies), templates, now)
+				policies = EXCLUDED.policies, templates = EXCLUDED.templates, whatsapp_templates = EXCLUDED.whatsapp_templates,
+				updated_at = EXCLUDED.updated_at`,
+			t.ID, t.Name, t.Timezone, string(t.Language), encodePolicies(t.Policies), templates, whatsApp, now)
 		if err != nil {
 			return fmt.Errorf("tenant %s: %w", t.ID, err)
 		}

@@ -21,9 +21,15 @@ type FakeMessage struct {
 	From           string
 	Body           string
 	StatusCallback string
+	// ContentSid names the content template the message was sent with
+	// (Body is then the rendered template); "" for free-form text.
+	ContentSid string
 	// Status is "sent": the fake hands a message to the carrier as soon
-	// as it has answered the create request with "queued".
+	// as it has answered the create request with "queued"; "failed" with
+	// ErrorCode when a rule refused it after acceptance (63016: free-form
+	// WhatsApp text outside the customer service window).
 	Status      string
+	ErrorCode   int
 	DateCreated time.Time
 	DateSent    time.Time
 }
@@ -35,8 +41,12 @@ type FakeMessage struct {
 // production Client and the twilio-go library run unchanged against it.
 //
 // Twilio's rules it enforces: Inbound tells it what a customer texted the
-// shop, and an SMS recipient who texted STOP is refused with 21610 until
-// they text START (fake_optout.go).
+// shop (Simulator.Twilio does, for every message it delivers). An SMS
+// recipient who texted STOP is refused with 21610 until they text START
+// (fake_optout.go); free-form WhatsApp text to a customer who has not
+// written to the sender within 24 hours fails with 63016, reported by
+// status callback, and only approved content templates (ApproveContent,
+// sent with ContentSid) reach them (fake_window.go).
 //
 // Faults are injected per request: FailNext answers the next request with
 // a Twilio error and commits nothing; DropNextResponse lets the next
@@ -55,6 +65,16 @@ type FakeServer struct {
 	// optedOut holds "sender|recipient" of SMS recipients who texted an
 	// opt-out keyword (fake_optout.go).
 	optedOut map[string]bool
+	// contents are the approved content templates by SID; lastInbound is
+	// when each customer last wrote to each WhatsApp sender
+	// ("sender|customer", fake_window.go).
+	contents    map[string]string
+	lastInbound map[string]time.Time
+	// delivered, posted and callbacks: the status callbacks
+	// (fake_callback.go).
+	delivered bool
+	posted    []FakeCallback
+	callbacks sync.WaitGroup
 }
 
 type fakeFault struct {
@@ -94,7 +114,8 @@ func (f *FakeServer) URL() string { return f.srv.URL }
 // Close stops the server.
 func (f *FakeServer) Close() { f.srv.Close() }
 
-// SetNow sets the fake's clock (date_created, date_sent).
+// SetNow sets the fake's clock (date_created, date_sent, and the
+// customer service window).
 func (f *FakeServer) SetNow(now func() time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

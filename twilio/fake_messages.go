@@ -31,7 +31,18 @@ func (f *FakeServer) create(w http.ResponseWriter, r *http.Request) {
 		writeTwilioError(w, http.StatusBadRequest, ErrCodeUnsubscribed, "Attempt to send to unsubscribed recipient")
 		return
 	}
-	m := f.record(r.PostForm.Get("To"), r.PostForm.Get("From"), r.PostForm.Get("Body"), r.PostForm.Get("StatusCallback"))
+	out := FakeMessage{To: r.PostForm.Get("To"), From: r.PostForm.Get("From"), Body: r.PostForm.Get("Body"),
+		StatusCallback: r.PostForm.Get("StatusCallback"), ContentSid: r.PostForm.Get("ContentSid")}
+	if out.ContentSid != "" {
+		body, code, msg := f.content(out.ContentSid, r.PostForm.Get("ContentVariables"))
+		if code != 0 {
+			writeTwilioError(w, http.StatusBadRequest, code, msg)
+			return
+		}
+		out.Body = body
+	}
+	m := f.record(out)
+	defer f.report(m)
 
 	if drop {
 		dropConnection(w)
@@ -79,14 +90,15 @@ func validateCreate(form url.Values) (code int, message string) {
 }
 
 // record stores an accepted message as sent (the fake hands it to the
-// carrier at once) and returns it.
-func (f *FakeServer) record(to, from, body, cb string) FakeMessage {
+// carrier at once), or as failed with 63016 when it is free-form WhatsApp
+// text outside the customer service window, and returns it.
+func (f *FakeServer) record(m FakeMessage) FakeMessage {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.now().UTC().Truncate(time.Second)
-	m := FakeMessage{
-		Sid: "SM" + randomHex(16), AccountSid: f.AccountSID, To: to, From: from, Body: body,
-		StatusCallback: cb, Status: "sent", DateCreated: now, DateSent: now,
+	m.Sid, m.AccountSid, m.Status, m.DateCreated, m.DateSent = "SM"+randomHex(16), f.AccountSID, "sent", now, now
+	if m.ContentSid == "" && f.outsideWindow(m.From, m.To, f.now()) {
+		m.Status, m.ErrorCode, m.DateSent = "failed", ErrCodeOutsideWindow, time.Time{}
 	}
 	f.msgs = append(f.msgs, m)
 	return m

@@ -23,17 +23,22 @@ var (
 const ErrCodeUnsubscribed = 21610
 
 // Inbound tells the fake that from texted body to to, as a customer's
-// message that Twilio relays to the gateway: an opt-out or opt-in keyword
-// changes what the fake accepts from to to from, as Twilio's would.
+// message that Twilio relays to the gateway: on WhatsApp it opens the
+// customer service window (fake_window.go); on SMS an opt-out or opt-in
+// keyword changes what the fake accepts from to to from, as Twilio's
+// would.
 func (f *FakeServer) Inbound(from, to, body string) {
 	fromChan, fromNum := splitAddress(from)
 	_, toNum := splitAddress(to)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fromChan == "whatsapp" {
+		f.opened(toNum, fromNum, f.now())
+	}
 	if fromChan != "" { // not SMS
 		return
 	}
 	word := strings.ToUpper(strings.TrimSpace(body))
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.optedOut == nil {
 		f.optedOut = map[string]bool{}
 	}

@@ -50,6 +50,7 @@ func TestFakeWithTwilioGo(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)
 	rc := restClient(t, f, f.AuthToken)
+	f.Inbound("whatsapp:+4915112345678", "whatsapp:+4930123456", "Hallo") // the customer wrote: free text may answer
 
 	p := &openapi.CreateMessageParams{}
 	p.SetTo("whatsapp:+4915112345678").SetFrom("whatsapp:+4930123456").SetBody("Ihr Termin: Dienstag 14 Uhr").

@@ -63,11 +63,21 @@ func wireMessageOf(m FakeMessage) wireMessage {
 		To:  m.To,
 		URI: uri + ".json",
 	}
+	if m.ErrorCode != 0 {
+		code, msg := m.ErrorCode, errorMessages[m.ErrorCode]
+		w.ErrorCode, w.ErrorMessage = &code, &msg
+	}
 	if !m.DateSent.IsZero() {
 		s := m.DateSent.UTC().Format(time.RFC1123Z)
 		w.DateSent, w.DateUpdated = &s, s
 	}
 	return w
+}
+
+// errorMessages are the texts of the error codes a fake message can end
+// with.
+var errorMessages = map[int]string{
+	ErrCodeOutsideWindow: "Failed to send freeform message because you are outside the allowed window. If you are using WhatsApp, please use a Message Template.",
 }
 
 // segments approximates Twilio's SMS segment count (GSM-7 limits).

@@ -42,6 +42,10 @@ type Simulator struct {
 	// verifies against (they differ behind a proxy or tunnel).
 	GatewayURL, PublicBaseURL, AuthToken string
 	HTTP                                 *http.Client
+	// Twilio, when set, is told of every inbound message the simulator
+	// delivers (FakeServer.Inbound), as Twilio itself sees the messages
+	// it relays: the customer service window and opt-outs follow them.
+	Twilio *FakeServer
 }
 
 // Post sends one signed form to route (with query) and returns status and body.
@@ -49,6 +53,9 @@ func (s Simulator) Post(ctx context.Context, routeWithQuery string, form url.Val
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.GatewayURL, "/")+routeWithQuery, strings.NewReader(form.Encode()))
 	if err != nil {
 		return 0, "", err
+	}
+	if s.Twilio != nil && form.Get("MessageSid") != "" && form.Has("Body") {
+		s.Twilio.Inbound(form.Get("From"), form.Get("To"), form.Get("Body"))
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("X-Twilio-Signature", Sign(s.AuthToken, strings.TrimRight(s.PublicBaseURL, "/")+routeWithQuery, form))

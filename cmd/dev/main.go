@@ -188,8 +188,16 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	workerSvc := stack.WorkerServiceOn(c.workerReg, pool, c.worker, log)
 	gw, gwReg := stack.GatewayOn(c.gatewayReg, cfg, pool, c.gateway, tenants, log, calendarSvc.Gatherer, paymentsSvc.Gatherer, workerSvc.Gatherer)
 	tools := stack.Agent(cfg, pool, c.gateway, gwReg, gw, tenants, log)
+	twilioClient, note, stopFake := stack.Twilio(cfg), "Twilio", func() {}
+	gwSvc := stack.GatewayService(gw, gwReg, log)
+	if cfg.TwilioAPIURL == "" && cfg.TwilioAuthToken == config.DevTwilioAuthToken {
+		client, fake := stack.DevTwilio(cfg, tenants)
+		twilioClient, note, stopFake = client, "fake Twilio at "+fake.URL()+" (printed below)", fake.Close
+		gwSvc.Handler = fake.Relay(gwSvc.Handler) // the fake sees the messages it would have relayed
+		g.Go(func() error { printMessages(ctx, os.Stderr, fake); return nil })
+	}
 	if err := stack.ServeAll(ctx, g, log, map[string]web.Service{
-		cfg.GatewayListen:       stack.GatewayService(gw, gwReg, log),
+		cfg.GatewayListen:       gwSvc,
 		cfg.AdminListen:         stack.AdminService(gw, gwReg, log),
 		cfg.AgentListen:         stack.AgentService(tools, gw, log),
 		cfg.CalendarListen:      calendarSvc,
@@ -206,14 +214,8 @@ func startServices(ctx context.Context, g *errgroup.Group, cfg config.Config, po
 	g.Go(func() error { hooks.Run(ctx, stack.DeliverEvery); return nil })
 	g.Go(func() error { gw.RunRelay(ctx, stack.RelayEvery); return nil })
 	g.Go(func() error { tools.RunReaper(ctx, stack.ReapEvery); return nil })
-	twilioClient, note, stopFake := stack.Twilio(cfg), "Twilio", func() {}
-	if cfg.TwilioAPIURL == "" && cfg.TwilioAuthToken == config.DevTwilioAuthToken {
-		client, fake := stack.DevTwilio(cfg)
-		twilioClient, note, stopFake = client, "fake Twilio at "+fake.URL()+" (printed below)", fake.Close
-		g.Go(func() error { printMessages(ctx, os.Stderr, fake); return nil })
-	}
 	sender := stack.OutboxSender(cfg, pool, twilioClient, log)
-	sender.From = stack.TenantSender(tenants)
+	stack.ForTenants(sender, tenants)
 	g.Go(func() error { return sender.Run(ctx, stack.SendEvery) })
 	return note, stopFake
 }

@@ -27,7 +27,16 @@ func OutboxSender(cfg config.Config, pool *pgxpool.Pool, provider outbox.Provide
 		Store: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}, Provider: provider, SendTimeout: cfg.OutboxSendTimeout,
 		CallbackURL: outbox.StatusCallback(cfg.PublicBaseURL, channels.RouteStatus), Log: log.With("component", "outbox"),
 		Suppress: OptedOut(ConsentStore(cfg, pool)),
+		Window:   channels.ServiceWindow{Pool: pool, Keys: cfg.CustomerKeys()}.Open,
 	}
+}
+
+// ForTenants gives the relay each shop's own sending rules from the
+// tenants' configuration: its number (TenantSender) and its approved
+// WhatsApp templates (TenantTemplates).
+func ForTenants(s *outbox.Sender, reg *tenants.Registry) {
+	s.From = TenantSender(reg)
+	s.Template = TenantTemplates(reg)
 }
 
 // TenantSender is the relay's From: a shop's messages leave from the
@@ -39,6 +48,24 @@ func TenantSender(reg *tenants.Registry) func(tenant string) string {
 			return p.Numbers[0]
 		}
 		return ""
+	}
+}
+
+// TenantTemplates is the relay's Template: the shop's approved WhatsApp
+// template for a message, in the shop's language (tenants.yaml
+// whatsapp_templates), filled with the message's fields.
+func TenantTemplates(reg *tenants.Registry) func(tenant, name string, fields map[string]string) (outbox.Template, bool) {
+	return func(tenant, name string, fields map[string]string) (outbox.Template, bool) {
+		p, ok := reg.Get(tenant)
+		if !ok {
+			return outbox.Template{}, false
+		}
+		w, ok := p.WhatsApp[p.Language][tenants.TemplateName(name)]
+		if !ok {
+			return outbox.Template{}, false
+		}
+		vars, body := w.Fill(fields)
+		return outbox.Template{ContentSid: w.ContentSid, Vars: vars, Body: body}, true
 	}
 }
 
@@ -70,8 +97,25 @@ func Twilio(cfg config.Config) *twilio.Client {
 }
 
 // DevTwilio starts an in-process fake of Twilio's message API for `make
-// run` with the development token, so the whole flow works offline.
-func DevTwilio(cfg config.Config) (*twilio.Client, *twilio.FakeServer) {
+// run` with the development token, so the whole flow works offline. The
+// tenants' WhatsApp templates are approved at the fake, as the shops had
+// them approved at their real accounts.
+func DevTwilio(cfg config.Config, reg *tenants.Registry) (*twilio.Client, *twilio.FakeServer) {
 	fake := twilio.NewFakeServer()
+	for _, p := range reg.All() {
+		ApproveTemplates(fake, p.Tenant)
+	}
 	return twilio.New(fake.AccountSID, fake.AuthToken, cfg.TwilioFrom, twilio.WithBaseURL(fake.URL())), fake
+}
+
+// ApproveTemplates approves the tenants' WhatsApp templates at a fake
+// Twilio, as each shop had them approved at its account.
+func ApproveTemplates(fake *twilio.FakeServer, ts ...tenants.Tenant) {
+	for _, t := range ts {
+		for _, byName := range t.WhatsApp {
+			for _, w := range byName {
+				fake.ApproveContent(w.ContentSid, w.Text)
+			}
+		}
+	}
 }

@@ -53,7 +53,7 @@ func RunWorker(ctx context.Context, p Process) error {
 		log.Warn("outbox sender disabled: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM to send messages")
 	} else {
 		sender := OutboxSender(cfg, p.Pool, Twilio(cfg), log)
-		sender.From = TenantSender(tenants)
+		ForTenants(sender, tenants)
 		loops = append(loops, func(ctx context.Context) { _ = sender.Run(ctx, SendEvery) })
 	}
 	log.Info("worker started", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace, "metrics", cfg.WorkerListen)

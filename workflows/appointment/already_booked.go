@@ -33,16 +33,16 @@ func (a *appointment) alreadyBooked(ctx workflow.Context, refusal error) *outcom
 	a.state.ExistingBooking, a.state.ExistingReference = link, existing.Reference
 	data := a.slot(a.req.SlotStart)
 	data.Booking, data.Hold = existing.BookingID, existing.HoldID
-	text := a.req.Terms.Render(tenants.TemplateAlreadyBooked, data)
+	name := tenants.TemplateAlreadyBooked
 	if existing.BookingID == "" && existing.HoldID != "" {
-		text = a.req.Terms.Render(tenants.TemplateAlreadyHeld, data)
+		name = tenants.TemplateAlreadyHeld
 	}
 	var step activities.Step
 	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, a.tuning, "send-already-booked", "Tell the customer: already booked"),
 		act.SendConfirmation, activities.ConfirmationInput{
 			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.ReplyChannel(a.req.Channel), Customer: a.req.Customer,
-			Text: text, Kind: activities.MessageKindAlreadyBooked,
-		}).Get(ctx, &step)
+			Kind: activities.MessageKindAlreadyBooked,
+		}.Compose(a.req.Terms, name, data)).Get(ctx, &step)
 	a.record("send already booked", "send-already-booked", step, err)
 	a.state.MessageID = step.DownstreamID
 	reason := "already_booked: " + cmp.Or(link, "existing booking not named")

@@ -36,17 +36,17 @@ func (a *appointment) offerAlternatives(ctx workflow.Context, o *outcome) {
 	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, a.tuning, "send-alternatives", "Offer alternative slots"),
 		act.SendConfirmation, activities.ConfirmationInput{
 			Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.ReplyChannel(a.req.Channel), Customer: a.req.Customer,
-			Kind: kindAlternatives, Text: a.alternativesText(),
-		}).Get(ctx, &step)
+			Kind: kindAlternatives,
+		}.Compose(a.req.Terms, tenants.TemplateAlternatives, a.alternativesData())).Get(ctx, &step)
 	a.record("offer alternatives", "send-alternatives", step, err)
 }
 
-// alternativesText names the wished slot and the free ones, in the
+// alternativesData names the wished slot and the free ones, in the
 // business time zone, as the conversation states times.
-func (a *appointment) alternativesText() string {
+func (a *appointment) alternativesData() tenants.MessageData {
 	data := a.slot(a.req.SlotStart)
 	for _, t := range a.state.Alternatives {
 		data.Alternatives = append(data.Alternatives, a.slot(t).When)
 	}
-	return a.req.Terms.Render(tenants.TemplateAlternatives, data)
+	return data
 }

@@ -96,7 +96,7 @@ func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
 	}
 	step, err := workflows.SendMessage(ctx, a.tuning, id, summary, activities.ConfirmationInput{
 		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: deposit.LinkChannel(a.req.Channel), Customer: a.req.Customer,
-		Kind: kind, Text: a.req.Terms.Render(name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
-	})
+		Kind: kind, SendBy: a.req.SlotStart,
+	}.Compose(a.req.Terms, name, a.slot(a.req.SlotStart)))
 	a.record("send "+kind, id, step, err)
 }

@@ -42,7 +42,7 @@ func (a *appointment) tellNotBooked(ctx workflow.Context, o *outcome, status wor
 	}
 	step, err := workflows.SendMessage(ctx, a.tuning, id, "Tell the customer: "+kind, activities.ConfirmationInput{
 		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.ReplyChannel(a.req.Channel), Customer: a.req.Customer,
-		Kind: kind, Text: a.req.Terms.Render(name, a.slot(a.req.SlotStart)), SendBy: a.req.SlotStart,
-	})
+		Kind: kind, SendBy: a.req.SlotStart,
+	}.Compose(a.req.Terms, name, a.slot(a.req.SlotStart)))
 	a.record("send "+kind, id, step, err)
 }

@@ -150,11 +150,10 @@ func (a *appointment) confirm(ctx workflow.Context) *outcome {
 func (a *appointment) confirmation(ctx workflow.Context) {
 	data := a.slot(a.req.SlotStart)
 	data.Booking = a.state.BookingID
-	text := a.req.Terms.Render(tenants.TemplateConfirmation, data)
 	step, err := workflows.SendMessage(ctx, a.tuning, "send-confirmation", "Send confirmation", activities.ConfirmationInput{
-		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.ReplyChannel(a.req.Channel), Customer: a.req.Customer, Text: text,
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: workflows.ReplyChannel(a.req.Channel), Customer: a.req.Customer,
 		AcceptedAt: a.req.AcceptedAt, SendBy: a.req.SlotStart,
-	})
+	}.Compose(a.req.Terms, tenants.TemplateConfirmation, data))
 	a.record("send confirmation", "send-confirmation", step, err)
 	a.state.MessageID = step.DownstreamID
 }

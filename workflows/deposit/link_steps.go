@@ -132,8 +132,8 @@ func (p *payment) tell(ctx workflow.Context, id, kind string, name tenants.Templ
 	}
 	step, err := workflows.SendMessage(dctx, p.tuning, id, "Send "+kind, activities.ConfirmationInput{
 		Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: LinkChannel(p.req.Channel), Customer: p.req.Customer,
-		Kind: kind, Text: p.req.Terms.Render(name, data), SendBy: sendBy,
-	})
+		Kind: kind, SendBy: sendBy,
+	}.Compose(p.req.Terms, name, data))
 	p.record("send "+kind, id, step, err)
 }
 

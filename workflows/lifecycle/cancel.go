@@ -223,8 +223,8 @@ func (b *booking) tell(ctx workflow.Context) {
 	}
 	step, err := workflows.SendMessage(ctx, b.tuning, id, "Send cancellation", activities.ConfirmationInput{
 		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: workflows.ReplyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: b.in.Terms.Render(name, data), Kind: MessageKindCancellation, SendBy: b.in.SlotStart,
-	})
+		Kind: MessageKindCancellation, SendBy: b.in.SlotStart,
+	}.Compose(b.in.Terms, name, data))
 	b.record(ctx, "send cancellation", id, step, err)
 	b.state.MessageID = step.DownstreamID
 }

@@ -98,8 +98,8 @@ func (b *booking) remind(ctx workflow.Context, r reminder) {
 	}
 	step, err := workflows.SendMessage(ctx, b.tuning, id, fmt.Sprintf("Send the reminder %s before", r.offset), activities.ConfirmationInput{
 		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: workflows.ReplyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: b.in.Terms.Render(name, data), Kind: MessageKindReminder + r.kind(), SendBy: b.in.SlotStart,
-	})
+		Kind: MessageKindReminder + r.kind(), SendBy: b.in.SlotStart,
+	}.Compose(b.in.Terms, name, data))
 	b.record(ctx, "send reminder "+r.offset.String()+" before", id, step, err)
 	if err == nil {
 		b.state.Reminders = append(b.state.Reminders, r.kind())

@@ -272,9 +272,8 @@ func (b *booking) tellMoved(ctx workflow.Context) {
 	}
 	step, err := workflows.SendMessage(ctx, b.tuning, id, "Tell the customer the new time", activities.ConfirmationInput{
 		Tenant: b.in.Tenant, Reference: b.in.Reference, Channel: workflows.ReplyChannel(b.in.Channel), Customer: b.in.Customer,
-		Text: b.in.Terms.Render(tenants.TemplateBookingRescheduled, data), Kind: MessageKindRescheduled + strconv.Itoa(n),
-		SendBy: b.in.SlotStart,
-	})
+		Kind: MessageKindRescheduled + strconv.Itoa(n), SendBy: b.in.SlotStart,
+	}.Compose(b.in.Terms, tenants.TemplateBookingRescheduled, data))
 	b.record(ctx, "send rescheduled", id, step, err)
 }
 
