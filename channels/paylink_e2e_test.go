@@ -37,7 +37,12 @@ func newLinkEnv(t *testing.T) linkEnv {
 	ctx, stop := context.WithCancel(context.Background())
 	pool := testsupport.Database(t)
 	cfg := testsupport.Config(t)
-	cfg.TwilioAuthToken = authToken
+	// The gateway is configured for the fake's account: the fake signs its
+	// status callbacks with that token, knows the shop's approved WhatsApp
+	// templates and sees what customers send.
+	fake := twilio.NewFakeServer()
+	t.Cleanup(fake.Close)
+	cfg.TwilioAuthToken = fake.AuthToken
 	cfg.DepositMode = config.DepositLink
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	tc := temporaltest.Temporal(t)
@@ -56,9 +61,11 @@ func newLinkEnv(t *testing.T) linkEnv {
 	gw, reg := stack.Gateway(cfg, pool, tc, registry, log)
 	gwSrv.Config.Handler = gw.Handler()
 
-	fake := twilio.NewFakeServer()
-	t.Cleanup(fake.Close)
+	for _, p := range registry.All() {
+		stack.ApproveTemplates(fake, p.Tenant)
+	}
 	sender := stack.OutboxSender(cfg, pool, twilio.New(fake.AccountSID, fake.AuthToken, "+4930123456", twilio.WithBaseURL(fake.URL())), log)
+	stack.ForTenants(sender, registry)
 	deliverer := stack.PaymentsWebhooks(cfg, pool, nil, log)
 	done := make(chan struct{}, 2)
 	go func() { defer func() { done <- struct{}{} }(); _ = sender.Run(ctx, 100*time.Millisecond) }()
@@ -67,7 +74,7 @@ func newLinkEnv(t *testing.T) linkEnv {
 
 	return linkEnv{
 		env: env{pool: pool, tc: tc, reg: reg, gw: gw, url: gwSrv.URL,
-			sim: twilio.Simulator{GatewayURL: gwSrv.URL, PublicBaseURL: gwSrv.URL, AuthToken: authToken}},
+			sim: twilio.Simulator{GatewayURL: gwSrv.URL, PublicBaseURL: gwSrv.URL, AuthToken: fake.AuthToken, Twilio: fake}},
 		twilio: fake,
 	}
 }

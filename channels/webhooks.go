@@ -248,7 +248,7 @@ func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 	}
 	outboxID, _ := sanitise(r.URL.Query().Get(outbox.CallbackParam))
 	code, _ := sanitise(r.PostForm.Get("ErrorCode"))
-	if err := g.Outbox.RecordStatus(r.Context(), outboxID, sid, st, twilio.DescribeFailure(code)); err != nil {
+	if err := g.Outbox.RecordStatus(r.Context(), outboxID, sid, st, outbox.Failure{Code: code, Reason: twilio.DescribeFailure(code)}); err != nil {
 		g.log().Error("outbox status not recorded; Twilio retries", "err", err)
 		g.forget(r.Context(), ev.Event.EventID)
 		http.Error(w, "try again", http.StatusServiceUnavailable)

@@ -290,15 +290,18 @@ func (e *env) duplicateExamples(ctx context.Context, again []string, repeated ma
 }
 
 // refusedByProvider counts the messages Twilio accepted and then failed,
-// by error code.
-func refusedByProvider(msgs []twilio.FakeMessage) map[int]int {
-	out := map[int]int{}
+// by error code, and those sent as approved templates.
+func refusedByProvider(msgs []twilio.FakeMessage) (refused map[int]int, templates int) {
+	refused = map[int]int{}
 	for _, m := range msgs {
 		if m.ErrorCode != 0 {
-			out[m.ErrorCode]++
+			refused[m.ErrorCode]++
+		}
+		if m.ContentSid != "" {
+			templates++
 		}
 	}
-	return out
+	return refused, templates
 }
 
 func sumCounts(m map[int]int) int {

@@ -80,8 +80,12 @@ type Report struct {
 	// Twilio accepted and then failed by its account's rules (63016: free
 	// text outside WhatsApp's window): each one a customer never read.
 	ProviderRefused map[int]int `json:"provider_refused"`
-	Failures        []string    `json:"failures"`
-	Passed          bool        `json:"passed"`
+	// Templates counts the messages that left as an approved WhatsApp
+	// template (outside the customer's 24-hour window: a caller's payment
+	// link, for one).
+	Templates int      `json:"whatsapp_templates_sent"`
+	Failures  []string `json:"failures"`
+	Passed    bool     `json:"passed"`
 }
 
 // Effects counts side effects in the three downstream systems.
@@ -225,7 +229,8 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "orphans after settling (waited %.0fs for the reconciler): holds %d, authorisations %d, unrefunded captures %d, bookings without deposit %d (owned: %d of appointments still running, %d awaiting a review decision)\n",
 		r.Orphans.WaitedSeconds, r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.BookingsUnpaid, r.Orphans.OfRunning, r.Orphans.AwaitingReview)
 	r.Changes.summary(&b)
-	fmt.Fprintf(&b, "messages refused by the provider's rules: %d %v\n", sumCounts(r.ProviderRefused), r.ProviderRefused)
+	fmt.Fprintf(&b, "messages refused by the provider's rules: %d %v; sent as approved WhatsApp templates: %d\n",
+		sumCounts(r.ProviderRefused), r.ProviderRefused, r.Templates)
 	fmt.Fprintf(&b, "payment links: %d (%s), paid %d, expired %d, could not pay %d\n",
 		r.Payments.Links, intLine(r.Payments.ByBehaviour), r.Payments.Paid, r.Payments.Expired, r.Payments.Failed)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))

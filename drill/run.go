@@ -142,7 +142,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	r.Payments = pay.snapshot()
 	r.Agent = d.agent.snapshot(e.twilio)
 	r.Failures = append(r.Failures, r.Agent.failures()...)
-	r.ProviderRefused = refusedByProvider(e.twilio.Messages())
+	r.ProviderRefused, r.Templates = refusedByProvider(e.twilio.Messages())
 	if n := sumCounts(r.ProviderRefused); n > 0 {
 		r.Failures = append(r.Failures, fmt.Sprintf("%d messages refused by the provider's rules (by Twilio error code: %v)", n, r.ProviderRefused))
 	}

@@ -108,6 +108,10 @@ type Sender struct {
 	// row goes as text.
 	Window   func(ctx context.Context, tenant, recipient string, now time.Time) (bool, error)
 	Template func(tenant, name string, fields map[string]string) (Template, bool)
+	// SMSFallback are the failure codes (reported by status callback) of
+	// a WhatsApp message that go once more by SMS: the number has no
+	// WhatsApp (fallback.go). Empty: none.
+	SMSFallback []string
 }
 
 // Channels the relay sends through its Provider; rows of other channels
@@ -171,6 +175,9 @@ func (s *Sender) Run(ctx context.Context, interval time.Duration) error {
 // its work (database, failed lookups).
 func (s *Sender) RunOnce(ctx context.Context) (sent int, err error) {
 	var errs []error
+	if err := s.fallBack(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	handled := []string{} // never nil: "id <> ALL(NULL)" would match nothing
 	for range maxPerRun {
 		if ctx.Err() != nil {

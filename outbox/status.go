@@ -33,22 +33,29 @@ var deliveryStates = map[string]string{
 // (delivered, failed) takes a message out of review.
 const stateRank = `CASE state WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'review' THEN 1 WHEN 'delivered' THEN 2 ELSE 3 END`
 
+// Failure is why the provider could not deliver a message it accepted:
+// its error code and what that means, for people.
+type Failure struct {
+	Code, Reason string
+}
+
 // RecordStatus applies a provider's delivery status to the message named
 // by id (the callback URL's CallbackParam) or by the provider's message
 // ID, and records that ID if the message had none yet. It never moves a
 // message backwards; a status the outbox does not record changes nothing.
-// failure says why a failed message failed (the provider's error code and
-// what it means, for the ops page); it is kept only with that state.
-func (s *Store) RecordStatus(ctx context.Context, id, providerID, status, failure string) error {
+// f says why a failed message failed (the provider's error code, and
+// what it means for the ops page); it is kept only with that state.
+func (s *Store) RecordStatus(ctx context.Context, id, providerID, status string, f Failure) error {
 	state, ok := deliveryStates[status]
 	if !ok {
 		return nil
 	}
 	_, err := s.Pool.Exec(ctx, `UPDATE outbox_messages SET state = $3, provider_id = coalesce(provider_id, $2), updated_at = now(),
-		    last_error = CASE WHEN $3 = 'failed' AND $4 <> '' THEN $4 ELSE last_error END
+		    last_error = CASE WHEN $3 = 'failed' AND $4 <> '' THEN $4 ELSE last_error END,
+		    failure_code = CASE WHEN $3 = 'failed' THEN nullif($5, '') ELSE failure_code END
 		WHERE (id = $1 OR provider_id = $2)
 		  AND (`+stateRank+`) < (CASE $3 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 ELSE 3 END)`,
-		id, providerID, state, failure)
+		id, providerID, state, f.Reason, f.Code)
 	if err != nil {
 		return fmt.Errorf("record status %s of outbox message %s: %w", status, id, err)
 	}

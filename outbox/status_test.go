@@ -46,7 +46,7 @@ func TestRecordStatusOnlyMovesForward(t *testing.T) {
 				id = m.ID
 			}
 			for _, st := range tc.statuses {
-				require.NoError(t, e.store.RecordStatus(ctx, id, sid, st, ""))
+				require.NoError(t, e.store.RecordStatus(ctx, id, sid, st, outbox.Failure{}))
 			}
 			require.Equal(t, tc.want, e.row(m.ID).State)
 			require.Equal(t, sid, e.row(m.ID).ProviderID)
@@ -60,7 +60,7 @@ func TestRecordStatusKeepsTheFirstProviderID(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 	m := e.reserve("ref-first", "sms", "+4915112345678", "hi")
-	require.NoError(t, e.store.RecordStatus(ctx, m.ID, "SMfirst", "sent", ""))
-	require.NoError(t, e.store.RecordStatus(ctx, m.ID, "SMsecond", "delivered", ""))
+	require.NoError(t, e.store.RecordStatus(ctx, m.ID, "SMfirst", "sent", outbox.Failure{}))
+	require.NoError(t, e.store.RecordStatus(ctx, m.ID, "SMsecond", "delivered", outbox.Failure{}))
 	require.Equal(t, row{State: "delivered", ProviderID: "SMfirst"}, e.row(m.ID))
 }

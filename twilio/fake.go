@@ -46,7 +46,8 @@ type FakeMessage struct {
 // (fake_optout.go); free-form WhatsApp text to a customer who has not
 // written to the sender within 24 hours fails with 63016, reported by
 // status callback, and only approved content templates (ApproveContent,
-// sent with ContentSid) reach them (fake_window.go).
+// sent with ContentSid) reach them; a WhatsApp message to a number
+// without WhatsApp (NotOnWhatsApp) fails with 63003 (fake_window.go).
 //
 // Faults are injected per request: FailNext answers the next request with
 // a Twilio error and commits nothing; DropNextResponse lets the next
@@ -70,6 +71,8 @@ type FakeServer struct {
 	// ("sender|customer", fake_window.go).
 	contents    map[string]string
 	lastInbound map[string]time.Time
+	// noWhatsApp holds the numbers without a WhatsApp account.
+	noWhatsApp map[string]bool
 	// delivered, posted and callbacks: the status callbacks
 	// (fake_callback.go).
 	delivered bool

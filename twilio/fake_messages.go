@@ -90,14 +90,19 @@ func validateCreate(form url.Values) (code int, message string) {
 }
 
 // record stores an accepted message as sent (the fake hands it to the
-// carrier at once), or as failed with 63016 when it is free-form WhatsApp
-// text outside the customer service window, and returns it.
+// carrier at once), as undelivered with 63003 when it goes to WhatsApp
+// at a number without WhatsApp, or as failed with 63016 when it is
+// free-form WhatsApp text outside the customer service window, and
+// returns it.
 func (f *FakeServer) record(m FakeMessage) FakeMessage {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.now().UTC().Truncate(time.Second)
 	m.Sid, m.AccountSid, m.Status, m.DateCreated, m.DateSent = "SM"+randomHex(16), f.AccountSID, "sent", now, now
-	if m.ContentSid == "" && f.outsideWindow(m.From, m.To, f.now()) {
+	switch {
+	case f.unreachable(m.To):
+		m.Status, m.ErrorCode, m.DateSent = "undelivered", ErrCodeNotOnWhatsApp, time.Time{}
+	case m.ContentSid == "" && f.outsideWindow(m.From, m.To, f.now()):
 		m.Status, m.ErrorCode, m.DateSent = "failed", ErrCodeOutsideWindow, time.Time{}
 	}
 	f.msgs = append(f.msgs, m)

@@ -36,6 +36,10 @@ const (
 	// ErrCodeContentVariables: ContentVariables is not a JSON object of
 	// strings, or lacks a placeholder of the template (400).
 	ErrCodeContentVariables = 21656
+	// ErrCodeNotOnWhatsApp: the recipient's number has no WhatsApp
+	// account (a landline, a phone without the app); reported by status
+	// callback ("Channel could not find To address").
+	ErrCodeNotOnWhatsApp = 63003
 )
 
 var (
@@ -123,6 +127,25 @@ func (f *FakeServer) opened(business, customer string, now time.Time) {
 		f.lastInbound = map[string]time.Time{}
 	}
 	f.lastInbound[windowKey(business, customer)] = now
+}
+
+// NotOnWhatsApp makes number (E.164) one without a WhatsApp account:
+// every WhatsApp message to it, text or template, is accepted and then
+// fails with 63003, as for a landline.
+func (f *FakeServer) NotOnWhatsApp(number string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noWhatsApp == nil {
+		f.noWhatsApp = map[string]bool{}
+	}
+	f.noWhatsApp[number] = true
+}
+
+// unreachable reports whether a message to to fails because its number
+// has no account on the channel. Called with mu held.
+func (f *FakeServer) unreachable(to string) bool {
+	ch, num := splitAddress(to)
+	return ch == "whatsapp" && f.noWhatsApp[num]
 }
 
 // outsideWindow reports whether a free-form message from sender to

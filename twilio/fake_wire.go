@@ -78,6 +78,7 @@ func wireMessageOf(m FakeMessage) wireMessage {
 // with.
 var errorMessages = map[int]string{
 	ErrCodeOutsideWindow: "Failed to send freeform message because you are outside the allowed window. If you are using WhatsApp, please use a Message Template.",
+	ErrCodeNotOnWhatsApp: "Channel could not find To address",
 }
 
 // segments approximates Twilio's SMS segment count (GSM-7 limits).

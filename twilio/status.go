@@ -14,6 +14,11 @@ var failures = map[string]string{
 	"30007": "filtered by the carrier",
 }
 
+// NotOnChannel are the status callback error codes that say the
+// recipient cannot be reached on the message's channel at all (63003: no
+// WhatsApp account): the message may go by SMS instead.
+var NotOnChannel = []string{"63003"}
+
 // DescribeFailure says what a status callback's ErrorCode means ("" for
 // none): "delivery failed: Twilio error 63016 (…)".
 func DescribeFailure(code string) string {

@@ -28,6 +28,9 @@ func OutboxSender(cfg config.Config, pool *pgxpool.Pool, provider outbox.Provide
 		CallbackURL: outbox.StatusCallback(cfg.PublicBaseURL, channels.RouteStatus), Log: log.With("component", "outbox"),
 		Suppress: OptedOut(ConsentStore(cfg, pool)),
 		Window:   channels.ServiceWindow{Pool: pool, Keys: cfg.CustomerKeys()}.Open,
+		// A link or confirmation WhatsApp cannot deliver to the number
+		// (a caller's landline) goes once more by SMS.
+		SMSFallback: twilio.NotOnChannel,
 	}
 }
 
