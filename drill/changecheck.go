@@ -288,7 +288,8 @@ func (c *ChangeChecks) checkReminders(st wishState, rows changeRows, pol changeP
 		case extra:
 			c.RemindersExtra++
 			c.example("%s: %d reminders %s", ref, total, off)
-		case total == 0 && remindable(st.scenario) && !wasCancelled && confirmed && !start.Add(-off).After(conf.created) && row.state != "review":
+		case total == 0 && remindable(st.scenario) && !wasCancelled && confirmed && !start.Add(-off).After(conf.created) && row.state != "review" &&
+			(row.state != "suppressed" || !st.scenario.Stop): // held back after the customer's STOP: right
 			c.RemindersMissing++
 			c.example("%s: reminder %s due, not sent (its messages: %s)", ref, off, rows.kindsOf(ref))
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -290,18 +291,22 @@ func (e *env) duplicateExamples(ctx context.Context, again []string, repeated ma
 }
 
 // refusedByProvider counts the messages Twilio accepted and then failed,
-// by error code, and those sent as approved templates.
-func refusedByProvider(msgs []twilio.FakeMessage) (refused map[int]int, templates int) {
+// by error code, with an example of each code, and those sent as
+// approved templates.
+func refusedByProvider(msgs []twilio.FakeMessage) (refused map[int]int, examples []string, templates int) {
 	refused = map[int]int{}
 	for _, m := range msgs {
 		if m.ErrorCode != 0 {
+			if refused[m.ErrorCode] == 0 {
+				examples = append(examples, fmt.Sprintf("%d to %s at %s: %.50q", m.ErrorCode, mask.Phones(m.To), m.DateCreated.Format(time.TimeOnly), m.Body))
+			}
 			refused[m.ErrorCode]++
 		}
 		if m.ContentSid != "" {
 			templates++
 		}
 	}
-	return refused, templates
+	return refused, examples, templates
 }
 
 func sumCounts(m map[int]int) int {

@@ -35,6 +35,9 @@ type Traffic struct {
 	// HeldForOutage are posts (webhooks, agent and API calls) held back
 	// while the drill kept PostgreSQL down (dbgate.go).
 	HeldForOutage int64 `json:"held_for_outage"`
+	// StaleWindows are customers whose WhatsApp window the drill closed
+	// once their message was in: their booking's messages go as templates.
+	StaleWindows int64 `json:"stale_windows"`
 }
 
 // driver plays Twilio and the customers.
@@ -42,7 +45,10 @@ type driver struct {
 	db      *dbGate
 	sim     twilio.Simulator
 	traffic Traffic
-	agent   *agentCustomer
+	// closeWindow closes a StaleWindow customer's WhatsApp window once
+	// their message is in (window.go).
+	closeWindow func(ctx context.Context, customer string) error
+	agent       *agentCustomer
 }
 
 func newDriver(e *env, concurrency int) *driver {
@@ -110,6 +116,14 @@ func (d *driver) play(ctx context.Context, s Scenario, rng *rand.Rand) {
 	switch s.Kind {
 	case WhatsApp:
 		d.whatsapp(ctx, s, pick(firstTexts, s.Phrasing, w), rng)
+		if s.StaleWindow && d.closeWindow != nil {
+			if err := d.closeWindow(ctx, s.Customer); err == nil {
+				atomic.AddInt64(&d.traffic.StaleWindows, 1)
+			}
+		}
+		if s.Stop {
+			d.whatsapp(ctx, s, stopWord, rng)
+		}
 	case Voice:
 		d.call(ctx, s, pick(spokenTexts, s.Phrasing, w), rng)
 	case CrossChannel:
@@ -236,7 +250,8 @@ func (d *driver) answer(ctx context.Context, route string, form url.Values) (str
 func (t *Traffic) snapshot() Traffic {
 	return Traffic{Events: atomic.LoadInt64(&t.Events), Posts: atomic.LoadInt64(&t.Posts),
 		Redeliveries: atomic.LoadInt64(&t.Redeliveries), Accepted: atomic.LoadInt64(&t.Accepted),
-		Refused: atomic.LoadInt64(&t.Refused), GatewayRetries: atomic.LoadInt64(&t.GatewayRetries)}
+		Refused: atomic.LoadInt64(&t.Refused), GatewayRetries: atomic.LoadInt64(&t.GatewayRetries),
+		StaleWindows: atomic.LoadInt64(&t.StaleWindows)}
 }
 
 func (t Traffic) String() string {

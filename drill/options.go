@@ -51,6 +51,13 @@ type Options struct {
 	// EarlyCancelShare the percent who cancel while the booking saga runs
 	// (0: DefaultEarlyCancelShare). Negative: none.
 	RebookShare, EarlyCancelShare int
+	// StaleWindowShare is the percent of one-message WhatsApp customers
+	// whose WhatsApp window has closed before their booking's messages go
+	// out (0: DefaultStaleWindowShare; negative: none; window.go).
+	StaleWindowShare int
+	// StopShare is the percent of them who write STOPP right after their
+	// wish (0: DefaultStopShare; negative: none; optout.go).
+	StopShare int
 	// SearchLag is how far a lagging payment API's search trails its
 	// writes, as Stripe's index does (0: DefaultSearchLag; negative:
 	// never); SearchLagShare the percent of payment API incarnations that
@@ -200,6 +207,7 @@ func (o Options) withDefaults() Options {
 	}
 	o.CancelShare, o.RescheduleShare = share(o.CancelShare, DefaultChangeShare), share(o.RescheduleShare, DefaultChangeShare)
 	o.RebookShare, o.EarlyCancelShare = share(o.RebookShare, DefaultRebookShare), share(o.EarlyCancelShare, DefaultEarlyCancelShare)
+	o.StaleWindowShare, o.StopShare = share(o.StaleWindowShare, DefaultStaleWindowShare), share(o.StopShare, DefaultStopShare)
 	if o.Changes == ChangesOff {
 		o.CancelShare, o.RescheduleShare, o.RebookShare, o.EarlyCancelShare = 0, 0, 0, 0
 	}

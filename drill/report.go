@@ -83,9 +83,11 @@ type Report struct {
 	// Templates counts the messages that left as an approved WhatsApp
 	// template (outside the customer's 24-hour window: a caller's payment
 	// link, for one).
-	Templates int      `json:"whatsapp_templates_sent"`
-	Failures  []string `json:"failures"`
-	Passed    bool     `json:"passed"`
+	Templates int `json:"whatsapp_templates_sent"`
+	// OptOuts are the customers who wrote STOP and what reached them.
+	OptOuts  OptOuts  `json:"opt_outs"`
+	Failures []string `json:"failures"`
+	Passed   bool     `json:"passed"`
 }
 
 // Effects counts side effects in the three downstream systems.
@@ -229,8 +231,10 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "orphans after settling (waited %.0fs for the reconciler): holds %d, authorisations %d, unrefunded captures %d, bookings without deposit %d (owned: %d of appointments still running, %d awaiting a review decision)\n",
 		r.Orphans.WaitedSeconds, r.Orphans.Holds, r.Orphans.Authorisations, r.Orphans.Captures, r.Orphans.BookingsUnpaid, r.Orphans.OfRunning, r.Orphans.AwaitingReview)
 	r.Changes.summary(&b)
-	fmt.Fprintf(&b, "messages refused by the provider's rules: %d %v; sent as approved WhatsApp templates: %d\n",
-		sumCounts(r.ProviderRefused), r.ProviderRefused, r.Templates)
+	fmt.Fprintf(&b, "messages refused by the provider's rules: %d %v; sent as approved WhatsApp templates: %d (%d customers wrote more than a day before their messages)\n",
+		sumCounts(r.ProviderRefused), r.ProviderRefused, r.Templates, r.Traffic.StaleWindows)
+	fmt.Fprintf(&b, "STOP: %d customers, %d recorded, %d reminders held back, %d reminders after the STOP\n",
+		r.OptOuts.Customers, r.OptOuts.Recorded, r.OptOuts.Suppressed, r.OptOuts.ToOptedOut)
 	fmt.Fprintf(&b, "payment links: %d (%s), paid %d, expired %d, could not pay %d\n",
 		r.Payments.Links, intLine(r.Payments.ByBehaviour), r.Payments.Paid, r.Payments.Expired, r.Payments.Failed)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))

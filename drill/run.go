@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -70,6 +71,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	all, sl := generate(opts.Bookings, rng, e.cfg.Timezone, time.Now(), int(opts.Seed%100))
 	// The changes draw from a stream of their own: a seed's scenarios stay.
 	planChanges(all, rand.New(rand.NewPCG(opts.Seed, 5)), sl, ChangeShares{opts.CancelShare, opts.RescheduleShare, opts.RebookShare, opts.EarlyCancelShare})
+	markWindows(all, opts.StaleWindowShare, opts.StopShare)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var bg sync.WaitGroup
@@ -81,6 +83,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	go func() { defer bg.Done(); ws.restartCrashed(runCtx, &crashes) }()
 
 	d := newDriver(e, opts.Concurrency)
+	d.closeWindow = e.closeWindow
 	e.changes = newChanger(e, d, opts.Changes, opts.Seed)
 	e.changes.plan(all)
 	changing, stopChanging := context.WithCancel(runCtx)
@@ -142,10 +145,15 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	r.Payments = pay.snapshot()
 	r.Agent = d.agent.snapshot(e.twilio)
 	r.Failures = append(r.Failures, r.Agent.failures()...)
-	r.ProviderRefused, r.Templates = refusedByProvider(e.twilio.Messages())
+	var refused []string
+	r.ProviderRefused, refused, r.Templates = refusedByProvider(e.twilio.Messages())
 	if n := sumCounts(r.ProviderRefused); n > 0 {
-		r.Failures = append(r.Failures, fmt.Sprintf("%d messages refused by the provider's rules (by Twilio error code: %v)", n, r.ProviderRefused))
+		r.Failures = append(r.Failures, fmt.Sprintf("%d messages refused by the provider's rules (by Twilio error code: %v; %s)", n, r.ProviderRefused, strings.Join(refused, "; ")))
 	}
+	if r.OptOuts, err = e.optOuts(runCtx, all, e.twilio.Messages()); err != nil {
+		return nil, false, err
+	}
+	r.Failures = append(r.Failures, r.OptOuts.failures()...)
 	if r.Payments.Failed > 0 {
 		r.Failures = append(r.Failures, fmt.Sprintf("%d payment links could not be paid: %v", r.Payments.Failed, r.Payments.Errors))
 	}

@@ -41,6 +41,8 @@ func TestDrill100(t *testing.T) {
 		Crashes:    &Crashes{APIKillEvery: 7 * time.Second, RestartPostgres: true, RestartTemporal: true, After: 3 * time.Second, Gap: 4 * time.Second},
 		// Cancels and moves by message, as customers send them.
 		Changes: ChangesChat, CancelShare: 15, RescheduleShare: 15,
+		// Enough of the few one-message WhatsApp customers of a small run.
+		StaleWindowShare: 30, StopShare: 20,
 	})
 	require.NoError(t, err)
 	out, err := json.MarshalIndent(r, "", "  ")
@@ -68,6 +70,12 @@ func TestDrill100(t *testing.T) {
 	require.Equal(t, 1.0, r.ResultIDs.Share)
 	require.Positive(t, r.Contention.Slots, "customers raced for a slot")
 	require.Positive(t, r.Contention.Lost, "a contended slot had losers")
+	require.Positive(t, r.Traffic.StaleWindows, "customers wrote more than a day before their messages")
+	require.Positive(t, r.Templates, "messages outside the window left as approved templates")
+	require.Empty(t, r.ProviderRefused, "no message refused by the provider's rules")
+	require.Positive(t, r.OptOuts.Customers, "customers wrote STOP")
+	require.Equal(t, r.OptOuts.Customers, r.OptOuts.Recorded, "every STOP recorded")
+	require.Zero(t, r.OptOuts.ToOptedOut, "no reminder after a STOP")
 	require.Equal(t, r.Contention.Lost, r.Contention.Offered, "every loser was offered alternatives")
 	require.Zero(t, r.DoubleBooked.Resources)
 	require.Zero(t, r.DoubleBooked.NotBooked)

@@ -78,6 +78,11 @@ type Scenario struct {
 	// Change is what the customer does once the booking is confirmed
 	// (nil: nothing); see changes.go.
 	Change *Change `json:"change,omitempty"`
+	// StaleWindow: the customer wrote more than a day before the
+	// booking's messages (window.go); Stop: they write STOPP right after
+	// their wish (optout.go).
+	StaleWindow bool `json:"stale_window,omitempty"`
+	Stop        bool `json:"stop,omitempty"`
 }
 
 var services = []string{"tire-change", "inspection", "oil-change"}

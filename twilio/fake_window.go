@@ -180,3 +180,16 @@ func (f *FakeServer) Relay(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// Backdate moves the last message from customer to business ("whatsapp:"
+// addresses or numbers) back by d, as if the customer had last written
+// the shop that long ago: a drill plays "booked a week ago" so.
+func (f *FakeServer) Backdate(customer, business string, d time.Duration) {
+	_, c := splitAddress(customer)
+	_, b := splitAddress(business)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if at, ok := f.lastInbound[windowKey(b, c)]; ok {
+		f.lastInbound[windowKey(b, c)] = at.Add(-d)
+	}
+}

@@ -155,3 +155,23 @@ func TestFakeRefusesUnknownContent(t *testing.T) {
 	}
 	require.Empty(t, f.Messages())
 }
+
+// TestFakeBackdateClosesTheWindow: a customer whose last message is
+// moved back past 24 hours gets no free text until they write again.
+func TestFakeBackdateClosesTheWindow(t *testing.T) {
+	t.Parallel()
+	f := newFake(t)
+	const shop, customer = "+4930123456", "+4915112345678"
+	c := twilio.New(f.AccountSID, f.AuthToken, shop, twilio.WithBaseURL(f.URL()))
+	send := func() twilio.FakeMessage {
+		_, err := c.Send(context.Background(), "", "whatsapp:"+customer, "Hallo", "")
+		require.NoError(t, err)
+		return f.Messages()[len(f.Messages())-1]
+	}
+	f.Inbound("whatsapp:"+customer, "whatsapp:"+shop, "Hallo")
+	require.Equal(t, "sent", send().Status)
+	f.Backdate("whatsapp:"+customer, "whatsapp:"+shop, 25*time.Hour)
+	require.Equal(t, twilio.ErrCodeOutsideWindow, send().ErrorCode)
+	f.Inbound("whatsapp:"+customer, "whatsapp:"+shop, "Noch da?")
+	require.Equal(t, "sent", send().Status)
+}

@@ -72,19 +72,23 @@ func (s Simulator) Post(ctx context.Context, routeWithQuery string, form url.Val
 	return resp.StatusCode, string(body), nil
 }
 
+// SimulatedShop is the shop's number the simulated customers write to and
+// call (the demo tenant's).
+const SimulatedShop = "+4930123456"
+
 // WhatsApp returns the form of an inbound WhatsApp message.
 func WhatsApp(sid, from, text string) url.Values {
 	digits := strings.TrimPrefix(from, "+")
 	return url.Values{
 		"MessageSid": {sid}, "SmsMessageSid": {sid}, "AccountSid": {"ACsimulated"},
-		"From": {"whatsapp:" + from}, "To": {"whatsapp:+4930123456"}, "WaId": {digits}, "Body": {text}, "NumMedia": {"0"},
+		"From": {"whatsapp:" + from}, "To": {"whatsapp:" + SimulatedShop}, "WaId": {digits}, "Body": {text}, "NumMedia": {"0"},
 	}
 }
 
 // Speech returns the form of a voice gather result.
 func Speech(callSid, from, text string) url.Values {
 	return url.Values{
-		"CallSid": {callSid}, "AccountSid": {"ACsimulated"}, "From": {from}, "To": {"+4930123456"},
+		"CallSid": {callSid}, "AccountSid": {"ACsimulated"}, "From": {from}, "To": {SimulatedShop},
 		"SpeechResult": {text}, "Confidence": {"0.92"},
 	}
 }

@@ -113,6 +113,8 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 		lag         = fs.Duration("search-lag", drill.DefaultSearchLag, "how far a lagging payment API's search trails its writes, like Stripe's (0: never)")
 		lagShare    = fs.Int("search-lag-share", drill.DefaultSearchLagShare, "percent of payment API incarnations whose search lags (0: none)")
 		early       = fs.Int("early-cancel-share", drill.DefaultEarlyCancelShare, "percent of one-wish customers who cancel while the booking saga runs, spread over its phases (0: none)")
+		stale       = fs.Int("stale-window-share", drill.DefaultStaleWindowShare, "percent of one-message WhatsApp customers who wrote more than a day before their booking's messages: outside WhatsApp's window (0: none)")
+		stops       = fs.Int("stop-share", drill.DefaultStopShare, "percent of one-message WhatsApp customers who write STOPP right after their wish: no reminder may reach them (0: none)")
 	)
 	crashes := crashFlags(fs)
 	fs.Var(faults, "fault", `a fault rule "UPSTREAM: METHOD PATH FAULT [p=..] [limit=..]" replacing that upstream's defaults (repeatable),`+
@@ -134,6 +136,9 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	if *cancels < 0 || *moves < 0 || *rebooks < 0 || *early < 0 || *cancels+*moves+*rebooks+*early > 100 {
 		return opts, "", usageExit(fs, errors.New("-cancel-share, -reschedule-share, -rebook-share and -early-cancel-share are percentages from 0 and add up to at most 100"), stdout, stderr)
 	}
+	if *stale < 0 || *stops < 0 || *stale+*stops > 100 {
+		return opts, "", usageExit(fs, errors.New("-stale-window-share and -stop-share are percentages from 0 and add up to at most 100"), stdout, stderr)
+	}
 	if *lag < 0 || *lagShare < 0 || *lagShare > 100 {
 		return opts, "", usageExit(fs, errors.New("-search-lag must not be negative and -search-lag-share is a percentage from 0 to 100"), stdout, stderr)
 	}
@@ -148,7 +153,8 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr, Crashes: c,
 		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"], Webhooks: faults["webhooks"], Agent: faults["agent"],
 		CardDeposits: *deposits == "card", Changes: mode, CancelShare: shareFlag(*cancels), RescheduleShare: shareFlag(*moves),
-		RebookShare: shareFlag(*rebooks), EarlyCancelShare: shareFlag(*early), SearchLag: lagFlag(*lag), SearchLagShare: shareFlag(*lagShare)}
+		RebookShare: shareFlag(*rebooks), EarlyCancelShare: shareFlag(*early), SearchLag: lagFlag(*lag), SearchLagShare: shareFlag(*lagShare),
+		StaleWindowShare: shareFlag(*stale), StopShare: shareFlag(*stops)}
 	if topo == drill.TopologyScaled && !flagSet(fs, "workers") {
 		opts.Workers = 0 // the topology's
 	}
