@@ -96,11 +96,11 @@ type Sender struct {
 	// row is claimed, so a STOP holds back reminders already reserved.
 	// An error leaves the row pending for a later run; nil: none is.
 	Suppress func(ctx context.Context, tenant, kind, recipient string) (bool, error)
-	// From is the number a tenant's messages leave from ("" or nil: the
-	// provider's default). It is read when a row is first attempted and
-	// stored with it: a reconciliation asks for the message between the
-	// numbers it was sent between.
-	From func(tenant string) string
+	// From is the number a tenant's messages on a channel leave from (""
+	// or nil: the provider's default). It is read when a row is first
+	// attempted and stored with it: a reconciliation asks for the message
+	// between the numbers it was sent between.
+	From func(tenant, channel string) string
 	// Window reports whether recipient (E.164) wrote to tenant on
 	// WhatsApp recently enough for free-form text at now (window.go);
 	// Template gives the tenant's approved template for a row's template
@@ -341,7 +341,7 @@ func (s *Sender) claim(ctx context.Context, skip []string) (claimed, bool, error
 	if attemptedAt == nil {
 		c.attemptedAt = now
 		if s.From != nil && c.attempts == 0 {
-			c.sender = s.From(c.tenant) // a row sent again keeps its first sender
+			c.sender = s.From(c.tenant, c.channel) // a row sent again keeps its first sender
 		}
 		if c.content, err = s.asTemplate(ctx, c); err != nil {
 			return claimed{id: c.id, unreadable: err}, true, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/outbox"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/twilio"
 )
 
@@ -452,7 +453,7 @@ func TestMessageLeavesFromItsTenantsNumberAndIsReconciledThere(t *testing.T) {
 	e := setup(t)
 	s := e.relay()
 	shopNumber := "+4940111111"
-	s.From = func(tenant string) string {
+	s.From = func(tenant, _ string) string {
 		require.Equal(t, "tenant-1", tenant)
 		return shopNumber
 	}
@@ -472,4 +473,28 @@ func TestMessageLeavesFromItsTenantsNumberAndIsReconciledThere(t *testing.T) {
 	require.Equal(t, 1, e.runOnce(s))
 	require.Equal(t, "+4940999999", e.fake.Messages()[1].From, "a new message from the new number")
 	require.Equal(t, "sent", e.row(later.ID).State)
+}
+
+// TestEachChannelLeavesFromItsSender: a shop whose WhatsApp sender and
+// SMS number differ (tenants.yaml senders) sends WhatsApp from the one
+// and SMS (a caller's answers) from the other; the fake keeps each
+// customer's window per sender, so the WhatsApp message reaches the
+// customer only from the number they wrote to.
+func TestEachChannelLeavesFromItsSender(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	shop := tenants.Tenant{ID: "tenant-1", Numbers: []string{"+4940111111", "+4940222222"},
+		Senders: tenants.Senders{WhatsApp: "+4940222222", SMS: "+4940111111"}}
+	s := e.relay()
+	s.From = func(_, channel string) string { return shop.SenderFor(channel) }
+	e.fake.Inbound("whatsapp:"+customer, "whatsapp:+4940222222", "Hallo")
+	e.reserve("bk_1", "whatsapp", customer, "Ihr Termin ist bestätigt.")
+	e.reserve("bk_2", "voice", "+4915199990000", "Ihr Termin ist bestätigt.")
+	require.Equal(t, 2, e.runOnce(s))
+	from := map[string]string{}
+	for _, m := range e.fake.Messages() {
+		require.Equal(t, "sent", m.Status, "it reached %s", m.To)
+		from[m.To] = m.From
+	}
+	require.Equal(t, map[string]string{"whatsapp:" + customer: "whatsapp:+4940222222", "+4915199990000": "+4940111111"}, from)
 }

@@ -139,6 +139,7 @@ func (p *plan) compareTenant(old, t Tenant, rowExists bool) {
 		d = appendIf(d, old.Name != t.Name, "name %q -> %q", old.Name, t.Name)
 		d = appendIf(d, old.Timezone != t.Timezone, "timezone %s -> %s", old.Timezone, t.Timezone)
 		d = appendIf(d, old.Language != t.Language, "language %s -> %s", old.Language, t.Language)
+		d = appendIf(d, old.Senders != t.Senders, "senders %+v -> %+v", old.Senders, t.Senders)
 		if len(d) > 0 {
 			p.add(Change{Op: Changed, Kind: "tenant", Tenant: t.ID, Details: d})
 			rowChanged = true
@@ -248,6 +249,7 @@ func policyChanges(old, want Policies) []string {
 	d = appendIf(d, o.QuietHours != w.QuietHours, "quiet_hours %s -> %s", show(o.QuietHours), show(w.QuietHours))
 	d = appendIf(d, !slices.Equal(o.OptOutKeywords, w.OptOutKeywords), "opt_out_keywords %v -> %v", o.OptOutKeywords, w.OptOutKeywords)
 	d = appendIf(d, !slices.Equal(o.OptInKeywords, w.OptInKeywords), "opt_in_keywords %v -> %v", o.OptInKeywords, w.OptInKeywords)
+	d = appendIf(d, o.CallerLinks != w.CallerLinks, "caller_links %s -> %s", show(o.CallerLinks), show(w.CallerLinks))
 	return d
 }
 

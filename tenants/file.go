@@ -49,6 +49,9 @@ type Tenant struct {
 	// Numbers are the tenant's Twilio numbers in E.164 without a
 	// "whatsapp:" prefix, sorted: calls and messages to them belong to it.
 	Numbers []string
+	// Senders are the numbers its messages leave from, per channel
+	// (senders.go); empty: the first of Numbers.
+	Senders Senders
 	// Timezone is the IANA name of the business time zone.
 	Timezone string
 	// Language is what customers are answered in.
@@ -123,4 +126,9 @@ type Policies struct {
 	// restart reminders (upper case); nil: consent.DefaultStop and
 	// consent.DefaultStart.
 	OptOutKeywords, OptInKeywords []string
+	// CallerLinks is where a caller's payment link goes: "whatsapp" (""
+	// too: a link cannot be spoken, and most mobiles have WhatsApp; one
+	// without gets it by SMS after all) or "sms" (a shop whose callers
+	// are mostly on landlines or prefer text messages).
+	CallerLinks string
 }

@@ -69,6 +69,7 @@ func normaliseTenant(t Tenant) Tenant {
 	}
 	t.Templates = nilIfEmptyMap(tpl)
 	t.WhatsApp = normaliseWhatsApp(t.WhatsApp)
+	t.Senders = normaliseSenders(t.Senders)
 	return t
 }
 

@@ -50,7 +50,7 @@ func Parse(name string, data []byte) (File, error) {
 
 func (r *reader) tenant(n *yaml.Node, path string) Tenant {
 	m := r.mapping(n, path, "!id", "!name", "api_token_sha256", "twilio_numbers", "!timezone", "!language",
-		"resources", "services", "policies", "templates", "whatsapp_templates")
+		"resources", "services", "policies", "templates", "whatsapp_templates", "senders")
 	var t Tenant
 	t.ID, _ = r.str(m["id"], join(path, "id"))
 	t.Name, _ = r.str(m["name"], join(path, "name"))
@@ -74,6 +74,9 @@ func (r *reader) tenant(n *yaml.Node, path string) Tenant {
 	}
 	if n := m["templates"]; n != nil {
 		t.Templates = r.templates(n, join(path, "templates"))
+	}
+	if n := m["senders"]; n != nil {
+		t.Senders = r.senders(n, join(path, "senders"))
 	}
 	if n := m["whatsapp_templates"]; n != nil {
 		t.WhatsApp = r.whatsApp(n, join(path, "whatsapp_templates"))
@@ -171,7 +174,8 @@ func (r *reader) service(n *yaml.Node, path string) Service {
 }
 
 func (r *reader) policies(n *yaml.Node, path string) Policies {
-	m := r.mapping(n, path, "hold_ttl", "dedup_window", "cancellation_window", "reminders", "quiet_hours", "opt_out_keywords", "opt_in_keywords")
+	m := r.mapping(n, path, "hold_ttl", "dedup_window", "cancellation_window", "reminders", "quiet_hours", "opt_out_keywords", "opt_in_keywords",
+		"caller_links")
 	var p Policies
 	if n := m["hold_ttl"]; n != nil {
 		p.HoldTTL, _ = r.duration(n, join(path, "hold_ttl"))
@@ -202,6 +206,7 @@ func (r *reader) policies(n *yaml.Node, path string) Policies {
 	}
 	p.OptOutKeywords = keywords(r.texts(m["opt_out_keywords"], join(path, "opt_out_keywords")))
 	p.OptInKeywords = keywords(r.texts(m["opt_in_keywords"], join(path, "opt_in_keywords")))
+	p.CallerLinks, _ = r.str(m["caller_links"], join(path, "caller_links"))
 	return p
 }
 

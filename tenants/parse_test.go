@@ -95,6 +95,8 @@ func TestParseRejectsWithLineAndField(t *testing.T) {
 			`tenants.yaml:8: tenants[0].policies.opt_out_keywords[1]: must be one word, got "BITTE AUFHÖREN"`},
 		{"a keyword both stop and start", "language: de", "language: de\n    policies: {opt_in_keywords: [start, stopp]}",
 			`tenants.yaml:8: tenants[0].policies.opt_in_keywords[1]: "STOPP" is also an opt-out keyword`},
+		{"caller links", "language: de", "language: de\n    policies: {caller_links: fax}",
+			`tenants.yaml:8: tenants[0].policies.caller_links: must be whatsapp or sms, got "fax"`},
 		{"not yaml", "name: Acme", "name: [Acme", "tenants.yaml: not valid YAML"},
 	}
 	for _, c := range cases {

@@ -30,6 +30,7 @@ type policiesJSON struct {
 	QuietHours         string   `json:"quiet_hours,omitempty"`
 	OptOutKeywords     []string `json:"opt_out_keywords,omitempty"`
 	OptInKeywords      []string `json:"opt_in_keywords,omitempty"`
+	CallerLinks        string   `json:"caller_links,omitempty"`
 }
 
 func encodePolicies(p Policies) policiesJSON {
@@ -40,7 +41,7 @@ func encodePolicies(p Policies) policiesJSON {
 		return d.String()
 	}
 	out := policiesJSON{HoldTTL: str(p.HoldTTL), DedupWindow: str(p.DedupWindow), CancellationWindow: str(p.CancellationWindow),
-		OptOutKeywords: p.OptOutKeywords, OptInKeywords: p.OptInKeywords}
+		OptOutKeywords: p.OptOutKeywords, OptInKeywords: p.OptInKeywords, CallerLinks: p.CallerLinks}
 	for _, r := range p.Reminders {
 		out.Reminders = append(out.Reminders, r.String())
 	}
@@ -75,7 +76,7 @@ func decodePolicies(raw []byte) (Policies, error) {
 		iv, _ := parseInterval(j.QuietHours)
 		p.QuietHours = &iv
 	}
-	p.OptOutKeywords, p.OptInKeywords = j.OptOutKeywords, j.OptInKeywords
+	p.OptOutKeywords, p.OptInKeywords, p.CallerLinks = j.OptOutKeywords, j.OptInKeywords, j.CallerLinks
 	if len(errs) > 0 {
 		return Policies{}, fmt.Errorf("stored policies: %s", strings.Join(errs, "; "))
 	}
@@ -106,14 +107,14 @@ func loadState(ctx context.Context, q querier) (File, error) {
 }
 
 func loadTenantRows(ctx context.Context, q querier) ([]Tenant, error) {
-	rows, err := q.Query(ctx, `SELECT id, name, timezone, language, policies, templates, whatsapp_templates FROM tenants ORDER BY id`)
+	rows, err := q.Query(ctx, `SELECT id, name, timezone, language, policies, templates, whatsapp_templates, senders FROM tenants ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("load tenants: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Tenant, error) {
 		var t Tenant
-		var policies, templates, whatsApp []byte
-		if err := r.Scan(&t.ID, &t.Name, &t.Timezone, &t.Language, &policies, &templates, &whatsApp); err != nil {
+		var policies, templates, whatsApp, senders []byte
+		if err := r.Scan(&t.ID, &t.Name, &t.Timezone, &t.Language, &policies, &templates, &whatsApp, &senders); err != nil {
 			return t, err
 		}
 		p, err := decodePolicies(policies)
@@ -121,6 +122,9 @@ func loadTenantRows(ctx context.Context, q querier) ([]Tenant, error) {
 			return t, fmt.Errorf("tenant %s: %w", t.ID, err)
 		}
 		t.Policies = p
+		if err := json.Unmarshal(senders, &t.Senders); err != nil {
+			return t, fmt.Errorf("tenant %s: senders: %w", t.ID, err)
+		}
 		if err := json.Unmarshal(whatsApp, &t.WhatsApp); err != nil {
 			return t, fmt.Errorf("tenant %s: whatsapp templates: %w", t.ID, err)
 		}

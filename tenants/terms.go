@@ -50,6 +50,9 @@ type Terms struct {
 	// opt_in_keywords (nil: consent's defaults).
 	OptOutKeywords []string `json:"opt_out_keywords,omitempty"`
 	OptInKeywords  []string `json:"opt_in_keywords,omitempty"`
+	// CallerLinks is policies.caller_links: "sms" sends a caller's
+	// payment link by SMS ("": WhatsApp).
+	CallerLinks string `json:"caller_links,omitempty"`
 }
 
 // ServiceTerms are a service's label in the tenant's language and its
@@ -64,7 +67,8 @@ type ServiceTerms struct {
 func (p *Profile) Terms() *Terms {
 	t := &Terms{Name: p.Name, Language: string(p.Language), Timezone: p.Timezone, Services: map[string]ServiceTerms{},
 		CancellationWindow: p.Policies.CancellationWindow, Reminders: slices.Clone(p.Policies.Reminders),
-		OptOutKeywords: slices.Clone(p.Policies.OptOutKeywords), OptInKeywords: slices.Clone(p.Policies.OptInKeywords)}
+		OptOutKeywords: slices.Clone(p.Policies.OptOutKeywords), OptInKeywords: slices.Clone(p.Policies.OptInKeywords),
+		CallerLinks: p.Policies.CallerLinks}
 	if q := p.Policies.QuietHours; q != nil {
 		t.QuietOpens, t.QuietCloses = q.Opens, q.Closes
 	}

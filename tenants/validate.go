@@ -87,6 +87,7 @@ func (v *validator) tenantParts(p string, t Tenant) {
 	v.policies(join(p, "policies"), t.Policies)
 	v.templates(join(p, "templates"), t.Templates)
 	v.whatsApp(join(p, "whatsapp_templates"), t)
+	v.senders(join(p, "senders"), t)
 }
 
 func (v *validator) fail(path, format string, args ...any) {

@@ -109,6 +109,9 @@ func (v *validator) service(p string, s Service, lang Language, resources, seen 
 }
 
 func (v *validator) policies(p string, pol Policies) {
+	if pol.CallerLinks != "" && pol.CallerLinks != "whatsapp" && pol.CallerLinks != "sms" {
+		v.fail(join(p, "caller_links"), "must be whatsapp or sms, got %q", pol.CallerLinks)
+	}
 	for name, d := range map[string]time.Duration{"hold_ttl": pol.HoldTTL, "dedup_window": pol.DedupWindow, "cancellation_window": pol.CancellationWindow} {
 		if d < 0 {
 			v.fail(join(p, name), "must not be negative")

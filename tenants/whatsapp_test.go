@@ -75,3 +75,24 @@ func TestDemoTenantHasEveryWhatsAppTemplate(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, f.Tenants[0].WhatsApp[tenants.German], len(tenants.WindowTemplates))
 }
+
+// TestSendersAreTheTenantsNumbers: each channel's sender must be one of
+// the tenant's numbers (the answer comes back to the shop); without one a
+// channel sends from the first of them.
+func TestSendersAreTheTenantsNumbers(t *testing.T) {
+	f, err := tenants.Parse("tenants.yaml", []byte(strings.Replace(valid, `twilio_numbers: ["whatsapp:+4940111111"]`,
+		`twilio_numbers: ["whatsapp:+4940111111", "+4940222222"]
+    senders: {whatsapp: "whatsapp:+4940111111", sms: "+49 40 222222"}`, 1)))
+	require.NoError(t, err)
+	shop := f.Tenants[0]
+	require.Equal(t, "+4940111111", shop.SenderFor("whatsapp"))
+	require.Equal(t, "+4940222222", shop.SenderFor("sms"))
+	require.Equal(t, "+4940222222", shop.SenderFor("voice"), "a caller is answered by SMS")
+	shop.Senders = tenants.Senders{}
+	require.Equal(t, "+4940111111", shop.SenderFor("sms"), "the first number without senders")
+
+	_, err = tenants.Parse("tenants.yaml", []byte(strings.Replace(valid, `twilio_numbers: ["whatsapp:+4940111111"]`,
+		`twilio_numbers: ["whatsapp:+4940111111"]
+    senders: {sms: "+4940999999"}`, 1)))
+	require.ErrorContains(t, err, `tenants[0].senders.sms: "+4940999999" is not one of the tenant's twilio_numbers`)
+}

@@ -103,12 +103,12 @@ func (p *plan) writeTenants(ctx context.Context, tx pgx.Tx, now time.Time) error
 		if whatsApp == nil {
 			whatsApp = map[Language]map[TemplateName]WhatsAppTemplate{}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO tenants (id, name, timezone, language, policies, templates, whatsapp_templates, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		_, err := tx.Exec(ctx, `INSERT INTO tenants (id, name, timezone, language, policies, templates, whatsapp_templates, senders, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 			ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone, language = EXCLUDED.language,
 				policies = EXCLUDED.policies, templates = EXCLUDED.templates, whatsapp_templates = EXCLUDED.whatsapp_templates,
-				updated_at = EXCLUDED.updated_at`,
-			t.ID, t.Name, t.Timezone, string(t.Language), encodePolicies(t.Policies), templates, whatsApp, now)
+				senders = EXCLUDED.senders, updated_at = EXCLUDED.updated_at`,
+			t.ID, t.Name, t.Timezone, string(t.Language), encodePolicies(t.Policies), templates, whatsApp, t.Senders, now)
 		if err != nil {
 			return fmt.Errorf("tenant %s: %w", t.ID, err)
 		}

@@ -42,13 +42,14 @@ func ForTenants(s *outbox.Sender, reg *tenants.Registry) {
 	s.Template = TenantTemplates(reg)
 }
 
-// TenantSender is the relay's From: a shop's messages leave from the
-// first of its Twilio numbers (tenants.yaml twilio_numbers), the one its
-// customers know; a tenant without numbers uses TWILIO_FROM.
-func TenantSender(reg *tenants.Registry) func(tenant string) string {
-	return func(tenant string) string {
-		if p, ok := reg.Get(tenant); ok && len(p.Numbers) > 0 {
-			return p.Numbers[0]
+// TenantSender is the relay's From: a shop's messages leave from its
+// sender for the channel (tenants.yaml senders), else the first of its
+// Twilio numbers, the one its customers know; a tenant without numbers
+// uses TWILIO_FROM.
+func TenantSender(reg *tenants.Registry) func(tenant, channel string) string {
+	return func(tenant, channel string) string {
+		if p, ok := reg.Get(tenant); ok {
+			return p.SenderFor(channel)
 		}
 		return ""
 	}

@@ -95,7 +95,7 @@ func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
 		return
 	}
 	step, err := workflows.SendMessage(ctx, a.tuning, id, summary, activities.ConfirmationInput{
-		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: deposit.LinkChannel(a.req.Channel), Customer: a.req.Customer,
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Channel: deposit.LinkChannel(a.req.Channel, a.req.Terms), Customer: a.req.Customer,
 		Kind: kind, SendBy: a.req.SlotStart,
 	}.Compose(a.req.Terms, name, a.slot(a.req.SlotStart)))
 	a.record("send "+kind, id, step, err)

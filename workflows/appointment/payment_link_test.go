@@ -18,6 +18,7 @@ import (
 
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/payments"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/deposit"
@@ -304,4 +305,35 @@ func TestUnitLinkNeverMadeLeavesNothingToVoid(t *testing.T) {
 	require.Contains(t, f.Sequence("appointment"), "ReleaseHold release-hold")
 	msg := f.messages()["appointment/send-payment-unavailable"]
 	require.Contains(t, msg.Text, "nicht gebucht und nichts berechnet")
+}
+
+// TestUnitCallerLinkGoesWhereTheShopSendsIt: a caller's payment link goes
+// by WhatsApp, unless the shop's policy sends callers their links by SMS
+// (policies.caller_links); a WhatsApp customer gets it on WhatsApp either
+// way.
+func TestUnitCallerLinkGoesWhereTheShopSendsIt(t *testing.T) {
+	cases := []struct {
+		name    string
+		channel workflows.Channel
+		policy  string
+		want    string
+	}{
+		{"a caller, no policy", workflows.ChannelVoice, "", "whatsapp"},
+		{"a caller, the shop sends callers SMS", workflows.ChannelVoice, "sms", "sms"},
+		{"a WhatsApp customer, whatever the policy", workflows.ChannelWhatsApp, "sms", "whatsapp"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, f := newUnitLinkEnv(t)
+			req := unitLinkRequest()
+			req.Channel, req.Terms = tc.channel, &tenants.Terms{Language: "de", CallerLinks: tc.policy}
+			env.RegisterDelayedCallback(func() {
+				f.pay()
+				relay(t, env, deposit.EventCheckoutCompleted)
+			}, 5*time.Minute)
+			env.ExecuteWorkflow(appointment.WorkflowName, req)
+			unitResult(t, env)
+			require.Equal(t, tc.want, f.messages()["payment/send-payment-link"].Channel)
+		})
+	}
 }

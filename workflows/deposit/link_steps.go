@@ -131,7 +131,7 @@ func (p *payment) tell(ctx workflow.Context, id, kind string, name tenants.Templ
 		Until: until(p.state.PaymentExpiresAt, p.timezone()),
 	}
 	step, err := workflows.SendMessage(dctx, p.tuning, id, "Send "+kind, activities.ConfirmationInput{
-		Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: LinkChannel(p.req.Channel), Customer: p.req.Customer,
+		Tenant: p.req.Tenant, Reference: p.req.Reference, Channel: LinkChannel(p.req.Channel, p.req.Terms), Customer: p.req.Customer,
 		Kind: kind, SendBy: sendBy,
 	}.Compose(p.req.Terms, name, data))
 	p.record("send "+kind, id, step, err)
@@ -147,11 +147,12 @@ func (p *payment) timezone() string {
 	return ""
 }
 
-// LinkChannel is where a payment link goes: WhatsApp for a caller (a link
-// cannot be spoken), else where the customer is answered. Whether a
-// tenant prefers SMS for callers is future per-tenant policy.
-func LinkChannel(c workflows.Channel) string {
-	if c == workflows.ChannelVoice {
+// LinkChannel is where a payment link goes: for a caller WhatsApp (a link
+// cannot be spoken; a number without WhatsApp gets it by SMS after all,
+// outbox.FallbackSuffix), or SMS where the shop's policy says so
+// (policies.caller_links); else where the customer is answered.
+func LinkChannel(c workflows.Channel, t *tenants.Terms) string {
+	if c == workflows.ChannelVoice && (t == nil || t.CallerLinks != "sms") {
 		return string(workflows.ChannelWhatsApp)
 	}
 	return workflows.ReplyChannel(c)
