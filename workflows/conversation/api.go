@@ -143,5 +143,7 @@ type RecentChange struct {
 	Kind          ChangeKind `json:"kind"`
 	AppointmentID string     `json:"appointment_id"`
 	Slot          time.Time  `json:"slot,omitzero"`
-	At            time.Time  `json:"at"`
+	// Service is the booking's (a cancel of one in flight remembers it).
+	Service string    `json:"service,omitempty"`
+	At      time.Time `json:"at"`
 }

@@ -120,8 +120,35 @@ func (c *conversation) cancelFound(ctx workflow.Context, ev InboundEvent, r inte
 	case len(g.withdrawn) > 0 && workflow.GetVersion(ctx, versionCancelledUnconfirmedIsAnswered, workflow.DefaultVersion, 1) >= 1:
 		c.alreadyCancelled(ctx, ev, g.withdrawn)
 	default:
+		if ch, ok := c.justCancelled(ctx, r); ok && workflow.GetVersion(ctx, versionCancelAgainAfterItEnded, workflow.DefaultVersion, 1) >= 1 {
+			c.reply(ctx, ev, c.text(tenants.TemplateCancelAlready, c.slot(ch.Service, ch.Slot)))
+			return
+		}
 		c.cancelReview(ctx, ev, cancelNone, nil, "", c.text(tenants.TemplateCancelNone, tenants.MessageData{}))
 	}
+}
+
+// versionCancelAgainAfterItEnded: a cancel wish that finds no booking
+// right after this conversation cancelled one in flight (the same wish on
+// a second channel, once the appointment ended Cancelled and its intent
+// was closed, so nothing is found any more) is answered that the booking
+// is cancelled. Before, it was "we found no open booking, a member of
+// staff will check" with a case for nobody (the 100-booking drill's only
+// task for a person, twice on 6 December).
+const versionCancelAgainAfterItEnded = "cancel-again-after-it-ended"
+
+// justCancelled is the cancel of a booking in flight this conversation
+// made within echoWindow that the wish r may mean (its service, if it
+// names one).
+func (c *conversation) justCancelled(ctx workflow.Context, r intent.Result) (RecentChange, bool) {
+	now := workflow.Now(ctx)
+	for i := len(c.in.Changed) - 1; i >= 0; i-- {
+		ch := c.in.Changed[i]
+		if ch.Kind == ChangeCancel && ch.Service != "" && now.Sub(ch.At) <= echoWindow && (r.Service == "" || r.Service == ch.Service) {
+			return ch, true
+		}
+	}
+	return RecentChange{}, false
 }
 
 // alreadyCancelled answers a wish for bookings cancelled before: silence

@@ -158,3 +158,28 @@ func TestBookingWishOutlastsADatabaseOutage(t *testing.T) {
 	require.Len(t, f.children, 1, "the wish is booked")
 	require.Equal(t, 15*time.Minute, bounds["DecideDedup"], "asked until the database answers, within the reconcile bound")
 }
+
+// TestSameCancelAgainAfterTheBookingEndedIsAnswered: the same cancel wish
+// again (a second channel), after the first stopped the booking in flight
+// and it ended Cancelled (its intent closed: the lookup finds nothing any
+// more), is answered that the booking is cancelled: no case for a person,
+// no second signal.
+func TestSameCancelAgainAfterTheBookingEndedIsAnswered(t *testing.T) {
+	slot := time.Date(2026, 12, 8, 13, 0, 0, 0, time.UTC)
+	inFlight := activities.Appointment{Booked: dedup.Booked{IntentID: "a", Service: "tire-change", SlotStart: slot,
+		WorkflowID: appointment.WorkflowID("demo", "a")}, Found: true, Running: true, Status: string(workflows.StatusHeld)}
+	f := &convFake{finds: [][]activities.Appointment{{inFlight}, {}},
+		understand: map[string]intent.Result{"Bitte stornieren": {Kind: intent.KindCancel, Lang: "de"}}}
+	env := newConversationEnv(t, f)
+	env.SetStartTime(slot.Add(-7 * 24 * time.Hour))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(conversation.SignalInbound, unitEvent("SMx", "Bitte stornieren")) }, time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(conversation.SignalInbound, unitEvent("SMy", "Bitte stornieren")) }, time.Minute)
+	env.ExecuteWorkflow(conversation.WorkflowName, unitConversationInput(2))
+	nextRunInput(t, env)
+
+	require.Equal(t, []string{appointment.WorkflowID("demo", "a")}, f.cancels, "one cancel signal")
+	require.Empty(t, f.reviews, "no case for a person")
+	require.Len(t, f.replies, 2)
+	require.Contains(t, f.replies[0].Text, "Wir stornieren Ihre noch nicht bestätigte Buchung")
+	require.Contains(t, f.replies[1].Text, "ist bereits storniert")
+}

@@ -116,6 +116,7 @@ func (c *conversation) cancelSignalled(ctx workflow.Context, ev InboundEvent, r 
 	slot := c.slot(ap.Service, ap.SlotStart)
 	err := workflow.SignalExternalWorkflow(ctx, ap.WorkflowID, "", workflows.SignalCancel, nil).Get(ctx, nil)
 	if err == nil {
+		c.remember(ctx, RecentChange{Kind: ChangeCancel, AppointmentID: ap.WorkflowID, Slot: ap.Current(), Service: ap.Service})
 		c.reply(ctx, ev, c.text(tenants.TemplateCancelInFlight, slot))
 		return
 	}

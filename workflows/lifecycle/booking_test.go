@@ -336,3 +336,44 @@ func TestBookingIsPublishedCancelledBeforeTheCustomerIsTold(t *testing.T) {
 	require.Equal(t, []workflows.BookingStatus{workflows.StatusCancelled}, f.statusAtMessage,
 		"the customer is told only once the booking reads cancelled")
 }
+
+// TestBookingReadsCancellingWhileItsCancelWaitsForAReminder: a cancel that
+// arrives while a reminder is being sent waits for it, and the booking
+// reads Cancelling from the moment the cancel is taken, not only after the
+// wait: a wish for the same slot meanwhile must hear that the booking is
+// being cancelled (#48 item 1).
+func TestBookingReadsCancellingWhileItsCancelWaitsForAReminder(t *testing.T) {
+	f := &bookingFake{sendDelay: 10 * time.Minute}
+	env := newBookingEnv(t, f)
+	type published struct {
+		at     time.Time
+		status workflows.BookingStatus
+	}
+	var statuses []published
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		if v, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(workflows.BookingStatusKey); ok {
+			statuses = append(statuses, published{env.Now(), workflows.BookingStatus(v)})
+		}
+	}).Return(nil)
+	in := lifecycleInput(env)
+	in.Reminders = []time.Duration{24*time.Hour + 5*time.Minute} // sent at 47h55m, until 48h05m
+	var got answer
+	cancelAt(env, 47*time.Hour+58*time.Minute, "cancel-1", &got)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, got.done)
+	require.NoError(t, got.err)
+	cancelAt := env.Now()
+	for _, p := range statuses {
+		if p.status == workflows.StatusCancelling {
+			cancelAt = p.at
+			break
+		}
+	}
+	start := in.SlotStart.Add(-72 * time.Hour)
+	require.Equal(t, start.Add(47*time.Hour+58*time.Minute), cancelAt, "Cancelling published when the cancel was taken, during the reminder")
+	require.Equal(t, workflows.StatusCancelled, statuses[len(statuses)-1].status)
+	for _, p := range statuses[1:] {
+		require.NotEqual(t, workflows.StatusConfirmed, p.status, "never back to Confirmed once cancelling")
+	}
+}

@@ -72,6 +72,16 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (State, error) 
 	now := workflow.Now(ctx)
 	b.cancelling = true
 	defer func() { b.cancelling = false }()
+	// The booking reads Cancelling from the moment the cancel is taken,
+	// also while a reminder being sent goes first: a wish for the same
+	// slot meanwhile is told the booking is being cancelled, never "in
+	// Bearbeitung" over a booking about to end. A move under way publishes
+	// its own status; the cancel publishes after it.
+	if !b.moving && workflow.GetVersion(ctx, versionCancellingAtOnce, workflow.DefaultVersion, 1) >= 1 {
+		if err := b.upsert(ctx, workflows.StatusCancelling, "cancelling: "+in.Reason); err != nil {
+			return b.state, err
+		}
+	}
 	// A reminder being sent goes first: none follows the cancellation. A
 	// move under way finishes too: the cancel then cancels the new slot,
 	// and the window is measured to it.
@@ -120,6 +130,13 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (State, error) 
 	b.tell(ctx)
 	return b.state, b.upsert(ctx, workflows.StatusCancelled, b.state.Reason)
 }
+
+// versionCancellingAtOnce: a cancel publishes Cancelling as soon as it is
+// taken, before it waits for a reminder being sent. Before, the booking
+// read Confirmed through that wait, and a customer who wrote the same wish
+// right after cancelling was told "ist bereits in Bearbeitung" and booked
+// nothing (the chaos drill: a reminder held up by a killed worker).
+const versionCancellingAtOnce = "publish-cancelling-at-once"
 
 // versionPublishBeforeTelling: the booking is published as cancelled
 // before its cancellation message is reserved. Before, the message could
