@@ -41,10 +41,14 @@ func TestAPIProcessComesBackOnItsPortAfterSIGKILL(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, svc.start(ctx))
 	first := svc.cmd.pid
+	// The admin listener comes up a moment after the API's, which is what
+	// start waits for; Gather never fails (a killed process shows what it
+	// counted), so it is asked until the listener answers.
 	metrics := newRemoteGatherer(addrs[3])
-	families, err := metrics.Gather()
-	require.NoError(t, err)
-	require.NotEmpty(t, families, "the process's /metrics is scraped, on its admin listener")
+	testsupport.Eventually(t, 10*time.Second, "the process's /metrics is scraped, on its admin listener", func() bool {
+		families, err := metrics.Gather()
+		return err == nil && len(families) > 0
+	})
 
 	require.NoError(t, svc.stop(syscall.SIGKILL, 5*time.Second))
 	_, err = net.DialTimeout("tcp", addrs[2], time.Second)
