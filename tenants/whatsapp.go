@@ -2,7 +2,6 @@ package tenants
 
 import (
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,9 +86,6 @@ func (t WhatsAppTemplate) Fill(fields map[string]string) (vars map[string]string
 	return vars, body
 }
 
-// contentSID is the shape of a Twilio content SID.
-var contentSID = regexp.MustCompile(`^HX[0-9a-fA-F]{32}$`)
-
 // whatsApp reads "de: {reminder: {content_sid, text, variables}}".
 func (r *reader) whatsApp(n *yaml.Node, path string) map[Language]map[TemplateName]WhatsAppTemplate {
 	out := map[Language]map[TemplateName]WhatsAppTemplate{}
@@ -148,7 +144,7 @@ func (v *validator) whatsApp(p string, t Tenant) {
 }
 
 func (v *validator) whatsAppTemplate(p string, w WhatsAppTemplate) {
-	if !contentSID.MatchString(w.ContentSid) {
+	if !twilio.ValidContentSID(w.ContentSid) {
 		v.fail(join(p, "content_sid"), "must be a Twilio content SID (HX and 32 hex digits), got %q", w.ContentSid)
 	}
 	got := twilio.Placeholders(w.Text)

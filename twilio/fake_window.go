@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -42,17 +40,12 @@ const (
 	ErrCodeNotOnWhatsApp = 63003
 )
 
-var (
-	contentSID  = regexp.MustCompile(`^HX[0-9a-fA-F]{32}$`)
-	placeholder = regexp.MustCompile(`\{\{\s*([0-9]+)\s*\}\}`)
-)
-
 // ApproveContent makes text (with Twilio's numbered placeholders, "{{1}}")
 // an approved content template of the fake's account under sid
 // (HX + 32 hex digits), as the Content Template Builder and WhatsApp's
 // approval would. It panics on a malformed SID: a test's mistake.
 func (f *FakeServer) ApproveContent(sid, text string) {
-	if !contentSID.MatchString(sid) {
+	if !ValidContentSID(sid) {
 		panic(fmt.Sprintf("twilio fake: malformed content SID %q", sid))
 	}
 	f.mu.Lock()
@@ -63,44 +56,13 @@ func (f *FakeServer) ApproveContent(sid, text string) {
 	f.contents[sid] = text
 }
 
-// RenderContent fills text's numbered placeholders from vars, as Twilio
-// renders a content template into the message's body; ok is false when a
-// placeholder has no value.
-func RenderContent(text string, vars map[string]string) (out string, ok bool) {
-	ok = true
-	out = placeholder.ReplaceAllStringFunc(text, func(p string) string {
-		n := placeholder.FindStringSubmatch(p)[1]
-		v, found := vars[n]
-		if !found {
-			ok = false
-		}
-		return v
-	})
-	return out, ok
-}
-
-// Placeholders returns the numbers of text's placeholders in order, each
-// once ("Am {{2}}, {{1}}" gives [2 1]).
-func Placeholders(text string) []int {
-	var out []int
-	seen := map[int]bool{}
-	for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
-		n, _ := strconv.Atoi(m[1])
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // content renders the content template sid with the JSON variables vars;
 // code is Twilio's error (answered 400) when it cannot.
 func (f *FakeServer) content(sid, vars string) (body string, code int, message string) {
 	f.mu.Lock()
 	text, known := f.contents[sid]
 	f.mu.Unlock()
-	if !contentSID.MatchString(sid) || !known {
+	if !ValidContentSID(sid) || !known {
 		return "", ErrCodeContentSid, "The ContentSid is Invalid"
 	}
 	values := map[string]string{}
