@@ -161,7 +161,7 @@ func (e *env) checkChanges(ctx context.Context, sent []*appliedChange, confirmed
 	changed := map[string]bool{}
 	for _, a := range sent {
 		changed[a.workflowID] = true
-		owned := cases[a.workflowID] || cases[e.conversationID(a.scenario.Customer)]
+		owned := cases[a.workflowID] || cases[e.conversationID(a.scenario)]
 		switch {
 		case a.change.Kind == CancelEarly:
 			c.checkEarly(a, rows, pol, cancelled, owned, msgs)

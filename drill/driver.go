@@ -47,7 +47,7 @@ type driver struct {
 	traffic Traffic
 	// closeWindow closes a StaleWindow customer's WhatsApp window once
 	// their message is in (window.go).
-	closeWindow func(ctx context.Context, customer string) error
+	closeWindow func(ctx context.Context, s Scenario) error
 	agent       *agentCustomer
 }
 
@@ -117,7 +117,7 @@ func (d *driver) play(ctx context.Context, s Scenario, rng *rand.Rand) {
 	case WhatsApp:
 		d.whatsapp(ctx, s, pick(firstTexts, s.Phrasing, w), rng)
 		if s.StaleWindow && d.closeWindow != nil {
-			if err := d.closeWindow(ctx, s.Customer); err == nil {
+			if err := d.closeWindow(ctx, s); err == nil {
 				atomic.AddInt64(&d.traffic.StaleWindows, 1)
 			}
 		}
@@ -167,15 +167,19 @@ func pause(ctx context.Context, rng *rand.Rand, upTo time.Duration) {
 }
 
 func (d *driver) whatsapp(ctx context.Context, s Scenario, text string, rng *rand.Rand) {
-	d.event(ctx, s, rng, channels.RouteWhatsApp, twilio.WhatsApp(twilio.NewSID("SM"), s.Customer, text))
+	form := twilio.WhatsApp(twilio.NewSID("SM"), s.Customer, text)
+	form.Set("To", "whatsapp:"+s.shop())
+	d.event(ctx, s, rng, channels.RouteWhatsApp, form)
 }
 
 // call is an incoming call (its start is redelivered too, sometimes) and
 // the speech result of the first question.
 func (d *driver) call(ctx context.Context, s Scenario, text string, rng *rand.Rand) {
 	sid := twilio.NewSID("CA")
-	d.event(ctx, s, rng, channels.RouteVoice, url.Values{"CallSid": {sid}, "AccountSid": {"ACsimulated"}, "From": {s.Customer}, "To": {"+4930123456"}})
-	d.event(ctx, s, rng, channels.RouteVoiceGather+"?step=1", twilio.Speech(sid, s.Customer, text))
+	d.event(ctx, s, rng, channels.RouteVoice, url.Values{"CallSid": {sid}, "AccountSid": {"ACsimulated"}, "From": {s.Customer}, "To": {s.shop()}})
+	speech := twilio.Speech(sid, s.Customer, text)
+	speech.Set("To", s.shop())
+	d.event(ctx, s, rng, channels.RouteVoiceGather+"?step=1", speech)
 }
 
 // event delivers one webhook like Twilio: retried until answered 200, and

@@ -26,6 +26,7 @@ import (
 	"github.com/bookonce/bookonce/internal/payloadcrypt"
 	"github.com/bookonce/bookonce/internal/postgres"
 	"github.com/bookonce/bookonce/internal/web"
+	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/twilio"
 	"github.com/bookonce/bookonce/workflows"
 )
@@ -62,12 +63,14 @@ type env struct {
 	gatewayAddrs []gatewayAddrs
 	tc           client.Client
 	twilio       *twilio.FakeServer
-	proxies      map[string]*chaos.Proxy
-	exchanges    *exchangeLog
-	gateway      *channels.Gateway
-	gwURL        string
-	staffURL     string // the gateway's admin listener: review and booking APIs, ops page
-	agentURL     string // the agent tools, through their fault proxy
+	// shops are the drill's tenants by ID (shops.go).
+	shops     map[string]tenants.Tenant
+	proxies   map[string]*chaos.Proxy
+	exchanges *exchangeLog
+	gateway   *channels.Gateway
+	gwURL     string
+	staffURL  string // the gateway's admin listener: review and booking APIs, ops page
+	agentURL  string // the agent tools, through their fault proxy
 	// agentFront is the round robin over the gateway replicas' agent
 	// listeners (scaled topology only).
 	agentFront string
@@ -372,7 +375,7 @@ func (e *env) database(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open drill database: %w", err)
 	}
-	if err := applyDrillTenant(ctx, pool, e.twilio); err != nil {
+	if e.shops, err = applyDrillTenants(ctx, pool, e.twilio); err != nil {
 		pool.Close()
 		return fmt.Errorf("drill database: %w", err)
 	}

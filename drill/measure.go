@@ -227,7 +227,7 @@ func (e *env) genuine(ctx context.Context, all []Scenario, states []wishState) (
 			if merged {
 				g.Merged++
 			}
-			if reviewed[e.conversationID(s.Customer)] {
+			if reviewed[e.conversationID(s)] {
 				g.ReviewedFirst++
 			}
 		case CrossChannel, Rephrase:

@@ -78,7 +78,7 @@ func (e *env) operatorLoad(ctx context.Context, byConversation map[string]Scenar
 		if st.outcome != InReview {
 			continue
 		}
-		why := strings.Join(append(reasons[st.workflowID], reasons[e.conversationID(st.scenario.Customer)]...), ", ")
+		why := strings.Join(append(reasons[st.workflowID], reasons[e.conversationID(st.scenario)]...), ", ")
 		if why == "" {
 			why = st.reason
 		}

@@ -58,6 +58,10 @@ type Options struct {
 	// StopShare is the percent of them who write STOPP right after their
 	// wish (0: DefaultStopShare; negative: none; optout.go).
 	StopShare int
+	// SecondShopShare is the percent of simple customers (one wish, no
+	// change) who are the second shop's (0: DefaultSecondShopShare;
+	// negative: none; shops.go).
+	SecondShopShare int
 	// SearchLag is how far a lagging payment API's search trails its
 	// writes, as Stripe's index does (0: DefaultSearchLag; negative:
 	// never); SearchLagShare the percent of payment API incarnations that
@@ -208,6 +212,7 @@ func (o Options) withDefaults() Options {
 	o.CancelShare, o.RescheduleShare = share(o.CancelShare, DefaultChangeShare), share(o.RescheduleShare, DefaultChangeShare)
 	o.RebookShare, o.EarlyCancelShare = share(o.RebookShare, DefaultRebookShare), share(o.EarlyCancelShare, DefaultEarlyCancelShare)
 	o.StaleWindowShare, o.StopShare = share(o.StaleWindowShare, DefaultStaleWindowShare), share(o.StopShare, DefaultStopShare)
+	o.SecondShopShare = share(o.SecondShopShare, DefaultSecondShopShare)
 	if o.Changes == ChangesOff {
 		o.CancelShare, o.RescheduleShare, o.RebookShare, o.EarlyCancelShare = 0, 0, 0, 0
 	}

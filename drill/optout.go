@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/twilio"
 )
@@ -47,13 +46,13 @@ func (e *env) optOuts(ctx context.Context, all []Scenario, msgs []twilio.FakeMes
 			continue
 		}
 		o.Customers++
-		key, err := keys.Key(config.DefaultTenant, s.Customer)
+		key, err := keys.Key(s.tenant(), s.Customer)
 		if err != nil {
 			return o, err
 		}
 		var at *time.Time
 		if err := e.pool.QueryRow(ctx, `SELECT min(recorded_at) FROM consent_events
-			WHERE tenant_id = $1 AND customer_key = $2 AND action = 'opt_out'`, config.DefaultTenant, string(key)).Scan(&at); err != nil {
+			WHERE tenant_id = $1 AND customer_key = $2 AND action = 'opt_out'`, s.tenant(), string(key)).Scan(&at); err != nil {
 			return o, fmt.Errorf("opt-outs: %w", err)
 		}
 		if at == nil {

@@ -44,13 +44,14 @@ func drillPolicy() changePolicy {
 	return changePolicy{window: drillCancellationWindow, reminders: drillReminders}
 }
 
-// applyDrillTenant applies the demo tenant with the drill's policies, and
-// approves its WhatsApp templates at the drill's fake Twilio, as the shop
-// had them approved at its account.
-func applyDrillTenant(ctx context.Context, pool *pgxpool.Pool, fake *twilio.FakeServer) error {
+// applyDrillTenants applies the demo shop and the second shop
+// (shops.go) with the drill's policies, and approves their WhatsApp
+// templates at the drill's fake Twilio, as each shop had them approved at
+// its account. It returns the shops by tenant ID.
+func applyDrillTenants(ctx context.Context, pool *pgxpool.Pool, fake *twilio.FakeServer) (map[string]tenants.Tenant, error) {
 	f, err := tenants.Parse(deploy.DemoFileName, deploy.DemoTenants)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i := range f.Tenants {
 		pol := &f.Tenants[i].Policies
@@ -58,9 +59,14 @@ func applyDrillTenant(ctx context.Context, pool *pgxpool.Pool, fake *twilio.Fake
 		pol.CancellationWindow = drillCancellationWindow
 		pol.QuietHours = nil
 	}
+	f.Tenants = append(f.Tenants, secondShopOf(f.Tenants[0]))
 	stack.ApproveTemplates(fake, f.Tenants...)
 	if _, err := tenants.Apply(ctx, pool, f, tenants.ApplyOptions{}); err != nil {
-		return fmt.Errorf("the drill tenant: %w", err)
+		return nil, fmt.Errorf("the drill's shops: %w", err)
 	}
-	return nil
+	shops := make(map[string]tenants.Tenant, len(f.Tenants))
+	for _, t := range f.Tenants {
+		shops[t.ID] = t
+	}
+	return shops, nil
 }

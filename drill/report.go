@@ -85,7 +85,9 @@ type Report struct {
 	// link, for one).
 	Templates int `json:"whatsapp_templates_sent"`
 	// OptOuts are the customers who wrote STOP and what reached them.
-	OptOuts  OptOuts  `json:"opt_outs"`
+	OptOuts OptOuts `json:"opt_outs"`
+	// Senders are the messages per shop and those from a wrong number.
+	Senders  Senders  `json:"senders"`
 	Failures []string `json:"failures"`
 	Passed   bool     `json:"passed"`
 }
@@ -235,6 +237,7 @@ func (r *Report) Summary() string {
 		sumCounts(r.ProviderRefused), r.ProviderRefused, r.Templates, r.Traffic.StaleWindows)
 	fmt.Fprintf(&b, "STOP: %d customers, %d recorded, %d reminders held back, %d reminders after the STOP\n",
 		r.OptOuts.Customers, r.OptOuts.Recorded, r.OptOuts.Suppressed, r.OptOuts.ToOptedOut)
+	fmt.Fprintf(&b, "messages per shop: %s; from another shop's number: %d\n", intLine(r.Senders.Messages), r.Senders.Wrong)
 	fmt.Fprintf(&b, "payment links: %d (%s), paid %d, expired %d, could not pay %d\n",
 		r.Payments.Links, intLine(r.Payments.ByBehaviour), r.Payments.Paid, r.Payments.Expired, r.Payments.Failed)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))

@@ -72,6 +72,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	// The changes draw from a stream of their own: a seed's scenarios stay.
 	planChanges(all, rand.New(rand.NewPCG(opts.Seed, 5)), sl, ChangeShares{opts.CancelShare, opts.RescheduleShare, opts.RebookShare, opts.EarlyCancelShare})
 	markWindows(all, opts.StaleWindowShare, opts.StopShare)
+	markShops(all, opts.SecondShopShare)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var bg sync.WaitGroup
@@ -154,6 +155,8 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 		return nil, false, err
 	}
 	r.Failures = append(r.Failures, r.OptOuts.failures()...)
+	r.Senders = senders(all, e.shops, e.twilio.Messages())
+	r.Failures = append(r.Failures, r.Senders.failures(all)...)
 	if r.Payments.Failed > 0 {
 		r.Failures = append(r.Failures, fmt.Sprintf("%d payment links could not be paid: %v", r.Payments.Failed, r.Payments.Errors))
 	}
@@ -173,7 +176,7 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 func (e *env) byConversation(all []Scenario) map[string]Scenario {
 	m := map[string]Scenario{}
 	for _, s := range all {
-		m[e.conversationID(s.Customer)] = s
+		m[e.conversationID(s)] = s
 	}
 	return m
 }

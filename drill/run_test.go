@@ -76,6 +76,8 @@ func TestDrill100(t *testing.T) {
 	require.Positive(t, r.OptOuts.Customers, "customers wrote STOP")
 	require.Equal(t, r.OptOuts.Customers, r.OptOuts.Recorded, "every STOP recorded")
 	require.Zero(t, r.OptOuts.ToOptedOut, "no reminder after a STOP")
+	require.Positive(t, r.Senders.Messages[secondShop], "the second shop's customers were answered")
+	require.Zero(t, r.Senders.Wrong, "no message from another shop's number")
 	require.Equal(t, r.Contention.Lost, r.Contention.Offered, "every loser was offered alternatives")
 	require.Zero(t, r.DoubleBooked.Resources)
 	require.Zero(t, r.DoubleBooked.NotBooked)

@@ -83,6 +83,9 @@ type Scenario struct {
 	// their wish (optout.go).
 	StaleWindow bool `json:"stale_window,omitempty"`
 	Stop        bool `json:"stop,omitempty"`
+	// Tenant is the shop the customer writes to and calls: "" the demo
+	// shop, or the second shop (shops.go).
+	Tenant string `json:"tenant,omitempty"`
 }
 
 var services = []string{"tire-change", "inspection", "oil-change"}

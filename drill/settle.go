@@ -42,15 +42,15 @@ type wishState struct {
 // by the customer's key, which the drill computes from its own scenario
 // data (the ID no longer shows the number). A number the keyer refuses
 // (none of the drill's) names no conversation.
-func (e *env) conversationID(customer string) string {
+func (e *env) conversationID(s Scenario) string {
 	if e.tc == nil {
 		return "" // a checks fixture without a stack
 	}
-	key, err := e.cfg.CustomerKeys().Key(config.DefaultTenant, customer)
+	key, err := e.cfg.CustomerKeys().Key(s.tenant(), s.Customer)
 	if err != nil {
 		return ""
 	}
-	return conversation.WorkflowID(config.DefaultTenant, key)
+	return conversation.WorkflowID(s.tenant(), key)
 }
 
 func wishKey(customer, service string, start time.Time) string {
@@ -174,7 +174,7 @@ func (e *env) outcomes(ctx context.Context, all []Scenario, askTemporal bool) ([
 				wfs = []string{wf} // the booking changed (a rebook's is judged apart)
 			}
 			switch {
-			case len(wfs) == 0 && openCases[e.conversationID(s.Customer)]:
+			case len(wfs) == 0 && openCases[e.conversationID(s)]:
 				st.outcome, st.reason = InReview, "potential duplicate waiting for a person"
 			case len(wfs) == 0:
 				st.reason = "no booking intent recorded"

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/mask"
-	"github.com/bookonce/bookonce/twilio"
 )
 
 // Some customers wrote the shop long before their booking's messages go
@@ -48,24 +46,25 @@ func markWindows(all []Scenario, stale, stop int) {
 	}
 }
 
-// closeWindow moves customer's last message to the shop back by staleBy,
+// closeWindow moves the customer's last message to the shop back by staleBy,
 // at the fake Twilio and in the inbox, once the answer to that message is
 // at Twilio: a reply leaves seconds after the message it answers, inside
 // the window, as in life; what follows later (the link, the confirmation,
 // the reminders) meets the closed window. It waits out a database outage.
-func (e *env) closeWindow(ctx context.Context, customer string) error {
-	key, err := e.cfg.CustomerKeys().Key(config.DefaultTenant, customer)
+func (e *env) closeWindow(ctx context.Context, s Scenario) error {
+	customer := s.Customer
+	key, err := e.cfg.CustomerKeys().Key(s.tenant(), customer)
 	if err != nil {
 		return fmt.Errorf("close the window of %s: %w", customer, err)
 	}
 	if err := e.awaitAnswer(ctx, customer); err != nil {
 		return err
 	}
-	e.twilio.Backdate("whatsapp:"+customer, "whatsapp:"+twilio.SimulatedShop, staleBy)
+	e.twilio.Backdate("whatsapp:"+customer, "whatsapp:"+s.shop(), staleBy)
 	for {
 		e.db.wait(ctx)
 		_, err = e.pool.Exec(ctx, `UPDATE inbox_events SET received_at = received_at - $3::interval
-			WHERE tenant_id = $1 AND customer_key = $2`, config.DefaultTenant, string(key), fmt.Sprintf("%d seconds", int(staleBy.Seconds())))
+			WHERE tenant_id = $1 AND customer_key = $2`, s.tenant(), string(key), fmt.Sprintf("%d seconds", int(staleBy.Seconds())))
 		if err == nil || ctx.Err() != nil {
 			return err
 		}

@@ -115,6 +115,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 		early       = fs.Int("early-cancel-share", drill.DefaultEarlyCancelShare, "percent of one-wish customers who cancel while the booking saga runs, spread over its phases (0: none)")
 		stale       = fs.Int("stale-window-share", drill.DefaultStaleWindowShare, "percent of one-message WhatsApp customers who wrote more than a day before their booking's messages: outside WhatsApp's window (0: none)")
 		stops       = fs.Int("stop-share", drill.DefaultStopShare, "percent of one-message WhatsApp customers who write STOPP right after their wish: no reminder may reach them (0: none)")
+		shops       = fs.Int("second-shop-share", drill.DefaultSecondShopShare, "percent of one-wish WhatsApp and voice customers who write to and call a second shop with its own numbers: every message must leave from their shop's sender (0: none)")
 	)
 	crashes := crashFlags(fs)
 	fs.Var(faults, "fault", `a fault rule "UPSTREAM: METHOD PATH FAULT [p=..] [limit=..]" replacing that upstream's defaults (repeatable),`+
@@ -139,6 +140,9 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	if *stale < 0 || *stops < 0 || *stale+*stops > 100 {
 		return opts, "", usageExit(fs, errors.New("-stale-window-share and -stop-share are percentages from 0 and add up to at most 100"), stdout, stderr)
 	}
+	if *shops < 0 || *shops > 100 {
+		return opts, "", usageExit(fs, errors.New("-second-shop-share is a percentage from 0 to 100"), stdout, stderr)
+	}
 	if *lag < 0 || *lagShare < 0 || *lagShare > 100 {
 		return opts, "", usageExit(fs, errors.New("-search-lag must not be negative and -search-lag-share is a percentage from 0 to 100"), stdout, stderr)
 	}
@@ -154,7 +158,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"], Webhooks: faults["webhooks"], Agent: faults["agent"],
 		CardDeposits: *deposits == "card", Changes: mode, CancelShare: shareFlag(*cancels), RescheduleShare: shareFlag(*moves),
 		RebookShare: shareFlag(*rebooks), EarlyCancelShare: shareFlag(*early), SearchLag: lagFlag(*lag), SearchLagShare: shareFlag(*lagShare),
-		StaleWindowShare: shareFlag(*stale), StopShare: shareFlag(*stops)}
+		StaleWindowShare: shareFlag(*stale), StopShare: shareFlag(*stops), SecondShopShare: shareFlag(*shops)}
 	if topo == drill.TopologyScaled && !flagSet(fs, "workers") {
 		opts.Workers = 0 // the topology's
 	}
