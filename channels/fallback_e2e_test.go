@@ -64,13 +64,7 @@ func TestCallerWithoutWhatsAppGetsTheLinkBySMS(t *testing.T) {
 	require.NotEmpty(t, byWhatsApp[0].ContentSid, "as the approved template: the caller never wrote on WhatsApp")
 	require.Equal(t, twilio.ErrCodeNotOnWhatsApp, byWhatsApp[0].ErrorCode)
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, link, strings.NewReader(url.Values{"payment_method": {"pm_card_visa"}}.Encode()))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, "the caller pays the link from the SMS")
+	e.pay(ctx, t, link) // the caller pays the link from the SMS
 
 	testsupport.Eventually(t, 60*time.Second, "the confirmation by SMS", func() bool {
 		return e.sentTo(caller, "Ihr Termin ist bestätigt") == 1

@@ -146,6 +146,7 @@ func (g *Gateway) Handler() http.Handler {
 	g.ensureMetrics()
 	mux := http.NewServeMux()
 	mux.Handle("POST "+RouteWhatsApp, g.signed(RouteWhatsApp, g.whatsapp))
+	mux.Handle("POST "+RouteSMS, g.signed(RouteSMS, g.sms))
 	mux.Handle("POST "+RouteVoice, g.signed(RouteVoice, g.voice))
 	mux.Handle("POST "+RouteVoiceGather, g.signed(RouteVoiceGather, g.voiceGather))
 	mux.Handle("POST "+RouteVoiceStatus, g.signed(RouteVoiceStatus, g.voiceStatus))

@@ -3,7 +3,9 @@ package channels_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -96,6 +98,19 @@ func (e linkEnv) link(t *testing.T, customer string) string {
 		return false
 	})
 	return link
+}
+
+// pay pays link with the test card through the hosted page's form, as a
+// customer's browser posts it.
+func (e linkEnv) pay(ctx context.Context, t *testing.T, link string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, link, strings.NewReader(url.Values{"payment_method": {"pm_card_visa"}}.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the link was paid")
 }
 
 // sentTo counts the messages at Twilio to customer that contain text.

@@ -66,6 +66,8 @@ type FakeServer struct {
 	// optedOut holds "sender|recipient" of SMS recipients who texted an
 	// opt-out keyword (fake_optout.go).
 	optedOut map[string]bool
+	// received are the MessageSids of the inbound messages taken (Receive).
+	received map[string]bool
 	// contents are the approved content templates by SID; lastInbound is
 	// when each customer last wrote to each WhatsApp sender
 	// ("sender|customer", fake_window.go).

@@ -1,26 +1,28 @@
 package twilio
 
 import (
-	"slices"
-	"strings"
+	"net/url"
+	"time"
 )
 
-// Twilio's default opt-out handling for SMS: a recipient who texts one of
-// the opt-out keywords to a number gets nothing more from that number,
-// every send meanwhile refused with 400 and error 21610, until they text
-// an opt-in keyword. Twilio matches the whole message, trimmed and in any
-// case. WhatsApp has no keywords at Twilio (the customer blocks the
-// business in the app), so a WhatsApp send is not affected.
-
-// The default keywords of Twilio's opt-out handling.
-var (
-	OptOutKeywords = []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"}
-	OptInKeywords  = []string{"START", "YES", "UNSTOP"}
-)
-
-// ErrCodeUnsubscribed is Twilio's error for a send to a recipient who
-// opted out of the sender's messages.
-const ErrCodeUnsubscribed = 21610
+// Receive is Inbound for the form of an inbound message webhook: a
+// message Twilio redelivers to the gateway (the same MessageSid) was
+// received once, so it is taken once, and Twilio answers a keyword once.
+func (f *FakeServer) Receive(form url.Values) {
+	if sid := form.Get("MessageSid"); sid != "" {
+		f.mu.Lock()
+		seen := f.received[sid]
+		if f.received == nil {
+			f.received = map[string]bool{}
+		}
+		f.received[sid] = true
+		f.mu.Unlock()
+		if seen {
+			return
+		}
+	}
+	f.Inbound(form.Get("From"), form.Get("To"), form.Get("Body"))
+}
 
 // Inbound tells the fake that from texted body to to, as a customer's
 // message that Twilio relays to the gateway: on WhatsApp it opens the
@@ -38,16 +40,30 @@ func (f *FakeServer) Inbound(from, to, body string) {
 	if fromChan != "" { // not SMS
 		return
 	}
-	word := strings.ToUpper(strings.TrimSpace(body))
 	if f.optedOut == nil {
 		f.optedOut = map[string]bool{}
 	}
-	switch {
-	case slices.Contains(OptOutKeywords, word):
+	kind := Keyword(body)
+	switch kind {
+	case OptOutStop:
 		f.optedOut[toNum+"|"+fromNum] = true
-	case slices.Contains(OptInKeywords, word):
+	case OptOutStart:
 		delete(f.optedOut, toNum+"|"+fromNum)
 	}
+	if reply, ok := keywordReplies[kind]; ok {
+		now := f.now().UTC().Truncate(time.Second)
+		f.msgs = append(f.msgs, FakeMessage{Sid: "SM" + randomHex(16), AccountSid: f.AccountSID, To: fromNum, From: toNum,
+			Body: reply, Status: "delivered", DateCreated: now, DateSent: now})
+	}
+}
+
+// keywordReplies are the confirmations Twilio itself sends to a keyword,
+// as carriers require: the shop's own answer to an opt-out would be
+// refused (ErrCodeUnsubscribed).
+var keywordReplies = map[string]string{
+	OptOutStop:  "You have successfully been unsubscribed. You will not receive any more messages from this number. Reply START to resubscribe.",
+	OptOutStart: "You have successfully been re-subscribed to messages from this number. Reply HELP for help. Reply STOP to unsubscribe. Msg&Data Rates May Apply.",
+	OptOutHelp:  "Reply STOP to unsubscribe. Msg&Data Rates May Apply.",
 }
 
 // unsubscribed reports whether an SMS from sender to recipient is refused.

@@ -15,6 +15,7 @@ import (
 // error 21610, which the client classifies as final: sending again fails
 // the same way) until they text START; only a message that is the keyword
 // alone counts, any case; WhatsApp and other senders are not affected.
+// Twilio answers each keyword itself, as carriers require.
 func TestFakeRefusesSMSToWhoTextedStop(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)
@@ -53,5 +54,16 @@ func TestFakeRefusesSMSToWhoTextedStop(t *testing.T) {
 		require.Equal(t, twilio.ErrCodeUnsubscribed, te.Code, s.name)
 		require.True(t, te.Final(), "%s: refused for good, not retried", s.name)
 	}
-	require.Len(t, f.Messages(), 6, "the refused sends committed nothing")
+	var ours, answers int
+	for _, m := range f.Messages() {
+		if m.Body == "Erinnerung" {
+			ours++
+		} else {
+			require.Equal(t, customer, m.To, "Twilio answers the keyword")
+			require.Equal(t, shop, m.From, "from the number it was texted to")
+			answers++
+		}
+	}
+	require.Equal(t, 6, ours, "the refused sends committed nothing")
+	require.Equal(t, 4, answers, "Twilio answered STOP, START, UNSUBSCRIBE and UNSTOP")
 }

@@ -136,7 +136,7 @@ func (f *FakeServer) Relay(next http.Handler) http.Handler {
 			_ = r.Body.Close()
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if form, perr := url.ParseQuery(string(body)); err == nil && perr == nil && form.Get("MessageSid") != "" && form.Has("Body") {
-				f.Inbound(form.Get("From"), form.Get("To"), form.Get("Body"))
+				f.Receive(form)
 			}
 		}
 		next.ServeHTTP(w, r)

@@ -55,7 +55,7 @@ func (s Simulator) Post(ctx context.Context, routeWithQuery string, form url.Val
 		return 0, "", err
 	}
 	if s.Twilio != nil && form.Get("MessageSid") != "" && form.Has("Body") {
-		s.Twilio.Inbound(form.Get("From"), form.Get("To"), form.Get("Body"))
+		s.Twilio.Receive(form)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("X-Twilio-Signature", Sign(s.AuthToken, strings.TrimRight(s.PublicBaseURL, "/")+routeWithQuery, form))
@@ -82,6 +82,14 @@ func WhatsApp(sid, from, text string) url.Values {
 	return url.Values{
 		"MessageSid": {sid}, "SmsMessageSid": {sid}, "AccountSid": {"ACsimulated"},
 		"From": {"whatsapp:" + from}, "To": {"whatsapp:" + SimulatedShop}, "WaId": {digits}, "Body": {text}, "NumMedia": {"0"},
+	}
+}
+
+// SMS returns the form of an inbound SMS to the shop's number.
+func SMS(sid, from, text string) url.Values {
+	return url.Values{
+		"MessageSid": {sid}, "SmsMessageSid": {sid}, "SmsSid": {sid}, "AccountSid": {"ACsimulated"},
+		"From": {from}, "To": {SimulatedShop}, "Body": {text}, "NumMedia": {"0"}, "NumSegments": {"1"},
 	}
 }
 

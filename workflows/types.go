@@ -61,7 +61,10 @@ type Channel string
 const (
 	ChannelVoice    Channel = "voice"
 	ChannelWhatsApp Channel = "whatsapp"
-	ChannelAPI      Channel = "api"
+	// ChannelSMS: a customer's SMS to one of the shop's numbers, answered
+	// by SMS.
+	ChannelSMS Channel = "sms"
+	ChannelAPI Channel = "api"
 	// ChannelAgent: an AI agent's tool call (package agent, MCP or HTTP).
 	ChannelAgent Channel = "agent"
 )

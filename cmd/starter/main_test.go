@@ -56,7 +56,7 @@ func TestUsage(t *testing.T) {
 		{"reschedule: bad start", []string{"reschedule", "--start", "Thursday 10", "appointment:demo:x"}, exitUsage, "", `--start "Thursday 10": use RFC 3339`},
 		{"reschedule: not an appointment", []string{"reschedule", "--start", "next", "booking:x"}, exitUsage, "", `"booking:x" is not an appointment's workflow ID`},
 		{"simulate: missing text", []string{"simulate", "--from", "+4915112345678"}, exitUsage, "", "missing --from or --text"},
-		{"simulate: unknown channel", []string{"simulate", "--from", "+49151", "--text", "x", "--channel", "sms"}, exitUsage, "", `--channel "sms"`},
+		{"simulate: unknown channel", []string{"simulate", "--from", "+49151", "--text", "x", "--channel", "fax"}, exitUsage, "", `--channel "fax"`},
 		{"review: unknown action", []string{"review", "close", "rc_1"}, exitUsage, "", `want "list" or "resolve <case-id> <action>"`},
 	}
 	for _, tc := range cases {

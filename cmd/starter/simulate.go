@@ -24,7 +24,7 @@ type simulateFlags struct {
 func simulate(args []string, stdout, _ io.Writer) error {
 	var f simulateFlags
 	fs := newFlags("simulate", "--from <E.164> --text <text> [flags]")
-	fs.StringVar(&f.channel, "channel", "whatsapp", "whatsapp or voice")
+	fs.StringVar(&f.channel, "channel", "whatsapp", "whatsapp, sms or voice")
 	fs.StringVar(&f.from, "from", "", "customer number, E.164 (e.g. +4915112345678)")
 	fs.StringVar(&f.text, "text", "", "what the customer writes or says")
 	fs.StringVar(&f.sid, "sid", "", "message or call SID (default: random; repeat one to simulate a redelivery)")
@@ -35,8 +35,8 @@ func simulate(args []string, stdout, _ io.Writer) error {
 	if f.from == "" || f.text == "" {
 		return usageFailure(fs, errors.New("missing --from or --text"))
 	}
-	if f.channel != "whatsapp" && f.channel != "voice" {
-		return usageFailure(fs, fmt.Errorf("--channel %q: use whatsapp or voice", f.channel))
+	if f.channel != "whatsapp" && f.channel != "sms" && f.channel != "voice" {
+		return usageFailure(fs, fmt.Errorf("--channel %q: use whatsapp, sms or voice", f.channel))
 	}
 	cfg, err := config.FromEnv()
 	if err != nil {
@@ -71,13 +71,16 @@ func simulate(args []string, stdout, _ io.Writer) error {
 }
 
 // event is the webhook that carries the customer's text: a WhatsApp
-// message, or the sentence of a call, whose start it posts first.
+// message, an SMS, or the sentence of a call, whose start it posts first.
 func (f *simulateFlags) event(ctx context.Context, sim twilio.Simulator) (string, url.Values, error) {
-	if f.channel == "whatsapp" {
-		if f.sid == "" {
-			f.sid = twilio.NewSID("SM")
-		}
+	if f.channel != "voice" && f.sid == "" {
+		f.sid = twilio.NewSID("SM")
+	}
+	switch f.channel {
+	case "whatsapp":
 		return channels.RouteWhatsApp, twilio.WhatsApp(f.sid, f.from, f.text), nil
+	case "sms":
+		return channels.RouteSMS, twilio.SMS(f.sid, f.from, f.text), nil
 	}
 	if f.sid == "" {
 		f.sid = twilio.NewSID("CA")
