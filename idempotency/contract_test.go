@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,4 +221,40 @@ func TestQuota(t *testing.T) {
 	r = e.post("q4", demoRequest{Customer: "q4"})
 	require.Equal(t, http.StatusCreated, r.status, "a new minute, a new quota")
 	require.Equal(t, 2, e.effects("q4"))
+}
+
+// TestStripeStyleSpeaksStripesCodes: in Stripe's style the conflicts a
+// client switches on carry the codes Stripe sends (stripe-go names them):
+// a key whose first request still runs is 409 idempotency_key_in_use, a
+// quota met is 429 rate_limit, both with Retry-After.
+func TestStripeStyleSpeaksStripesCodes(t *testing.T) {
+	t.Parallel()
+	t.Run("in flight", func(t *testing.T) {
+		e := newEnv(t, idempotency.Options{ProblemStyle: idempotency.StripeJSON})
+		entered, release := make(chan struct{}), make(chan struct{})
+		var stalled atomic.Bool
+		e.hooks.Store("slow", func() {
+			if stalled.CompareAndSwap(false, true) {
+				close(entered)
+				<-release
+			}
+		})
+		first := make(chan response, 1)
+		go func() { first <- e.post("busy-key", demoRequest{Customer: "slow"}) }()
+		<-entered
+		second := e.post("busy-key", demoRequest{Customer: "slow"})
+		close(release)
+		require.Equal(t, http.StatusCreated, (<-first).status)
+		require.Equal(t, http.StatusConflict, second.status, "body %s", second.body)
+		require.Equal(t, "idempotency_key_in_use", problemCode(t, second))
+		require.NotEmpty(t, second.header.Get("Retry-After"))
+	})
+	t.Run("quota", func(t *testing.T) {
+		e := newEnv(t, idempotency.Options{ProblemStyle: idempotency.StripeJSON, QuotaPerMinute: 1})
+		require.Equal(t, http.StatusCreated, e.post("q1", demoRequest{Customer: "q1"}).status)
+		r := e.post("q2", demoRequest{Customer: "q2"})
+		require.Equal(t, http.StatusTooManyRequests, r.status)
+		require.Equal(t, "rate_limit", problemCode(t, r))
+		require.NotEmpty(t, r.header.Get("Retry-After"))
+	})
 }

@@ -35,10 +35,12 @@
 //	413 payload_too_large: body over 1 MiB
 //	401 unauthenticated: no tenant in the context (BearerAuth missing)
 //	409 idempotency_key_in_flight + Retry-After: the first request with
-//	    this key still runs (or a late holder was fenced)
+//	    this key still runs (or a late holder was fenced); in Stripe's
+//	    style idempotency_key_in_use, Stripe's code
 //	422 idempotency_key_reused: same key, other payload; nothing runs
 //	    (400 with ProblemStyle StripeJSON, Stripe's status)
 //	429 rate_limited + Retry-After: tenant's quota of new keys per minute
+//	    (rate_limit in Stripe's style)
 //	stored status and byte-identical body + Idempotent-Replayed: true: the
 //	    key completed before; the handler does not run
 //	500 internal: the stored response is sealed and does not open (its

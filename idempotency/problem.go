@@ -39,6 +39,15 @@ var stripeTypes = map[string]string{
 	CodeInternal:      "api_error",
 }
 
+// stripeCodes are the codes Stripe itself sends where ours differ: a key
+// whose first request is still running is idempotency_key_in_use (409),
+// a quota met is rate_limit (429); stripe-go names both, and a client
+// switching on them must find them here as at Stripe.
+var stripeCodes = map[string]string{
+	CodeKeyInFlight: "idempotency_key_in_use",
+	CodeRateLimited: "rate_limit",
+}
+
 // reusedStatus is the status of a key reused with another payload: 422 in
 // the problem+json style (RFC 9110: the request is well-formed but cannot
 // be processed), 400 in Stripe's, because Stripe answers 400 and a client
@@ -66,6 +75,9 @@ func (s *Store) problem(w http.ResponseWriter, status int, code, detail string) 
 			Code    string `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
+	}
+	if c, ok := stripeCodes[code]; ok {
+		code = c
 	}
 	doc.Error.Type, doc.Error.Code, doc.Error.Message = typ, code, detail
 	body, _ := json.Marshal(doc) // three strings cannot fail to encode

@@ -32,11 +32,7 @@ func TestUndeliverableWhatsAppGoesOnceBySMS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := setup(t)
-			s := e.relay()
-			s.SMSFallback = twilio.NotOnChannel
-			if tc.noWA {
-				e.fake.NotOnWhatsApp(customer)
-			}
+			s := e.fallbackRelay(tc.noWA)
 			const text = "Bitte zahlen Sie die Anzahlung von 20,00 € hier: https://pay.example/l/1"
 			m := e.reserve("bk_1", "whatsapp", customer, text)
 			require.Equal(t, 1, e.runOnce(s))
@@ -65,4 +61,15 @@ func TestUndeliverableWhatsAppGoesOnceBySMS(t *testing.T) {
 			require.Equal(t, "sent", sms.Status)
 		})
 	}
+}
+
+// fallbackRelay is a relay that sends a WhatsApp message the number
+// cannot receive once more by SMS; noWA: the customer has no WhatsApp.
+func (e *env) fallbackRelay(noWA bool) *outbox.Sender {
+	s := e.relay()
+	s.SMSFallback = twilio.NotOnChannel
+	if noWA {
+		e.fake.NotOnWhatsApp(customer)
+	}
+	return s
 }

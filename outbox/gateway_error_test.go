@@ -68,6 +68,7 @@ func TestMatrix16BareGatewayErrorIsNotResent(t *testing.T) {
 	e := setup(t)
 	s, exchanges := e.proxied(chaos.Rule{Method: http.MethodPost, PathPrefix: messagesPath,
 		Fault: chaos.ErrorAfterCommit, Status: http.StatusServiceUnavailable, Probability: 1, Limit: 1})
+	s.StatusPoll = -1 // the exchanges counted are the send's and its reconciliation's
 	m := e.reserve("bk_1", "whatsapp", customer, "Ihr Termin am Dienstag um 14 Uhr ist bestätigt.")
 
 	require.Equal(t, 0, e.runOnce(s))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -112,6 +113,11 @@ type Sender struct {
 	// a WhatsApp message that go once more by SMS: the number has no
 	// WhatsApp (fallback.go). Empty: none.
 	SMSFallback []string
+	// StatusPoll is how long a message may stay 'sent' before the relay
+	// asks a StatusReader provider for its status, in case its status
+	// callback was lost (poll.go). 0: DefaultStatusPoll; negative: never.
+	StatusPoll time.Duration
+	polledAt   atomic.Int64 // unix nanoseconds of the last status poll
 }
 
 // Channels the relay sends through its Provider; rows of other channels
@@ -175,6 +181,9 @@ func (s *Sender) Run(ctx context.Context, interval time.Duration) error {
 // its work (database, failed lookups).
 func (s *Sender) RunOnce(ctx context.Context) (sent int, err error) {
 	var errs []error
+	if err := s.pollStatuses(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := s.fallBack(ctx); err != nil {
 		errs = append(errs, err)
 	}

@@ -38,7 +38,7 @@ func TestGatewayClassifiesOutcomes(t *testing.T) {
 		{"503", stripeErr(503, "api_error", ""), outcome.Unknown, 503},
 		{"504", stripeErr(504, "api_error", ""), outcome.Unknown, 504},
 		{"500", stripeErr(500, "api_error", ""), outcome.Retryable, 500},
-		{"key in flight", stripeErr(409, "idempotency_error", "idempotency_key_in_flight"), outcome.Retryable, 409},
+		{"key in flight", stripeErr(409, "idempotency_error", "idempotency_key_in_use"), outcome.Retryable, 409},
 		{"rate limited", stripeErr(429, "invalid_request_error", "rate_limit"), outcome.Retryable, 429},
 		{"declined", stripeErr(402, "card_error", "card_declined"), outcome.Final, 402},
 		// The payment API answers 400 since payment links (Stripe's status).

@@ -28,6 +28,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -269,6 +270,29 @@ func (c *Client) FindSent(ctx context.Context, from, to, body string, since time
 		sids[i] = m.sid
 	}
 	return sids, nil
+}
+
+// MessageStatus reads message sid's delivery status as its status
+// callback reports it ("queued", "sent", "delivered", "read", "failed",
+// "undelivered", …) and, for a failure, Twilio's error code and what it
+// means (DescribeFailure): the relay asks so about a message whose
+// callback never arrived (outbox.StatusReader).
+func (c *Client) MessageStatus(ctx context.Context, sid string) (status, code, reason string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	svc, at := c.service(ctx)
+	defer at.close()
+	m, err := svc.FetchMessage(sid, &openapi.FetchMessageParams{})
+	if err != nil {
+		return "", "", "", at.classify("status", err)
+	}
+	if m.Status == nil {
+		return "", "", "", &Error{Op: "status", Outcome: Unknown, Err: fmt.Errorf("message %s without a status", sid)}
+	}
+	if m.ErrorCode != nil && *m.ErrorCode != 0 {
+		code = strconv.Itoa(*m.ErrorCode)
+	}
+	return *m.Status, code, DescribeFailure(code), nil
 }
 
 // findLimit bounds the messages FindSent reads for one address.

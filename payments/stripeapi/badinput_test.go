@@ -63,6 +63,8 @@ func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
 		{"malformed bracket", "/v1/payment_intents", create.Encode() + "&metadata%5Bx=1", want{400, "invalid_request_error", "", "metadata[x"}},
 		{"metadata key too long", "/v1/payment_intents", with(create, "metadata["+strings.Repeat("k", 41)+"]", "v").Encode(), want{400, "invalid_request_error", "", "metadata[" + strings.Repeat("k", 41) + "]"}},
 		{"unknown payment method", "/v1/payment_intents", with(create, "payment_method", "pm_nope").Encode(), want{400, "invalid_request_error", "resource_missing", "payment_method"}},
+		// Stripe's 3-D Secure card exists: not resource_missing, only not payable without the hosted page.
+		{"3-D Secure card", "/v1/payment_intents", with(create, "payment_method", "pm_card_authenticationRequired").Encode(), want{400, "invalid_request_error", "", "payment_method"}},
 		// Without confirm the intent is created unconfirmed (Stripe's
 		// requires_confirmation), so only a malformed confirm is bad input.
 		{"malformed confirm", "/v1/payment_intents", with(create, "confirm", "yes").Encode(), want{400, "invalid_request_error", "", "confirm"}},

@@ -24,6 +24,17 @@ const (
 // does not accept it (testCards has no entry).
 const cardAuthenticationRequired = "pm_card_authenticationRequired"
 
+// unusableCard is the error for a payment method the API cannot charge:
+// the 3-D Secure card exists at Stripe, so it is not "No such
+// PaymentMethod" (which would tell a client to drop it), only not payable
+// here; any other unknown one is resource_missing, as at Stripe.
+func unusableCard(pm string) *apiError {
+	if pm == cardAuthenticationRequired {
+		return invalidRequest("payment_method", "", pm+" asks for 3-D Secure, which this API answers only on the hosted payment page: create a Checkout Session")
+	}
+	return invalidRequest("payment_method", payments.CodeResourceMissing, "No such PaymentMethod: '"+pm+"'")
+}
+
 // authenticationFailed is the decline of a denied 3-D Secure challenge.
 var authenticationFailed = &decline{"payment_intent_authentication_failure", "",
 	"The provided PaymentMethod has failed authentication. Provide a new payment method to attempt to fulfill this PaymentIntent again."}
@@ -119,7 +130,7 @@ func (s *Server) confirmIntent(w http.ResponseWriter, r *http.Request) {
 		}
 		d, known := testCards[pm]
 		if !known {
-			return invalidRequest("payment_method", payments.CodeResourceMissing, "No such PaymentMethod: '"+pm+"'")
+			return unusableCard(pm)
 		}
 		err := settleCard(r.Context(), tx, tenantOf(r), row, pm, d, sourceOf(r), s.now())
 		if errors.Is(err, errStepAuthorised) {

@@ -80,7 +80,7 @@ func validateCreate(f form) (intentRow, bool, *apiError) {
 		return row, false, missingParam("payment_method")
 	}
 	if _, known := testCards[pm]; pm != "" && !known {
-		return row, false, invalidRequest("payment_method", payments.CodeResourceMissing, "No such PaymentMethod: '"+pm+"'")
+		return row, false, unusableCard(pm)
 	}
 	customer, _ := f.str("customer")
 	if customer != "" && !strings.HasPrefix(customer, "cus_") {
