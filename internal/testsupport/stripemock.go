@@ -37,26 +37,9 @@ func StripeMock(t testing.TB) string {
 		t.Skipf("stripe-mock %s is not installed and could not be (%v): the requests are not checked against Stripe's API definition", StripeMockVersion, stripeMockErr)
 	}
 	addr := freeLoopbackAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
 	// Both listeners on free loopback ports: unset, HTTPS takes :12112 on
 	// every interface, which a second run at once would find taken.
-	cmd := exec.CommandContext(ctx, stripeMockBin, "-http-addr", addr, "-https-addr", freeLoopbackAddr(t))
-	cmd.Stdout, cmd.Stderr = LogWriter(t), LogWriter(t)
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start stripe-mock: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait() // killed by the cancel: its exit status says nothing
-	})
-	Eventually(t, 30*time.Second, "stripe-mock listening on "+addr, func() bool {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			_ = c.Close()
-		}
-		return err == nil
-	})
+	serve(t, "stripe-mock", addr, stripeMockBin, "-http-addr", addr, "-https-addr", freeLoopbackAddr(t))
 	return "http://" + addr
 }
 
@@ -87,6 +70,30 @@ func installStripeMock() (string, error) {
 		return "", errors.New("go install left no stripe-mock in " + dir)
 	}
 	return bin, nil
+}
+
+// serve runs the command bin args for the test's lifetime, its output in
+// the test's log, and returns once addr accepts connections.
+func serve(t testing.TB, name, addr, bin string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = LogWriter(t), LogWriter(t)
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait() // killed by the cancel: its exit status says nothing
+	})
+	Eventually(t, 30*time.Second, name+" listening on "+addr, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	})
 }
 
 // freeLoopbackAddr is a loopback address whose port was free a moment ago.

@@ -1,0 +1,62 @@
+package testsupport
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// RequireEnv names the tools a run must not skip for (comma-separated):
+// CI sets BOOKONCE_REQUIRE=radicale, so a missing Radicale fails there
+// instead of skipping the CalDAV tests unnoticed.
+const RequireEnv = "BOOKONCE_REQUIRE"
+
+// Radicale starts a real CalDAV server (Radicale, from the distribution's
+// packages: apt-get install radicale) for the test, in a temporary
+// directory on a free loopback port, without authentication (any user
+// owns the collections under their name), and returns its base URL.
+// Where it is not installed the test is skipped, saying how to install
+// it, unless RequireEnv names it.
+func Radicale(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("radicale")
+	if err != nil {
+		if strings.Contains(os.Getenv(RequireEnv), "radicale") {
+			t.Fatalf("radicale is not installed (apt-get install radicale) and %s requires it", RequireEnv)
+		}
+		t.Skip("radicale is not installed (apt-get install radicale): the CalDAV provider is not tested against a real server")
+	}
+	dir, addr := t.TempDir(), freeLoopbackAddr(t)
+	// -C with an empty file: no system or user configuration applies.
+	empty := filepath.Join(dir, "config")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatalf("radicale config: %v", err)
+	}
+	serve(t, "radicale", addr, bin, "-C", empty, "--server-hosts", addr, "--auth-type", "none", "--rights-type", "owner_write",
+		"--storage-filesystem-folder", filepath.Join(dir, "collections"), "--logging-level", "warning")
+	return "http://" + addr
+}
+
+// MakeCalendar creates the calendar collection user/name on the CalDAV
+// server at base (MKCALENDAR, RFC 4791) and returns its URL.
+func MakeCalendar(t testing.TB, base, user, name string) string {
+	t.Helper()
+	u := base + "/" + user + "/" + name + "/"
+	req, err := http.NewRequest("MKCALENDAR", u, nil)
+	if err != nil {
+		t.Fatalf("make calendar: %v", err)
+	}
+	req.SetBasicAuth(user, "")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("make calendar %s: %v", u, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("make calendar %s: %s", u, resp.Status)
+	}
+	return u
+}
