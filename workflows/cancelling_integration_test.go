@@ -43,11 +43,12 @@ func TestCancelWishWhileTheCancelIsUnderWayIsNotToldCancelled(t *testing.T) {
 // The tests built on cancelWithRefundHeld do not run in parallel: beside
 // other tests on the package's server, the lifecycle was seen still
 // published Confirmed for more than 10 s while its cancel's refund waited
-// at the proxy (about one run in four of
-// go test -count=4 -parallel 8 -run 'TestWishWhile|TestCancelWishWhile'),
-// so dedup and the conversation read the booking as live. That is a
-// defect of the published status under load, open in issue #48; serial,
-// 48 runs of the three passed.
+// at the proxy, so dedup and the conversation read the booking as live.
+// The history showed why: the cancel arrived with the lifecycle's first
+// workflow task, its handler published Cancelling as it was registered,
+// and the setup's "booked" published Confirmed after it. The setup now
+// publishes before it registers handlers (publish-booked-first,
+// TestCancelTakenAsTheBookingStartsNeverReadsConfirmedAgain).
 
 // refundHeld is a customer's confirmed booking whose cancel through the
 // API waits for its refund, held at a proxy.

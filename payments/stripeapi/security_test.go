@@ -184,11 +184,16 @@ func TestEndpointsPerTenantAreCapped(t *testing.T) {
 // within one timeout; A holds at most its share of connections. Before,
 // one loop made every attempt in turn and expired sessions only between
 // passes, so B waited for all of A's timeouts (32 x 2 s here, 32 x 10 s
-// in production, more with more events).
+// in production, more with more events). The attempts time out after 10 s
+// and each must have happened within 5 s: a bound on waiting for none of
+// A's attempts, not a measure of speed (2 s and "within one timeout"
+// failed once under make test's load at 2.02 s).
 func TestBlackHoledEndpointsDoNotDelayOtherTenants(t *testing.T) {
 	e, c := newClockEnv(t)
 	ctx := context.Background()
-	const timeout = 2 * time.Second
+	// Long enough that waiting for even one of A's attempts shows beyond
+	// any scheduling delay of a loaded machine: the bound below is half.
+	const timeout = 10 * time.Second
 	hole := newBlackHole(t)
 	a := rawClient(e.srv, otherTenantKey)
 	for i := range stripeapi.MaxEndpoints {
@@ -227,9 +232,9 @@ func TestBlackHoledEndpointsDoNotDelayOtherTenants(t *testing.T) {
 	}, 4*timeout, 5*time.Millisecond, "B's webhook, B's expiry and A's webhook to the operator")
 	t.Logf("B delivered after %v, B's session expired after %v, A's event at the operator's endpoint after %v; A holds %d connections at most",
 		delivered, expired, operated, hole.peak.Load())
-	require.Less(t, delivered, timeout, "B's webhook waits for none of A's timeouts")
-	require.Less(t, expired, timeout, "B's expiry waits for none of A's timeouts")
-	require.Less(t, operated, timeout, "the operator's endpoint for A waits for none of A's own")
+	require.Less(t, delivered, timeout/2, "B's webhook waits for none of A's timeouts")
+	require.Less(t, expired, timeout/2, "B's expiry waits for none of A's timeouts")
+	require.Less(t, operated, timeout/2, "the operator's endpoint for A waits for none of A's own")
 	require.LessOrEqual(t, hole.peak.Load(), int64(stripeapi.DefaultPerTenant), "A holds at most its share")
 }
 

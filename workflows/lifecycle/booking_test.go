@@ -6,6 +6,7 @@ package lifecycle_test
 // is sent at chosen workflow times.
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -376,4 +377,30 @@ func TestBookingReadsCancellingWhileItsCancelWaitsForAReminder(t *testing.T) {
 	for _, p := range statuses[1:] {
 		require.NotEqual(t, workflows.StatusConfirmed, p.status, "never back to Confirmed once cancelling")
 	}
+}
+
+// TestCancelTakenAsTheBookingStartsNeverReadsConfirmedAgain: a cancel
+// that reaches the booking in its first workflow task (an early cancel
+// racing the lifecycle's start) publishes Cancelling, and nothing
+// publishes Confirmed after it: the setup's own "booked" was seen
+// published after the cancel's Cancelling, and a wish for the slot was
+// then merged into a booking about to end.
+func TestCancelTakenAsTheBookingStartsNeverReadsConfirmedAgain(t *testing.T) {
+	env := newBookingEnv(t, &bookingFake{})
+	var statuses []workflows.BookingStatus
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		if v, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(workflows.BookingStatusKey); ok {
+			statuses = append(statuses, workflows.BookingStatus(v))
+		}
+	}).Return(nil)
+	var got answer
+	cancelAt(env, 0, "cancel-1", &got)
+	env.ExecuteWorkflow(lifecycle.WorkflowName, lifecycleInput(env))
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, got.done)
+	require.NoError(t, got.err)
+	t.Logf("published: %v", statuses)
+	cancelling := slices.Index(statuses, workflows.StatusCancelling)
+	require.GreaterOrEqual(t, cancelling, 0)
+	require.NotContains(t, statuses[cancelling:], workflows.StatusConfirmed, "never back to Confirmed once cancelling")
 }

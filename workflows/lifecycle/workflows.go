@@ -212,6 +212,15 @@ func (b *booking) setup(ctx workflow.Context) error {
 	b.state = State{Status: workflows.StatusConfirmed, Reference: b.in.Reference, BookingID: b.in.BookingID, SlotStart: b.in.SlotStart, Steps: []workflows.Step{},
 		ResourceID: b.in.ResourceID, Service: b.in.Service, Customer: b.in.Customer}
 	b.version = workflow.GetVersion(ctx, versionReschedule, workflow.DefaultVersion, 1)
+	// Published before any handler is registered: an Update waiting in
+	// the first workflow task runs as its handler is registered, and a
+	// cancel's Cancelling must not be overwritten by "booked" after it.
+	bookedFirst := workflow.GetVersion(ctx, versionPublishBookedFirst, workflow.DefaultVersion, 1) >= 1
+	if bookedFirst {
+		if err := b.upsert(ctx, workflows.StatusConfirmed, "booked "+b.in.BookingID); err != nil {
+			return err
+		}
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryLifecycle, func() (State, error) { return b.state, nil }); err != nil {
 		return fmt.Errorf("register lifecycle query: %w", err)
 	}
@@ -228,8 +237,19 @@ func (b *booking) setup(ctx workflow.Context) error {
 	}); err != nil {
 		return fmt.Errorf("register reschedule update: %w", err)
 	}
+	if bookedFirst {
+		return nil
+	}
 	return b.upsert(ctx, workflows.StatusConfirmed, "booked "+b.in.BookingID)
 }
+
+// versionPublishBookedFirst: the booking publishes Confirmed before it
+// registers its Update handlers. Before, a cancel delivered with the
+// workflow's first task ran as its handler was registered, published
+// Cancelling, and the setup's "booked" then published Confirmed over it
+// (and set the state back to Confirmed) while the cancel went on: a wish
+// for the same slot was merged into a booking about to end.
+const versionPublishBookedFirst = "publish-booked-first"
 
 // run sends the reminders and waits for the slot's end (durable timers;
 // Updates are handled meanwhile), then stays addressable for the linger
