@@ -60,6 +60,9 @@ type Activities struct {
 	Temporal Signaller
 	// Consent records STOP and START (package consent).
 	Consent *consent.Store
+	// ShopCalendars finds the shops' own calendars (shopcal.go); nil:
+	// none is written.
+	ShopCalendars ShopCalendars
 }
 
 // HoldSlotInput asks for a hold of one slot.

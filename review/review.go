@@ -40,6 +40,12 @@ const (
 	// and the booking could not be asked (its lifecycle unreachable or
 	// gone); a person moves it or calls back.
 	ReasonChangeRequest Reason = "change_request"
+	// ReasonShopCalendar: a booking could not be carried into the shop's
+	// own calendar (package shopcal): its credentials were refused, the
+	// calendar is gone, or it did not answer within the retry bound.
+	// Staff do not see the booking where they work until a person
+	// reconnects the calendar (or enters the booking) and resolves it.
+	ReasonShopCalendar Reason = "shop_calendar"
 )
 
 // Action is a reviewer's decision.

@@ -46,6 +46,7 @@ func resourceChanges(old, r Resource) []string {
 	d = appendIf(d, old.Kind != r.Kind, "kind %s -> %s", old.Kind, r.Kind)
 	d = appendIf(d, !reflect.DeepEqual(old.Hours, r.Hours), "hours %s -> %s", formatHours(old.Hours), formatHours(r.Hours))
 	d = appendIf(d, !slices.Equal(old.ClosedDays, r.ClosedDays), "closed_days %v -> %v", old.ClosedDays, r.ClosedDays)
+	d = appendIf(d, !sameShopCalendar(old.Calendar, r.Calendar), "calendar %s -> %s", old.Calendar, r.Calendar)
 	return d
 }
 

@@ -81,6 +81,9 @@ type Resource struct {
 	// ClosedDays are dates (YYYY-MM-DD, sorted) the resource is closed
 	// although its weekday is open: holidays, company holidays.
 	ClosedDays []string
+	// Calendar is the shop's own calendar the resource's bookings are
+	// written to (shopcalendar.go); nil: none.
+	Calendar *ShopCalendar
 }
 
 // Interval is an opening interval of one day, as "HH:MM" local times.

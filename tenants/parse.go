@@ -85,7 +85,7 @@ func (r *reader) tenant(n *yaml.Node, path string) Tenant {
 }
 
 func (r *reader) resource(n *yaml.Node, path string) Resource {
-	m := r.mapping(n, path, "!id", "!name", "!kind", "!hours", "closed_days")
+	m := r.mapping(n, path, "!id", "!name", "!kind", "!hours", "closed_days", "calendar")
 	var res Resource
 	res.ID, _ = r.str(m["id"], join(path, "id"))
 	res.Name, _ = r.str(m["name"], join(path, "name"))
@@ -93,6 +93,9 @@ func (r *reader) resource(n *yaml.Node, path string) Resource {
 	res.ClosedDays = r.texts(m["closed_days"], join(path, "closed_days"))
 	if n := m["hours"]; n != nil {
 		res.Hours = r.hours(n, join(path, "hours"))
+	}
+	if n := m["calendar"]; n != nil {
+		res.Calendar = r.shopCalendar(n, join(path, "calendar"))
 	}
 	return res
 }

@@ -173,7 +173,7 @@ func loadNumbers(ctx context.Context, q querier, byID map[string]*Tenant) error 
 
 func loadResources(ctx context.Context, q querier, byID map[string]*Tenant) error {
 	rows, err := q.Query(ctx, `SELECT tenant_id, id, name, kind, to_char(opens_at, 'HH24:MI'), to_char(closes_at, 'HH24:MI'),
-		weekdays, weekly_hours, ARRAY(SELECT to_char(d, 'YYYY-MM-DD') FROM unnest(closed_days) d ORDER BY d)
+		weekdays, weekly_hours, ARRAY(SELECT to_char(d, 'YYYY-MM-DD') FROM unnest(closed_days) d ORDER BY d), shop_calendar
 		FROM calendar_resources WHERE retired_at IS NULL ORDER BY tenant_id, id`)
 	if err != nil {
 		return fmt.Errorf("load resources: %w", err)
@@ -182,13 +182,15 @@ func loadResources(ctx context.Context, q querier, byID map[string]*Tenant) erro
 	var res Resource
 	var weekdays []int16
 	var weekly []byte
-	_, err = pgx.ForEachRow(rows, []any{&tenant, &res.ID, &res.Name, &res.Kind, &opens, &closes, &weekdays, &weekly, &res.ClosedDays}, func() error {
+	var shopCal *ShopCalendar
+	_, err = pgx.ForEachRow(rows, []any{&tenant, &res.ID, &res.Name, &res.Kind, &opens, &closes, &weekdays, &weekly, &res.ClosedDays, &shopCal}, func() error {
 		t := byID[tenant]
 		if t == nil {
 			return nil
 		}
 		r := res
 		r.ClosedDays = slices.Clone(res.ClosedDays)
+		r.Calendar, shopCal = shopCal, nil
 		r.Hours = map[int]Interval{}
 		if weekly == nil {
 			for _, d := range weekdays {

@@ -38,6 +38,7 @@ func (v *validator) resource(p string, res Resource, seen map[string]string) {
 			v.fail(join(p, "hours"), "the open days share no common hours (%s-%s); the calendar applies one interval to every open day until it reads hours per weekday", common.Opens, common.Closes)
 		}
 	}
+	v.shopCalendar(join(p, "calendar"), res.Calendar)
 	days := map[string]bool{}
 	for j, d := range res.ClosedDays {
 		dp := index(join(p, "closed_days"), j)

@@ -125,12 +125,12 @@ func (p *plan) writeResources(ctx context.Context, tx pgx.Tx, _ time.Time) error
 			if closed == nil {
 				closed = []string{}
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO calendar_resources (tenant_id, id, name, kind, opens_at, closes_at, weekdays, weekly_hours, closed_days)
-				VALUES ($1, $2, $3, $4, $5::text::time, $6::text::time, $7, $8, $9::text[]::date[])
+			_, err := tx.Exec(ctx, `INSERT INTO calendar_resources (tenant_id, id, name, kind, opens_at, closes_at, weekdays, weekly_hours, closed_days, shop_calendar)
+				VALUES ($1, $2, $3, $4, $5::text::time, $6::text::time, $7, $8, $9::text[]::date[], $10)
 				ON CONFLICT (tenant_id, id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, opens_at = EXCLUDED.opens_at,
 					closes_at = EXCLUDED.closes_at, weekdays = EXCLUDED.weekdays, weekly_hours = EXCLUDED.weekly_hours,
-					closed_days = EXCLUDED.closed_days, retired_at = NULL`,
-				t.ID, r.ID, r.Name, r.Kind, common.Opens, common.Closes, days, encodeHours(r.Hours), closed)
+					closed_days = EXCLUDED.closed_days, shop_calendar = EXCLUDED.shop_calendar, retired_at = NULL`,
+				t.ID, r.ID, r.Name, r.Kind, common.Opens, common.Closes, days, encodeHours(r.Hours), closed, r.Calendar)
 			if err != nil {
 				return fmt.Errorf("resource %s/%s: %w", t.ID, r.ID, err)
 			}

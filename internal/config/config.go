@@ -124,6 +124,10 @@ type Config struct {
 	// of the tenant's own Stripe account, so that a shop's deposits go to
 	// the shop (StripeKeyFor). Never logged.
 	StripeSecretKeys map[string]string
+	// ShopCalendarSecrets are SHOP_CALENDAR_SECRETS: secret name -> the
+	// password of a shop's own calendar, as tenants.yaml names it
+	// (resources[].calendar.secret). Never logged.
+	ShopCalendarSecrets map[string]string
 	// PublicBaseURL is the gateway's externally visible URL; Twilio signs
 	// requests against it.
 	PublicBaseURL string
@@ -365,6 +369,11 @@ func (r *reader) derived(c *Config) {
 		r.fail(err.Error())
 	}
 	r.errs = append(r.errs, c.readDeposits(r.lookup, r.get)...)
+	if secrets, err := ParseShopCalendarSecrets(r.get("SHOP_CALENDAR_SECRETS", "")); err != nil {
+		r.fail(err.Error())
+	} else {
+		c.ShopCalendarSecrets = secrets
+	}
 	c.OpsScrapeURLs = scrapeURLs(r.get("OPS_SCRAPE_URLS", ""), *c)
 	if v := r.get("REMINDER_LEAD", ""); v != "" {
 		d, err := time.ParseDuration(v)

@@ -84,7 +84,7 @@ func TestConfigTableDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "docs/configuration.md lacks a row for %s", k)
 	}
-	require.Len(t, looked, 70, "a new variable needs a row in docs/configuration.md and this count") // STRIPE_SECRET_KEYS + PAYMENT_DECISION_TIMEOUT + BOOKONCE_SERVICE_KEY, BOOKONCE_SERVICE_PUBLIC_KEYS + CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
+	require.Len(t, looked, 71, "a new variable needs a row in docs/configuration.md and this count") // SHOP_CALENDAR_SECRETS + STRIPE_SECRET_KEYS + PAYMENT_DECISION_TIMEOUT + BOOKONCE_SERVICE_KEY, BOOKONCE_SERVICE_PUBLIC_KEYS + CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this
@@ -235,4 +235,21 @@ func TestLLMKeyNeverInClear(t *testing.T) {
 			require.NotContains(t, err.Error(), c.key, "the key is never in the message")
 		}
 	}
+}
+
+// TestShopCalendarSecretsAreReadWithoutEchoingThem: SHOP_CALENDAR_SECRETS
+// is JSON (a password may hold a comma or an equals sign); a malformed one
+// is refused without its values in the message.
+func TestShopCalendarSecretsAreReadWithoutEchoingThem(t *testing.T) {
+	got, err := config.ParseShopCalendarSecrets(`{"werkstatt-dav": "pa,ss=wört"}`)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"werkstatt-dav": "pa,ss=wört"}, got)
+	for _, raw := range []string{`werkstatt-dav=geheim`, `{"Werkstatt DAV": "geheim"}`, `{"werkstatt-dav": ""}`} {
+		_, err := config.ParseShopCalendarSecrets(raw)
+		require.Error(t, err, raw)
+		require.NotContains(t, err.Error(), "geheim")
+	}
+	none, err := config.ParseShopCalendarSecrets("")
+	require.NoError(t, err)
+	require.Nil(t, none)
 }

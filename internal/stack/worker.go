@@ -131,6 +131,8 @@ func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 		Messages: activities.OutboxMessenger{Store: &outbox.Store{Pool: pool, Sealer: cfg.PayloadCodec}},
 		Reviews:  &review.Store{Pool: pool},
 		Consent:  ConsentStore(cfg, pool),
+		// Bookings go into the shops' own calendars where configured.
+		ShopCalendars: ShopCalendars(cfg, tenants),
 		// The payment link's page sends a payer to the gateway's paid page.
 		PaymentReturnURL: strings.TrimRight(cfg.PublicBaseURL, "/") + channels.RoutePaid,
 		Understanding: activities.Understanding{

@@ -105,6 +105,7 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (State, error) 
 	if !b.cancelInCalendar(ctx) {
 		return b.state, nil
 	}
+	b.followInShopCalendar(b.in.BookingID) // cancelled: its event goes
 	b.state.Deposit = DepositNone
 	switch {
 	case b.in.Deposit > 0 && (free || before):

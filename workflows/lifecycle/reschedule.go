@@ -145,8 +145,12 @@ func (b *booking) reschedule(ctx workflow.Context, in RescheduleRequest) (State,
 	}
 	b.applyMove(ctx, mv, booked)
 	if !b.cancelOld(ctx, mv) {
+		b.followInShopCalendar(b.in.BookingID) // the old one is live too, for a person to settle
 		return b.state, nil
 	}
+	// The old event goes before the new is written: in one calendar (the
+	// same resource) the event then ends at the new slot.
+	b.followInShopCalendar(mv.oldID, b.in.BookingID)
 	b.tellMoved(ctx)
 	return b.state, b.upsert(ctx, workflows.StatusConfirmed, "moved to "+b.in.SlotStart.UTC().Format(time.RFC3339))
 }

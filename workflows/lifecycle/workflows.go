@@ -206,6 +206,8 @@ type booking struct {
 	// replanned tells the run loop a move replaced them and the slot.
 	planned   []reminder
 	replanned bool
+	// shopCal carries the booking into the shop's calendar (shopcal.go).
+	shopCal shopCalendar
 }
 
 func (b *booking) setup(ctx workflow.Context) error {
@@ -221,6 +223,7 @@ func (b *booking) setup(ctx workflow.Context) error {
 			return err
 		}
 	}
+	b.startShopCalendar(ctx)
 	if err := workflow.SetQueryHandler(ctx, QueryLifecycle, func() (State, error) { return b.state, nil }); err != nil {
 		return fmt.Errorf("register lifecycle query: %w", err)
 	}
@@ -285,7 +288,7 @@ func (b *booking) complete(ctx workflow.Context) (State, error) {
 	if err := b.sleepUntil(ctx, b.slotEnd().Add(b.linger())); err != nil {
 		return b.state, err
 	}
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && b.shopCalendarDone() }); err != nil {
 		return b.state, err
 	}
 	return b.state, nil
