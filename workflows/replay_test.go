@@ -69,6 +69,7 @@ var recordedHistories = []string{
 	"keyed-intent.conversation.json",
 	"cancelled-unpaid.appointment.json",
 	"not-booked.appointment.json",
+	"lifecycle-shop-calendar.booking.json",
 }
 
 // replayLogger sends the replayer's warnings and errors to the test log.

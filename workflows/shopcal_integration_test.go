@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/shopcal"
 	"github.com/bookonce/bookonce/tenants"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // withShopCalendars applies the demo shop with each resource's own
@@ -58,6 +60,25 @@ func events(t *testing.T, urls map[string]string, id, customer string) map[strin
 // is gone. Each change is carried over by the booking's lifecycle.
 func TestBookingFollowsInTheShopsCalendar(t *testing.T) {
 	t.Parallel()
+	bookMoveCancelInShopCalendar(t)
+}
+
+// TestRecordHistoriesShopCalendar records that lifecycle (versioned:
+// publish-booked-first, shop-calendar): booked, moved, cancelled, each
+// carried over. Runs with `make histories`.
+func TestRecordHistoriesShopCalendar(t *testing.T) {
+	if os.Getenv(recordHistoriesEnv) != "1" {
+		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
+	}
+	s, reference := bookMoveCancelInShopCalendar(t)
+	writeHistory(t, fetchHistory(t, context.Background(), s.tc, lifecycle.WorkflowID(reference), ""), "lifecycle-shop-calendar.booking.json")
+}
+
+// bookMoveCancelInShopCalendar books, moves and cancels by WhatsApp with
+// the shop's calendars on Radicale, checking the event after each step;
+// it returns the stack and the booking's reference.
+func bookMoveCancelInShopCalendar(t *testing.T) (convStack, string) {
+	t.Helper()
 	s := newConvStack(t)
 	urls := withShopCalendars(t, s, false)
 	s.worker(t)
@@ -85,6 +106,7 @@ func TestBookingFollowsInTheShopsCalendar(t *testing.T) {
 		return messagesTo(fake, customer, "storniert") == 1 && len(events(t, urls, id, customer)) == 0
 	})
 	require.Zero(t, s.count(t, `SELECT count(*) FROM review_cases`))
+	return s, reference
 }
 
 func firstKey(m map[string]string) string {
