@@ -45,7 +45,7 @@ func (c *CalDAV) Create(ctx context.Context, ev Event) (bool, error) {
 	case resp >= 200 && resp < 300:
 		return true, nil
 	}
-	return false, c.refused("create", resp, nil)
+	return false, c.refused("create", resp)
 }
 
 // Update PUTs the event over the object at version.
@@ -62,7 +62,7 @@ func (c *CalDAV) Update(ctx context.Context, ev Event, version string) error {
 	case resp >= 200 && resp < 300:
 		return nil
 	}
-	return c.refused("update", resp, nil)
+	return c.refused("update", resp)
 }
 
 // Delete removes the object at version; 404 is an object gone already.
@@ -84,7 +84,7 @@ func (c *CalDAV) Delete(ctx context.Context, id, version string) error {
 	case status == http.StatusNotFound, status >= 200 && status < 300:
 		return nil
 	}
-	return c.refused("delete", status, nil)
+	return c.refused("delete", status)
 }
 
 // Get reads the object of id and the event in it.
@@ -100,7 +100,7 @@ func (c *CalDAV) Get(ctx context.Context, id string) (Stored, bool, error) {
 	case status == http.StatusNotFound:
 		return Stored{}, false, nil
 	case status != http.StatusOK:
-		return Stored{}, false, c.refused("get", status, nil)
+		return Stored{}, false, c.refused("get", status)
 	}
 	ev, err := decodeEvent(body)
 	if err != nil {
@@ -161,10 +161,8 @@ func (c *CalDAV) do(op string, req *http.Request) (status int, etag string, body
 // refused classifies an error status: the credentials, the rights or a
 // calendar that is gone do not change by retrying (Final); a server's
 // trouble (5xx, 429) does.
-func (c *CalDAV) refused(op string, status int, err error) error {
-	if err == nil {
-		err = errors.New(http.StatusText(status))
-	}
+func (c *CalDAV) refused(op string, status int) error {
+	err := errors.New(http.StatusText(status))
 	class := outcome.Final
 	if status == http.StatusTooManyRequests || status >= 500 {
 		class = outcome.Retryable

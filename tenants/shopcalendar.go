@@ -3,10 +3,11 @@ package tenants
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/bookonce/bookonce/shopcal"
 )
 
 // ShopCalendar is the shop's own calendar of a resource (package shopcal,
@@ -23,10 +24,6 @@ type ShopCalendar struct {
 	Username string `json:"username,omitempty"`
 	Secret   string `json:"secret,omitempty"`
 }
-
-// secretName is what a secret reference may be: what
-// SHOP_CALENDAR_SECRETS lists before its "=".
-var secretName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
 // shopCalendar reads a resource's "calendar: {caldav, username, secret}".
 func (r *reader) shopCalendar(n *yaml.Node, path string) *ShopCalendar {
@@ -46,7 +43,7 @@ func (v *validator) shopCalendar(p string, c *ShopCalendar) {
 	if err := checkCalendarURL(c.CalDAV); err != nil {
 		v.fail(join(p, "caldav"), "%v", err)
 	}
-	if c.Secret != "" && !secretName.MatchString(c.Secret) {
+	if c.Secret != "" && !shopcal.ValidSecretName(c.Secret) {
 		v.fail(join(p, "secret"), "must name a secret of SHOP_CALENDAR_SECRETS (lower-case letters, digits, '-' and '_'), not hold a password: got %d characters", len(c.Secret))
 	}
 	if c.Secret != "" && c.Username == "" {

@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
-)
 
-// shopSecretName is a secret's name as tenants.yaml's resources[].calendar.secret
-// gives it.
-var shopSecretName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	"github.com/bookonce/bookonce/shopcal"
+)
 
 // ParseShopCalendarSecrets parses SHOP_CALENDAR_SECRETS, a JSON object of
 // secret name -> password ({"werkstatt-dav": "…"}), the credentials of the
@@ -27,7 +24,7 @@ func ParseShopCalendarSecrets(raw string) (map[string]string, error) {
 		return nil, errors.New(`SHOP_CALENDAR_SECRETS must be a JSON object of secret names and passwords, e.g. {"werkstatt-dav": "…"}`)
 	}
 	for _, name := range slices.Sorted(maps.Keys(m)) {
-		if !shopSecretName.MatchString(name) {
+		if !shopcal.ValidSecretName(name) {
 			return nil, errors.New("SHOP_CALENDAR_SECRETS: a secret's name must be lower-case letters, digits, '-' and '_', as tenants.yaml names it")
 		}
 		if m[name] == "" {
