@@ -29,14 +29,16 @@ func Radicale(t testing.TB) string {
 		}
 		t.Skip("radicale is not installed (apt-get install radicale): the CalDAV provider is not tested against a real server")
 	}
-	dir, addr := t.TempDir(), freeLoopbackAddr(t)
+	dir := t.TempDir()
 	// -C with an empty file: no system or user configuration applies.
 	empty := filepath.Join(dir, "config")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatalf("radicale config: %v", err)
 	}
-	serve(t, "radicale", addr, bin, "-C", empty, "--server-hosts", addr, "--auth-type", "none", "--rights-type", "owner_write",
-		"--storage-filesystem-folder", filepath.Join(dir, "collections"), "--logging-level", "warning")
+	addr := serve(t, "radicale", bin, func(addr string) []string {
+		return []string{"-C", empty, "--server-hosts", addr, "--auth-type", "none", "--rights-type", "owner_write",
+			"--storage-filesystem-folder", filepath.Join(dir, "collections"), "--logging-level", "warning"}
+	})
 	return "http://" + addr
 }
 

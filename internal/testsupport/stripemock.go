@@ -36,10 +36,11 @@ func StripeMock(t testing.TB) string {
 	if stripeMockErr != nil {
 		t.Skipf("stripe-mock %s is not installed and could not be (%v): the requests are not checked against Stripe's API definition", StripeMockVersion, stripeMockErr)
 	}
-	addr := freeLoopbackAddr(t)
 	// Both listeners on free loopback ports: unset, HTTPS takes :12112 on
 	// every interface, which a second run at once would find taken.
-	serve(t, "stripe-mock", addr, stripeMockBin, "-http-addr", addr, "-https-addr", freeLoopbackAddr(t))
+	addr := serve(t, "stripe-mock", stripeMockBin, func(addr string) []string {
+		return []string{"-http-addr", addr, "-https-addr", freeLoopbackAddr(t)}
+	})
 	return "http://" + addr
 }
 
@@ -72,28 +73,47 @@ func installStripeMock() (string, error) {
 	return bin, nil
 }
 
-// serve runs the command bin args for the test's lifetime, its output in
-// the test's log, and returns once addr accepts connections.
-func serve(t testing.TB, name, addr, bin string, args ...string) {
+// serving holds a port from the moment serve picks it until its server
+// listens: two tests of one binary picking at once could otherwise be
+// given the same free port, and the second server's test would talk to
+// the first's (seen with two Radicales in make test).
+var serving sync.Mutex
+
+// serve picks a free loopback address, runs bin with args(addr) for the
+// test's lifetime, its output in the test's log, and returns addr once
+// the server listens there. A server that exits first fails the test.
+func serve(t testing.TB, name, bin string, args func(addr string) []string) string {
 	t.Helper()
+	serving.Lock()
+	defer serving.Unlock()
+	addr := freeLoopbackAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := exec.CommandContext(ctx, bin, args(addr)...)
 	cmd.Stdout, cmd.Stderr = LogWriter(t), LogWriter(t)
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatalf("start %s: %v", name, err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		cancel()
-		_ = cmd.Wait() // killed by the cancel: its exit status says nothing
+		<-exited // killed by the cancel: its exit status says nothing
 	})
 	Eventually(t, 30*time.Second, name+" listening on "+addr, func() bool {
+		select {
+		case err := <-exited:
+			exited <- err // for the cleanup
+			t.Fatalf("%s exited before it listened on %s: %v", name, addr, err)
+		default:
+		}
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			_ = c.Close()
 		}
 		return err == nil
 	})
+	return addr
 }
 
 // freeLoopbackAddr is a loopback address whose port was free a moment ago.
