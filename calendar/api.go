@@ -80,6 +80,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/bookings/{id}", s.getBooking)
 	mux.HandleFunc("GET /v1/availability", s.availability)
 	mux.HandleFunc("GET /v1/resources", s.listResources)
+	mux.HandleFunc("PUT /v1/resources/{id}/blocks", s.putBlocks)
 	mux.HandleFunc("GET /v1/services", s.listServices)
 	mux.HandleFunc("GET /v1/operations/{key}", s.getOperation)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

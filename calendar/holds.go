@@ -86,6 +86,15 @@ func (s *Server) placeHold(w http.ResponseWriter, r *http.Request, tx pgx.Tx, te
 		return
 	}
 	for _, res := range candidates {
+		// What staff entered in the shop's calendar takes the slot as a
+		// reservation would (the mirror keeps it; the hold step refreshed
+		// it for this slot just before).
+		if b, err := blocked(ctx, tx, tenant, res.ID, start, end); err != nil {
+			s.internalError(w, r, "create hold", err)
+			return
+		} else if b {
+			continue
+		}
 		h := Hold{
 			ID: newID("hold_"), Object: "hold", Status: HoldHeld, ResourceID: res.ID, Service: svc.ID,
 			Customer: req.Customer, Reference: req.Reference, Start: start, End: end,

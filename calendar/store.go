@@ -168,11 +168,14 @@ func loadServices(ctx context.Context, q querier, tenant string) ([]Service, err
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[Service])
 }
 
-// busy returns the active reservations of a resource overlapping [from, to).
+// busy returns the active reservations of a resource overlapping [from,
+// to), and its blocks (what staff entered in the shop's calendar).
 func busy(ctx context.Context, q querier, tenant, resource string, from, to, now time.Time) ([][2]time.Time, error) {
 	rows, err := q.Query(ctx, `SELECT lower(slot), upper(slot) FROM calendar_reservations
 		WHERE tenant_id = $1 AND resource_id = $2 AND slot && $3
-		  AND (status = 'confirmed' OR (status = 'held' AND hold_expires_at > $4)) ORDER BY lower(slot)`,
+		  AND (status = 'confirmed' OR (status = 'held' AND hold_expires_at > $4))
+		UNION ALL SELECT lower(slot), upper(slot) FROM calendar_blocks
+		WHERE tenant_id = $1 AND resource_id = $2 AND slot && $3 ORDER BY 1`,
 		tenant, resource, slotRange(from, to), now)
 	if err != nil {
 		return nil, err

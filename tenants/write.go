@@ -72,6 +72,9 @@ func (p *plan) removeResourceRows(ctx context.Context, tx pgx.Tx, now time.Time)
 		if _, err := tx.Exec(ctx, `DELETE FROM calendar_service_resources WHERE tenant_id = $1 AND resource_id = $2`, r.tenant, r.id); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM calendar_blocks WHERE tenant_id = $1 AND resource_id = $2`, r.tenant, r.id); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `UPDATE calendar_resources SET retired_at = $3 WHERE tenant_id = $1 AND id = $2`, r.tenant, r.id, now); err != nil {
 			return err
 		}
@@ -124,6 +127,13 @@ func (p *plan) writeResources(ctx context.Context, tx pgx.Tx, _ time.Time) error
 			closed := r.ClosedDays
 			if closed == nil {
 				closed = []string{}
+			}
+			// Blocks mirrored from a calendar the resource no longer
+			// reads would block for ever: they go with the old calendar.
+			if _, err := tx.Exec(ctx, `DELETE FROM calendar_blocks b USING calendar_resources c
+				WHERE c.tenant_id = $1 AND c.id = $2 AND b.tenant_id = c.tenant_id AND b.resource_id = c.id
+				  AND c.shop_calendar IS DISTINCT FROM $3::jsonb`, t.ID, r.ID, r.Calendar); err != nil {
+				return fmt.Errorf("resource %s/%s: %w", t.ID, r.ID, err)
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO calendar_resources (tenant_id, id, name, kind, opens_at, closes_at, weekdays, weekly_hours, closed_days, shop_calendar)
 				VALUES ($1, $2, $3, $4, $5::text::time, $6::text::time, $7, $8, $9::text[]::date[], $10)
