@@ -126,8 +126,12 @@ type docOp struct {
 
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
+// mutating reports whether a method needs an Idempotency-Key: POST and
+// PATCH, which HTTP does not make idempotent (RFC 9110 9.2.2; the
+// Idempotency-Key draft is for them). A PUT or DELETE is idempotent by
+// itself: sending it again is the same state.
 func mutating(method string) bool {
-	return method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch || method == http.MethodDelete
+	return method == http.MethodPost || method == http.MethodPatch
 }
 
 func (d *openAPIDoc) pathOperations(path string) []docOp {
