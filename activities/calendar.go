@@ -14,6 +14,7 @@ import (
 	"github.com/bookonce/bookonce/outcome"
 	"github.com/bookonce/bookonce/payments"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/shopcal"
 )
 
 // Error types of application errors raised by calendar activities; the
@@ -63,6 +64,9 @@ type Activities struct {
 	// ShopCalendars finds the shops' own calendars (shopcal.go); nil:
 	// none is written.
 	ShopCalendars ShopCalendars
+	// ShopMirror mirrors what staff entered in those calendars into
+	// bookonce's; HoldSlot re-reads it for the slot first. nil: none.
+	ShopMirror *shopcal.Mirror
 }
 
 // HoldSlotInput asks for a hold of one slot.
@@ -96,6 +100,7 @@ func (a *Activities) HoldSlot(ctx context.Context, in HoldSlotInput) (HoldSlotRe
 	if err != nil {
 		return HoldSlotResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)
 	}
+	a.recheckShopCalendars(ctx, in)
 	key := KeyOf(ctx)
 	h, err := c.CreateHold(ctx, key, calendar.HoldRequest{
 		ResourceID: in.ResourceID, Service: in.Service, Start: in.Start, Customer: in.Customer, Reference: in.Reference,

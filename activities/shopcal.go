@@ -3,7 +3,9 @@ package activities
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/calendar"
@@ -22,6 +24,23 @@ const ErrTypeShopCalendarFinal = "ShopCalendarFinal"
 // resources[].calendar). Resource "" asks whether any resource of the
 // tenant has one (ok; p is then nil).
 type ShopCalendars func(tenant, resource string) (p shopcal.Provider, ok bool, err error)
+
+// shopRecheckTimeout bounds the hold step's re-read of the shops'
+// calendars: a calendar that hangs does not keep a customer waiting; the
+// mirror's last view and the sweep's conflict check stand behind it.
+const shopRecheckTimeout = 5 * time.Second
+
+// recheckShopCalendars re-reads, just before a hold, the shop's calendars
+// the hold may take, so a slot staff took a moment ago is refused
+// (shopcal.Mirror.BeforeHold). Its failure is logged, not the hold's.
+func (a *Activities) recheckShopCalendars(ctx context.Context, in HoldSlotInput) {
+	if a.ShopMirror == nil {
+		return
+	}
+	if err := a.ShopMirror.BeforeHold(ctx, in.Tenant, in.ResourceID, in.Start, shopRecheckTimeout); err != nil {
+		activity.GetLogger(ctx).Warn("shop calendar not re-read before the hold; the mirror's last view stands", "err", err)
+	}
+}
 
 // ShopCalendarInput names a booking whose event in the shop's calendar is
 // to follow it. Reference is the booking's lifecycle reference (the

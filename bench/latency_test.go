@@ -72,7 +72,7 @@ func fullLatency(t *testing.T) latencySizes {
 func newLatencyEnv(t *testing.T) e2eEnv {
 	e := newStackEnvOn(t, makeRunTemporal(t), func(tc client.Client, cfg config.Config, pool *pgxpool.Pool) {
 		reg := testsupport.Tenants(t, pool)
-		w := stack.Worker(tc, cfg, pool, reg)
+		w, _ := stack.Worker(tc, cfg, pool, reg)
 		require.NoError(t, w.Start())
 		t.Cleanup(w.Stop)
 		tw, fake := stack.DevTwilio(cfg, reg)

@@ -34,11 +34,17 @@ func ActionsFor(reason Reason) []Action {
 		return []Action{ActionMerge, ActionSeparate, ActionAbandon}
 	case ReasonUnknownOutcome:
 		return []Action{ActionRetry, ActionProceed, ActionAbandon}
-	case ReasonOrphanedEffect:
+	case ReasonOrphanedEffect, ReasonCalendarConflict:
 		// The person settled it by hand: kept (proceed) or undone (abandon).
 		return []Action{ActionProceed, ActionAbandon}
 	}
 	return Actions()
+}
+
+// recordOnly reports whether no workflow waits for a case of reason: the
+// person acted already, the decision is only recorded.
+func recordOnly(reason Reason) bool {
+	return reason == ReasonOrphanedEffect || reason == ReasonCalendarConflict
 }
 
 // Join lists actions for people: "merge, separate, abandon".
@@ -111,7 +117,8 @@ type Resolver struct {
 // decision (a double click, a retry after a *SignalError) records nothing
 // new and signals again: the workflow ignores a second decision for the
 // same case. The reconciler's orphaned_effect cases have no waiting
-// workflow (the saga ended), so they are only recorded.
+// workflow (the saga ended), nor do calendar_conflict cases: they are
+// only recorded.
 func (r *Resolver) Resolve(ctx context.Context, tenant, id string, action Action) (Case, error) {
 	if !slices.Contains(Actions(), action) {
 		return Case{}, &ActionError{Action: action}
@@ -136,7 +143,7 @@ func (r *Resolver) Resolve(ctx context.Context, tenant, id string, action Action
 	// workflow never heard of it.
 	// Only a workflow in the tenant's own namespace is told; a case on any
 	// other (none is opened so, but a row is data) is only recorded.
-	if c.Reason != ReasonOrphanedEffect && reference.Owned(tenant, c.WorkflowID) {
+	if !recordOnly(c.Reason) && reference.Owned(tenant, c.WorkflowID) {
 		if err := r.Temporal.SignalWorkflow(ctx, c.WorkflowID, "", SignalDecision, Decision{CaseID: c.ID, Action: action}); err != nil {
 			return c, &SignalError{Err: err}
 		}

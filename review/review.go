@@ -46,6 +46,13 @@ const (
 	// Staff do not see the booking where they work until a person
 	// reconnects the calendar (or enters the booking) and resolves it.
 	ReasonShopCalendar Reason = "shop_calendar"
+	// ReasonCalendarConflict: staff entered an event in the shop's own
+	// calendar over a booking the agent had made (the front desk and the
+	// agent raced for the slot). bookonce changes neither: the customer
+	// keeps the booking they were told of until a person decides. No
+	// workflow waits: the person moves or cancels the booking, or staff's
+	// event, then resolves the case (proceed: kept; abandon: undone).
+	ReasonCalendarConflict Reason = "calendar_conflict"
 )
 
 // Action is a reviewer's decision.

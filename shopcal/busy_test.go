@@ -2,28 +2,19 @@ package shopcal_test
 
 import (
 	"context"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/shopcal"
 )
 
 // staffEvent is what a calendar app PUTs for an event a person entered.
 func (c calendar) staffEvent(t *testing.T, name, vevents string) {
 	t.Helper()
-	body := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//staff//app//EN\r\n" + strings.ReplaceAll(strings.TrimSpace(vevents), "\n", "\r\n") + "\r\nEND:VCALENDAR\r\n"
-	req, err := http.NewRequest(http.MethodPut, c.url+name+".ics", strings.NewReader(body))
-	require.NoError(t, err)
-	req.SetBasicAuth("werkstatt", "")
-	req.Header.Set("Content-Type", "text/calendar")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusCreated, resp.StatusCode, name)
+	testsupport.StaffEvent(t, c.url, name, vevents)
 }
 
 // TestBusyIsWhatStaffEntered: what staff put in the bay's calendar blocks

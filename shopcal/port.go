@@ -59,6 +59,10 @@ type Provider interface {
 	// Delete removes the event with id stored at version; one already
 	// gone is deleted. ErrChanged when it changed since.
 	Delete(ctx context.Context, id, version string) error
+	// Busy is what blocks the resource in [from, to) apart from
+	// bookonce's own events: what staff entered, recurring events
+	// expanded, all-day events as whole days in loc.
+	Busy(ctx context.Context, from, to time.Time, loc *time.Location) ([]Interval, error)
 }
 
 // ErrChanged: the event changed since it was read (someone edited it in

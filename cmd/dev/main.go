@@ -104,11 +104,12 @@ func serve() {
 	defer stopTwilio()
 
 	step("worker")
-	w := stack.Worker(c.worker, cfg, pool, tenants)
+	w, acts := stack.Worker(c.worker, cfg, pool, tenants)
 	if err := w.Start(); err != nil {
 		stack.Fatal(log, "worker", err)
 	}
 	defer w.Stop()
+	g.Go(func() error { acts.ShopMirror.Run(gctx, cfg.ShopCalendarPoll); return nil })
 	if err := stack.EnsureReconcileSchedule(ctx, c.worker, cfg, log); err != nil {
 		stack.Fatal(log, "reconciler schedule", err)
 	}

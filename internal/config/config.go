@@ -124,6 +124,9 @@ type Config struct {
 	// of the tenant's own Stripe account, so that a shop's deposits go to
 	// the shop (StripeKeyFor). Never logged.
 	StripeSecretKeys map[string]string
+	// ShopCalendarPoll is SHOP_CALENDAR_POLL: how often the worker reads
+	// the shops' own calendars for what staff entered (shopcal.Mirror).
+	ShopCalendarPoll time.Duration
 	// ShopCalendarSecrets are SHOP_CALENDAR_SECRETS: secret name -> the
 	// password of a shop's own calendar, as tenants.yaml names it
 	// (resources[].calendar.secret). Never logged.
@@ -346,6 +349,7 @@ func (r *reader) settings() Config {
 		VoiceConfirmWait:  r.dur("VOICE_CONFIRM_WAIT", "6s"),
 		OutboxSendTimeout: r.dur("OUTBOX_SEND_TIMEOUT", "2m"),
 		ReconcileInterval: r.dur("RECONCILE_INTERVAL", "5m"),
+		ShopCalendarPoll:  r.dur("SHOP_CALENDAR_POLL", "30s"),
 		ReconcileGrace:    r.dur("RECONCILE_GRACE", "5m"),
 		Retention:         r.dur("BOOKONCE_RETENTION", "720h"),
 		WorkerListen:      r.get("WORKER_LISTEN", "127.0.0.1:8083"),

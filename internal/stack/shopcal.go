@@ -1,13 +1,18 @@
 package stack
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/bookonce/bookonce/activities"
+	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/tracing"
+	"github.com/bookonce/bookonce/review"
 	"github.com/bookonce/bookonce/shopcal"
 	"github.com/bookonce/bookonce/tenants"
 )
@@ -45,4 +50,67 @@ func ShopCalendars(cfg config.Config, reg *tenants.Registry) activities.ShopCale
 		}
 		return nil, false, nil
 	}
+}
+
+// ShopMirror mirrors what staff entered in the shops' calendars into
+// bookonce's calendar as blocks, through the calendar API as the tenant
+// (acts.Calendar), reading the calendars acts.ShopCalendars finds, and
+// opens a calendar_conflict case, once per booking and event, for a block
+// over a booking.
+func ShopMirror(reg *tenants.Registry, acts *activities.Activities, log *slog.Logger) *shopcal.Mirror {
+	return &shopcal.Mirror{
+		Calendars: acts.ShopCalendars,
+		Tenants: func() []string {
+			var ids []string
+			for _, p := range reg.All() {
+				ids = append(ids, p.ID)
+			}
+			return ids
+		},
+		Resources: func(tenant string) []string {
+			p, ok := reg.Get(tenant)
+			if !ok {
+				return nil
+			}
+			var ids []string
+			for _, r := range p.Resources {
+				if r.Calendar != nil {
+					ids = append(ids, r.ID)
+				}
+			}
+			return ids
+		},
+		Zone: reg.Zone,
+		Blocks: func(ctx context.Context, tenant, resource string, req calendar.BlocksRequest) (calendar.BlocksResult, error) {
+			c, err := acts.Calendar(tenant)
+			if err != nil {
+				return calendar.BlocksResult{}, err
+			}
+			return c.ReplaceBlocks(ctx, resource, req)
+		},
+		Conflict: func(ctx context.Context, tenant string, c calendar.Conflict) error {
+			return openCalendarConflict(ctx, acts.Reviews, tenant, c)
+		},
+		Log: log.With("component", "shop-calendars"),
+	}
+}
+
+// openCalendarConflict opens the case for a block over a booking, keyed
+// by the booking and the event's instance: the sweep finds the conflict
+// again every time until a person settles it, and opens it once.
+func openCalendarConflict(ctx context.Context, reviews *review.Store, tenant string, c calendar.Conflict) error {
+	if reviews == nil {
+		return fmt.Errorf("no review queue for the conflict of booking %s", c.Booking.ID)
+	}
+	details, err := json.Marshal(map[string]any{
+		"booking_id": c.Booking.ID, "resource_id": c.Booking.ResourceID, "service": c.Booking.Service,
+		"start": c.Booking.Start, "end": c.Booking.End,
+		"event_uid": c.Block.UID, "event_start": c.Block.Start, "event_end": c.Block.End,
+	})
+	if err != nil {
+		return err
+	}
+	key := "calendar-conflict:" + tenant + ":" + c.Booking.ID + ":" + c.Block.UID + ":" + c.Block.Start.Format(time.RFC3339)
+	_, err = reviews.Open(ctx, key, review.Case{Tenant: tenant, WorkflowID: c.Booking.Reference, Reason: review.ReasonCalendarConflict, Details: details})
+	return err
 }

@@ -59,7 +59,7 @@ func newTracedStack(t *testing.T) tracedStack {
 	tc, err := stack.Dial(ctx, cfg, log)
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
-	w := stack.Worker(tc, cfg, pool, tenants)
+	w, _ := stack.Worker(tc, cfg, pool, tenants)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	gw, reg := stack.Gateway(cfg, pool, tc, tenants, log)

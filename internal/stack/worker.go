@@ -107,7 +107,7 @@ func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 	// for that tenant and API (package servicetoken): it holds no shop's
 	// token, and a shop applied while it runs is served at once.
 	minter := cfg.ServiceMinter()
-	return &activities.Activities{
+	acts := &activities.Activities{
 		Calendar: func(tenant string) (*calendar.Client, error) {
 			tok, err := minter.Mint(tenant, servicetoken.Calendar)
 			if err != nil {
@@ -146,6 +146,9 @@ func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 			DecisionTimeout: cfg.PaymentDecisionTimeout,
 		},
 	}
+	// What staff enter in those calendars blocks the slot.
+	acts.ShopMirror = ShopMirror(tenants, acts, slog.Default())
+	return acts
 }
 
 // Register adds every workflow and activity to a worker.
@@ -158,12 +161,14 @@ func Register(r worker.Registry, acts *activities.Activities) {
 }
 
 // Worker creates the bookonce worker on the configured task queue.
-func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) worker.Worker {
+// It returns the activities too: the worker process runs their mirror of
+// the shops' calendars.
+func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) (worker.Worker, *activities.Activities) {
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
 	acts := NewActivities(cfg, pool, tenants, c)
 	Register(w, acts)
 	reconciler.Register(w, NewReconciler(acts, c, tenants))
-	return w
+	return w, acts
 }
 
 // DedupTarget reads, for dedup, the booking an intent points to

@@ -15,7 +15,8 @@ import (
 const DialPatience = 2 * time.Minute
 
 // RunWorker is the worker process: the Temporal worker with every workflow
-// and activity, the outbox relay (when Twilio is configured), the
+// and activity, the outbox relay (when Twilio is configured), the mirror
+// of the shops' calendars (every SHOP_CALENDAR_POLL), the
 // retention sweep (every RECONCILE_INTERVAL) and the worker's /healthz and
 // /metrics, until ctx ends. cmd/worker runs it, and
 // the chaos drill runs it in child processes it can SIGKILL.
@@ -37,7 +38,7 @@ func RunWorker(ctx context.Context, p Process) error {
 	if err != nil {
 		return err
 	}
-	w := Worker(tc, cfg, p.Pool, tenants)
+	w, acts := Worker(tc, cfg, p.Pool, tenants)
 	if err := w.Start(); err != nil {
 		return err
 	}
@@ -48,7 +49,9 @@ func RunWorker(ctx context.Context, p Process) error {
 		return err
 	}
 	sweeper := RetentionSweeper(cfg, p.Pool, reg, log)
-	loops := []func(context.Context){RunTenants(tenants), func(ctx context.Context) { sweeper.Run(ctx, cfg.ReconcileInterval) }}
+	loops := []func(context.Context){RunTenants(tenants), func(ctx context.Context) { sweeper.Run(ctx, cfg.ReconcileInterval) },
+		// What staff enter in the shops' own calendars blocks the slot.
+		func(ctx context.Context) { acts.ShopMirror.Run(ctx, cfg.ShopCalendarPoll) }}
 	if cfg.TwilioAuthToken == config.DevTwilioAuthToken && cfg.TwilioAPIURL == "" {
 		log.Warn("outbox sender disabled: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM to send messages")
 	} else {

@@ -62,3 +62,25 @@ func MakeCalendar(t testing.TB, base, user, name string) string {
 	}
 	return u
 }
+
+// StaffEvent enters an event in the calendar at calendarURL as a person's
+// calendar app does: a PUT of its own iCalendar object name.ics holding
+// vevents (VEVENT blocks, lines separated by "\n"), as user werkstatt.
+func StaffEvent(t testing.TB, calendarURL, name, vevents string) {
+	t.Helper()
+	body := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//staff//app//EN\r\n" + strings.ReplaceAll(strings.TrimSpace(vevents), "\n", "\r\n") + "\r\nEND:VCALENDAR\r\n"
+	req, err := http.NewRequest(http.MethodPut, calendarURL+name+".ics", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("staff event: %v", err)
+	}
+	req.SetBasicAuth("werkstatt", "")
+	req.Header.Set("Content-Type", "text/calendar")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("staff event %s: %v", name, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("staff event %s: %s", name, resp.Status)
+	}
+}

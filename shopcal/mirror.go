@@ -1,0 +1,178 @@
+package shopcal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/bookonce/bookonce/calendar"
+)
+
+// Defaults of the mirror: how far ahead it reads (bookings further out
+// are re-checked when they are held), how long one resource's read may
+// take, how many calendars it reads at once, and how far the hold step's
+// re-check reaches from the wished start.
+const (
+	DefaultHorizon = 60 * 24 * time.Hour
+	readTimeout    = 20 * time.Second
+	parallelReads  = 8
+	holdWindow     = 24 * time.Hour
+)
+
+// Mirror copies what staff entered in each resource's own calendar into
+// bookonce's calendar as blocks (calendar.Block): availability skips
+// them and a hold on them is refused. A block over a booking made earlier
+// is a conflict: bookonce changes neither, and Conflict is told (it opens
+// a case for a person; it is told again on every refresh while the
+// conflict stands, so it must open each case once).
+type Mirror struct {
+	// Calendars finds the shop's calendar of a resource (ok false: none).
+	Calendars func(tenant, resource string) (p Provider, ok bool, err error)
+	// Resources lists, per tenant, the resources with a calendar of the
+	// shop's; Tenants lists the tenants.
+	Resources func(tenant string) []string
+	Tenants   func() []string
+	// Zone is a tenant's time zone (all-day events are its whole days).
+	Zone func(tenant string) *time.Location
+	// Blocks stores a window's blocks of a resource in bookonce's calendar
+	// (calendar.Client.ReplaceBlocks for the tenant).
+	Blocks func(ctx context.Context, tenant, resource string, req calendar.BlocksRequest) (calendar.BlocksResult, error)
+	// Conflict is told of a confirmed booking a block lies over.
+	Conflict func(ctx context.Context, tenant string, c calendar.Conflict) error
+	// Horizon is how far ahead Sweep reads; zero: DefaultHorizon.
+	Horizon time.Duration
+	// Observed is told of each refresh of a resource: when it ended and
+	// its failure (nil: the window is mirrored); nil: no one listens.
+	Observed func(tenant, resource string, at time.Time, err error)
+	Now      func() time.Time
+	Log      *slog.Logger
+}
+
+// Refresh reads the resource's calendar over [from, to) and stores what
+// it shows busy as the window's blocks, replacing what was mirrored
+// there, then tells Conflict of every booking a block lies over.
+func (m *Mirror) Refresh(ctx context.Context, tenant, resource string, from, to time.Time) error {
+	err := m.refresh(ctx, tenant, resource, from, to)
+	if m.Observed != nil {
+		m.Observed(tenant, resource, m.now(), err)
+	}
+	return err
+}
+
+func (m *Mirror) refresh(ctx context.Context, tenant, resource string, from, to time.Time) error {
+	p, ok, err := m.Calendars(tenant, resource)
+	if err != nil || !ok {
+		return err
+	}
+	busy, err := p.Busy(ctx, from, to, m.zone(tenant))
+	if err != nil {
+		return err
+	}
+	req := calendar.BlocksRequest{From: from, To: to, Blocks: make([]calendar.Block, 0, len(busy))}
+	for _, b := range busy {
+		req.Blocks = append(req.Blocks, calendar.Block{UID: b.UID, Start: b.Start.UTC(), End: b.End.UTC()})
+	}
+	res, err := m.Blocks(ctx, tenant, resource, req)
+	if err != nil {
+		return fmt.Errorf("store the blocks of %s/%s: %w", tenant, resource, err)
+	}
+	var errs []error
+	for _, c := range res.Conflicts {
+		if err := m.Conflict(ctx, tenant, c); err != nil {
+			errs = append(errs, fmt.Errorf("conflict of booking %s: %w", c.Booking.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// BeforeHold is the hold step's re-check: the calendars of the resources
+// a hold at start may take (resource, or every one with a calendar when
+// it is "") are read again for the day from start, so a hold is refused
+// on what staff entered a moment ago, not only on what the last sweep
+// saw. A calendar that does not answer within the timeout leaves the
+// mirror as it was (the sweep's conflict check stands behind it); the
+// error is returned for the caller to log.
+func (m *Mirror) BeforeHold(ctx context.Context, tenant, resource string, start time.Time, timeout time.Duration) error {
+	resources := []string{resource}
+	if resource == "" {
+		resources = m.Resources(tenant)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var g errgroup.Group
+	for _, r := range resources {
+		g.Go(func() error { return m.Refresh(ctx, tenant, r, start, start.Add(holdWindow)) })
+	}
+	return g.Wait()
+}
+
+// Sweep refreshes every resource with a calendar from now to the horizon,
+// several at once, each bounded: one shop's calendar that hangs does not
+// hold up another's. It returns the failures joined.
+func (m *Mirror) Sweep(ctx context.Context) error {
+	from := m.now().Truncate(time.Minute)
+	to := from.Add(m.horizon())
+	var g errgroup.Group
+	g.SetLimit(parallelReads)
+	for _, t := range m.Tenants() {
+		for _, r := range m.Resources(t) {
+			g.Go(func() error {
+				rctx, cancel := context.WithTimeout(ctx, readTimeout)
+				defer cancel()
+				return m.Refresh(rctx, t, r, from, to)
+			})
+		}
+	}
+	return g.Wait()
+}
+
+// Run sweeps every interval until ctx ends, logging failures (the ops
+// page shows them per resource).
+func (m *Mirror) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := m.Sweep(ctx); err != nil && ctx.Err() == nil {
+			m.log().Warn("shop calendars: sweep failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (m *Mirror) zone(tenant string) *time.Location {
+	if m.Zone != nil {
+		if loc := m.Zone(tenant); loc != nil {
+			return loc
+		}
+	}
+	return time.UTC
+}
+
+func (m *Mirror) horizon() time.Duration {
+	if m.Horizon > 0 {
+		return m.Horizon
+	}
+	return DefaultHorizon
+}
+
+func (m *Mirror) now() time.Time {
+	if m.Now != nil {
+		return m.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (m *Mirror) log() *slog.Logger {
+	if m.Log != nil {
+		return m.Log
+	}
+	return slog.Default()
+}
