@@ -34,6 +34,9 @@ func (e Event) same(o Event) bool {
 type Stored struct {
 	Event
 	Version string
+	// Cancelled: deleted, yet the provider keeps the ID (Google): only an
+	// update brings the event back.
+	Cancelled bool
 }
 
 // EventID is the identity of a booking's event in the shop's calendar,
@@ -95,3 +98,6 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Class is the outcome the boundary decided (outcome.Classed).
 func (e *Error) Class() outcome.Outcome { return e.Outcome }
+
+// errNoTime: a provider's event without a start or an end.
+var errNoTime = errors.New("shopcal: an event without a start or end")

@@ -31,7 +31,7 @@ func Put(ctx context.Context, p Provider, ev Event) error {
 			}
 			continue
 		}
-		if cur.same(ev) {
+		if cur.same(ev) && !cur.Cancelled {
 			return nil
 		}
 		err = p.Update(ctx, ev, cur.Version)
@@ -47,7 +47,7 @@ func Put(ctx context.Context, p Provider, ev Event) error {
 func Remove(ctx context.Context, p Provider, id string) error {
 	for range maxRaces {
 		cur, found, err := p.Get(ctx, id)
-		if err != nil || !found {
+		if err != nil || !found || cur.Cancelled {
 			return err
 		}
 		if err = p.Delete(ctx, id, cur.Version); !errors.Is(err, ErrChanged) {

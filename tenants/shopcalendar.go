@@ -12,42 +12,68 @@ import (
 
 // ShopCalendar is the shop's own calendar of a resource (package shopcal,
 // docs/calendars.md): bookonce writes each booking of the resource there,
-// where staff see it. Only CalDAV so far. The password is never in the
-// file: Secret names it in the workers' SHOP_CALENDAR_SECRETS.
+// where staff see it, and what staff enter there blocks the slot. A
+// CalDAV collection or a Google calendar. The credential is never in the
+// file: Secret names it in the workers' SHOP_CALENDAR_SECRETS (CalDAV:
+// the user's password; Google: the shop's OAuth refresh token).
 //
 //	calendar:
 //	  caldav: https://dav.example.com/werkstatt/bay-1/
 //	  username: werkstatt
 //	  secret: werkstatt-dav
+//
+//	calendar:
+//	  google: werkstatt-bay1@group.calendar.google.com
+//	  secret: werkstatt-google
 type ShopCalendar struct {
-	CalDAV   string `json:"caldav"`
+	CalDAV   string `json:"caldav,omitempty"`
+	Google   string `json:"google,omitempty"`
 	Username string `json:"username,omitempty"`
 	Secret   string `json:"secret,omitempty"`
 }
 
-// shopCalendar reads a resource's "calendar: {caldav, username, secret}".
+// shopCalendar reads a resource's "calendar: {caldav | google, username,
+// secret}".
 func (r *reader) shopCalendar(n *yaml.Node, path string) *ShopCalendar {
-	m := r.mapping(n, path, "!caldav", "username", "secret")
+	m := r.mapping(n, path, "caldav", "google", "username", "secret")
 	var c ShopCalendar
 	c.CalDAV, _ = r.str(m["caldav"], join(path, "caldav"))
+	c.Google, _ = r.str(m["google"], join(path, "google"))
 	c.Username, _ = r.str(m["username"], join(path, "username"))
 	c.Secret, _ = r.str(m["secret"], join(path, "secret"))
 	return &c
 }
 
-// shopCalendar checks the calendar's URL and secret reference.
+// shopCalendar checks the calendar's address and secret reference.
 func (v *validator) shopCalendar(p string, c *ShopCalendar) {
 	if c == nil {
 		return
 	}
-	if err := checkCalendarURL(c.CalDAV); err != nil {
-		v.fail(join(p, "caldav"), "%v", err)
+	switch {
+	case c.CalDAV == "" && c.Google == "":
+		v.fail(join(p, "caldav"), "a calendar needs caldav (a CalDAV collection's URL) or google (a Google calendar's ID)")
+	case c.CalDAV != "" && c.Google != "":
+		v.fail(join(p, "google"), "a resource has one calendar: caldav or google, not both")
+	case c.CalDAV != "":
+		if err := checkCalendarURL(c.CalDAV); err != nil {
+			v.fail(join(p, "caldav"), "%v", err)
+		}
+		if c.Secret != "" && c.Username == "" {
+			v.fail(join(p, "username"), "is needed with a secret: the password is sent with a user name")
+		}
+	default:
+		if strings.ContainsAny(c.Google, " /\t\n") || len(c.Google) > 1024 {
+			v.fail(join(p, "google"), "must be the Google calendar's ID, e.g. werkstatt@group.calendar.google.com (Settings, Integrate calendar)")
+		}
+		if c.Secret == "" {
+			v.fail(join(p, "secret"), "is needed: it names the shop's Google refresh token in SHOP_CALENDAR_SECRETS")
+		}
+		if c.Username != "" {
+			v.fail(join(p, "username"), "is not used with google: the refresh token says who consented")
+		}
 	}
 	if c.Secret != "" && !shopcal.ValidSecretName(c.Secret) {
 		v.fail(join(p, "secret"), "must name a secret of SHOP_CALENDAR_SECRETS (lower-case letters, digits, '-' and '_'), not hold a password: got %d characters", len(c.Secret))
-	}
-	if c.Secret != "" && c.Username == "" {
-		v.fail(join(p, "username"), "is needed with a secret: the password is sent with a user name")
 	}
 }
 
@@ -83,6 +109,9 @@ func sameShopCalendar(a, b *ShopCalendar) bool {
 func (c *ShopCalendar) String() string {
 	if c == nil {
 		return "none"
+	}
+	if c.Google != "" {
+		return "google " + c.Google
 	}
 	return "caldav " + c.CalDAV
 }

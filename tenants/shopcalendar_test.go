@@ -33,7 +33,12 @@ func TestShopCalendarIsChecked(t *testing.T) {
 		{"a password for a secret", `{caldav: "https://dav.example.com/a/", username: acme, secret: "Hunter2!"}`, "must name a secret of SHOP_CALENDAR_SECRETS"},
 		{"a secret without a user", `{caldav: "https://dav.example.com/a/", secret: acme-dav}`, "calendar.username: is needed with a secret"},
 		{"a typo", `{caldav: "https://dav.example.com/a/", user: acme}`, "calendar.user"},
-		{"no url", `{username: acme}`, "calendar.caldav"},
+		{"no url", `{username: acme}`, "calendar.caldav: a calendar needs caldav"},
+		{"both", `{caldav: "https://dav.example.com/a/", google: a@group.calendar.google.com, secret: g}`, "not both"},
+		{"google without its token", `{google: a@group.calendar.google.com}`, "calendar.secret: is needed"},
+		{"google with a user", `{google: a@group.calendar.google.com, username: acme, secret: g}`, "calendar.username: is not used with google"},
+		{"google a URL", `{google: "https://calendar.google.com/calendar/u/0/r", secret: g}`, "must be the Google calendar's ID"},
+		{"google a token for a secret", `{google: a@group.calendar.google.com, secret: "1//Hunter2xyz"}`, "must name a secret"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,6 +49,9 @@ func TestShopCalendarIsChecked(t *testing.T) {
 	}
 	_, err = tenants.Parse("tenants.yaml", []byte(withCalendar("        calendar: {caldav: \"http://127.0.0.1:5232/acme/lift-1/\"}\n")))
 	require.NoError(t, err, "http to a server on this host")
+	f, err = tenants.Parse("tenants.yaml", []byte(withCalendar("        calendar: {google: lift-1@group.calendar.google.com, secret: acme-google}\n")))
+	require.NoError(t, err)
+	require.Equal(t, &tenants.ShopCalendar{Google: "lift-1@group.calendar.google.com", Secret: "acme-google"}, f.Tenants[0].Resources[0].Calendar)
 }
 
 // TestShopCalendarIsAppliedAndLoaded: apply stores the calendar with its

@@ -3,11 +3,15 @@ package workflows_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net/http/httptest"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	gcal "google.golang.org/api/calendar/v3"
 
 	"github.com/bookonce/bookonce/deploy"
 	"github.com/bookonce/bookonce/internal/testsupport"
@@ -16,42 +20,130 @@ import (
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
+// shopCalendars are the demo shop's resources' own calendars at one
+// provider, as the test reads and writes them from the staff's side.
+type shopCalendars interface {
+	// events are the booking events id in the calendars: start (UTC,
+	// RFC 3339) by resource, checked to show the service and no full
+	// number.
+	events(t *testing.T, id, customer string) map[string]string
+	// staffEvent enters an appointment in a resource's calendar as a
+	// person's calendar app does.
+	staffEvent(t *testing.T, resource, uid string, start, end time.Time)
+	resources() []string
+}
+
 // withShopCalendars applies the demo shop with each resource's own
-// calendar on a real CalDAV server (Radicale), and returns the calendars'
-// URLs by resource; missing: the calendars do not exist.
-func withShopCalendars(t *testing.T, s convStack, missing bool) map[string]string {
+// calendar on a real CalDAV server (Radicale), and returns the calendars;
+// missing: the calendars do not exist.
+func withShopCalendars(t *testing.T, s *convStack, missing bool) shopCalendars {
 	t.Helper()
 	base := testsupport.Radicale(t)
-	f, err := tenants.Parse(deploy.DemoFileName, deploy.DemoTenants)
-	require.NoError(t, err)
-	urls := map[string]string{}
-	for i, r := range f.Tenants[0].Resources {
+	urls := caldavCalendars{}
+	applyCalendars(t, s, func(r tenants.Resource) *tenants.ShopCalendar {
 		urls[r.ID] = base + "/werkstatt/" + r.ID + "/" // missing: never made, as a deleted calendar
 		if !missing {
 			urls[r.ID] = testsupport.MakeCalendar(t, base, "werkstatt", r.ID)
 		}
-		f.Tenants[0].Resources[i].Calendar = &tenants.ShopCalendar{CalDAV: urls[r.ID], Username: "werkstatt"}
-	}
-	_, err = tenants.Apply(context.Background(), s.pool, f, tenants.ApplyOptions{})
-	require.NoError(t, err)
+		return &tenants.ShopCalendar{CalDAV: urls[r.ID], Username: "werkstatt"}
+	})
 	return urls
 }
 
-// events are the booking events in the shop's calendars: start (UTC,
-// RFC 3339) by resource, read as staff's calendar app reads them.
-func events(t *testing.T, urls map[string]string, id, customer string) map[string]string {
+// withGoogleCalendars applies the demo shop with each resource's own
+// Google calendar at a fake of Google (Calendar API v3 and OAuth), which
+// the worker reaches as it reaches Google, with the shop's refresh tokens.
+func withGoogleCalendars(t *testing.T, s *convStack) shopCalendars {
+	t.Helper()
+	fake := shopcal.NewFakeGoogle("bookonce-test.apps.googleusercontent.com", "app-secret")
+	srv := httptest.NewServer(fake.Handler())
+	t.Cleanup(srv.Close)
+	s.cfg.GoogleClientID, s.cfg.GoogleClientSecret, s.cfg.GoogleAPIURL = fake.ClientID, fake.ClientSecret, srv.URL
+	s.cfg.ShopCalendarSecrets = map[string]string{}
+	cals := googleCalendars{fake: fake, ids: map[string]string{}}
+	applyCalendars(t, s, func(r tenants.Resource) *tenants.ShopCalendar {
+		cals.ids[r.ID] = "werkstatt-" + r.ID + "@group.calendar.google.com"
+		s.cfg.ShopCalendarSecrets["google-"+r.ID] = fake.AddCalendar(cals.ids[r.ID])
+		return &tenants.ShopCalendar{Google: cals.ids[r.ID], Secret: "google-" + r.ID}
+	})
+	return cals
+}
+
+// applyCalendars applies the demo shop with the calendar cal gives each
+// resource.
+func applyCalendars(t *testing.T, s *convStack, cal func(tenants.Resource) *tenants.ShopCalendar) {
+	t.Helper()
+	f, err := tenants.Parse(deploy.DemoFileName, deploy.DemoTenants)
+	require.NoError(t, err)
+	for i, r := range f.Tenants[0].Resources {
+		f.Tenants[0].Resources[i].Calendar = cal(r)
+	}
+	_, err = tenants.Apply(context.Background(), s.pool, f, tenants.ApplyOptions{})
+	require.NoError(t, err)
+}
+
+// caldavCalendars are the calendars' URLs by resource.
+type caldavCalendars map[string]string
+
+func (c caldavCalendars) events(t *testing.T, id, customer string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for res, u := range urls {
+	for res, u := range c {
 		ev, found, err := (&shopcal.CalDAV{Calendar: u, Username: "werkstatt"}).Get(context.Background(), id)
 		require.NoError(t, err)
 		if found {
-			out[res] = ev.Start.UTC().Format(time.RFC3339)
-			require.Contains(t, ev.Summary, "tire-change", "the service")
-			require.NotContains(t, ev.Summary, customer[3:], "no full number: %s", ev.Summary)
+			out[res] = checkedStart(t, ev.Event, customer)
 		}
 	}
 	return out
+}
+
+func (c caldavCalendars) staffEvent(t *testing.T, resource, uid string, start, end time.Time) {
+	t.Helper()
+	const layout = "20060102T150405Z"
+	testsupport.StaffEvent(t, c[resource], uid, "BEGIN:VEVENT\nUID:"+uid+"\nDTSTAMP:20260101T000000Z\nDTSTART:"+start.UTC().Format(layout)+
+		"\nDTEND:"+end.UTC().Format(layout)+"\nSUMMARY:Ölwechsel Stammkunde\nEND:VEVENT")
+}
+
+func (c caldavCalendars) resources() []string { return slices.Sorted(maps.Keys(c)) }
+
+// googleCalendars are the calendars at the fake Google, their IDs by
+// resource.
+type googleCalendars struct {
+	fake *shopcal.FakeGoogle
+	ids  map[string]string
+}
+
+func (g googleCalendars) events(t *testing.T, id, customer string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for res, cal := range g.ids {
+		ev, ok := g.fake.Event(cal, id)
+		if !ok || ev.Status == "cancelled" {
+			continue
+		}
+		start, err := time.Parse(time.RFC3339, ev.Start.DateTime)
+		require.NoError(t, err)
+		out[res] = checkedStart(t, shopcal.Event{Summary: ev.Summary, Start: start}, customer)
+	}
+	return out
+}
+
+func (g googleCalendars) staffEvent(t *testing.T, resource, uid string, start, end time.Time) {
+	t.Helper()
+	g.fake.Put(g.ids[resource], gcal.Event{Id: uid, Summary: "Ölwechsel Stammkunde",
+		Start: &gcal.EventDateTime{DateTime: start.UTC().Format(time.RFC3339)}, End: &gcal.EventDateTime{DateTime: end.UTC().Format(time.RFC3339)}})
+}
+
+func (g googleCalendars) resources() []string { return slices.Sorted(maps.Keys(g.ids)) }
+
+// checkedStart checks what staff read of a booking's event (the service,
+// no full number) and returns its start.
+func checkedStart(t *testing.T, ev shopcal.Event, customer string) string {
+	t.Helper()
+	require.Contains(t, ev.Summary, "tire-change", "the service")
+	require.NotContains(t, ev.Summary, customer[3:], "no full number: %s", ev.Summary)
+	return ev.Start.UTC().Format(time.RFC3339)
 }
 
 // TestBookingFollowsInTheShopsCalendar: a booking made by WhatsApp appears
@@ -60,7 +152,19 @@ func events(t *testing.T, urls map[string]string, id, customer string) map[strin
 // is gone. Each change is carried over by the booking's lifecycle.
 func TestBookingFollowsInTheShopsCalendar(t *testing.T) {
 	t.Parallel()
-	bookMoveCancelInShopCalendar(t)
+	for name, connect := range providers {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bookMoveCancelInShopCalendar(t, connect)
+		})
+	}
+}
+
+// providers connect the demo shop's resources to their own calendars at
+// each provider.
+var providers = map[string]func(t *testing.T, s *convStack) shopCalendars{
+	"caldav": func(t *testing.T, s *convStack) shopCalendars { return withShopCalendars(t, s, false) },
+	"google": withGoogleCalendars,
 }
 
 // TestRecordHistoriesShopCalendar records that lifecycle (versioned:
@@ -70,17 +174,17 @@ func TestRecordHistoriesShopCalendar(t *testing.T) {
 	if os.Getenv(recordHistoriesEnv) != "1" {
 		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
 	}
-	s, reference := bookMoveCancelInShopCalendar(t)
+	s, reference := bookMoveCancelInShopCalendar(t, providers["caldav"])
 	writeHistory(t, fetchHistory(t, context.Background(), s.tc, lifecycle.WorkflowID(reference), ""), "lifecycle-shop-calendar.booking.json")
 }
 
 // bookMoveCancelInShopCalendar books, moves and cancels by WhatsApp with
-// the shop's calendars on Radicale, checking the event after each step;
+// the shop's calendars at a provider, checking the event after each step;
 // it returns the stack and the booking's reference.
-func bookMoveCancelInShopCalendar(t *testing.T) (convStack, string) {
+func bookMoveCancelInShopCalendar(t *testing.T, connect func(*testing.T, *convStack) shopCalendars) (convStack, string) {
 	t.Helper()
 	s := newConvStack(t)
-	urls := withShopCalendars(t, s, false)
+	cals := connect(t, &s)
 	s.worker(t)
 	fake, customer := fakeTwilio(t, s), conversationCustomer()
 	in := conversationInput(customer, 0)
@@ -91,19 +195,19 @@ func bookMoveCancelInShopCalendar(t *testing.T) (convStack, string) {
 	require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT reference, resource_id, lower(slot) FROM calendar_reservations
 		WHERE customer = $1 AND status = 'confirmed'`, customer).Scan(&reference, &resource, &start))
 	id := shopcal.EventID("demo", reference)
-	testsupport.Eventually(t, 30*time.Second, "the booking in the shop's calendar", func() bool { return len(events(t, urls, id, customer)) == 1 })
-	require.Equal(t, map[string]string{resource: start.UTC().Format(time.RFC3339)}, events(t, urls, id, customer), "once, in its resource's calendar")
+	testsupport.Eventually(t, 30*time.Second, "the booking in the shop's calendar", func() bool { return len(cals.events(t, id, customer)) == 1 })
+	require.Equal(t, map[string]string{resource: start.UTC().Format(time.RFC3339)}, cals.events(t, id, customer), "once, in its resource's calendar")
 
 	thursday := testsupport.Slot(t, time.Thursday, 10)
 	s.say(t, in, "SMmove", fmt.Sprintf("Bitte verschieben auf den %d.%d. um 10 Uhr", thursday.Day(), int(thursday.Month())))
 	testsupport.Eventually(t, 60*time.Second, "the moved event", func() bool {
-		ev := events(t, urls, id, customer)
+		ev := cals.events(t, id, customer)
 		return len(ev) == 1 && ev[firstKey(ev)] == thursday.UTC().Format(time.RFC3339)
 	})
 
 	s.say(t, in, "SMcancel", "Ich muss absagen")
 	testsupport.Eventually(t, 60*time.Second, "the event removed", func() bool {
-		return messagesTo(fake, customer, "storniert") == 1 && len(events(t, urls, id, customer)) == 0
+		return messagesTo(fake, customer, "storniert") == 1 && len(cals.events(t, id, customer)) == 0
 	})
 	require.Zero(t, s.count(t, `SELECT count(*) FROM review_cases`))
 	return s, reference
@@ -123,7 +227,7 @@ func firstKey(m map[string]string) string {
 func TestShopCalendarThatRefusesOpensACase(t *testing.T) {
 	t.Parallel()
 	s := newConvStack(t)
-	withShopCalendars(t, s, true)
+	withShopCalendars(t, &s, true)
 	s.worker(t)
 	fake, customer := fakeTwilio(t, s), conversationCustomer()
 	s.say(t, conversationInput(customer, 0), "SMbook", "Reifenwechsel "+slotText(t, 13))

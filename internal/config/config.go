@@ -124,6 +124,14 @@ type Config struct {
 	// of the tenant's own Stripe account, so that a shop's deposits go to
 	// the shop (StripeKeyFor). Never logged.
 	StripeSecretKeys map[string]string
+	// GoogleClientID and GoogleClientSecret are bookonce's OAuth client at
+	// Google (GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET): each shop that
+	// connects a Google calendar consents to it, and its refresh token
+	// is a secret of SHOP_CALENDAR_SECRETS. The secret is never logged.
+	GoogleClientID, GoogleClientSecret string
+	// GoogleAPIURL (GOOGLE_API_URL) replaces Google's API and token hosts
+	// (a fake or a proxy); empty: Google.
+	GoogleAPIURL string
 	// ShopCalendarPoll is SHOP_CALENDAR_POLL: how often the worker reads
 	// the shops' own calendars for what staff entered (shopcal.Mirror).
 	ShopCalendarPoll time.Duration
@@ -321,43 +329,46 @@ func (r *reader) fail(msg string) { r.errs = append(r.errs, msg) }
 // settings reads the variables that map one to one onto a field.
 func (r *reader) settings() Config {
 	return Config{
-		DataDir:           r.get("BOOKONCE_DATA_DIR", ".data"),
-		DatabaseURL:       r.get("DATABASE_URL", ""),
-		TemporalAddress:   r.get("TEMPORAL_ADDRESS", DefaultTemporalAddress),
-		TemporalNamespace: r.get("TEMPORAL_NAMESPACE", "default"),
-		TaskQueue:         r.get("TEMPORAL_TASK_QUEUE", "bookonce"),
-		TemporalUIPort:    r.num("TEMPORAL_UI_PORT", "8233", 1, 65535, "a port number such as 8233"),
-		GatewayListen:     r.get("GATEWAY_LISTEN", "127.0.0.1:8080"),
-		CalendarListen:    r.get("CALENDAR_LISTEN", "127.0.0.1:8081"),
-		PaymentsListen:    r.get("PAYMENTS_LISTEN", "127.0.0.1:8082"),
-		AdminListen:       r.get("ADMIN_LISTEN", DefaultAdminListen),
-		AgentListen:       r.get("AGENT_LISTEN", "127.0.0.1:8084"),
-		CalendarURL:       r.url("CALENDAR_URL", "http://127.0.0.1:8081"),
-		PaymentsURL:       r.url("PAYMENTS_URL", "http://127.0.0.1:8082"),
-		PublicBaseURL:     r.url("PUBLIC_BASE_URL", "http://127.0.0.1:8080"),
-		TwilioAccountSID:  r.get("TWILIO_ACCOUNT_SID", "ACdev00000000000000000000000000000"),
-		TwilioAuthToken:   r.get("TWILIO_AUTH_TOKEN", DevTwilioAuthToken),
-		TwilioFrom:        r.get("TWILIO_FROM", "+4930123456"),
-		TwilioAPIURL:      r.url("TWILIO_API_URL", ""),
-		CustomerIDKey:     r.get(customerid.Var, customerid.DevSecret),
-		OpsSessionSecret:  r.get(string(SecretOpsSession), DevOpsSessionSecret),
-		OperationIDSecret: r.get(string(SecretOperationID), DevOperationIDSecret),
-		IdempotencyTTL:    r.dur("IDEMPOTENCY_TTL", "72h"),
-		KeysPerMinute:     r.num("IDEMPOTENCY_KEYS_PER_MINUTE", "6000", 0, math.MaxInt, "a number of keys, 0 for no cap"),
-		HoldTTL:           r.dur("HOLD_TTL", "10m"),
-		DedupWindow:       r.dur("DEDUP_WINDOW", "3m"),
-		VoiceConfirmWait:  r.dur("VOICE_CONFIRM_WAIT", "6s"),
-		OutboxSendTimeout: r.dur("OUTBOX_SEND_TIMEOUT", "2m"),
-		ReconcileInterval: r.dur("RECONCILE_INTERVAL", "5m"),
-		ShopCalendarPoll:  r.dur("SHOP_CALENDAR_POLL", "30s"),
-		ReconcileGrace:    r.dur("RECONCILE_GRACE", "5m"),
-		Retention:         r.dur("BOOKONCE_RETENTION", "720h"),
-		WorkerListen:      r.get("WORKER_LISTEN", "127.0.0.1:8083"),
-		LLMBaseURL:        r.url("LLM_BASE_URL", ""),
-		LLMAPIKey:         r.get("LLM_API_KEY", ""),
-		LLMModel:          r.get("LLM_MODEL", "gpt-4o-mini"),
-		LogFormat:         r.get("LOG_FORMAT", "text"),
-		LogLevel:          r.get("LOG_LEVEL", "info"),
+		DataDir:            r.get("BOOKONCE_DATA_DIR", ".data"),
+		DatabaseURL:        r.get("DATABASE_URL", ""),
+		TemporalAddress:    r.get("TEMPORAL_ADDRESS", DefaultTemporalAddress),
+		TemporalNamespace:  r.get("TEMPORAL_NAMESPACE", "default"),
+		TaskQueue:          r.get("TEMPORAL_TASK_QUEUE", "bookonce"),
+		TemporalUIPort:     r.num("TEMPORAL_UI_PORT", "8233", 1, 65535, "a port number such as 8233"),
+		GatewayListen:      r.get("GATEWAY_LISTEN", "127.0.0.1:8080"),
+		CalendarListen:     r.get("CALENDAR_LISTEN", "127.0.0.1:8081"),
+		PaymentsListen:     r.get("PAYMENTS_LISTEN", "127.0.0.1:8082"),
+		AdminListen:        r.get("ADMIN_LISTEN", DefaultAdminListen),
+		AgentListen:        r.get("AGENT_LISTEN", "127.0.0.1:8084"),
+		CalendarURL:        r.url("CALENDAR_URL", "http://127.0.0.1:8081"),
+		PaymentsURL:        r.url("PAYMENTS_URL", "http://127.0.0.1:8082"),
+		PublicBaseURL:      r.url("PUBLIC_BASE_URL", "http://127.0.0.1:8080"),
+		TwilioAccountSID:   r.get("TWILIO_ACCOUNT_SID", "ACdev00000000000000000000000000000"),
+		TwilioAuthToken:    r.get("TWILIO_AUTH_TOKEN", DevTwilioAuthToken),
+		TwilioFrom:         r.get("TWILIO_FROM", "+4930123456"),
+		TwilioAPIURL:       r.url("TWILIO_API_URL", ""),
+		GoogleClientID:     r.get("GOOGLE_CLIENT_ID", ""),
+		GoogleClientSecret: r.get("GOOGLE_CLIENT_SECRET", ""),
+		GoogleAPIURL:       r.url("GOOGLE_API_URL", ""),
+		CustomerIDKey:      r.get(customerid.Var, customerid.DevSecret),
+		OpsSessionSecret:   r.get(string(SecretOpsSession), DevOpsSessionSecret),
+		OperationIDSecret:  r.get(string(SecretOperationID), DevOperationIDSecret),
+		IdempotencyTTL:     r.dur("IDEMPOTENCY_TTL", "72h"),
+		KeysPerMinute:      r.num("IDEMPOTENCY_KEYS_PER_MINUTE", "6000", 0, math.MaxInt, "a number of keys, 0 for no cap"),
+		HoldTTL:            r.dur("HOLD_TTL", "10m"),
+		DedupWindow:        r.dur("DEDUP_WINDOW", "3m"),
+		VoiceConfirmWait:   r.dur("VOICE_CONFIRM_WAIT", "6s"),
+		OutboxSendTimeout:  r.dur("OUTBOX_SEND_TIMEOUT", "2m"),
+		ReconcileInterval:  r.dur("RECONCILE_INTERVAL", "5m"),
+		ShopCalendarPoll:   r.dur("SHOP_CALENDAR_POLL", "30s"),
+		ReconcileGrace:     r.dur("RECONCILE_GRACE", "5m"),
+		Retention:          r.dur("BOOKONCE_RETENTION", "720h"),
+		WorkerListen:       r.get("WORKER_LISTEN", "127.0.0.1:8083"),
+		LLMBaseURL:         r.url("LLM_BASE_URL", ""),
+		LLMAPIKey:          r.get("LLM_API_KEY", ""),
+		LLMModel:           r.get("LLM_MODEL", "gpt-4o-mini"),
+		LogFormat:          r.get("LOG_FORMAT", "text"),
+		LogLevel:           r.get("LOG_LEVEL", "info"),
 
 		PaymentsAdminListen: r.get("PAYMENTS_ADMIN_LISTEN", DefaultPaymentsAdminListen),
 		CalendarAdminListen: r.get("CALENDAR_ADMIN_LISTEN", DefaultCalendarAdminListen),

@@ -3,9 +3,11 @@ package stack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/bookonce/bookonce/activities"
@@ -20,9 +22,13 @@ import (
 // ShopCalendars finds a resource's own calendar from the tenants'
 // configuration as applied (reg, read at each call, so a calendar
 // connected by `starter tenants apply` is written without a restart) and
-// its password by the secret's name in SHOP_CALENDAR_SECRETS.
+// its credential by the secret's name in SHOP_CALENDAR_SECRETS: a CalDAV
+// password, or a Google refresh token of bookonce's Google app
+// (GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET; GOOGLE_API_URL for a fake).
 func ShopCalendars(cfg config.Config, reg *tenants.Registry) activities.ShopCalendars {
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: tracing.Transport(nil)}
+	google := googleCalendars{app: shopcal.GoogleApp{ClientID: cfg.GoogleClientID, ClientSecret: cfg.GoogleClientSecret, BaseURL: cfg.GoogleAPIURL},
+		hc: hc, conns: map[string]*shopcal.Google{}}
 	return func(tenant, resource string) (shopcal.Provider, bool, error) {
 		if reg == nil {
 			return nil, false, nil
@@ -38,18 +44,46 @@ func ShopCalendars(cfg config.Config, reg *tenants.Registry) activities.ShopCale
 			if r.ID != resource || r.Calendar == nil {
 				continue
 			}
-			c := &shopcal.CalDAV{Calendar: r.Calendar.CalDAV, Username: r.Calendar.Username, HTTP: hc}
-			if s := r.Calendar.Secret; s != "" {
-				pw, ok := cfg.ShopCalendarSecrets[s]
-				if !ok {
-					return nil, false, fmt.Errorf("the calendar of %s/%s names secret %q, which SHOP_CALENDAR_SECRETS lacks", tenant, resource, s)
-				}
-				c.Password = pw
+			secret, ok := cfg.ShopCalendarSecrets[r.Calendar.Secret]
+			if r.Calendar.Secret != "" && !ok {
+				return nil, false, fmt.Errorf("the calendar of %s/%s names secret %q, which SHOP_CALENDAR_SECRETS lacks", tenant, resource, r.Calendar.Secret)
 			}
-			return c, true, nil
+			if r.Calendar.Google != "" {
+				g, err := google.connect(r.Calendar.Google, secret)
+				return g, err == nil, err
+			}
+			return &shopcal.CalDAV{Calendar: r.Calendar.CalDAV, Username: r.Calendar.Username, Password: secret, HTTP: hc}, true, nil
 		}
 		return nil, false, nil
 	}
+}
+
+// googleCalendars keeps one connection per Google calendar and refresh
+// token: its access token is reused until it expires, not fetched again
+// for every call.
+type googleCalendars struct {
+	app   shopcal.GoogleApp
+	hc    *http.Client
+	mu    sync.Mutex
+	conns map[string]*shopcal.Google
+}
+
+func (g *googleCalendars) connect(calendarID, refreshToken string) (*shopcal.Google, error) {
+	if g.app.ClientID == "" {
+		return nil, errors.New("a shop's Google calendar needs bookonce's Google app: set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET")
+	}
+	key := calendarID + "\x00" + refreshToken
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c, ok := g.conns[key]; ok {
+		return c, nil
+	}
+	c, err := shopcal.NewGoogle(context.Background(), g.app, calendarID, refreshToken, g.hc)
+	if err != nil {
+		return nil, err
+	}
+	g.conns[key] = c
+	return c, nil
 }
 
 // ShopMirror mirrors what staff entered in the shops' calendars into
