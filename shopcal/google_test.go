@@ -30,16 +30,7 @@ type googleCalendar struct {
 func newGoogle(t *testing.T, rules ...chaos.Rule) googleCalendar {
 	t.Helper()
 	fake := shopcal.NewFakeGoogle("bookonce.apps.googleusercontent.com", "app-secret")
-	srv := httptest.NewServer(fake.Handler())
-	t.Cleanup(srv.Close)
-	base := srv.URL
-	if len(rules) > 0 {
-		p, err := chaos.New(srv.URL, rules)
-		require.NoError(t, err)
-		proxy := httptest.NewServer(p)
-		t.Cleanup(proxy.Close)
-		base = proxy.URL
-	}
+	base := serveFake(t, fake.Handler(), rules...)
 	tok := fake.AddCalendar(googleCal)
 	app := shopcal.GoogleApp{ClientID: fake.ClientID, ClientSecret: fake.ClientSecret, BaseURL: base}
 	g, err := shopcal.NewGoogle(context.Background(), app, googleCal, tok, &http.Client{Timeout: 10 * time.Second})
@@ -191,4 +182,21 @@ func TestGoogleRefusalsAreFinalAndLimitsAreRetried(t *testing.T) {
 	require.Equal(t, outcome.Final, outcome.Of(err), "consent withdrawn: %v", err)
 	_, err = g.provider.Busy(ctx, ev.Start, ev.End, time.UTC)
 	require.Equal(t, outcome.Final, outcome.Of(err), "%v", err)
+}
+
+// serveFake serves a provider's fake on loopback and returns the address
+// the provider is to call: the fake's own, or with rules a chaos proxy's
+// in front of it that loses answers.
+func serveFake(t *testing.T, h http.Handler, rules ...chaos.Rule) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	if len(rules) == 0 {
+		return srv.URL
+	}
+	p, err := chaos.New(srv.URL, rules)
+	require.NoError(t, err)
+	proxy := httptest.NewServer(p)
+	t.Cleanup(proxy.Close)
+	return proxy.URL
 }

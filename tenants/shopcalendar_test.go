@@ -34,10 +34,14 @@ func TestShopCalendarIsChecked(t *testing.T) {
 		{"a secret without a user", `{caldav: "https://dav.example.com/a/", secret: acme-dav}`, "calendar.username: is needed with a secret"},
 		{"a typo", `{caldav: "https://dav.example.com/a/", user: acme}`, "calendar.user"},
 		{"no url", `{username: acme}`, "calendar.caldav: a calendar needs caldav"},
-		{"both", `{caldav: "https://dav.example.com/a/", google: a@group.calendar.google.com, secret: g}`, "not both"},
+		{"both", `{caldav: "https://dav.example.com/a/", google: a@group.calendar.google.com, secret: g}`, "not two"},
 		{"google without its token", `{google: a@group.calendar.google.com}`, "calendar.secret: is needed"},
 		{"google with a user", `{google: a@group.calendar.google.com, username: acme, secret: g}`, "calendar.username: is not used with google"},
 		{"google a URL", `{google: "https://calendar.google.com/calendar/u/0/r", secret: g}`, "must be the Google calendar's ID"},
+		{"microsoft without its tenant", `{microsoft: werkstatt@acme.example, calendar_id: AAMkAD1}`, "calendar.entra_tenant: must be the shop's Microsoft Entra tenant ID"},
+		{"microsoft with a secret", `{microsoft: werkstatt@acme.example, entra_tenant: 7c1e2a4b-0000-4000-8000-00000000abcd, calendar_id: AAMkAD1, secret: x}`, "is not used with microsoft"},
+		{"microsoft not a mailbox", `{microsoft: werkstatt, entra_tenant: 7c1e2a4b-0000-4000-8000-00000000abcd, calendar_id: AAMkAD1}`, "must be the mailbox"},
+		{"a tenant without microsoft", `{google: a@group.calendar.google.com, secret: g, entra_tenant: x}`, "calendar.entra_tenant: belongs to a microsoft calendar"},
 		{"google a token for a secret", `{google: a@group.calendar.google.com, secret: "1//Hunter2xyz"}`, "must name a secret"},
 	}
 	for _, tc := range tests {
@@ -52,6 +56,8 @@ func TestShopCalendarIsChecked(t *testing.T) {
 	f, err = tenants.Parse("tenants.yaml", []byte(withCalendar("        calendar: {google: lift-1@group.calendar.google.com, secret: acme-google}\n")))
 	require.NoError(t, err)
 	require.Equal(t, &tenants.ShopCalendar{Google: "lift-1@group.calendar.google.com", Secret: "acme-google"}, f.Tenants[0].Resources[0].Calendar)
+	_, err = tenants.Parse("tenants.yaml", []byte(withCalendar("        calendar: {microsoft: werkstatt@acme.example, entra_tenant: 7c1e2a4b-0000-4000-8000-00000000abcd, calendar_id: AAMkAD1}\n")))
+	require.NoError(t, err)
 }
 
 // TestShopCalendarIsAppliedAndLoaded: apply stores the calendar with its

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,26 @@ func withGoogleCalendars(t *testing.T, s *convStack) shopCalendars {
 		cals.ids[r.ID] = "werkstatt-" + r.ID + "@group.calendar.google.com"
 		s.cfg.ShopCalendarSecrets["google-"+r.ID] = fake.AddCalendar(cals.ids[r.ID])
 		return &tenants.ShopCalendar{Google: cals.ids[r.ID], Secret: "google-" + r.ID}
+	})
+	return cals
+}
+
+// withMicrosoftCalendars applies the demo shop with each resource's own
+// calendar in a Microsoft 365 mailbox at a fake of Microsoft Graph and
+// the identity platform, which the worker reaches as it reaches
+// Microsoft, with bookonce's app registration and the shop's consent.
+func withMicrosoftCalendars(t *testing.T, s *convStack) shopCalendars {
+	t.Helper()
+	fake := shopcal.NewFakeGraph("0b4f9c1e-bookonce-test", "app-secret")
+	srv := httptest.NewServer(fake.Handler())
+	t.Cleanup(srv.Close)
+	s.cfg.MicrosoftClientID, s.cfg.MicrosoftClientSecret, s.cfg.MicrosoftAPIURL = fake.ClientID, fake.ClientSecret, srv.URL
+	const tenant, mailbox = "7c1e2a4b-0000-4000-8000-00000000abcd", "werkstatt@autohaus.example"
+	cals := graphCalendars{fake: fake, mailbox: mailbox, ids: map[string]string{}}
+	applyCalendars(t, s, func(r tenants.Resource) *tenants.ShopCalendar {
+		cals.ids[r.ID] = "AAMkAD" + strings.ReplaceAll(r.ID, "-", "")
+		fake.AddCalendar(tenant, mailbox, cals.ids[r.ID])
+		return &tenants.ShopCalendar{Microsoft: mailbox, EntraTenant: tenant, CalendarID: cals.ids[r.ID]}
 	})
 	return cals
 }
@@ -137,6 +158,39 @@ func (g googleCalendars) staffEvent(t *testing.T, resource, uid string, start, e
 
 func (g googleCalendars) resources() []string { return slices.Sorted(maps.Keys(g.ids)) }
 
+// graphCalendars are the mailbox's calendars at the fake Graph, their IDs
+// by resource.
+type graphCalendars struct {
+	fake    *shopcal.FakeGraph
+	mailbox string
+	ids     map[string]string
+}
+
+func (g graphCalendars) events(t *testing.T, id, customer string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for res, cal := range g.ids {
+		for _, ev := range g.fake.Events(g.mailbox, cal) {
+			if ev.TransactionID != id {
+				continue
+			}
+			start, err := time.Parse("2006-01-02T15:04:05.9999999", ev.Start.DateTime)
+			require.NoError(t, err)
+			out[res] = checkedStart(t, shopcal.Event{Summary: ev.Subject, Start: start}, customer)
+		}
+	}
+	return out
+}
+
+func (g graphCalendars) staffEvent(t *testing.T, resource, uid string, start, end time.Time) {
+	t.Helper()
+	const layout = "2006-01-02T15:04:05.0000000"
+	g.fake.Put(g.mailbox, g.ids[resource], shopcal.GraphEvent{ID: uid, Subject: "Ölwechsel Stammkunde",
+		Start: shopcal.GraphTime{DateTime: start.UTC().Format(layout), TimeZone: "UTC"}, End: shopcal.GraphTime{DateTime: end.UTC().Format(layout), TimeZone: "UTC"}})
+}
+
+func (g graphCalendars) resources() []string { return slices.Sorted(maps.Keys(g.ids)) }
+
 // checkedStart checks what staff read of a booking's event (the service,
 // no full number) and returns its start.
 func checkedStart(t *testing.T, ev shopcal.Event, customer string) string {
@@ -163,8 +217,9 @@ func TestBookingFollowsInTheShopsCalendar(t *testing.T) {
 // providers connect the demo shop's resources to their own calendars at
 // each provider.
 var providers = map[string]func(t *testing.T, s *convStack) shopCalendars{
-	"caldav": func(t *testing.T, s *convStack) shopCalendars { return withShopCalendars(t, s, false) },
-	"google": withGoogleCalendars,
+	"caldav":    func(t *testing.T, s *convStack) shopCalendars { return withShopCalendars(t, s, false) },
+	"google":    withGoogleCalendars,
+	"microsoft": withMicrosoftCalendars,
 }
 
 // TestRecordHistoriesShopCalendar records that lifecycle (versioned:

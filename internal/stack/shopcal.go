@@ -24,11 +24,15 @@ import (
 // connected by `starter tenants apply` is written without a restart) and
 // its credential by the secret's name in SHOP_CALENDAR_SECRETS: a CalDAV
 // password, or a Google refresh token of bookonce's Google app
-// (GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET; GOOGLE_API_URL for a fake).
+// (GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET; GOOGLE_API_URL for a fake); a
+// Microsoft 365 calendar is reached with bookonce's app registration
+// (MICROSOFT_CLIENT_ID, MICROSOFT_CLIENT_SECRET; MICROSOFT_API_URL).
 func ShopCalendars(cfg config.Config, reg *tenants.Registry) activities.ShopCalendars {
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: tracing.Transport(nil)}
 	google := googleCalendars{app: shopcal.GoogleApp{ClientID: cfg.GoogleClientID, ClientSecret: cfg.GoogleClientSecret, BaseURL: cfg.GoogleAPIURL},
 		hc: hc, conns: map[string]*shopcal.Google{}}
+	microsoft := microsoftCalendars{app: shopcal.MicrosoftApp{ClientID: cfg.MicrosoftClientID, ClientSecret: cfg.MicrosoftClientSecret, BaseURL: cfg.MicrosoftAPIURL},
+		hc: hc, conns: map[string]*shopcal.Graph{}}
 	return func(tenant, resource string) (shopcal.Provider, bool, error) {
 		if reg == nil {
 			return nil, false, nil
@@ -50,6 +54,10 @@ func ShopCalendars(cfg config.Config, reg *tenants.Registry) activities.ShopCale
 			}
 			if r.Calendar.Google != "" {
 				g, err := google.connect(r.Calendar.Google, secret)
+				return g, err == nil, err
+			}
+			if r.Calendar.Microsoft != "" {
+				g, err := microsoft.connect(*r.Calendar)
 				return g, err == nil, err
 			}
 			return &shopcal.CalDAV{Calendar: r.Calendar.CalDAV, Username: r.Calendar.Username, Password: secret, HTTP: hc}, true, nil
@@ -84,6 +92,31 @@ func (g *googleCalendars) connect(calendarID, refreshToken string) (*shopcal.Goo
 	}
 	g.conns[key] = c
 	return c, nil
+}
+
+// microsoftCalendars keeps one connection per shop calendar in Microsoft
+// 365, so the app's token for the shop's tenant is reused until it
+// expires.
+type microsoftCalendars struct {
+	app   shopcal.MicrosoftApp
+	hc    *http.Client
+	mu    sync.Mutex
+	conns map[string]*shopcal.Graph
+}
+
+func (m *microsoftCalendars) connect(c tenants.ShopCalendar) (*shopcal.Graph, error) {
+	if m.app.ClientID == "" {
+		return nil, errors.New("a shop's Microsoft 365 calendar needs bookonce's app registration: set MICROSOFT_CLIENT_ID and MICROSOFT_CLIENT_SECRET")
+	}
+	key := c.EntraTenant + "\x00" + c.Microsoft + "\x00" + c.CalendarID
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g, ok := m.conns[key]; ok {
+		return g, nil
+	}
+	g := shopcal.NewGraph(context.Background(), m.app, c.EntraTenant, c.Microsoft, c.CalendarID, m.hc)
+	m.conns[key] = g
+	return g, nil
 }
 
 // ShopMirror mirrors what staff entered in the shops' calendars into
