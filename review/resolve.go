@@ -34,7 +34,7 @@ func ActionsFor(reason Reason) []Action {
 		return []Action{ActionMerge, ActionSeparate, ActionAbandon}
 	case ReasonUnknownOutcome:
 		return []Action{ActionRetry, ActionProceed, ActionAbandon}
-	case ReasonOrphanedEffect, ReasonCalendarConflict:
+	case ReasonOrphanedEffect, ReasonCalendarConflict, ReasonCalendarConnection:
 		// The person settled it by hand: kept (proceed) or undone (abandon).
 		return []Action{ActionProceed, ActionAbandon}
 	}
@@ -44,7 +44,7 @@ func ActionsFor(reason Reason) []Action {
 // recordOnly reports whether no workflow waits for a case of reason: the
 // person acted already, the decision is only recorded.
 func recordOnly(reason Reason) bool {
-	return reason == ReasonOrphanedEffect || reason == ReasonCalendarConflict
+	return reason == ReasonOrphanedEffect || reason == ReasonCalendarConflict || reason == ReasonCalendarConnection
 }
 
 // Join lists actions for people: "merge, separate, abandon".
@@ -117,8 +117,8 @@ type Resolver struct {
 // decision (a double click, a retry after a *SignalError) records nothing
 // new and signals again: the workflow ignores a second decision for the
 // same case. The reconciler's orphaned_effect cases have no waiting
-// workflow (the saga ended), nor do calendar_conflict cases: they are
-// only recorded.
+// workflow (the saga ended), nor do calendar_conflict and
+// calendar_connection cases: they are only recorded.
 func (r *Resolver) Resolve(ctx context.Context, tenant, id string, action Action) (Case, error) {
 	if !slices.Contains(Actions(), action) {
 		return Case{}, &ActionError{Action: action}

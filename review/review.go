@@ -53,6 +53,12 @@ const (
 	// workflow waits: the person moves or cancels the booking, or staff's
 	// event, then resolves the case (proceed: kept; abandon: undone).
 	ReasonCalendarConflict Reason = "calendar_conflict"
+	// ReasonCalendarConnection: a resource's own calendar at the shop
+	// refuses bookonce for good (consent withdrawn, the calendar deleted,
+	// credentials refused), so what staff enter there no longer blocks
+	// the slot. No workflow waits: a person reconnects the calendar and
+	// resolves the case (proceed); one is opened a day while it lasts.
+	ReasonCalendarConnection Reason = "calendar_connection"
 )
 
 // Action is a reviewer's decision.

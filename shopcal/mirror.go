@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/bookonce/bookonce/calendar"
+	"github.com/bookonce/bookonce/outcome"
 )
 
 // Defaults of the mirror: how far ahead it reads (bookings further out
@@ -45,11 +46,13 @@ type Mirror struct {
 	Conflict func(ctx context.Context, tenant string, c calendar.Conflict) error
 	// Horizon is how far ahead Sweep reads; zero: DefaultHorizon.
 	Horizon time.Duration
-	// Observed is told of each refresh of a resource: when it ended and
-	// its failure (nil: the window is mirrored); nil: no one listens.
-	Observed func(tenant, resource string, at time.Time, err error)
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Unreachable is told of a calendar that refused for good (consent
+	// withdrawn, the calendar deleted, credentials refused): what staff
+	// enter there no longer blocks anything until a person reconnects it,
+	// so it opens a case. Told again at every sweep while it lasts.
+	Unreachable func(ctx context.Context, tenant, resource string, err error) error
+	Now         func() time.Time
+	Log         *slog.Logger
 }
 
 // Refresh reads the resource's calendar over [from, to) and stores what
@@ -57,8 +60,11 @@ type Mirror struct {
 // there, then tells Conflict of every booking a block lies over.
 func (m *Mirror) Refresh(ctx context.Context, tenant, resource string, from, to time.Time) error {
 	err := m.refresh(ctx, tenant, resource, from, to)
-	if m.Observed != nil {
-		m.Observed(tenant, resource, m.now(), err)
+	observe(tenant, resource, m.now(), err)
+	if err != nil && outcome.Of(err) == outcome.Final && m.Unreachable != nil {
+		if cerr := m.Unreachable(ctx, tenant, resource, err); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("open its case: %w", cerr))
+		}
 	}
 	return err
 }

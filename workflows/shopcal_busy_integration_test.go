@@ -88,3 +88,21 @@ func staffOverABooking(t *testing.T, connect func(*testing.T, *convStack) shopCa
 		require.False(t, sl.Start.Before(start.Add(time.Hour)), "nothing offered under staff's appointment: %v", sl.Start)
 	}
 }
+
+// TestCalendarTheMirrorCannotReadOpensACase: calendars that refuse for
+// good (here: deleted) are not silence: a sweep opens one
+// calendar_connection case per resource, however often it runs that day,
+// for a person to reconnect them.
+func TestCalendarTheMirrorCannotReadOpensACase(t *testing.T) {
+	t.Parallel()
+	s := newConvStack(t)
+	cals := withShopCalendars(t, &s, true)
+	acts := stack.NewActivities(s.cfg, s.pool, testsupport.Tenants(t, s.pool), s.tc)
+	for range 2 {
+		require.Error(t, acts.ShopMirror.Sweep(context.Background()))
+	}
+	for _, res := range cals.resources() {
+		require.Equal(t, 1, s.count(t, `SELECT count(*) FROM review_cases WHERE reason = 'calendar_connection' AND tenant_id = 'demo'
+			AND details->>'resource_id' = $1 AND status = 'open'`, res), res)
+	}
+}

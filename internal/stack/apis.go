@@ -26,6 +26,7 @@ import (
 	"github.com/bookonce/bookonce/outbox"
 	"github.com/bookonce/bookonce/payments/stripeapi"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/shopcal"
 	"github.com/bookonce/bookonce/tenants"
 )
 
@@ -155,6 +156,7 @@ func WorkerService(pool *pgxpool.Pool, tc client.Client, log *slog.Logger) web.S
 // WithMetrics(reg).
 func WorkerServiceOn(reg *prometheus.Registry, pool *pgxpool.Pool, tc client.Client, log *slog.Logger) web.Service {
 	reg.MustRegister(activities.Collectors()...)
+	reg.MustRegister(shopcal.Collectors()...)
 	reg.MustRegister(&telemetry.State{Pool: pool, Log: log})
 	return web.Service{Name: "worker", Gatherer: reg, Logger: log, Health: func(ctx context.Context) error {
 		if err := pool.Ping(ctx); err != nil {

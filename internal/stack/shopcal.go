@@ -158,6 +158,9 @@ func ShopMirror(reg *tenants.Registry, acts *activities.Activities, log *slog.Lo
 		Conflict: func(ctx context.Context, tenant string, c calendar.Conflict) error {
 			return openCalendarConflict(ctx, acts.Reviews, tenant, c)
 		},
+		Unreachable: func(ctx context.Context, tenant, resource string, err error) error {
+			return openCalendarConnection(ctx, acts.Reviews, tenant, resource, err)
+		},
 		Log: log.With("component", "shop-calendars"),
 	}
 }
@@ -179,5 +182,22 @@ func openCalendarConflict(ctx context.Context, reviews *review.Store, tenant str
 	}
 	key := "calendar-conflict:" + tenant + ":" + c.Booking.ID + ":" + c.Block.UID + ":" + c.Block.Start.Format(time.RFC3339)
 	_, err = reviews.Open(ctx, key, review.Case{Tenant: tenant, WorkflowID: c.Booking.Reference, Reason: review.ReasonCalendarConflict, Details: details})
+	return err
+}
+
+// openCalendarConnection opens the case for a calendar that refuses for
+// good: one a day per resource while it lasts, so a person who
+// reconnected it and resolved the case hears again if it breaks again.
+func openCalendarConnection(ctx context.Context, reviews *review.Store, tenant, resource string, cause error) error {
+	if reviews == nil {
+		return fmt.Errorf("no review queue for the calendar of %s/%s", tenant, resource)
+	}
+	details, err := json.Marshal(map[string]any{"resource_id": resource, "error": cause.Error()})
+	if err != nil {
+		return err
+	}
+	day := time.Now().UTC().Format(time.DateOnly)
+	_, err = reviews.Open(ctx, "calendar-connection:"+tenant+":"+resource+":"+day,
+		review.Case{Tenant: tenant, WorkflowID: "shop-calendar:" + resource, Reason: review.ReasonCalendarConnection, Details: details})
 	return err
 }
