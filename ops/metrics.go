@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/bookonce/bookonce/shopcal"
 )
 
 // Metric names the page reads.
@@ -139,6 +141,8 @@ func (p *Page) gather() (map[string]float64, []error) {
 				for _, m := range mf.GetMetric() {
 					values[key("rec", label(m, "kind"))] += m.GetCounter().GetValue()
 				}
+			case shopcal.MetricLastSync, shopcal.MetricFailing:
+				gatherCalendars(values, mf)
 			}
 		}
 	}
@@ -188,14 +192,17 @@ type counterRow struct {
 }
 
 type counterView struct {
-	Layers   []counterRow
-	Dedup    []counterRow
-	Repairs  []counterRow // the reconciler's repairs by kind (all tenants)
-	Minutes  int          // minutes the history spans
-	Samples  int
-	Errors   []string
-	Since    time.Time
-	Interval string
+	Layers  []counterRow
+	Dedup   []counterRow
+	Repairs []counterRow // the reconciler's repairs by kind (all tenants)
+	// Calendars are the tenant's resources with a calendar of the shop's
+	// the workers mirror.
+	Calendars []calendarRow
+	Minutes   int // minutes the history spans
+	Samples   int
+	Errors    []string
+	Since     time.Time
+	Interval  string
 }
 
 // counters samples now and renders the tenant's duplicate counters per
@@ -259,6 +266,7 @@ func (p *Page) counters(tenant string) counterView {
 	v.Layers = build(cur[0], 0)
 	v.Dedup = build(cur[1], 1)
 	v.Repairs = build(cur[2], 2)
+	v.Calendars = calendars(values, tenant, p.now())
 	return v
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/ops"
 	"github.com/bookonce/bookonce/review"
+	"github.com/bookonce/bookonce/shopcal"
 )
 
 const (
@@ -103,6 +104,13 @@ func newFixture(t *testing.T) *fixture {
 	repairs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: ops.MetricReconcilerRepairs, Help: "h"}, []string{"kind"})
 	worker.MustRegister(repairs)
 	repairs.WithLabelValues("void_authorisation").Add(2)
+	lastSync := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: shopcal.MetricLastSync, Help: "h"}, []string{"tenant", "resource"})
+	failing := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: shopcal.MetricFailing, Help: "h"}, []string{"tenant", "resource"})
+	worker.MustRegister(lastSync, failing)
+	lastSync.WithLabelValues(tenant, "bay-1").Set(float64(time.Now().Add(-45 * time.Second).Unix()))
+	failing.WithLabelValues(tenant, "bay-1").Set(0)
+	failing.WithLabelValues(tenant, "bay-2").Set(1)
+	lastSync.WithLabelValues(other, "lift-9").Set(1)
 
 	f := &fixture{pool: pool, rec: rec, inbox: inbox, now: time.Now()}
 	f.page = &ops.Page{
@@ -303,6 +311,9 @@ func TestPageShowsQueueMaskedCountersAndUnknownOutcomes(t *testing.T) {
 	require.Contains(t, body, `id="layer-idempotency" data-total="7"`)
 	require.Contains(t, body, "merge · voice&#43;whatsapp")
 	require.Contains(t, body, `id="repair-void_authorisation" data-total="2"`, "the reconciler's repairs")
+	// the shop's calendars: failing first, the other tenant's not at all
+	require.Regexp(t, `id="calendar-bay-2" data-failing="true">.*\n.*id="calendar-bay-1" data-failing="false"><td>bay-1</td><td title="[^"]+">4\ds ago</td>`, body)
+	require.NotContains(t, body, "lift-9")
 	// (3) unknown outcomes
 	require.Contains(t, body, `id="outbox-ob_review"`)
 	require.Contains(t, body, `id="outbox-ob_stuck"`)
