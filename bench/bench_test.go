@@ -30,6 +30,7 @@ type sizes struct {
 	profile  string // directory for CPU profiles; empty: none
 	voice    voiceLoad
 	latency  latencySizes
+	syncLag  syncLagLoad
 }
 
 var smoke = sizes{
@@ -44,6 +45,7 @@ var smoke = sizes{
 	reapReps: 1,
 	voice:    voiceLoad{rates: []int{20}, perRun: 250 * time.Millisecond, reps: 1},
 	latency:  latencySizes{n: 3, reps: 1, rssWindow: 250 * time.Millisecond},
+	syncLag:  syncLagLoad{poll: 300 * time.Millisecond, samples: 2},
 }
 
 // full is the `make bench` run: about ten minutes on two cores, and 25
@@ -76,6 +78,7 @@ func full(t *testing.T) sizes {
 		profile:  t.TempDir(),
 		voice:    voiceLoad{rates: []int{20, 50}, perRun: 6 * time.Second, reps: 3},
 		latency:  fullLatency(t),
+		syncLag:  syncLagLoad{poll: 30 * time.Second, samples: 12},
 	}
 }
 
@@ -110,7 +113,7 @@ func TestBenchFull(t *testing.T) {
 
 // run measures every item in issue order; BOOKONCE_BENCH_ONLY (a
 // comma-separated list of holds, claim, ingest, e2e, growth, reaper, voice,
-// redis, latency)
+// redis, latency, synclag)
 // restricts it while working on one item.
 func run(t *testing.T, sz sizes, rep *report) {
 	only := os.Getenv("BOOKONCE_BENCH_ONLY")
@@ -128,6 +131,7 @@ func run(t *testing.T, sz sizes, rep *report) {
 	item("voice", func(t *testing.T) { rep.voice = measureVoice(t, sz.voice) })
 	item("redis", func(t *testing.T) { rep.redis = measureRedis(t, sz) })
 	item("latency", func(t *testing.T) { rep.latency = measureLatency(t, sz.latency) })
+	item("synclag", func(t *testing.T) { rep.syncLag = measureSyncLag(t, sz.syncLag) })
 	tables, _ := rep.tables()
 	t.Log("\n" + tables)
 }
