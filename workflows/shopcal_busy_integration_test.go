@@ -19,26 +19,21 @@ import (
 // nothing is held or booked there.
 func TestSlotStaffTookIsNotBookedByTheAgent(t *testing.T) {
 	t.Parallel()
-	for name, connect := range providers {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			s := newConvStack(t)
-			cals := connect(t, &s)
-			s.worker(t)
-			wished := testsupport.Slot(t, time.Tuesday, 15)
-			for _, res := range cals.resources() {
-				cals.staffEvent(t, res, "frontdesk"+strings.ReplaceAll(res, "-", ""), wished.Add(-30*time.Minute), wished.Add(time.Hour))
-			}
-			fake, customer := fakeTwilio(t, s), conversationCustomer()
-			s.say(t, conversationInput(customer, 0), "SMbook", "Reifenwechsel "+slotText(t, 15))
-			testsupport.Eventually(t, 60*time.Second, "told the slot is taken, with others", func() bool {
-				return messagesTo(fake, customer, "schon vergeben. Frei wären") == 1
-			})
-			require.Zero(t, messagesTo(fake, customer, "bestätigt"))
-			require.Zero(t, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND slot && tstzrange($2, $3)`,
-				customer, wished.Add(-30*time.Minute), wished.Add(time.Hour)), "nothing held or booked over staff's appointment")
+	eachProvider(t, func(t *testing.T, s *convStack, cals shopCalendars) {
+		s.worker(t)
+		wished := testsupport.Slot(t, time.Tuesday, 15)
+		for _, res := range cals.resources() {
+			cals.staffEvent(t, res, "frontdesk"+strings.ReplaceAll(res, "-", ""), wished.Add(-30*time.Minute), wished.Add(time.Hour))
+		}
+		fake, customer := fakeTwilio(t, *s), conversationCustomer()
+		s.say(t, conversationInput(customer, 0), "SMbook", "Reifenwechsel "+slotText(t, 15))
+		testsupport.Eventually(t, 60*time.Second, "told the slot is taken, with others", func() bool {
+			return messagesTo(fake, customer, "schon vergeben. Frei wären") == 1
 		})
-	}
+		require.Zero(t, messagesTo(fake, customer, "bestätigt"))
+		require.Zero(t, s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND slot && tstzrange($2, $3)`,
+			customer, wished.Add(-30*time.Minute), wished.Add(time.Hour)), "nothing held or booked over staff's appointment")
+	})
 }
 
 // TestStaffEventOverABookingOpensOneCase: the agent booked a slot, then

@@ -32,6 +32,12 @@ type shopCalendars interface {
 	// person's calendar app does.
 	staffEvent(t *testing.T, resource, uid string, start, end time.Time)
 	resources() []string
+	// copies counts the events of booking id in all the calendars: more
+	// than one is a duplicate.
+	copies(t *testing.T, id string) int
+	// route sends the worker's calls to the provider through wrap(base),
+	// a proxy in front of the provider's base URL.
+	route(t *testing.T, s *convStack, wrap func(base string) string)
 }
 
 // withShopCalendars applies the demo shop with each resource's own
@@ -40,13 +46,13 @@ type shopCalendars interface {
 func withShopCalendars(t *testing.T, s *convStack, missing bool) shopCalendars {
 	t.Helper()
 	base := testsupport.Radicale(t)
-	urls := caldavCalendars{}
+	urls := caldavCalendars{base: base, urls: map[string]string{}}
 	applyCalendars(t, s, func(r tenants.Resource) *tenants.ShopCalendar {
-		urls[r.ID] = base + "/werkstatt/" + r.ID + "/" // missing: never made, as a deleted calendar
+		urls.urls[r.ID] = base + "/werkstatt/" + r.ID + "/" // missing: never made, as a deleted calendar
 		if !missing {
-			urls[r.ID] = testsupport.MakeCalendar(t, base, "werkstatt", r.ID)
+			urls.urls[r.ID] = testsupport.MakeCalendar(t, base, "werkstatt", r.ID)
 		}
-		return &tenants.ShopCalendar{CalDAV: urls[r.ID], Username: "werkstatt"}
+		return &tenants.ShopCalendar{CalDAV: urls.urls[r.ID], Username: "werkstatt"}
 	})
 	return urls
 }
@@ -103,13 +109,17 @@ func applyCalendars(t *testing.T, s *convStack, cal func(tenants.Resource) *tena
 	require.NoError(t, err)
 }
 
-// caldavCalendars are the calendars' URLs by resource.
-type caldavCalendars map[string]string
+// caldavCalendars are the calendars' URLs by resource on Radicale at
+// base.
+type caldavCalendars struct {
+	base string
+	urls map[string]string
+}
 
 func (c caldavCalendars) events(t *testing.T, id, customer string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for res, u := range c {
+	for res, u := range c.urls {
 		ev, found, err := (&shopcal.CalDAV{Calendar: u, Username: "werkstatt"}).Get(context.Background(), id)
 		require.NoError(t, err)
 		if found {
@@ -122,11 +132,25 @@ func (c caldavCalendars) events(t *testing.T, id, customer string) map[string]st
 func (c caldavCalendars) staffEvent(t *testing.T, resource, uid string, start, end time.Time) {
 	t.Helper()
 	const layout = "20060102T150405Z"
-	testsupport.StaffEvent(t, c[resource], uid, "BEGIN:VEVENT\nUID:"+uid+"\nDTSTAMP:20260101T000000Z\nDTSTART:"+start.UTC().Format(layout)+
+	testsupport.StaffEvent(t, c.urls[resource], uid, "BEGIN:VEVENT\nUID:"+uid+"\nDTSTAMP:20260101T000000Z\nDTSTART:"+start.UTC().Format(layout)+
 		"\nDTEND:"+end.UTC().Format(layout)+"\nSUMMARY:Ölwechsel Stammkunde\nEND:VEVENT")
 }
 
-func (c caldavCalendars) resources() []string { return slices.Sorted(maps.Keys(c)) }
+func (c caldavCalendars) resources() []string { return slices.Sorted(maps.Keys(c.urls)) }
+
+// copies: an object's name is the event's ID, so a calendar holds it once
+// at most; more than one calendar holding it is the duplicate.
+func (c caldavCalendars) copies(t *testing.T, id string) int {
+	return len(c.events(t, id, "+490000000000"))
+}
+
+func (c caldavCalendars) route(t *testing.T, s *convStack, wrap func(string) string) {
+	t.Helper()
+	through := wrap(c.base)
+	applyCalendars(t, s, func(r tenants.Resource) *tenants.ShopCalendar {
+		return &tenants.ShopCalendar{CalDAV: through + strings.TrimPrefix(c.urls[r.ID], c.base), Username: "werkstatt"}
+	})
+}
 
 // googleCalendars are the calendars at the fake Google, their IDs by
 // resource.
@@ -157,6 +181,16 @@ func (g googleCalendars) staffEvent(t *testing.T, resource, uid string, start, e
 }
 
 func (g googleCalendars) resources() []string { return slices.Sorted(maps.Keys(g.ids)) }
+
+// copies: Google keys events by the ID bookonce chose, so a calendar
+// holds it once at most.
+func (g googleCalendars) copies(t *testing.T, id string) int {
+	return len(g.events(t, id, "+490000000000"))
+}
+
+func (g googleCalendars) route(_ *testing.T, s *convStack, wrap func(string) string) {
+	s.cfg.GoogleAPIURL = wrap(s.cfg.GoogleAPIURL)
+}
 
 // graphCalendars are the mailbox's calendars at the fake Graph, their IDs
 // by resource.
@@ -191,6 +225,24 @@ func (g graphCalendars) staffEvent(t *testing.T, resource, uid string, start, en
 
 func (g graphCalendars) resources() []string { return slices.Sorted(maps.Keys(g.ids)) }
 
+// copies: Graph chooses IDs, so a second create would be a second event
+// with the same transactionId.
+func (g graphCalendars) copies(_ *testing.T, id string) int {
+	n := 0
+	for _, cal := range g.ids {
+		for _, ev := range g.fake.Events(g.mailbox, cal) {
+			if ev.TransactionID == id {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (g graphCalendars) route(_ *testing.T, s *convStack, wrap func(string) string) {
+	s.cfg.MicrosoftAPIURL = wrap(s.cfg.MicrosoftAPIURL)
+}
+
 // checkedStart checks what staff read of a booking's event (the service,
 // no full number) and returns its start.
 func checkedStart(t *testing.T, ev shopcal.Event, customer string) string {
@@ -210,6 +262,19 @@ func TestBookingFollowsInTheShopsCalendar(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			bookMoveCancelInShopCalendar(t, connect)
+		})
+	}
+}
+
+// eachProvider runs f, in parallel, for a new stack whose demo shop has
+// its resources' calendars at each provider (no worker started yet).
+func eachProvider(t *testing.T, f func(t *testing.T, s *convStack, cals shopCalendars)) {
+	t.Helper()
+	for name, connect := range providers {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := newConvStack(t)
+			f(t, &s, connect(t, &s))
 		})
 	}
 }
