@@ -47,9 +47,9 @@ func markWindows(all []Scenario, stale, stop int) {
 }
 
 // closeWindow moves the customer's last message to the shop back by staleBy,
-// at the fake Twilio and in the inbox, once the answer to that message is
-// at Twilio: a reply leaves seconds after the message it answers, inside
-// the window, as in life; what follows later (the link, the confirmation,
+// at the fake Twilio and in the inbox, once the answer to that message has
+// left: a reply leaves seconds after the message it answers, inside the
+// window, as in life; what follows later (the link, the confirmation,
 // the reminders) meets the closed window. It waits out a database outage.
 func (e *env) closeWindow(ctx context.Context, s Scenario) error {
 	customer := s.Customer
@@ -57,7 +57,7 @@ func (e *env) closeWindow(ctx context.Context, s Scenario) error {
 	if err != nil {
 		return fmt.Errorf("close the window of %s: %w", customer, err)
 	}
-	if err := e.awaitAnswer(ctx, customer); err != nil {
+	if err := e.awaitAnswer(ctx, s); err != nil {
 		return err
 	}
 	e.twilio.Backdate("whatsapp:"+customer, "whatsapp:"+s.shop(), staleBy)
@@ -80,17 +80,24 @@ func (e *env) closeWindow(ctx context.Context, s Scenario) error {
 // customer's message (an outage may hold it back for minutes).
 const answerWait = 5 * time.Minute
 
-// awaitAnswer returns once a WhatsApp message to customer is at Twilio.
-func (e *env) awaitAnswer(ctx context.Context, customer string) error {
+// awaitAnswer returns once bookonce's answer to the customer's message
+// has left the outbox (sent, or refused by Twilio) and no other answer is
+// pending: not merely once some message to them is at Twilio, since under
+// faults the booking's payment link may overtake the answer, which would
+// then meet the closed window as no real customer's answer would.
+func (e *env) awaitAnswer(ctx context.Context, s Scenario) error {
 	deadline := time.Now().Add(answerWait)
+	conv := e.conversationID(s)
 	for {
-		for _, m := range e.twilio.Messages() {
-			if m.To == "whatsapp:"+customer {
-				return nil
-			}
+		var left, pending int
+		e.db.wait(ctx)
+		err := e.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state <> 'pending'), count(*) FILTER (WHERE state = 'pending')
+			FROM outbox_messages WHERE tenant_id = $1 AND reference = $2 AND kind LIKE 'reply:%'`, s.tenant(), conv).Scan(&left, &pending)
+		if err == nil && left > 0 && pending == 0 {
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no answer to %s within %s: its window stays open", mask.Phones(customer), answerWait)
+			return fmt.Errorf("no answer to %s within %s: its window stays open", mask.Phones(s.Customer), answerWait)
 		}
 		select {
 		case <-ctx.Done():

@@ -88,3 +88,36 @@ func TestMirrorSaysWhenACalendarRefuses(t *testing.T) {
 	require.Equal(t, 0.0, metric(shopcal.MetricFailing))
 	require.Equal(t, float64(at.Unix()), metric(shopcal.MetricLastSync))
 }
+
+// flaky fails its first read as a connection the server closed would.
+type flaky struct {
+	shopcal.Provider
+	reads *int
+}
+
+func (f flaky) Busy(context.Context, time.Time, time.Time, *time.Location) ([]shopcal.Interval, error) {
+	if *f.reads++; *f.reads == 1 {
+		return nil, &shopcal.Error{Op: "busy", Outcome: outcome.Unknown, Err: errors.New("read: connection reset by peer")}
+	}
+	return nil, nil
+}
+
+// TestMirrorReadsAgainAfterAStaleConnection: a server that closes
+// kept-alive connections after as long as the poll interval makes every
+// sweep's first read meet a closed connection; the read is repeated at
+// once, so the sweep still mirrors the calendar.
+func TestMirrorReadsAgainAfterAStaleConnection(t *testing.T) {
+	reads, stored := 0, 0
+	m := &shopcal.Mirror{
+		Calendars: func(string, string) (shopcal.Provider, bool, error) { return flaky{reads: &reads}, true, nil },
+		Tenants:   func() []string { return []string{"stale-test"} },
+		Resources: func(string) []string { return []string{"bay-1"} },
+		Blocks: func(context.Context, string, string, bookonce.BlocksRequest) (bookonce.BlocksResult, error) {
+			stored++
+			return bookonce.BlocksResult{}, nil
+		},
+	}
+	require.NoError(t, m.Sweep(context.Background()))
+	require.Equal(t, 2, reads)
+	require.Equal(t, 1, stored)
+}
