@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -57,6 +58,8 @@ func measureSyncLag(t *testing.T, l syncLagLoad) syncLagResult {
 	acts := stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	// The sweep's failures are logged; the bench shows them.
+	acts.ShopMirror.Log = slog.New(slog.NewTextHandler(testsupport.LogWriter(t), nil))
 	go acts.ShopMirror.Run(ctx, l.poll)
 	c, err := acts.Calendar("demo")
 	require.NoError(t, err)
