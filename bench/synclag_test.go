@@ -61,8 +61,6 @@ func measureSyncLag(t *testing.T, l syncLagLoad) syncLagResult {
 	// The sweep's failures are logged; the bench shows them.
 	acts.ShopMirror.Log = slog.New(slog.NewTextHandler(testsupport.LogWriter(t), nil))
 	go acts.ShopMirror.Run(ctx, l.poll)
-	c, err := acts.Calendar("demo")
-	require.NoError(t, err)
 
 	res := syncLagResult{poll: l.poll}
 	for i := range l.samples {
@@ -74,6 +72,10 @@ func measureSyncLag(t *testing.T, l syncLagLoad) syncLagResult {
 		testsupport.StaffEvent(t, cal, uid, "BEGIN:VEVENT\nUID:"+uid+"\nDTSTAMP:20260101T000000Z\nDTSTART:"+slot.UTC().Format("20060102T150405Z")+
 			"\nDTEND:"+slot.Add(time.Hour).UTC().Format("20060102T150405Z")+"\nSUMMARY:Werkstatt intern\nEND:VEVENT")
 		testsupport.Eventually(t, l.poll+time.Minute, "the slot no longer offered", func() bool {
+			// A client per look, as the worker makes one per call: its
+			// service token lives minutes, fewer than a full run takes.
+			c, err := acts.Calendar("demo")
+			require.NoError(t, err)
 			slots, err := c.Availability(ctx, "tire-change", "bay-1", slot, slot.Add(30*time.Minute))
 			return err == nil && len(slots) == 0
 		})
