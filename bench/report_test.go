@@ -212,7 +212,7 @@ func (r *report) tables() (string, []target) {
 	section("Voice: the gateway's TwiML answer to a spoken sentence", r.voice.series != nil, r.voiceTables)
 	section("6. A Redis front cache for hot keys (seed 003)", r.redis.series != nil, r.redisTables)
 	section(latencyTitle, r.latency.runs != nil, r.latencyTables)
-	section("7. Shop calendars: how late a staff entry blocks the slot", r.syncLag.lags != nil, r.syncLagTables)
+	section("8. Shop calendars: how late a staff entry blocks the slot", r.syncLag.lags != nil, r.syncLagTables)
 	return b.String(), ts
 }
 

@@ -100,6 +100,6 @@ func (r *report) syncLagTables(b *strings.Builder) []target {
 	b.WriteString("| poll | entries | p50 s | p95 s | max s |\n|---:|---:|---:|---:|---:|\n")
 	p95 := s.quantile(0.95)
 	fmt.Fprintf(b, "| %s | %d | %.1f | %.1f | %.1f |\n", s.poll, len(s.lags), s.quantile(0.5).Seconds(), p95.Seconds(), s.quantile(1).Seconds())
-	return []target{{"shop calendar sync lag, polling", fmt.Sprintf("p95 ≤ %s", syncLagTargetPolling),
+	return []target{{"8. shop calendar sync lag, polling", fmt.Sprintf("p95 ≤ %s", syncLagTargetPolling),
 		fmt.Sprintf("%.1f s (%s)", p95.Seconds(), verdict(p95 <= syncLagTargetPolling))}}
 }

@@ -76,10 +76,9 @@ func (m *Mirror) refresh(ctx context.Context, tenant, resource string, from, to 
 	}
 	busy, err := p.Busy(ctx, from, to, m.zone(tenant))
 	if err != nil && outcome.Of(err) != outcome.Final && ctx.Err() == nil {
-		// A read is safe to repeat at once: the usual cause is a kept-alive
-		// connection the server closed just as the sweep reused it (a
-		// server's idle timeout equal to the poll interval hits every
-		// sweep), which a new connection does not meet.
+		// A read is safe to repeat at once, and a transient failure (a
+		// kept-alive connection the server closed just as the sweep
+		// reused it) should not cost a whole poll interval of lag.
 		busy, err = p.Busy(ctx, from, to, m.zone(tenant))
 	}
 	if err != nil {

@@ -102,10 +102,9 @@ func (f flaky) Busy(context.Context, time.Time, time.Time, *time.Location) ([]sh
 	return nil, nil
 }
 
-// TestMirrorReadsAgainAfterAStaleConnection: a server that closes
-// kept-alive connections after as long as the poll interval makes every
-// sweep's first read meet a closed connection; the read is repeated at
-// once, so the sweep still mirrors the calendar.
+// TestMirrorReadsAgainAfterAStaleConnection: a sweep's read that meets a
+// connection the server just closed is repeated at once, so the sweep
+// still mirrors the calendar instead of waiting a poll interval.
 func TestMirrorReadsAgainAfterAStaleConnection(t *testing.T) {
 	reads, stored := 0, 0
 	m := &shopcal.Mirror{
