@@ -154,16 +154,11 @@ func googleStatus(err error) int {
 // invalid_grant) and any other 4xx are final, for a person to reconnect;
 // no answer is unknown, retried under the same ID.
 func googleError(op string, err error) error {
+	if te, ok := tokenError(op, "google", err); ok {
+		return te
+	}
 	var ge *googleapi.Error
-	var re *oauth2.RetrieveError
-	switch {
-	case errors.As(err, &re):
-		class := outcome.Final
-		if re.Response != nil && (re.Response.StatusCode >= 500 || re.Response.StatusCode == http.StatusTooManyRequests) {
-			class = outcome.Retryable
-		}
-		return &Error{Op: op, Status: responseStatus(re.Response), Outcome: class, Err: fmt.Errorf("google token: %s", re.ErrorCode)}
-	case errors.As(err, &ge):
+	if errors.As(err, &ge) {
 		class := outcome.Final
 		if ge.Code >= 500 || ge.Code == http.StatusTooManyRequests || (ge.Code == http.StatusForbidden && rateLimited(ge)) {
 			class = outcome.Retryable
@@ -180,11 +175,4 @@ func rateLimited(ge *googleapi.Error) bool {
 		}
 	}
 	return false
-}
-
-func responseStatus(r *http.Response) int {
-	if r == nil {
-		return 0
-	}
-	return r.StatusCode
 }

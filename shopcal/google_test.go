@@ -144,16 +144,12 @@ func TestGoogleBusyIsWhatStaffEntered(t *testing.T) {
 
 	busy, err := g.provider.Busy(ctx, time.Date(2030, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2030, 3, 31, 0, 0, 0, 0, time.UTC), berlin)
 	require.NoError(t, err)
-	var got []string
-	for _, b := range busy {
-		got = append(got, b.UID+" "+b.Start.UTC().Format(time.RFC3339)+" "+b.End.Sub(b.Start).String())
-	}
 	require.Equal(t, []string{
 		"staffweekly_20300304T060000Z 2030-03-04T06:00:00Z 1h0m0s",
 		"staffoil01 2030-03-12T08:00:00Z 1h0m0s",
 		"staffdayoff 2030-03-13T23:00:00Z 24h0m0s", // the whole day in Berlin
 		"staffweekly_20300318T060000Z 2030-03-18T06:00:00Z 1h0m0s",
-	}, got)
+	}, spans(busy))
 }
 
 // TestGoogleRefusalsAreFinalAndLimitsAreRetried: a withdrawn consent
@@ -199,4 +195,13 @@ func serveFake(t *testing.T, h http.Handler, rules ...chaos.Rule) string {
 	proxy := httptest.NewServer(p)
 	t.Cleanup(proxy.Close)
 	return proxy.URL
+}
+
+// spans shows busy intervals as "UID start(UTC) duration", for comparing.
+func spans(busy []shopcal.Interval) []string {
+	var out []string
+	for _, b := range busy {
+		out = append(out, b.UID+" "+b.Start.UTC().Format(time.RFC3339)+" "+b.End.Sub(b.Start).String())
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -258,22 +259,18 @@ func (g *Graph) do(ctx context.Context, op, method, u, ifMatch string, body, out
 	return nil
 }
 
-// tokenOr classifies a call that got no answer from Graph: the token
-// endpoint's refusal (consent withdrawn, the app's secret wrong) is
-// final; anything else is unknown.
+// tokenOr classifies a call that got no answer from Graph: a refusal at
+// the token endpoint (tokenError), or unknown.
 func tokenOr(op string, err error) error {
-	if re, ok := asRetrieveError(err); ok {
-		class := outcome.Final
-		if s := responseStatus(re.Response); s >= 500 || s == http.StatusTooManyRequests {
-			class = outcome.Retryable
-		}
-		return &Error{Op: op, Status: responseStatus(re.Response), Outcome: class, Err: fmt.Errorf("microsoft token: %s", re.ErrorCode)}
+	if te, ok := tokenError(op, "microsoft", err); ok {
+		return te
 	}
 	return &Error{Op: op, Outcome: outcome.Unknown, Err: err}
 }
 
 func statusOfErr(err error) int {
-	if e, ok := err.(*Error); ok {
+	var e *Error
+	if errors.As(err, &e) {
 		return e.Status
 	}
 	return 0

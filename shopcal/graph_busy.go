@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/oauth2"
-
 	"github.com/bookonce/bookonce/outcome"
 )
 
@@ -68,9 +66,4 @@ func graphInterval(e GraphEvent, loc *time.Location) (Interval, error) {
 		end = time.Date(end.Year(), end.Month(), end.Day(), 0, 0, 0, 0, loc)
 	}
 	return Interval{Start: start, End: end, UID: e.ID}, nil
-}
-
-func asRetrieveError(err error) (*oauth2.RetrieveError, bool) {
-	var re *oauth2.RetrieveError
-	return re, errors.As(err, &re)
 }

@@ -59,7 +59,13 @@ type Mirror struct {
 // it shows busy as the window's blocks, replacing what was mirrored
 // there, then tells Conflict of every booking a block lies over.
 func (m *Mirror) Refresh(ctx context.Context, tenant, resource string, from, to time.Time) error {
-	err := m.refresh(ctx, tenant, resource, from, to)
+	p, ok, err := m.Calendars(tenant, resource)
+	if !ok && err == nil {
+		return nil // no calendar of the shop's: nothing to mirror, nothing to count
+	}
+	if err == nil {
+		err = m.refresh(ctx, tenant, resource, p, from, to)
+	}
 	observe(tenant, resource, m.now(), err)
 	if err != nil && outcome.Of(err) == outcome.Final && m.Unreachable != nil {
 		if cerr := m.Unreachable(ctx, tenant, resource, err); cerr != nil {
@@ -69,11 +75,7 @@ func (m *Mirror) Refresh(ctx context.Context, tenant, resource string, from, to 
 	return err
 }
 
-func (m *Mirror) refresh(ctx context.Context, tenant, resource string, from, to time.Time) error {
-	p, ok, err := m.Calendars(tenant, resource)
-	if err != nil || !ok {
-		return err
-	}
+func (m *Mirror) refresh(ctx context.Context, tenant, resource string, p Provider, from, to time.Time) error {
 	busy, err := p.Busy(ctx, from, to, m.zone(tenant))
 	if err != nil && outcome.Of(err) != outcome.Final && ctx.Err() == nil {
 		// A read is safe to repeat at once, and a transient failure (a

@@ -29,10 +29,9 @@ import (
 // (MICROSOFT_CLIENT_ID, MICROSOFT_CLIENT_SECRET; MICROSOFT_API_URL).
 func ShopCalendars(cfg config.Config, reg *tenants.Registry) activities.ShopCalendars {
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: tracing.Transport(nil)}
-	google := googleCalendars{app: shopcal.GoogleApp{ClientID: cfg.GoogleClientID, ClientSecret: cfg.GoogleClientSecret, BaseURL: cfg.GoogleAPIURL},
-		hc: hc, conns: map[string]*shopcal.Google{}}
-	microsoft := microsoftCalendars{app: shopcal.MicrosoftApp{ClientID: cfg.MicrosoftClientID, ClientSecret: cfg.MicrosoftClientSecret, BaseURL: cfg.MicrosoftAPIURL},
-		hc: hc, conns: map[string]*shopcal.Graph{}}
+	google := shopcal.GoogleApp{ClientID: cfg.GoogleClientID, ClientSecret: cfg.GoogleClientSecret, BaseURL: cfg.GoogleAPIURL}
+	microsoft := shopcal.MicrosoftApp{ClientID: cfg.MicrosoftClientID, ClientSecret: cfg.MicrosoftClientSecret, BaseURL: cfg.MicrosoftAPIURL}
+	conns := &connections{conns: map[string]shopcal.Provider{}}
 	return func(tenant, resource string) (shopcal.Provider, bool, error) {
 		if reg == nil {
 			return nil, false, nil
@@ -52,12 +51,20 @@ func ShopCalendars(cfg config.Config, reg *tenants.Registry) activities.ShopCale
 			if r.Calendar.Secret != "" && !ok {
 				return nil, false, fmt.Errorf("the calendar of %s/%s names secret %q, which SHOP_CALENDAR_SECRETS lacks", tenant, resource, r.Calendar.Secret)
 			}
-			if r.Calendar.Google != "" {
-				g, err := google.connect(r.Calendar.Google, secret)
+			switch c := *r.Calendar; {
+			case c.Google != "" && google.ClientID == "":
+				return nil, false, errors.New("a shop's Google calendar needs bookonce's Google app: set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET")
+			case c.Google != "":
+				g, err := conns.get("google\x00"+c.Google+"\x00"+secret, func() (shopcal.Provider, error) {
+					return shopcal.NewGoogle(context.Background(), google, c.Google, secret, hc)
+				})
 				return g, err == nil, err
-			}
-			if r.Calendar.Microsoft != "" {
-				g, err := microsoft.connect(*r.Calendar)
+			case c.Microsoft != "" && microsoft.ClientID == "":
+				return nil, false, errors.New("a shop's Microsoft 365 calendar needs bookonce's app registration: set MICROSOFT_CLIENT_ID and MICROSOFT_CLIENT_SECRET")
+			case c.Microsoft != "":
+				g, err := conns.get("microsoft\x00"+c.EntraTenant+"\x00"+c.Microsoft+"\x00"+c.CalendarID, func() (shopcal.Provider, error) {
+					return shopcal.NewGraph(context.Background(), microsoft, c.EntraTenant, c.Microsoft, c.CalendarID, hc), nil
+				})
 				return g, err == nil, err
 			}
 			return &shopcal.CalDAV{Calendar: r.Calendar.CalDAV, Username: r.Calendar.Username, Password: secret, HTTP: hc}, true, nil
@@ -66,57 +73,26 @@ func ShopCalendars(cfg config.Config, reg *tenants.Registry) activities.ShopCale
 	}
 }
 
-// googleCalendars keeps one connection per Google calendar and refresh
-// token: its access token is reused until it expires, not fetched again
-// for every call.
-type googleCalendars struct {
-	app   shopcal.GoogleApp
-	hc    *http.Client
+// connections keeps one connection per shop calendar at Google or
+// Microsoft (by what identifies it and its credential), so its access
+// token is reused until it expires, not fetched again for every call.
+type connections struct {
 	mu    sync.Mutex
-	conns map[string]*shopcal.Google
+	conns map[string]shopcal.Provider
 }
 
-func (g *googleCalendars) connect(calendarID, refreshToken string) (*shopcal.Google, error) {
-	if g.app.ClientID == "" {
-		return nil, errors.New("a shop's Google calendar needs bookonce's Google app: set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET")
+func (c *connections) get(key string, connect func() (shopcal.Provider, error)) (shopcal.Provider, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.conns[key]; ok {
+		return p, nil
 	}
-	key := calendarID + "\x00" + refreshToken
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if c, ok := g.conns[key]; ok {
-		return c, nil
-	}
-	c, err := shopcal.NewGoogle(context.Background(), g.app, calendarID, refreshToken, g.hc)
+	p, err := connect()
 	if err != nil {
 		return nil, err
 	}
-	g.conns[key] = c
-	return c, nil
-}
-
-// microsoftCalendars keeps one connection per shop calendar in Microsoft
-// 365, so the app's token for the shop's tenant is reused until it
-// expires.
-type microsoftCalendars struct {
-	app   shopcal.MicrosoftApp
-	hc    *http.Client
-	mu    sync.Mutex
-	conns map[string]*shopcal.Graph
-}
-
-func (m *microsoftCalendars) connect(c tenants.ShopCalendar) (*shopcal.Graph, error) {
-	if m.app.ClientID == "" {
-		return nil, errors.New("a shop's Microsoft 365 calendar needs bookonce's app registration: set MICROSOFT_CLIENT_ID and MICROSOFT_CLIENT_SECRET")
-	}
-	key := c.EntraTenant + "\x00" + c.Microsoft + "\x00" + c.CalendarID
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if g, ok := m.conns[key]; ok {
-		return g, nil
-	}
-	g := shopcal.NewGraph(context.Background(), m.app, c.EntraTenant, c.Microsoft, c.CalendarID, m.hc)
-	m.conns[key] = g
-	return g, nil
+	c.conns[key] = p
+	return p, nil
 }
 
 // ShopMirror mirrors what staff entered in the shops' calendars into
