@@ -31,6 +31,7 @@ type sizes struct {
 	voice    voiceLoad
 	latency  latencySizes
 	syncLag  syncLagLoad
+	pushLag  syncLagLoad
 }
 
 var smoke = sizes{
@@ -46,6 +47,7 @@ var smoke = sizes{
 	voice:    voiceLoad{rates: []int{20}, perRun: 250 * time.Millisecond, reps: 1},
 	latency:  latencySizes{n: 3, reps: 1, rssWindow: 250 * time.Millisecond},
 	syncLag:  syncLagLoad{poll: 300 * time.Millisecond, samples: 2},
+	pushLag:  syncLagLoad{poll: time.Hour, samples: 2, push: true},
 }
 
 // full is the `make bench` run: about ten minutes on two cores, and 25
@@ -79,6 +81,7 @@ func full(t *testing.T) sizes {
 		voice:    voiceLoad{rates: []int{20, 50}, perRun: 6 * time.Second, reps: 3},
 		latency:  fullLatency(t),
 		syncLag:  syncLagLoad{poll: 30 * time.Second, samples: 12},
+		pushLag:  syncLagLoad{poll: time.Hour, samples: 20, push: true},
 	}
 }
 
@@ -131,7 +134,10 @@ func run(t *testing.T, sz sizes, rep *report) {
 	item("voice", func(t *testing.T) { rep.voice = measureVoice(t, sz.voice) })
 	item("redis", func(t *testing.T) { rep.redis = measureRedis(t, sz) })
 	item("latency", func(t *testing.T) { rep.latency = measureLatency(t, sz.latency) })
-	item("synclag", func(t *testing.T) { rep.syncLag = measureSyncLag(t, sz.syncLag) })
+	item("synclag", func(t *testing.T) {
+		rep.syncLag = measureSyncLag(t, sz.syncLag)
+		rep.pushLag = measurePushLag(t, sz.pushLag)
+	})
 	tables, _ := rep.tables()
 	t.Log("\n" + tables)
 }

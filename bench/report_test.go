@@ -23,6 +23,7 @@ type report struct {
 	redis   redisResult
 	latency latencyResult
 	syncLag syncLagResult
+	pushLag syncLagResult
 }
 
 // The targets.

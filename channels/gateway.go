@@ -78,6 +78,9 @@ type Gateway struct {
 	// Ops is the ops page (review queue, duplicate counters), served at
 	// /ops on the admin listener.
 	Ops http.Handler
+	// Webhooks holds more public routes (ServeMux pattern -> handler):
+	// the shops' calendars' push notifications (shopcal.Receiver).
+	Webhooks map[string]http.Handler
 	// Admin holds more staff routes (ServeMux pattern -> handler) for the
 	// admin listener, beside the review and booking APIs and the ops page.
 	Admin   map[string]http.Handler
@@ -154,6 +157,9 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("POST "+RouteStripe, g.stripeWebhook)
 	mux.HandleFunc("POST "+RouteStripeTenant, g.tenantStripeWebhook)
 	mux.HandleFunc("GET "+RoutePaid, paidPage)
+	for pattern, h := range g.Webhooks {
+		mux.Handle(pattern, h)
+	}
 	mux.HandleFunc("/", notFound)
 	return mux
 }

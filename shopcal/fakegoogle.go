@@ -34,6 +34,10 @@ import (
 //     EXDATE instances expanded, IDs "<id>_<start>"), maxResults and
 //     pageToken.
 //   - RateLimit makes the next calls answer 429 or 403 rateLimitExceeded.
+//   - events.watch opens a push channel (web_hook, HTTPS address, an ID
+//     unique to the project, ttl up to a month): a "sync" message at
+//     once, then an "exists" message on every change to the calendar,
+//     until it expires or channels.stop closes it (fakegoogle_watch.go).
 type FakeGoogle struct {
 	ClientID, ClientSecret string
 
@@ -45,12 +49,15 @@ type FakeGoogle struct {
 	version   int64
 	calls     map[string]int // "METHOD kind" -> count
 	now       func() time.Time
+	channels  map[string]*googleChannel
+	push      *pusher
 }
 
 // NewFakeGoogle returns a fake whose OAuth client is id and secret.
 func NewFakeGoogle(clientID, clientSecret string) *FakeGoogle {
 	return &FakeGoogle{ClientID: clientID, ClientSecret: clientSecret, refresh: map[string]bool{}, access: map[string]time.Time{},
-		calendars: map[string]map[string]*gcal.Event{}, calls: map[string]int{}, now: time.Now}
+		calendars: map[string]map[string]*gcal.Event{}, calls: map[string]int{}, now: time.Now, channels: map[string]*googleChannel{},
+		push: &pusher{timeout: 30 * time.Second, attempts: 5, retry: func(s int) bool { return s == 500 || s == 502 || s == 503 || s == 504 }}}
 }
 
 // AddCalendar makes a calendar that refreshToken may use (the shop's
@@ -90,6 +97,7 @@ func (f *FakeGoogle) Put(calendarID string, ev gcal.Event) {
 	}
 	f.stamp(&ev)
 	f.calendars[calendarID][ev.Id] = &ev
+	f.changed(calendarID)
 }
 
 // Event returns the event id of a calendar as stored (a deleted one with
@@ -122,6 +130,8 @@ func (f *FakeGoogle) Handler() http.Handler {
 	mux.HandleFunc("GET "+events+"/{id}", f.authed("get", f.get))
 	mux.HandleFunc("PUT "+events+"/{id}", f.authed("update", f.update))
 	mux.HandleFunc("DELETE "+events+"/{id}", f.authed("delete", f.delete))
+	mux.HandleFunc("POST "+events+"/watch", f.authed("watch", f.watch))
+	mux.HandleFunc("POST /calendar/v3/channels/stop", f.stop)
 	return mux
 }
 
@@ -153,17 +163,7 @@ func (f *FakeGoogle) authed(kind string, h func(w http.ResponseWriter, r *http.R
 	return func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if exp, ok := f.access[tok]; !ok || !exp.After(f.now()) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/"`)
-			writeGoogleError(w, http.StatusUnauthorized, "authError", "Invalid Credentials")
-			return
-		}
-		if len(f.limited) > 0 {
-			status := f.limited[0]
-			f.limited = f.limited[1:]
-			w.Header().Set("Retry-After", "1")
-			writeGoogleError(w, status, "rateLimitExceeded", "Rate Limit Exceeded")
+		if !f.authorized(w, r) {
 			return
 		}
 		events, ok := f.calendars[r.PathValue("cal")]
@@ -172,8 +172,30 @@ func (f *FakeGoogle) authed(kind string, h func(w http.ResponseWriter, r *http.R
 			return
 		}
 		f.calls[r.Method+" "+kind]++
+		version := f.version
 		h(w, r, events)
+		if f.version != version { // a change, not a refusal
+			f.changed(r.PathValue("cal"))
+		}
 	}
+}
+
+// authorized checks the access token and any rate limit (under f.mu).
+func (f *FakeGoogle) authorized(w http.ResponseWriter, r *http.Request) bool {
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if exp, ok := f.access[tok]; !ok || !exp.After(f.now()) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/"`)
+		writeGoogleError(w, http.StatusUnauthorized, "authError", "Invalid Credentials")
+		return false
+	}
+	if len(f.limited) > 0 {
+		status := f.limited[0]
+		f.limited = f.limited[1:]
+		w.Header().Set("Retry-After", "1")
+		writeGoogleError(w, status, "rateLimitExceeded", "Rate Limit Exceeded")
+		return false
+	}
+	return true
 }
 
 // validID is Google's rule for client-chosen event IDs.

@@ -29,6 +29,11 @@ import (
 //   - Every change gives a new @odata.etag; If-Match with an older one is
 //     412 ErrorIrresolvableConflict.
 //   - Throttle makes the next calls answer 429 with Retry-After.
+//   - Subscriptions to a calendar's events (fakegraph_subs.go): created
+//     after the validation handshake with the notification URL (HTTPS),
+//     for at most 10080 minutes, renewed by PATCH, deleted; every change
+//     is posted to the URL with the clientState, retried until answered
+//     2xx within 3 s.
 type FakeGraph struct {
 	ClientID, ClientSecret string
 
@@ -40,12 +45,17 @@ type FakeGraph struct {
 	seq       int64
 	calls     map[string]int
 	now       func() time.Time
+	tenantOf  map[string]string // token -> Entra tenant
+	subs      map[string]*graphSub
+	push      *pusher
 }
 
 // NewFakeGraph returns a fake whose app registration is id and secret.
 func NewFakeGraph(clientID, clientSecret string) *FakeGraph {
 	return &FakeGraph{ClientID: clientID, ClientSecret: clientSecret, consented: map[string]bool{}, access: map[string]time.Time{},
-		calendars: map[string]map[string]*graphEvent{}, calls: map[string]int{}, now: time.Now}
+		calendars: map[string]map[string]*graphEvent{}, calls: map[string]int{}, now: time.Now,
+		tenantOf: map[string]string{}, subs: map[string]*graphSub{},
+		push: &pusher{timeout: 3 * time.Second, attempts: 5, retry: func(s int) bool { return s >= 300 }}}
 }
 
 // AddCalendar makes the calendar of a user's mailbox in a tenant that
@@ -83,6 +93,7 @@ func (f *FakeGraph) Put(user, calendar string, ev GraphEvent) string {
 	}
 	f.stamp(e)
 	f.calendars[strings.ToLower(user)+"/"+calendar][e.ID] = e
+	f.changed(strings.ToLower(user)+"/"+calendar, "created", e.ID)
 	return e.ID
 }
 
@@ -120,6 +131,9 @@ func (f *FakeGraph) Handler() http.Handler {
 	mux.HandleFunc("PATCH "+events+"/{id}", f.authed("update", f.update))
 	mux.HandleFunc("DELETE "+events+"/{id}", f.authed("delete", f.delete))
 	mux.HandleFunc("GET /v1.0/users/{user}/calendars/{cal}/calendarView", f.authed("view", f.view))
+	mux.HandleFunc("POST /v1.0/subscriptions", f.subscribe)
+	mux.HandleFunc("PATCH /v1.0/subscriptions/{id}", f.renew)
+	mux.HandleFunc("DELETE /v1.0/subscriptions/{id}", f.unsubscribe)
 	return mux
 }
 
@@ -136,6 +150,7 @@ func (f *FakeGraph) token(w http.ResponseWriter, r *http.Request) {
 	default:
 		tok := "eyJ0eXAi." + randomHex(20)
 		f.access[tok] = f.now().Add(time.Hour)
+		f.tenantOf[tok] = r.PathValue("tenant")
 		writeGoogleJSON(w, http.StatusOK, map[string]any{"token_type": "Bearer", "expires_in": 3599, "access_token": tok})
 	}
 }
@@ -144,15 +159,7 @@ func (f *FakeGraph) authed(kind string, h func(w http.ResponseWriter, r *http.Re
 	return func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if exp, ok := f.access[tok]; !ok || !exp.After(f.now()) {
-			graphError(w, http.StatusUnauthorized, "InvalidAuthenticationToken", "Access token is empty or has expired.")
-			return
-		}
-		if f.throttled > 0 {
-			f.throttled--
-			w.Header().Set("Retry-After", "1")
-			graphError(w, http.StatusTooManyRequests, "ApplicationThrottled", "Application is over its MailboxConcurrency limit.")
+		if _, ok := f.tokenTenant(w, r); !ok {
 			return
 		}
 		events, ok := f.calendars[strings.ToLower(r.PathValue("user"))+"/"+r.PathValue("cal")]
@@ -163,6 +170,23 @@ func (f *FakeGraph) authed(kind string, h func(w http.ResponseWriter, r *http.Re
 		f.calls[r.Method+" "+kind]++
 		h(w, r, events)
 	}
+}
+
+// tokenTenant checks the access token and any throttling (under f.mu)
+// and returns the tenant the token is of.
+func (f *FakeGraph) tokenTenant(w http.ResponseWriter, r *http.Request) (string, bool) {
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if exp, ok := f.access[tok]; !ok || !exp.After(f.now()) {
+		graphError(w, http.StatusUnauthorized, "InvalidAuthenticationToken", "Access token is empty or has expired.")
+		return "", false
+	}
+	if f.throttled > 0 {
+		f.throttled--
+		w.Header().Set("Retry-After", "1")
+		graphError(w, http.StatusTooManyRequests, "ApplicationThrottled", "Application is over its MailboxConcurrency limit.")
+		return "", false
+	}
+	return f.tenantOf[tok], true
 }
 
 func (f *FakeGraph) create(w http.ResponseWriter, r *http.Request, events map[string]*graphEvent) {
@@ -183,6 +207,7 @@ func (f *FakeGraph) create(w http.ResponseWriter, r *http.Request, events map[st
 	e.ID = "AAMkAD" + randomHex(12)
 	f.stamp(e)
 	events[e.ID] = e
+	f.changed(calendarKey(r), "created", e.ID)
 	writeGoogleJSON(w, http.StatusCreated, e.wire())
 }
 
@@ -227,6 +252,7 @@ func (f *FakeGraph) update(w http.ResponseWriter, r *http.Request, events map[st
 		e.Start, e.End = patch.Start, patch.End
 	}
 	f.stamp(e)
+	f.changed(calendarKey(r), "updated", e.ID)
 	writeGoogleJSON(w, http.StatusOK, e.wire())
 }
 
@@ -239,6 +265,7 @@ func (f *FakeGraph) delete(w http.ResponseWriter, r *http.Request, events map[st
 		graphError(w, http.StatusPreconditionFailed, "ErrorIrresolvableConflict", "The change key does not match.")
 	default:
 		delete(events, e.ID)
+		f.changed(calendarKey(r), "deleted", e.ID)
 		w.WriteHeader(http.StatusNoContent)
 	}
 }
@@ -288,6 +315,11 @@ func (e *graphEvent) wire() GraphEvent {
 	out := e.GraphEvent
 	out.ETag = e.etag
 	return out
+}
+
+// calendarKey is the calendar a request's path names.
+func calendarKey(r *http.Request) string {
+	return strings.ToLower(r.PathValue("user")) + "/" + r.PathValue("cal")
 }
 
 func graphError(w http.ResponseWriter, status int, code, message string) {

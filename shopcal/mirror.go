@@ -51,8 +51,14 @@ type Mirror struct {
 	// enter there no longer blocks anything until a person reconnects it,
 	// so it opens a case. Told again at every sweep while it lasts.
 	Unreachable func(ctx context.Context, tenant, resource string, err error) error
-	Now         func() time.Time
-	Log         *slog.Logger
+	// Push, when set, keeps a push channel open on every calendar that
+	// offers one (Watcher) and reads a calendar again as soon as the
+	// gateway hears it changed; nil: polling only.
+	Push *Push
+	Now  func() time.Time
+	Log  *slog.Logger
+
+	push pushState
 }
 
 // Refresh reads the resource's calendar over [from, to) and stores what
@@ -137,6 +143,11 @@ func (m *Mirror) Sweep(ctx context.Context) error {
 			g.Go(func() error {
 				rctx, cancel := context.WithTimeout(ctx, readTimeout)
 				defer cancel()
+				if m.Push != nil {
+					// First, so a change after the channel is in place
+					// is notified and one before it is read now.
+					m.watch(rctx, t, r)
+				}
 				return m.Refresh(rctx, t, r, from, to)
 			})
 		}
@@ -145,8 +156,20 @@ func (m *Mirror) Sweep(ctx context.Context) error {
 }
 
 // Run sweeps every interval until ctx ends, logging failures (the ops
-// page shows them per resource).
+// page shows them per resource), and with Push reads a calendar again
+// whenever the gateway hears it changed.
 func (m *Mirror) Run(ctx context.Context, every time.Duration) {
+	if m.Push != nil {
+		// Listening before the first sweep opens the channels: nothing
+		// they announce is missed.
+		ready := make(chan struct{})
+		go m.listen(ctx, ready)
+		select {
+		case <-ready:
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second): // the database is slow: the poll goes on
+		}
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

@@ -148,8 +148,14 @@ type Config struct {
 	// (resources[].calendar.secret). Never logged.
 	ShopCalendarSecrets map[string]string
 	// PublicBaseURL is the gateway's externally visible URL; Twilio signs
-	// requests against it.
+	// requests against it, and the shops' Google and Microsoft calendars
+	// push their changes to it.
 	PublicBaseURL string
+	// ShopCalendarPush: the worker opens push channels on the shops'
+	// Google and Microsoft calendars (shopcal.Push). On when
+	// PublicBaseURL is HTTPS, the only URL they call; tests set it for
+	// fakes on loopback.
+	ShopCalendarPush bool
 
 	// APITokens maps bearer token to tenant.
 	APITokens map[string]string
@@ -389,6 +395,7 @@ func (r *reader) settings() Config {
 // derived reads what depends on other settings or needs parsing of its own.
 func (r *reader) derived(c *Config) {
 	_, c.TemporalAddressSet = r.lookup("TEMPORAL_ADDRESS")
+	c.ShopCalendarPush = strings.HasPrefix(c.PublicBaseURL, "https://")
 	r.temporal(c)
 	r.service(c)
 	if err := c.readWebhook(r.get); err != nil {

@@ -24,6 +24,7 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, map[string]string{"bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI": "demo"}, c.APITokens)
 	require.Equal(t, "dev-twilio-auth-token", c.TwilioAuthToken)
 	require.Equal(t, "http://127.0.0.1:8080", c.PublicBaseURL)
+	require.False(t, c.ShopCalendarPush, "Google and Microsoft call only HTTPS")
 	require.Equal(t, "Europe/Berlin", c.Timezone.String())
 	require.Equal(t, 72*time.Hour, c.IdempotencyTTL)
 	require.Equal(t, 8233, c.TemporalUIPort)
@@ -47,6 +48,7 @@ func TestOverridesAndErrors(t *testing.T) {
 	require.True(t, c.TemporalAddressSet)
 	require.Equal(t, map[string]string{tokA: "a", tokB: "b"}, c.APITokens)
 	require.Equal(t, "https://x.example", c.PublicBaseURL)
+	require.True(t, c.ShopCalendarPush)
 
 	for name, e := range map[string]map[string]string{
 		"bad ttl":      {"IDEMPOTENCY_TTL": "forever"},

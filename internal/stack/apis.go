@@ -217,6 +217,8 @@ func GatewayOn(reg *prometheus.Registry, cfg config.Config, pool *pgxpool.Pool, 
 		Limiter: gw.AuthLimiter,
 	}
 	gw.Ops = page.Handler()
+	// The shops' Google and Microsoft calendars push their changes here.
+	gw.Webhooks = (&shopcal.Receiver{Channels: &shopcal.Channels{Pool: pool}, Log: log.With("service", "gateway")}).Routes()
 	if cfg.PayloadCodec != nil { // the codec server, behind the ops sign-in
 		mux := http.NewServeMux()
 		mux.Handle("/", gw.Ops)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/bookonce/bookonce/activities"
 	"github.com/bookonce/bookonce/calendar"
 	"github.com/bookonce/bookonce/internal/config"
@@ -99,9 +101,16 @@ func (c *connections) get(key string, connect func() (shopcal.Provider, error)) 
 // bookonce's calendar as blocks, through the calendar API as the tenant
 // (acts.Calendar), reading the calendars acts.ShopCalendars finds, and
 // opens a calendar_conflict case, once per booking and event, for a block
-// over a booking.
-func ShopMirror(reg *tenants.Registry, acts *activities.Activities, log *slog.Logger) *shopcal.Mirror {
+// over a booking. With cfg.ShopCalendarPush it keeps push channels open
+// on the Google and Microsoft calendars, to the gateway at
+// PUBLIC_BASE_URL, and reads a calendar again when one fires.
+func ShopMirror(cfg config.Config, pool *pgxpool.Pool, reg *tenants.Registry, acts *activities.Activities, log *slog.Logger) *shopcal.Mirror {
+	var push *shopcal.Push
+	if cfg.ShopCalendarPush && pool != nil {
+		push = &shopcal.Push{Channels: &shopcal.Channels{Pool: pool}, URL: cfg.PublicBaseURL}
+	}
 	return &shopcal.Mirror{
+		Push:      push,
 		Calendars: acts.ShopCalendars,
 		Tenants: func() []string {
 			var ids []string

@@ -147,7 +147,7 @@ func newActivities(cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Regis
 		},
 	}
 	// What staff enter in those calendars blocks the slot.
-	acts.ShopMirror = ShopMirror(tenants, acts, slog.Default())
+	acts.ShopMirror = ShopMirror(cfg, pool, tenants, acts, slog.Default())
 	return acts
 }
 
