@@ -21,6 +21,9 @@ type calendarRow struct {
 	// Failing: the last read failed (a calendar_connection case says why
 	// when it refused for good).
 	Failing bool
+	// PushUntil is when its push channel expires (renewed before); zero:
+	// it is polled only.
+	PushUntil time.Time
 }
 
 // gatherCalendars keeps the mirror's gauges of every registry: per
@@ -55,6 +58,10 @@ func calendars(values map[string]float64, tenant string, now time.Time) []calend
 			}
 		case shopcal.MetricFailing:
 			r.Failing = x > 0
+		case shopcal.MetricPush:
+			if x > 0 {
+				r.PushUntil = time.Unix(int64(x), 0).UTC()
+			}
 		}
 	}
 	out := make([]calendarRow, 0, len(rows))

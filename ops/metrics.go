@@ -141,7 +141,7 @@ func (p *Page) gather() (map[string]float64, []error) {
 				for _, m := range mf.GetMetric() {
 					values[key("rec", label(m, "kind"))] += m.GetCounter().GetValue()
 				}
-			case shopcal.MetricLastSync, shopcal.MetricFailing:
+			case shopcal.MetricLastSync, shopcal.MetricFailing, shopcal.MetricPush:
 				gatherCalendars(values, mf)
 			}
 		}

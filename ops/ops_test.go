@@ -106,7 +106,9 @@ func newFixture(t *testing.T) *fixture {
 	repairs.WithLabelValues("void_authorisation").Add(2)
 	lastSync := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: shopcal.MetricLastSync, Help: "h"}, []string{"tenant", "resource"})
 	failing := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: shopcal.MetricFailing, Help: "h"}, []string{"tenant", "resource"})
-	worker.MustRegister(lastSync, failing)
+	push := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: shopcal.MetricPush, Help: "h"}, []string{"tenant", "resource"})
+	worker.MustRegister(lastSync, failing, push)
+	push.WithLabelValues(tenant, "bay-1").Set(float64(time.Date(2031, 1, 2, 3, 4, 0, 0, time.UTC).Unix()))
 	lastSync.WithLabelValues(tenant, "bay-1").Set(float64(time.Now().Add(-45 * time.Second).Unix()))
 	failing.WithLabelValues(tenant, "bay-1").Set(0)
 	failing.WithLabelValues(tenant, "bay-2").Set(1)
@@ -312,7 +314,7 @@ func TestPageShowsQueueMaskedCountersAndUnknownOutcomes(t *testing.T) {
 	require.Contains(t, body, "merge · voice&#43;whatsapp")
 	require.Contains(t, body, `id="repair-void_authorisation" data-total="2"`, "the reconciler's repairs")
 	// the shop's calendars: failing first, the other tenant's not at all
-	require.Regexp(t, `id="calendar-bay-2" data-failing="true">.*\n.*id="calendar-bay-1" data-failing="false"><td>bay-1</td><td title="[^"]+">4\ds ago</td>`, body)
+	require.Regexp(t, `id="calendar-bay-2" data-failing="true">.*polling only.*\n.*id="calendar-bay-1" data-failing="false"><td>bay-1</td><td title="[^"]+">4\ds ago</td><td class="push">until 2031-01-02 03:04 UTC</td>`, body)
 	require.NotContains(t, body, "lift-9")
 	// (3) unknown outcomes
 	require.Contains(t, body, `id="outbox-ob_review"`)

@@ -109,3 +109,27 @@ func eventSpan(ev *gcal.Event) (time.Time, time.Time) {
 	}
 	return at(ev.Start), at(ev.End)
 }
+
+// Events lists a calendar's events as stored, deleted ones with status
+// "cancelled".
+func (f *FakeGoogle) Events(calendarID string) []gcal.Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]gcal.Event, 0, len(f.calendars[calendarID]))
+	for _, ev := range f.calendars[calendarID] {
+		out = append(out, *ev)
+	}
+	return out
+}
+
+// Remove deletes an event as staff do in a calendar app: Google keeps it
+// as "cancelled". One that is not there is nothing to remove.
+func (f *FakeGoogle) Remove(calendarID, id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ev, ok := f.calendars[calendarID][id]; ok && ev.Status != "cancelled" {
+		ev.Status = "cancelled"
+		f.stamp(ev)
+		f.changed(calendarID)
+	}
+}

@@ -186,3 +186,14 @@ func (f *FakeGraph) changed(calendar, changeType, id string) {
 		f.push.deliver(s.NotificationURL, http.Header{"Content-Type": {"application/json"}}, body)
 	}
 }
+
+// Remove deletes an event as staff do in Outlook.
+func (f *FakeGraph) Remove(user, calendar, id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := strings.ToLower(user) + "/" + calendar
+	if _, ok := f.calendars[key][id]; ok {
+		delete(f.calendars[key], id)
+		f.changed(key, "deleted", id)
+	}
+}

@@ -27,15 +27,10 @@ type watched struct {
 	mirror  *shopcal.Mirror
 	gateway string
 	stored  *stored
-	// staffEvent enters an event at the provider as staff's calendar app
-	// does; open counts the provider's live channels; calls counts its
-	// calls by "METHOD kind".
-	staffEvent func(uid string, start time.Time)
-	open       func() int
-	calls      func(string) int
+	pushCalendar
 }
 
-// stored records the UIDs of the blocks the mirror stored.
+// stored records the UIDs of the blocks the mirror stored last.
 type stored struct {
 	mu   sync.Mutex
 	uids []string
@@ -54,21 +49,31 @@ func (s *stored) refreshes() int {
 	return s.n
 }
 
-var pushProviders = map[string]func(t *testing.T) (shopcal.Provider, func(string, time.Time), func() int, func(string) int){
-	"google": func(t *testing.T) (shopcal.Provider, func(string, time.Time), func() int, func(string) int) {
+// pushCalendar is one bay's calendar at a fake that pushes: how staff
+// enter and delete an event there, and what the fake counts.
+type pushCalendar struct {
+	provider   shopcal.Provider
+	staffEvent func(uid string, start time.Time)
+	remove     func(uid string)
+	open       func() int
+	calls      func(string) int
+}
+
+var pushProviders = map[string]func(t *testing.T) pushCalendar{
+	"google": func(t *testing.T) pushCalendar {
 		g := newGoogle(t)
-		return g.provider, func(uid string, start time.Time) {
+		return pushCalendar{provider: g.provider, staffEvent: func(uid string, start time.Time) {
 			g.fake.Put(googleCal, gcal.Event{Id: uid, Start: &gcal.EventDateTime{DateTime: start.Format(time.RFC3339)},
 				End: &gcal.EventDateTime{DateTime: start.Add(time.Hour).Format(time.RFC3339)}})
-		}, g.fake.Channels, g.fake.Calls
+		}, remove: func(uid string) { g.fake.Remove(googleCal, uid) }, open: g.fake.Channels, calls: g.fake.Calls}
 	},
-	"microsoft": func(t *testing.T) (shopcal.Provider, func(string, time.Time), func() int, func(string) int) {
+	"microsoft": func(t *testing.T) pushCalendar {
 		g := newGraph(t)
-		return g.provider, func(uid string, start time.Time) {
+		return pushCalendar{provider: g.provider, staffEvent: func(uid string, start time.Time) {
 			g.fake.Put(mailbox, outlookCal, shopcal.GraphEvent{ID: uid, Subject: "Ölwechsel", ShowAs: "busy",
 				Start: shopcal.GraphTime{DateTime: start.UTC().Format("2006-01-02T15:04:05"), TimeZone: "UTC"},
 				End:   shopcal.GraphTime{DateTime: start.Add(time.Hour).UTC().Format("2006-01-02T15:04:05"), TimeZone: "UTC"}})
-		}, g.fake.Subscriptions, g.fake.Calls
+		}, remove: func(uid string) { g.fake.Remove(mailbox, outlookCal, uid) }, open: g.fake.Subscriptions, calls: g.fake.Calls}
 	},
 }
 
@@ -78,16 +83,19 @@ func newWatched(t *testing.T, provider string) watched {
 	channels := &shopcal.Channels{Pool: pool}
 	gw := httptest.NewServer(routes((&shopcal.Receiver{Channels: channels}).Routes()))
 	t.Cleanup(gw.Close)
-	p, staff, open, calls := pushProviders[provider](t)
+	cal := pushProviders[provider](t)
 	rec := &stored{}
 	m := &shopcal.Mirror{
-		Calendars: func(tenant, resource string) (shopcal.Provider, bool, error) { return p, resource == "bay-1", nil },
+		Calendars: func(tenant, resource string) (shopcal.Provider, bool, error) {
+			return cal.provider, resource == "bay-1", nil
+		},
 		Tenants:   func() []string { return []string{"demo"} },
 		Resources: func(string) []string { return []string{"bay-1"} },
 		Blocks: func(_ context.Context, _, _ string, req bcal.BlocksRequest) (bcal.BlocksResult, error) {
 			rec.mu.Lock()
 			defer rec.mu.Unlock()
 			rec.n++
+			rec.uids = nil
 			for _, b := range req.Blocks {
 				rec.uids = append(rec.uids, b.UID)
 			}
@@ -96,7 +104,7 @@ func newWatched(t *testing.T, provider string) watched {
 		Conflict: func(context.Context, string, bcal.Conflict) error { return nil },
 		Push:     &shopcal.Push{Channels: channels, URL: gw.URL},
 	}
-	return watched{mirror: m, gateway: gw.URL, stored: rec, staffEvent: staff, open: open, calls: calls}
+	return watched{mirror: m, gateway: gw.URL, stored: rec, pushCalendar: cal}
 }
 
 func routes(rs map[string]http.Handler) http.Handler {
@@ -108,8 +116,9 @@ func routes(rs map[string]http.Handler) http.Handler {
 }
 
 // TestPushedChangeIsMirroredAtOnce: with the poll an hour apart, a
-// staff entry is mirrored anyway: the provider pushes the change to the
-// gateway, which tells the listening mirror; one channel per calendar.
+// staff entry is mirrored anyway, and so is its deletion: the provider
+// pushes each change to the gateway, which tells the listening mirror;
+// one channel per calendar.
 func TestPushedChangeIsMirroredAtOnce(t *testing.T) {
 	t.Parallel()
 	for provider := range pushProviders {
@@ -127,6 +136,11 @@ func TestPushedChangeIsMirroredAtOnce(t *testing.T) {
 				return w.stored.has("frontdesk1")
 			})
 			require.Equal(t, 1, w.open(), "still one channel")
+
+			w.remove("frontdesk1")
+			testsupport.Eventually(t, 30*time.Second, "the deleted entry no longer mirrored", func() bool {
+				return !w.stored.has("frontdesk1")
+			})
 		})
 	}
 }

@@ -78,7 +78,11 @@ func (m *Mirror) watch(ctx context.Context, tenant, resource string) {
 	}
 	now, ttl := m.now(), m.Push.ttl()
 	same := found && cur.Provider == provider && cur.Calendar == calendar
-	if same && cur.Expires.Sub(now) > ttl/3 || m.failedRecently(tenant, resource, now) {
+	switch {
+	case same && cur.Expires.Sub(now) > ttl/3:
+		observePush(tenant, resource, cur.Expires)
+		return
+	case m.failedRecently(tenant, resource, now):
 		return
 	}
 	if same {
@@ -86,15 +90,18 @@ func (m *Mirror) watch(ctx context.Context, tenant, resource string) {
 			if err := m.Push.Channels.Extend(ctx, renewed); err != nil {
 				m.log().Warn("shop calendars: record a renewed push channel", "tenant", tenant, "resource", resource, "err", err)
 			}
+			observePush(tenant, resource, renewed.Expires)
 			return
 		}
 	}
 	ch, err := w.Watch(ctx, newChannel(tenant, resource, provider, calendar), m.Push.URL+pushRoute(provider), ttl)
 	if err != nil {
 		m.setFailed(tenant, resource, now)
+		observePush(tenant, resource, time.Time{})
 		m.log().Warn("shop calendars: open a push channel; polling only", "tenant", tenant, "resource", resource, "err", err)
 		return
 	}
+	observePush(tenant, resource, ch.Expires)
 	old, replaced, err := m.Push.Channels.Replace(ctx, ch)
 	if err != nil {
 		old, replaced = ch, true // unknown to the gateway: close it

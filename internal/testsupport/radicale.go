@@ -1,12 +1,13 @@
 package testsupport
 
 import (
-	"net/http"
+	"context"
+	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bookonce/bookonce/internal/radicale"
 )
 
 // RequireEnv names the tools a run must not skip for (comma-separated):
@@ -22,43 +23,27 @@ const RequireEnv = "BOOKONCE_REQUIRE"
 // it, unless RequireEnv names it.
 func Radicale(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("radicale")
-	if err != nil {
+	s, err := radicale.Start(context.Background(), t.TempDir(), LogWriter(t))
+	if errors.Is(err, radicale.ErrNotInstalled) {
 		if strings.Contains(os.Getenv(RequireEnv), "radicale") {
 			t.Fatalf("radicale is not installed (apt-get install radicale) and %s requires it", RequireEnv)
 		}
 		t.Skip("radicale is not installed (apt-get install radicale): the CalDAV provider is not tested against a real server")
 	}
-	dir := t.TempDir()
-	// -C with an empty file: no system or user configuration applies.
-	empty := filepath.Join(dir, "config")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatalf("radicale config: %v", err)
+	if err != nil {
+		t.Fatal(err)
 	}
-	addr := serve(t, "radicale", bin, func(addr string) []string {
-		return []string{"-C", empty, "--server-hosts", addr, "--auth-type", "none", "--rights-type", "owner_write",
-			"--storage-filesystem-folder", filepath.Join(dir, "collections"), "--logging-level", "warning"}
-	})
-	return "http://" + addr
+	t.Cleanup(func() { _ = s.Stop() })
+	return s.URL
 }
 
 // MakeCalendar creates the calendar collection user/name on the CalDAV
 // server at base (MKCALENDAR, RFC 4791) and returns its URL.
 func MakeCalendar(t testing.TB, base, user, name string) string {
 	t.Helper()
-	u := base + "/" + user + "/" + name + "/"
-	req, err := http.NewRequest("MKCALENDAR", u, nil)
+	u, err := radicale.MakeCalendar(context.Background(), base, user, name)
 	if err != nil {
 		t.Fatalf("make calendar: %v", err)
-	}
-	req.SetBasicAuth(user, "")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("make calendar %s: %v", u, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("make calendar %s: %s", u, resp.Status)
 	}
 	return u
 }
@@ -68,19 +53,7 @@ func MakeCalendar(t testing.TB, base, user, name string) string {
 // vevents (VEVENT blocks, lines separated by "\n"), as user werkstatt.
 func StaffEvent(t testing.TB, calendarURL, name, vevents string) {
 	t.Helper()
-	body := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//staff//app//EN\r\n" + strings.ReplaceAll(strings.TrimSpace(vevents), "\n", "\r\n") + "\r\nEND:VCALENDAR\r\n"
-	req, err := http.NewRequest(http.MethodPut, calendarURL+name+".ics", strings.NewReader(body))
-	if err != nil {
+	if err := radicale.PutEvent(context.Background(), calendarURL, name, vevents); err != nil {
 		t.Fatalf("staff event: %v", err)
-	}
-	req.SetBasicAuth("werkstatt", "")
-	req.Header.Set("Content-Type", "text/calendar")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("staff event %s: %v", name, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("staff event %s: %s", name, resp.Status)
 	}
 }
