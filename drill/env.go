@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
@@ -63,6 +64,8 @@ type env struct {
 	gatewayAddrs []gatewayAddrs
 	tc           client.Client
 	twilio       *twilio.FakeServer
+	// cals are the shops' own calendars (shopcals.go).
+	cals *shopCals
 	// shops are the drill's tenants by ID (shops.go).
 	shops     map[string]tenants.Tenant
 	proxies   map[string]*chaos.Proxy
@@ -108,6 +111,9 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 	}()
 	e.twilio = twilio.NewFakeServer()
 	e.stops = append(e.stops, e.twilio.Close)
+	if e.cals, err = e.startShopCalendars(ctx); err != nil {
+		return e, err
+	}
 	if err := e.database(ctx); err != nil {
 		return e, err
 	}
@@ -126,6 +132,7 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		// Reminders already due are sent at once (see policy.go).
 		"REMINDER_LEAD": drillReminderLead,
 	}
+	maps.Copy(vars, e.cals.vars)
 	if opts.Crashes != nil && opts.Crashes.CalendarOutage > 0 {
 		// Payment sagas reach their decision bound during the calendar
 		// outage (crashes.go).
@@ -375,7 +382,7 @@ func (e *env) database(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open drill database: %w", err)
 	}
-	if e.shops, err = applyDrillTenants(ctx, pool, e.twilio); err != nil {
+	if e.shops, err = applyDrillTenants(ctx, pool, e.twilio, e.cals); err != nil {
 		pool.Close()
 		return fmt.Errorf("drill database: %w", err)
 	}

@@ -3,6 +3,7 @@ package drill
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -45,10 +46,11 @@ func drillPolicy() changePolicy {
 }
 
 // applyDrillTenants applies the demo shop and the second shop
-// (shops.go) with the drill's policies, and approves their WhatsApp
+// (shops.go) with the drill's policies and their own calendars (cals),
+// and approves their WhatsApp
 // templates at the drill's fake Twilio, as each shop had them approved at
 // its account. It returns the shops by tenant ID.
-func applyDrillTenants(ctx context.Context, pool *pgxpool.Pool, fake *twilio.FakeServer) (map[string]tenants.Tenant, error) {
+func applyDrillTenants(ctx context.Context, pool *pgxpool.Pool, fake *twilio.FakeServer, cals *shopCals) (map[string]tenants.Tenant, error) {
 	f, err := tenants.Parse(deploy.DemoFileName, deploy.DemoTenants)
 	if err != nil {
 		return nil, err
@@ -60,6 +62,13 @@ func applyDrillTenants(ctx context.Context, pool *pgxpool.Pool, fake *twilio.Fak
 		pol.QuietHours = nil
 	}
 	f.Tenants = append(f.Tenants, secondShopOf(f.Tenants[0]))
+	for i := range f.Tenants {
+		t := &f.Tenants[i]
+		t.Resources = slices.Clone(t.Resources) // the second shop's are the first's
+		for j, r := range t.Resources {
+			t.Resources[j].Calendar = cals.calendar(t.ID, r.ID)
+		}
+	}
 	stack.ApproveTemplates(fake, f.Tenants...)
 	if _, err := tenants.Apply(ctx, pool, f, tenants.ApplyOptions{}); err != nil {
 		return nil, fmt.Errorf("the drill's shops: %w", err)

@@ -87,9 +87,11 @@ type Report struct {
 	// OptOuts are the customers who wrote STOP and what reached them.
 	OptOuts OptOuts `json:"opt_outs"`
 	// Senders are the messages per shop and those from a wrong number.
-	Senders  Senders  `json:"senders"`
-	Failures []string `json:"failures"`
-	Passed   bool     `json:"passed"`
+	Senders Senders `json:"senders"`
+	// ShopCalendars are the bookings in the shops' own calendars.
+	ShopCalendars ShopCalendars `json:"shop_calendars"`
+	Failures      []string      `json:"failures"`
+	Passed        bool          `json:"passed"`
 }
 
 // Effects counts side effects in the three downstream systems.
@@ -238,6 +240,8 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "STOP: %d customers, %d recorded, %d reminders held back, %d reminders after the STOP\n",
 		r.OptOuts.Customers, r.OptOuts.Recorded, r.OptOuts.Suppressed, r.OptOuts.ToOptedOut)
 	fmt.Fprintf(&b, "messages per shop: %s; from another shop's number: %d\n", intLine(r.Senders.Messages), r.Senders.Wrong)
+	fmt.Fprintf(&b, "shops' own calendars: events %s; duplicate %d, missing %d, stray %d\n",
+		intLine(r.ShopCalendars.Events), r.ShopCalendars.Duplicates, r.ShopCalendars.Missing, r.ShopCalendars.Stray)
 	fmt.Fprintf(&b, "payment links: %d (%s), paid %d, expired %d, could not pay %d\n",
 		r.Payments.Links, intLine(r.Payments.ByBehaviour), r.Payments.Paid, r.Payments.Expired, r.Payments.Failed)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))

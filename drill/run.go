@@ -157,6 +157,10 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	r.Failures = append(r.Failures, r.OptOuts.failures()...)
 	r.Senders = senders(all, e.shops, e.twilio.Messages())
 	r.Failures = append(r.Failures, r.Senders.failures(all)...)
+	if r.ShopCalendars, err = e.shopCalendars(runCtx, opts.OrphanWait); err != nil {
+		return nil, false, err
+	}
+	r.Failures = append(r.Failures, r.ShopCalendars.failures()...)
 	if r.Payments.Failed > 0 {
 		r.Failures = append(r.Failures, fmt.Sprintf("%d payment links could not be paid: %v", r.Payments.Failed, r.Payments.Errors))
 	}

@@ -78,6 +78,10 @@ func TestDrill100(t *testing.T) {
 	require.Zero(t, r.OptOuts.ToOptedOut, "no reminder after a STOP")
 	require.Positive(t, r.Senders.Messages[secondShop], "the second shop's customers were answered")
 	require.Zero(t, r.Senders.Wrong, "no message from another shop's number")
+	require.Zero(t, r.ShopCalendars.Total(), "every booking once in its shop's calendar: %v", r.ShopCalendars.Examples)
+	for _, p := range []string{providerCalDAV, providerGoogle, providerMicrosoft} {
+		require.Positive(t, r.ShopCalendars.Events[p], "bookings in the %s calendars", p)
+	}
 	require.Equal(t, r.Contention.Lost, r.Contention.Offered, "every loser was offered alternatives")
 	require.Zero(t, r.DoubleBooked.Resources)
 	require.Zero(t, r.DoubleBooked.NotBooked)

@@ -21,6 +21,15 @@ import (
 	"time"
 )
 
+// RequireEnv names the tools a run must not go without (comma-separated):
+// CI sets BOOKONCE_REQUIRE=radicale, so a missing Radicale fails the
+// CalDAV tests and the drill's CalDAV share instead of skipping them
+// unnoticed.
+const RequireEnv = "BOOKONCE_REQUIRE"
+
+// Required reports whether RequireEnv names radicale.
+func Required() bool { return strings.Contains(os.Getenv(RequireEnv), "radicale") }
+
 // ErrNotInstalled: there is no radicale on the PATH.
 var ErrNotInstalled = errors.New("radicale is not installed (apt-get install radicale)")
 

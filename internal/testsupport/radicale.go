@@ -3,17 +3,13 @@ package testsupport
 import (
 	"context"
 	"errors"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/bookonce/bookonce/internal/radicale"
 )
 
-// RequireEnv names the tools a run must not skip for (comma-separated):
-// CI sets BOOKONCE_REQUIRE=radicale, so a missing Radicale fails there
-// instead of skipping the CalDAV tests unnoticed.
-const RequireEnv = "BOOKONCE_REQUIRE"
+// RequireEnv names the tools a run must not skip for (radicale.RequireEnv).
+const RequireEnv = radicale.RequireEnv
 
 // Radicale starts a real CalDAV server (Radicale, from the distribution's
 // packages: apt-get install radicale) for the test, in a temporary
@@ -25,7 +21,7 @@ func Radicale(t testing.TB) string {
 	t.Helper()
 	s, err := radicale.Start(context.Background(), t.TempDir(), LogWriter(t))
 	if errors.Is(err, radicale.ErrNotInstalled) {
-		if strings.Contains(os.Getenv(RequireEnv), "radicale") {
+		if radicale.Required() {
 			t.Fatalf("radicale is not installed (apt-get install radicale) and %s requires it", RequireEnv)
 		}
 		t.Skip("radicale is not installed (apt-get install radicale): the CalDAV provider is not tested against a real server")
