@@ -48,6 +48,11 @@ type Crashes struct {
 	// while their confirmation retries: each must still be confirmed and
 	// captured, or undone with a message, never undone in silence.
 	CalendarOutage time.Duration
+	// ProviderOutage is how long the shops' own calendars are unreachable
+	// (every provider at once, connections cut), once, first of the
+	// one-shots; 0: none. Writes to them then meet no answer and must
+	// land once when they are back; holds go on without their re-read.
+	ProviderOutage time.Duration
 	// After is when the first one-shot crash (the PostgreSQL restart, the
 	// Temporal restart, the calendar outage, the API outage, then the
 	// PostgreSQL outage) comes after the first webhook; Gap separates them.
@@ -78,21 +83,27 @@ func DecisionTimeout(outage time.Duration) time.Duration {
 	return outage / 3
 }
 
+// DefaultProviderOutage is how long the shops' calendars are down in a
+// drill: longer than a shop-calendar write's first retries, shorter than
+// its bound (workflows.CompensationCtx), so each write must land once
+// after it, not open a case.
+const DefaultProviderOutage = 30 * time.Second
+
 // DefaultCrashes are the crashes of `make chaos`: an API process killed
 // every 15 s, PostgreSQL and Temporal restarted once, the payment API
 // down for twice the step retry budget after the calendar was down for
 // DefaultCalendarOutage, and then PostgreSQL down for
 // DefaultPostgresOutage.
 func DefaultCrashes() *Crashes {
-	return &Crashes{APIKillEvery: 15 * time.Second, RestartPostgres: true, RestartTemporal: true,
+	return &Crashes{APIKillEvery: 15 * time.Second, RestartPostgres: true, RestartTemporal: true, ProviderOutage: DefaultProviderOutage,
 		Outage: 2 * StepRetryBudget, OutageOf: upstreamPayments, CalendarOutage: DefaultCalendarOutage, PostgresOutage: DefaultPostgresOutage,
 		After: 8 * time.Second, Gap: 10 * time.Second}
 }
 
 // Crash is one crash or restart the drill caused, in its report.
 type Crash struct {
-	// Kind is api_kill, postgres_restart, temporal_restart, outage or
-	// postgres_outage.
+	// Kind is api_kill, postgres_restart, temporal_restart, outage,
+	// postgres_outage or provider_outage.
 	Kind   string `json:"kind"`
 	Target string `json:"target"`
 	// At is when it began, in seconds since the drill started; Down how
@@ -151,6 +162,8 @@ type conductor struct {
 	// lastStart is when killWorker last started a worker (Unix ns).
 	pgDown    sync.Mutex
 	lastStart atomic.Int64
+	// providers are the gates in front of the shops' calendars.
+	providers []*providerGate
 	// db is shut for the outage's length; sent is closed once every
 	// customer's first webhook went out: the outage comes after it.
 	db   *dbGate
@@ -170,6 +183,9 @@ func (c *conductor) oneShots(ctx context.Context) {
 		}
 	}
 	var shots []func()
+	if c.crashes.ProviderOutage > 0 && len(c.providers) > 0 {
+		shots = append(shots, func() { c.providerOutage(wait, c.crashes.ProviderOutage) })
+	}
 	if c.crashes.RestartPostgres && c.cluster != nil {
 		shots = append(shots, func() {
 			c.log.record("postgres_restart", "postgresql", "pg_ctl -m immediate stop", c.progress,

@@ -38,6 +38,10 @@ type Options struct {
 	// Agent are the faults between the drill's AI agents and the agent
 	// tools (nil: the defaults; empty non-nil: no faults).
 	Agent []chaos.Rule
+	// ShopCalendars are the faults between the workers and the shops'
+	// own calendars, the same rules at each provider's proxy (nil: the
+	// defaults; empty non-nil: no faults).
+	ShopCalendars []chaos.Rule
 	// Changes is how customers cancel and move their confirmed bookings:
 	// ChangesChat (the default: WhatsApp and voice messages), ChangesAPI
 	// (the gateway's API) or ChangesOff.
@@ -154,6 +158,28 @@ func DefaultWebhookFaults() []chaos.Rule {
 	}
 }
 
+// DefaultShopCalendarFaults are the faults between the workers and the
+// shops' own calendars, at each provider's calendar paths (CalDAV's
+// collections, Google's Calendar API, Graph's; not the token endpoints):
+// a write the provider stored whose answer is lost or replaced by a 503,
+// a write sent twice, resets and slow answers. None of these providers
+// takes an idempotency key: a write is once because its ID is derived
+// from the booking and an unknown outcome is read back.
+func DefaultShopCalendarFaults() []chaos.Rule {
+	var rules []chaos.Rule
+	for _, prefix := range []string{"/werkstatt/", "/calendar/v3/", "/v1.0/"} {
+		for _, m := range []string{"PUT", "POST", "PATCH", "DELETE"} {
+			rules = append(rules,
+				chaos.Rule{Method: m, PathPrefix: prefix, Fault: chaos.DropAfterCommit, Probability: 0.05},
+				chaos.Rule{Method: m, PathPrefix: prefix, Fault: chaos.ErrorAfterCommit, Status: 503, Probability: 0.03},
+				chaos.Rule{Method: m, PathPrefix: prefix, Fault: chaos.Duplicate, Probability: 0.03})
+		}
+		rules = append(rules, chaos.Rule{PathPrefix: prefix, Fault: chaos.Reset, Probability: 0.02},
+			chaos.Rule{PathPrefix: prefix, Fault: chaos.Delay, Delay: 300 * time.Millisecond, Probability: 0.03})
+	}
+	return rules
+}
+
 // DefaultAgentFaults are the faults of the AI agents' tool calls: a call
 // lost before the tools (the platform retries it), one the tools answered
 // whose answer was lost or replaced by an error (the platform retries it
@@ -199,6 +225,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Twilio == nil {
 		o.Twilio = DefaultTwilioFaults()
+	}
+	if o.ShopCalendars == nil {
+		o.ShopCalendars = DefaultShopCalendarFaults()
 	}
 	if o.Webhooks == nil {
 		o.Webhooks = DefaultWebhookFaults()

@@ -278,7 +278,7 @@ func (r *Report) Summary() string {
 
 func faultLine(m map[string]map[chaos.Fault]int) string {
 	var parts []string
-	for _, up := range []string{upstreamCalendar, upstreamPayments, upstreamTwilio, upstreamWebhooks, upstreamAgent} {
+	for _, up := range []string{upstreamCalendar, upstreamPayments, upstreamTwilio, upstreamWebhooks, upstreamAgent, providerCalDAV, providerGoogle, providerMicrosoft} {
 		total := 0
 		for _, n := range m[up] {
 			total += n

@@ -192,7 +192,7 @@ func (e *env) byConversation(all []Scenario) map[string]Scenario {
 func (e *env) injectFaults(runCtx, inFlight context.Context, sent <-chan struct{}, bg *sync.WaitGroup, ws *workers, opts Options, log *crashLog, crashes *crashList) <-chan struct{} {
 	killRng := rand.New(rand.NewPCG(opts.Seed, 2)) // the killer's own: rand.Rand is not safe for concurrent use
 	c := &conductor{crashes: *opts.Crashes, apis: e.apis, temporal: e.temporal, cluster: e.cluster,
-		log: log, progress: opts.progress, db: &e.db, sent: sent}
+		log: log, progress: opts.progress, db: &e.db, sent: sent, providers: e.cals.gateList()}
 	oneShotsDone := make(chan struct{})
 	bg.Add(4)
 	go func() { defer bg.Done(); every(inFlight, opts.KillEvery, c.killWorker(ws, killRng)) }()

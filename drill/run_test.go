@@ -38,7 +38,8 @@ func TestDrill100(t *testing.T) {
 		Bookings: 100, Concurrency: 16, KillEvery: 8 * time.Second, Seed: 100,
 		LogDir: dir, Progress: testWriter{t}, SettleTimeout: 6 * time.Minute, // generous: CI runs other packages beside it
 		OrphanWait: 45 * time.Second,
-		Crashes:    &Crashes{APIKillEvery: 7 * time.Second, RestartPostgres: true, RestartTemporal: true, After: 3 * time.Second, Gap: 4 * time.Second},
+		Crashes: &Crashes{APIKillEvery: 7 * time.Second, RestartPostgres: true, RestartTemporal: true, ProviderOutage: 15 * time.Second,
+			After: 3 * time.Second, Gap: 4 * time.Second},
 		// Cancels and moves by message, as customers send them.
 		Changes: ChangesChat, CancelShare: 15, RescheduleShare: 15,
 		// Enough of the few one-message WhatsApp customers of a small run.
@@ -94,6 +95,7 @@ func TestDrill100(t *testing.T) {
 	require.Positive(t, kinds["api_kill"], "an API process was SIGKILLed mid-drill")
 	require.Equal(t, 1, kinds["postgres_restart"])
 	require.Equal(t, 1, kinds["temporal_restart"])
+	require.Equal(t, 1, kinds["provider_outage"], "the shops' calendars were unreachable for a while")
 	require.Zero(t, r.Orphans.Total(), "orphaned effects: %v", r.Orphans.Examples)
 	// AI agents booked through the tools, retrying as agents do, and each
 	// wish ended in one booking (the duplicate checks above count theirs).

@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"time"
 
+	"github.com/bookonce/bookonce/chaos"
 	"github.com/bookonce/bookonce/internal/radicale"
 	"github.com/bookonce/bookonce/shopcal"
 	"github.com/bookonce/bookonce/tenants"
@@ -47,12 +52,43 @@ const (
 // reach them.
 type shopCals struct {
 	radicale string // Radicale's base URL; "": not installed, no CalDAV share
+	// davProxy is Radicale's fault proxy, as the workers reach it.
+	davProxy string
 	google   *shopcal.FakeGoogle
 	graph    *shopcal.FakeGraph
 	// ids are the calendars by resource: a CalDAV calendar's URL, a
 	// Google calendar's ID, a Microsoft calendar's ID in drillMailbox.
 	ids  map[calKey]string
 	vars map[string]string
+	// gates cut the workers' connections to the providers in an outage.
+	gates []*providerGate
+}
+
+// gateList is the gates (none without calendars).
+func (c *shopCals) gateList() []*providerGate {
+	if c == nil {
+		return nil
+	}
+	return c.gates
+}
+
+// providerGate is a provider as the workers reach it: while down, every
+// connection is cut without an answer, as a provider that is unreachable.
+type providerGate struct {
+	down atomic.Bool
+	next http.Handler
+}
+
+func (g *providerGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.down.Load() {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	g.next.ServeHTTP(w, r)
 }
 
 // startShopCalendars starts Radicale and serves the fakes of Google and
@@ -71,6 +107,19 @@ func (e *env) startShopCalendars(ctx context.Context) (*shopCals, error) {
 	}
 	if err := e.startRadicale(ctx, c); err != nil {
 		return nil, err
+	}
+	// The workers reach each provider through a fault proxy; the drill
+	// (staff, the final check) directly.
+	if googleURL, err = e.providerProxy(ctx, c, providerGoogle, googleURL); err != nil {
+		return nil, err
+	}
+	if graphURL, err = e.providerProxy(ctx, c, providerMicrosoft, graphURL); err != nil {
+		return nil, err
+	}
+	if c.radicale != "" {
+		if c.davProxy, err = e.providerProxy(ctx, c, providerCalDAV, c.radicale); err != nil {
+			return nil, err
+		}
 	}
 	secrets := map[string]string{}
 	for k, provider := range calendarPlan {
@@ -98,6 +147,23 @@ func (e *env) startShopCalendars(ctx context.Context) (*shopCals, error) {
 		"GOOGLE_CLIENT_ID": c.google.ClientID, "GOOGLE_CLIENT_SECRET": c.google.ClientSecret, "GOOGLE_API_URL": googleURL,
 		"MICROSOFT_CLIENT_ID": c.graph.ClientID, "MICROSOFT_CLIENT_SECRET": c.graph.ClientSecret, "MICROSOFT_API_URL": graphURL}
 	return c, nil
+}
+
+// providerProxy puts a fault proxy (Options.ShopCalendars) and an
+// outage gate in front of a provider and returns its URL. What passes it
+// is not logged with the other exchanges: the providers take no
+// idempotency keys, and the drill's key checks would read their writes
+// as duplicates.
+func (e *env) providerProxy(ctx context.Context, c *shopCals, provider, upstream string) (string, error) {
+	seed := e.opts.Seed ^ uint64(len(provider))<<32 ^ 0xca1e
+	p, err := chaos.New(upstream, e.opts.ShopCalendars, chaos.WithRand(mrand.New(mrand.NewPCG(seed, uint64(len(e.proxies))))))
+	if err != nil {
+		return "", fmt.Errorf("%s proxy: %w", provider, err)
+	}
+	e.proxies[provider] = p
+	g := &providerGate{next: p}
+	c.gates = append(c.gates, g)
+	return e.serveHandler(ctx, g)
 }
 
 // startRadicale starts the CalDAV server, or goes on without the CalDAV
@@ -137,10 +203,28 @@ func (c *shopCals) calendar(tenant, resource string) *tenants.ShopCalendar {
 	}
 	switch calendarPlan[k] {
 	case providerCalDAV:
-		return &tenants.ShopCalendar{CalDAV: id, Username: "werkstatt"}
+		return &tenants.ShopCalendar{CalDAV: c.davProxy + strings.TrimPrefix(id, c.radicale), Username: "werkstatt"}
 	case providerGoogle:
 		return &tenants.ShopCalendar{Google: id, Secret: "google-" + tenant + "-" + resource}
 	default:
 		return &tenants.ShopCalendar{Microsoft: drillMailbox, EntraTenant: drillEntraTenant, CalendarID: id}
 	}
+}
+
+// providerOutage cuts every connection to the shops' calendars for d.
+func (c *conductor) providerOutage(wait func(time.Duration) bool, d time.Duration) {
+	c.log.record("provider_outage", "shop calendars", fmt.Sprintf("connections cut, kept down %s", d), c.progress,
+		func() error {
+			for _, g := range c.providers {
+				g.down.Store(true)
+			}
+			return nil
+		},
+		func() error {
+			wait(d)
+			for _, g := range c.providers {
+				g.down.Store(false)
+			}
+			return nil
+		})
 }

@@ -34,8 +34,8 @@ func (f faultFlags) String() string { return "" }
 func (f faultFlags) Set(v string) error {
 	upstream, rule, ok := strings.Cut(v, ":")
 	upstream = strings.TrimSpace(upstream)
-	if !ok || (upstream != "calendar" && upstream != "payments" && upstream != "twilio" && upstream != "webhooks" && upstream != "agent") {
-		return errors.New(`want "calendar|payments|twilio|webhooks|agent: METHOD PATH FAULT [p=..] [limit=..] [status=..] [delay=..]"`)
+	if !ok || (upstream != "calendar" && upstream != "payments" && upstream != "twilio" && upstream != "webhooks" && upstream != "agent" && upstream != "shopcal") {
+		return errors.New(`want "calendar|payments|twilio|webhooks|agent|shopcal: METHOD PATH FAULT [p=..] [limit=..] [status=..] [delay=..]"`)
 	}
 	r, err := chaos.ParseRule(strings.TrimSpace(rule))
 	if err != nil {
@@ -155,7 +155,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	}
 	opts = drill.Options{Bookings: *n, Concurrency: *concurrency, Topology: topo, Workers: *workers, KillEvery: *killEvery,
 		Seed: *seed, SettleTimeout: *settle, OrphanWait: *orphanWait, LogDir: *logDir, Screenshot: *screenshot, Progress: stderr, Crashes: c,
-		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"], Webhooks: faults["webhooks"], Agent: faults["agent"],
+		Calendar: faults["calendar"], Payments: faults["payments"], Twilio: faults["twilio"], Webhooks: faults["webhooks"], Agent: faults["agent"], ShopCalendars: faults["shopcal"],
 		CardDeposits: *deposits == "card", Changes: mode, CancelShare: shareFlag(*cancels), RescheduleShare: shareFlag(*moves),
 		RebookShare: shareFlag(*rebooks), EarlyCancelShare: shareFlag(*early), SearchLag: lagFlag(*lag), SearchLagShare: shareFlag(*lagShare),
 		StaleWindowShare: shareFlag(*stale), StopShare: shareFlag(*stops), SecondShopShare: shareFlag(*shops)}
@@ -164,6 +164,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opts drill.Options, rep
 	}
 	if *noFaults {
 		opts.Calendar, opts.Payments, opts.Twilio, opts.Webhooks, opts.Agent = []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}, []chaos.Rule{}
+		opts.ShopCalendars = []chaos.Rule{}
 	}
 	return opts, *report, -1
 }
@@ -196,15 +197,16 @@ func crashFlags(fs *flag.FlagSet) func() (*drill.Crashes, error) {
 		outage     = fs.Duration("outage", def.Outage, "keep one API unreachable this long, once (0: no outage; the step retry budget is about 43s)")
 		outageOf   = fs.String("outage-of", def.OutageOf, "the API of the outage: payments or calendar")
 		calOutage  = fs.Duration("calendar-outage", def.CalendarOutage, "keep the calendar API down this long, once, before the API outage; the workers' payment decision bound is a third of it (0: none)")
+		provOutage = fs.Duration("provider-outage", def.ProviderOutage, "cut every connection to the shops' own calendars (CalDAV, Google, Microsoft) this long, once, first of the one-shot crashes (0: none)")
 		pgOutage   = fs.Duration("postgres-outage", def.PostgresOutage, "keep the drill's PostgreSQL down this long, once, after the API outage (pg_ctl -m immediate stop, then start; 0: none)")
 	)
 	return func() (*drill.Crashes, error) {
-		if *killAPIs < 0 || *outage < 0 || *calOutage < 0 || *pgOutage < 0 || (*outageOf != "payments" && *outageOf != "calendar") {
-			return nil, errors.New("-kill-apis, -outage, -calendar-outage and -postgres-outage must not be negative, -outage-of is payments or calendar")
+		if *killAPIs < 0 || *outage < 0 || *calOutage < 0 || *pgOutage < 0 || *provOutage < 0 || (*outageOf != "payments" && *outageOf != "calendar") {
+			return nil, errors.New("-kill-apis, -outage, -calendar-outage, -postgres-outage and -provider-outage must not be negative, -outage-of is payments or calendar")
 		}
 		c := *def
 		c.APIKillEvery, c.RestartPostgres, c.RestartTemporal, c.Outage, c.OutageOf = *killAPIs, *restartPG, *restartTmp, *outage, *outageOf
-		c.PostgresOutage, c.CalendarOutage = *pgOutage, *calOutage
+		c.PostgresOutage, c.CalendarOutage, c.ProviderOutage = *pgOutage, *calOutage, *provOutage
 		return &c, nil
 	}
 }
