@@ -100,7 +100,9 @@ func (a *Activities) HoldSlot(ctx context.Context, in HoldSlotInput) (HoldSlotRe
 	if err != nil {
 		return HoldSlotResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeCalendarFinal, err)
 	}
-	a.recheckShopCalendars(ctx, in)
+	if err := a.recheckShopCalendars(ctx, in); err != nil {
+		return HoldSlotResult{}, err
+	}
 	key := KeyOf(ctx)
 	h, err := c.CreateHold(ctx, key, calendar.HoldRequest{
 		ResourceID: in.ResourceID, Service: in.Service, Start: in.Start, Customer: in.Customer, Reference: in.Reference,

@@ -25,21 +25,37 @@ const ErrTypeShopCalendarFinal = "ShopCalendarFinal"
 // tenant has one (ok; p is then nil).
 type ShopCalendars func(tenant, resource string) (p shopcal.Provider, ok bool, err error)
 
-// shopRecheckTimeout bounds the hold step's re-read of the shops'
-// calendars: a calendar that hangs does not keep a customer waiting; the
-// mirror's last view and the sweep's conflict check stand behind it.
+// shopRecheckTimeout bounds one re-read of the shops' calendars before a
+// hold: a calendar that hangs does not keep a customer waiting long.
 const shopRecheckTimeout = 5 * time.Second
+
+// shopRecheckPatience is how long, from the hold step's first attempt, a
+// hold waits for a re-read that fails for now (a provider down, a lost
+// answer): a stale mirror is no proof the slot is free, so the step is
+// retried. After it, the hold goes on with the mirror's last view, and
+// the sweep's conflict check stands behind it: a provider that is down
+// for long does not stop the shop's bookings.
+const shopRecheckPatience = 30 * time.Second
 
 // recheckShopCalendars re-reads, just before a hold, the shop's calendars
 // the hold may take, so a slot staff took a moment ago is refused
-// (shopcal.Mirror.BeforeHold). Its failure is logged, not the hold's.
-func (a *Activities) recheckShopCalendars(ctx context.Context, in HoldSlotInput) {
+// (shopcal.Mirror.BeforeHold). A re-read that fails for now is a
+// retryable error of the step within shopRecheckPatience; one that fails
+// for good (consent withdrawn: a calendar_connection case) is logged and
+// the hold goes on.
+func (a *Activities) recheckShopCalendars(ctx context.Context, in HoldSlotInput) error {
 	if a.ShopMirror == nil {
-		return
+		return nil
 	}
-	if err := a.ShopMirror.BeforeHold(ctx, in.Tenant, in.ResourceID, in.Start, shopRecheckTimeout); err != nil {
-		activity.GetLogger(ctx).Warn("shop calendar not re-read before the hold; the mirror's last view stands", "err", err)
+	err := a.ShopMirror.BeforeHold(ctx, in.Tenant, in.ResourceID, in.Start, shopRecheckTimeout)
+	if err == nil {
+		return nil
 	}
+	if outcome.Of(err) != outcome.Final && time.Since(activity.GetInfo(ctx).ScheduledTime) < shopRecheckPatience {
+		return fmt.Errorf("the shop's calendar was not re-read before the hold: %w", err)
+	}
+	activity.GetLogger(ctx).Warn("shop calendar not re-read before the hold; the mirror's last view stands", "err", err)
+	return nil
 }
 
 // ShopCalendarInput names a booking whose event in the shop's calendar is

@@ -64,8 +64,10 @@ type env struct {
 	gatewayAddrs []gatewayAddrs
 	tc           client.Client
 	twilio       *twilio.FakeServer
-	// cals are the shops' own calendars (shopcals.go).
-	cals *shopCals
+	// cals are the shops' own calendars (shopcals.go); staff enter
+	// appointments in them while the customers book (staff.go).
+	cals  *shopCals
+	staff *staff
 	// shops are the drill's tenants by ID (shops.go).
 	shops     map[string]tenants.Tenant
 	proxies   map[string]*chaos.Proxy

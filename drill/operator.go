@@ -2,6 +2,7 @@ package drill
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -23,12 +24,16 @@ type OperatorLoad struct {
 	// waiting for a decision; Ambiguous those that are potential
 	// duplicates of an ambiguous-second scenario (a person must decide
 	// those; the drill's operator did). NeedPerson = Tasks - Ambiguous.
-	Tasks      int            `json:"tasks"`
-	Ambiguous  int            `json:"ambiguous_duplicates"`
-	NeedPerson int            `json:"need_person"`
-	Share      float64        `json:"share_of_bookings"`
-	Limit      float64        `json:"limit"`
-	ByReason   map[string]int `json:"by_reason"`
+	Tasks     int `json:"tasks"`
+	Ambiguous int `json:"ambiguous_duplicates"`
+	// StaffConflicts are calendar_conflict cases of an appointment the
+	// drill's staff entered over a booking made before it: a person's
+	// work by design, which bookonce did not cause.
+	StaffConflicts int            `json:"staff_conflicts"`
+	NeedPerson     int            `json:"need_person"`
+	Share          float64        `json:"share_of_bookings"`
+	Limit          float64        `json:"limit"`
+	ByReason       map[string]int `json:"by_reason"`
 	// InReview lists every booking left in review with its reason.
 	InReview []string `json:"in_review"`
 	// Cases names each task that needed a person: its reason, workflow
@@ -59,6 +64,8 @@ func (e *env) operatorLoad(ctx context.Context, byConversation map[string]Scenar
 		l.Tasks++
 		if reason == "potential_duplicate" && meantBoth(byConversation[wf]) {
 			l.Ambiguous++
+		} else if reason == "calendar_conflict" && staffConflict(details) {
+			l.StaffConflicts++
 		} else if reason != "potential_duplicate" {
 			l.Cases = append(l.Cases, mask.Phones(fmt.Sprintf("%s on %s: %s", reason, wf, details)))
 		}
@@ -70,7 +77,7 @@ func (e *env) operatorLoad(ctx context.Context, byConversation map[string]Scenar
 	if err := cases.Err(); err != nil {
 		return l, err
 	}
-	l.NeedPerson = l.Tasks - l.Ambiguous
+	l.NeedPerson = l.Tasks - l.Ambiguous - l.StaffConflicts
 	if n := len(states); n > 0 {
 		l.Share = float64(l.NeedPerson) / float64(n)
 	}
@@ -86,6 +93,15 @@ func (e *env) operatorLoad(ctx context.Context, byConversation map[string]Scenar
 	}
 	sort.Strings(l.InReview)
 	return l, nil
+}
+
+// staffConflict reports whether a calendar_conflict case's event is one
+// the drill's staff entered.
+func staffConflict(details string) bool {
+	var d struct {
+		EventUID string `json:"event_uid"`
+	}
+	return json.Unmarshal([]byte(details), &d) == nil && strings.HasPrefix(d.EventUID, staffUIDPrefix)
 }
 
 // running reports whether the workflow named by a business reference is

@@ -240,8 +240,9 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "STOP: %d customers, %d recorded, %d reminders held back, %d reminders after the STOP\n",
 		r.OptOuts.Customers, r.OptOuts.Recorded, r.OptOuts.Suppressed, r.OptOuts.ToOptedOut)
 	fmt.Fprintf(&b, "messages per shop: %s; from another shop's number: %d\n", intLine(r.Senders.Messages), r.Senders.Wrong)
-	fmt.Fprintf(&b, "shops' own calendars: events %s; duplicate %d, missing %d, stray %d\n",
-		intLine(r.ShopCalendars.Events), r.ShopCalendars.Duplicates, r.ShopCalendars.Missing, r.ShopCalendars.Stray)
+	fmt.Fprintf(&b, "shops' own calendars: events %s; duplicate %d, missing %d, stray %d; staff entered %d, deleted %d; bookings over staff's appointments %d\n",
+		intLine(r.ShopCalendars.Events), r.ShopCalendars.Duplicates, r.ShopCalendars.Missing, r.ShopCalendars.Stray,
+		r.ShopCalendars.StaffEntered, r.ShopCalendars.StaffDeleted, r.ShopCalendars.OverBusy)
 	fmt.Fprintf(&b, "payment links: %d (%s), paid %d, expired %d, could not pay %d\n",
 		r.Payments.Links, intLine(r.Payments.ByBehaviour), r.Payments.Paid, r.Payments.Expired, r.Payments.Failed)
 	fmt.Fprintf(&b, "duplicates blocked: %s\n", mapLine(r.Blocked))

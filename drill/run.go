@@ -107,10 +107,20 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	oneShotsDone := e.injectFaults(runCtx, inFlight, sending.Done(), &bg, ws, opts, crashLog, &crashes)
 	bg.Add(1)
 	go func() { defer bg.Done(); e.reportProgress(sending, d, opts) }()
+	// The front desks enter appointments in the shops' calendars while
+	// the customers write.
+	staffing, stopStaff := context.WithCancel(runCtx)
+	defer stopStaff()
+	if e.cals != nil {
+		e.staff = newStaff(e.cals, all, e.serviceDuration, opts.Seed)
+		bg.Add(1)
+		go func() { defer bg.Done(); e.staff.run(staffing, 700*time.Millisecond) }()
+	}
 	opts.progress("driving %d bookings as %d customers, %d at a time", opts.Bookings, len(all), opts.Concurrency)
 	firstWebhook := time.Now()
 	d.run(runCtx, all, opts.Concurrency, opts.Seed)
 	doneSending()
+	stopStaff()
 	if _, kills := ws.counts(); kills == 0 {
 		// A short drill still loses one worker while its bookings run.
 		if err := ws.killOne(rand.New(rand.NewPCG(opts.Seed, 3))); err != nil {

@@ -83,6 +83,8 @@ func TestDrill100(t *testing.T) {
 	for _, p := range []string{providerCalDAV, providerGoogle, providerMicrosoft} {
 		require.Positive(t, r.ShopCalendars.Events[p], "bookings in the %s calendars", p)
 	}
+	require.Positive(t, r.ShopCalendars.StaffEntered, "staff entered appointments in the shops' calendars")
+	require.Zero(t, r.ShopCalendars.OverBusy, "no booking over an appointment staff entered before its hold")
 	require.Equal(t, r.Contention.Lost, r.Contention.Offered, "every loser was offered alternatives")
 	require.Zero(t, r.DoubleBooked.Resources)
 	require.Zero(t, r.DoubleBooked.NotBooked)

@@ -29,22 +29,34 @@ type ShopCalendars struct {
 	Missing int `json:"missing"`
 	// Stray are events of bookonce's that no confirmed booking of that
 	// resource owns (a cancelled or moved booking's event left behind).
-	Stray    int      `json:"stray"`
-	Examples []string `json:"examples,omitempty"`
+	Stray int `json:"stray"`
+	// StaffEntered and StaffDeleted are the appointments the drill's
+	// staff entered in the calendars and deleted again; OverBusy the
+	// bookings that lie over one entered before their hold (and not
+	// deleted by then): the hold step's re-read should have refused them.
+	StaffEntered int      `json:"staff_entered"`
+	StaffDeleted int      `json:"staff_deleted"`
+	OverBusy     int      `json:"over_busy"`
+	StaffErrors  []string `json:"staff_errors,omitempty"`
+	Examples     []string `json:"examples,omitempty"`
 	// WaitedSeconds is how long the drill gave the lifecycles to carry
 	// their last changes over.
 	WaitedSeconds float64 `json:"waited_seconds"`
 }
 
-// Total is the number of wrong events.
-func (s ShopCalendars) Total() int { return s.Duplicates + s.Missing + s.Stray }
+// Total is the number of wrong events and bookings.
+func (s ShopCalendars) Total() int { return s.Duplicates + s.Missing + s.Stray + s.OverBusy }
 
 func (s ShopCalendars) failures() []string {
-	if s.Total() == 0 {
-		return nil
+	var out []string
+	if s.Total() > 0 {
+		out = append(out, fmt.Sprintf("shops' own calendars: %d duplicate, %d missing, %d stray events, %d bookings over staff's appointments (%s)",
+			s.Duplicates, s.Missing, s.Stray, s.OverBusy, strings.Join(s.Examples, "; ")))
 	}
-	return []string{fmt.Sprintf("shops' own calendars: %d duplicate, %d missing, %d stray events (%s)",
-		s.Duplicates, s.Missing, s.Stray, strings.Join(s.Examples, "; "))}
+	if len(s.StaffErrors) > 0 {
+		out = append(out, fmt.Sprintf("the drill's staff could not write to their calendars: %v", s.StaffErrors))
+	}
+	return out
 }
 
 // shopCalendars compares the calendars with the confirmed bookings,
@@ -56,6 +68,9 @@ func (e *env) shopCalendars(ctx context.Context, wait time.Duration) (ShopCalend
 		s, err := e.compareShopCalendars(ctx)
 		if err != nil || s.Total() == 0 || time.Since(started) >= wait || ctx.Err() != nil {
 			s.WaitedSeconds = time.Since(started).Round(time.Second).Seconds()
+			if err == nil {
+				err = e.judgeStaff(ctx, &s)
+			}
 			return s, err
 		}
 		select {
@@ -185,4 +200,38 @@ func (c *shopCals) events(ctx context.Context) (map[calKey][]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// judgeStaff counts what the drill's staff entered and the bookings that
+// lie over it (overBusy).
+func (e *env) judgeStaff(ctx context.Context, s *ShopCalendars) error {
+	events, errs := e.staff.snapshot()
+	s.StaffErrors = errs
+	for _, ev := range events {
+		s.StaffEntered++
+		if !ev.deleted.IsZero() {
+			s.StaffDeleted++
+		}
+	}
+	rows, err := e.pool.Query(ctx, `SELECT tenant_id, resource_id, booking_id, lower(slot), upper(slot), created_at
+		FROM calendar_reservations WHERE booking_id IS NOT NULL`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var bookings []booked
+	for rows.Next() {
+		var b booked
+		if err := rows.Scan(&b.key.tenant, &b.key.resource, &b.id, &b.start, &b.end, &b.created); err != nil {
+			return err
+		}
+		bookings = append(bookings, b)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var ex []string
+	s.OverBusy, ex = overBusy(bookings, events)
+	s.Examples = append(s.Examples, ex...)
+	return nil
 }

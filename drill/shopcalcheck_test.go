@@ -2,6 +2,7 @@ package drill
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -33,6 +34,37 @@ func TestCalendarDiffCountsWhatStaffWouldSeeWrong(t *testing.T) {
 			s := calendarDiff(c.expected, c.actual)
 			require.Equal(t, []int{c.duplicates, c.missing, c.stray}, []int{s.Duplicates, s.Missing, s.Stray}, s.Examples)
 			require.Equal(t, s.Total() == 0, s.failures() == nil)
+		})
+	}
+}
+
+// TestOverBusyCountsBookingsHeldAfterStaffTookTheSlot: a booking held
+// after staff's appointment was entered over its slot (and not deleted by
+// then) is counted; one held before it, after its deletion, on another
+// resource or at another time is not.
+func TestOverBusyCountsBookingsHeldAfterStaffTookTheSlot(t *testing.T) {
+	bay1, bay2 := calKey{"demo", "bay-1"}, calKey{"demo", "bay-2"}
+	t0 := time.Date(2030, 3, 12, 9, 0, 0, 0, time.UTC)
+	entered := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	ev := staffEvent{key: bay1, uid: "frontdesk1", start: t0, end: t0.Add(time.Hour), entered: entered}
+	deleted := ev
+	deleted.deleted = entered.Add(time.Minute)
+	for _, c := range []struct {
+		name string
+		b    booked
+		ev   staffEvent
+		want int
+	}{
+		{"held after it was entered", booked{key: bay1, start: t0.Add(30 * time.Minute), end: t0.Add(time.Hour), created: entered.Add(10 * time.Second)}, ev, 1},
+		{"held before it was entered", booked{key: bay1, start: t0, end: t0.Add(time.Hour), created: entered.Add(-time.Second)}, ev, 0},
+		{"held after its deletion", booked{key: bay1, start: t0, end: t0.Add(time.Hour), created: entered.Add(2 * time.Minute)}, deleted, 0},
+		{"held while it stood, deleted later", booked{key: bay1, start: t0, end: t0.Add(time.Hour), created: entered.Add(30 * time.Second)}, deleted, 1},
+		{"on another bay", booked{key: bay2, start: t0, end: t0.Add(time.Hour), created: entered.Add(10 * time.Second)}, ev, 0},
+		{"right after it", booked{key: bay1, start: t0.Add(time.Hour), end: t0.Add(2 * time.Hour), created: entered.Add(10 * time.Second)}, ev, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, ex := overBusy([]booked{c.b}, []staffEvent{c.ev})
+			require.Equal(t, c.want, n, ex)
 		})
 	}
 }

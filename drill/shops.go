@@ -3,6 +3,7 @@ package drill
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/mask"
@@ -125,4 +126,15 @@ func (r Senders) failures(all []Scenario) []string {
 		}
 	}
 	return out
+}
+
+// serviceDuration is how long a shop's service takes (the longest, for
+// one it does not have).
+func (e *env) serviceDuration(tenant, service string) time.Duration {
+	for _, s := range e.shops[tenant].Services {
+		if s.ID == service {
+			return s.Duration
+		}
+	}
+	return maxService
 }
