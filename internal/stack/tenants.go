@@ -33,7 +33,13 @@ func SeedDemoTenants(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) 
 // registry that accepts the development token (config.CheckTenantDigests;
 // checked at start, not on each reload).
 func LoadTenants(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) (*tenants.Registry, error) {
-	reg, err := tenants.LoadRegistry(ctx, pool, log.With("component", "tenants"))
+	// A process (re)started while PostgreSQL restarts waits for it, as it
+	// waits for Temporal, instead of exiting.
+	var reg *tenants.Registry
+	err := ensurePatiently(ctx, DialPatience, func(ctx context.Context) (err error) {
+		reg, err = tenants.LoadRegistry(ctx, pool, log.With("component", "tenants"))
+		return err
+	}, log)
 	if err != nil {
 		return nil, fmt.Errorf("load tenants: %w", err)
 	}
