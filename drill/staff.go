@@ -134,7 +134,9 @@ func (s *staff) enter(ctx context.Context, w staffWish) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		s.errs = append(s.errs, err.Error())
+		if ctx.Err() == nil { // not the end of the drill cutting a write short
+			s.errs = append(s.errs, err.Error())
+		}
 		return
 	}
 	ev.entered = time.Now()
@@ -170,7 +172,9 @@ func (s *staff) deleteOne(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		s.errs = append(s.errs, err.Error())
+		if ctx.Err() == nil {
+			s.errs = append(s.errs, err.Error())
+		}
 		return
 	}
 	ev.deleted = deleting
