@@ -28,6 +28,12 @@ import (
 // devToken is the demo tenant's API token in a testsupport database.
 const devToken = "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI"
 
+// vapiSecret is the demo tenant's Vapi HMAC secret in every env.
+const vapiSecret = "vapi-test-secret-0123456789abcdef"
+
+// retellKey is the demo tenant's Retell API key in every env.
+const retellKey = "key_retell0123456789abcdef0123"
+
 type env struct {
 	pool *pgxpool.Pool
 	tc   client.Client
@@ -77,6 +83,7 @@ func buildEnv(t *testing.T, twoTenants bool, calendarVia ...func(string) string)
 	// Assembled as the gateway process does: the gateway's registry and
 	// duplicates counter, its health, the agent listener's own mux.
 	log := stack.Logger(cfg, testsupport.LogWriter(t))
+	cfg.VoicePlatformSecrets = map[string]map[string]string{"demo": {string(agent.PlatformVapi): vapiSecret, string(agent.PlatformRetell): retellKey}}
 	tenants := testsupport.Tenants(t, pool)
 	gw, reg := stack.Gateway(cfg, pool, tc, tenants, log)
 	svc := stack.Agent(cfg, pool, tc, reg, gw, tenants, log)

@@ -43,7 +43,9 @@ func Functions() []Function {
 // Mutating tools need an Idempotency-Key (the platform's tool-call ID)
 // and go through the idempotency layer, so a redelivered call gets the
 // stored answer; read-only tools need none.
-func (s *Service) routes(mux *http.ServeMux) {
+// The voice platforms' deliveries run their tool calls through the same
+// two handlers, keyed by the platform's IDs.
+func (s *Service) routes(mux *http.ServeMux, limiter *web.AuthLimiter) {
 	mux.HandleFunc(routeListing, func(w http.ResponseWriter, _ *http.Request) {
 		web.WriteJSON(w, http.StatusOK, map[string]any{"tools": Functions(), "capabilities_version": CapabilitiesVersion()})
 	})
@@ -52,6 +54,9 @@ func (s *Service) routes(mux *http.ServeMux) {
 	if s.Idempotency != nil {
 		keyed = s.Idempotency.Middleware(routeCall, call)
 	}
+	platforms := s.servePlatform(limiter, call, keyed)
+	mux.Handle("POST "+RoutePlatforms+"/{platform}", platforms)
+	mux.Handle("POST "+RoutePlatforms+"/{platform}/{tool}", platforms) // a URL per tool (ElevenLabs)
 	mux.HandleFunc(routeCall, func(w http.ResponseWriter, r *http.Request) {
 		t, ok := toolNamed(r.PathValue("name"))
 		if !ok {

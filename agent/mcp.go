@@ -42,7 +42,7 @@ func (s *Service) Handler(limiter *web.AuthLimiter) http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(RouteMCP, streamable)
-	s.routes(mux)
+	s.routes(mux, limiter)
 	return web.BearerAuthLimited(s.Tokens, limiter, mux)
 }
 

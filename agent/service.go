@@ -51,6 +51,9 @@ type Service struct {
 	Keys *customerid.Keyer
 	// Wait bounds a mutating call (DefaultWait when zero).
 	Wait time.Duration
+	// PlatformSecrets are the secrets the tenants' voice platforms sign
+	// their tool calls with (VOICE_PLATFORM_SECRETS); nil: none.
+	PlatformSecrets PlatformSecrets
 	// Idempotency keys the HTTP variant's mutating calls (Idempotency-Key).
 	Idempotency *idempotency.Store
 	Metrics     *Metrics

@@ -194,3 +194,11 @@ func SetResource(ctx context.Context, typ, id string) {
 		st.mu.Unlock()
 	}
 }
+
+// snapshot reads what the handler marked, under the lock because a handler
+// may call Keep or SetResource from a goroutine of its own.
+func (st *requestState) snapshot() (keep bool, typ, id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.keep, st.resourceType, st.resourceID
+}

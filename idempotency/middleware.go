@@ -151,7 +151,7 @@ func (s *Store) run(w http.ResponseWriter, r *http.Request, sc scope, c claim, b
 	}()
 
 	st := &requestState{tx: handlerTx{sess}}
-	rec := newRecorder()
+	rec := web.NewRecorder()
 	req := r.WithContext(context.WithValue(ctx, ctxKey{}, st))
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
@@ -159,13 +159,13 @@ func (s *Store) run(w http.ResponseWriter, r *http.Request, sc scope, c claim, b
 	finished = true
 
 	keep, resType, resID := st.snapshot()
-	status := rec.statusCode()
+	status := rec.Status()
 	if status >= 500 || (status >= 400 && !keep) {
 		// Not a decision: undo the effect and free the key for a corrected
 		// or later retry.
 		sess.rollback(ctx)
 		s.release(sc, owner)
-		rec.flush(w)
+		rec.Flush(w)
 		return
 	}
 	if err := s.complete(ctx, sess, sc, owner, rec, resType, resID); err != nil {
@@ -185,7 +185,7 @@ func (s *Store) run(w http.ResponseWriter, r *http.Request, sc scope, c claim, b
 		s.problem(w, http.StatusInternalServerError, CodeInternal, "storing the result failed; retry with the same key")
 		return
 	}
-	rec.flush(w)
+	rec.Flush(w)
 }
 
 // errUnreadable says that a completed key's stored response does not
@@ -212,10 +212,10 @@ const completeSQL = `WITH done AS (UPDATE idempotency_keys SET state = 'complete
 
 // complete stores the response in the handler's transaction and commits,
 // in one round trip; a fenced holder's effect is rolled back.
-func (s *Store) complete(ctx context.Context, sess *session, sc scope, owner [16]byte, rec *recorder, resType, resID string) error {
+func (s *Store) complete(ctx context.Context, sess *session, sc scope, owner [16]byte, rec *web.Recorder, resType, resID string) error {
 	headers := map[string][]string{}
 	for _, h := range storedHeaders {
-		if v := rec.header.Values(h); len(v) > 0 {
+		if v := rec.Header().Values(h); len(v) > 0 {
 			headers[h] = v
 		}
 	}
@@ -224,12 +224,12 @@ func (s *Store) complete(ctx context.Context, sess *session, sc scope, owner [16
 		sess.rollback(ctx)
 		return err
 	}
-	body := rec.body.Bytes()
+	body := rec.Body()
 	if body == nil {
 		body = []byte{} // NOT NULL for completed rows; empty is a valid answer
 	}
 	plain, sealed := s.sealBody(sc, body)
-	err = sess.finish(ctx, completeSQL, sc.tenant, sc.operation, sc.key, owner, rec.statusCode(), hj, plain, resType, resID, s.now(), sealed)
+	err = sess.finish(ctx, completeSQL, sc.tenant, sc.operation, sc.key, owner, rec.Status(), hj, plain, resType, resID, s.now(), sealed)
 	if raised(err, fenceMarker) {
 		return errFenced
 	}
@@ -274,15 +274,15 @@ func (s *Store) plainTx(next http.Handler) http.Handler {
 		}
 		defer sess.rollback(context.WithoutCancel(ctx)) // a no-op after finish
 		st := &requestState{tx: handlerTx{sess}}
-		rec := newRecorder()
+		rec := web.NewRecorder()
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(ctx, ctxKey{}, st)))
 		keep, _, _ := st.snapshot()
-		if status := rec.statusCode(); status < 400 || (status < 500 && keep) {
+		if status := rec.Status(); status < 400 || (status < 500 && keep) {
 			if err := sess.finish(ctx, ""); err != nil {
 				s.problem(w, http.StatusInternalServerError, CodeInternal, "commit failed")
 				return
 			}
 		}
-		rec.flush(w)
+		rec.Flush(w)
 	})
 }

@@ -147,6 +147,10 @@ type Config struct {
 	// password of a shop's own calendar, as tenants.yaml names it
 	// (resources[].calendar.secret). Never logged.
 	ShopCalendarSecrets map[string]string
+	// VoicePlatformSecrets are VOICE_PLATFORM_SECRETS: tenant -> voice
+	// platform (vapi) -> the secret its tool calls are signed with. Never
+	// logged.
+	VoicePlatformSecrets map[string]map[string]string
 	// PublicBaseURL is the gateway's externally visible URL; Twilio signs
 	// requests against it, and the shops' Google and Microsoft calendars
 	// push their changes to it.
@@ -406,6 +410,11 @@ func (r *reader) derived(c *Config) {
 		r.fail(err.Error())
 	} else {
 		c.ShopCalendarSecrets = secrets
+	}
+	if secrets, err := ParseVoicePlatformSecrets(r.get("VOICE_PLATFORM_SECRETS", "")); err != nil {
+		r.fail(err.Error())
+	} else {
+		c.VoicePlatformSecrets = secrets
 	}
 	c.OpsScrapeURLs = scrapeURLs(r.get("OPS_SCRAPE_URLS", ""), *c)
 	if v := r.get("REMINDER_LEAD", ""); v != "" {

@@ -86,7 +86,7 @@ func TestConfigTableDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "docs/configuration.md lacks a row for %s", k)
 	}
-	require.Len(t, looked, 78, "a new variable needs a row in docs/configuration.md and this count") // MICROSOFT_{CLIENT_ID,CLIENT_SECRET,API_URL} + GOOGLE_{CLIENT_ID,CLIENT_SECRET,API_URL} + SHOP_CALENDAR_POLL + SHOP_CALENDAR_SECRETS + STRIPE_SECRET_KEYS + PAYMENT_DECISION_TIMEOUT + BOOKONCE_SERVICE_KEY, BOOKONCE_SERVICE_PUBLIC_KEYS + CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
+	require.Len(t, looked, 79, "a new variable needs a row in docs/configuration.md and this count") // VOICE_PLATFORM_SECRETS + MICROSOFT_{CLIENT_ID,CLIENT_SECRET,API_URL} + GOOGLE_{CLIENT_ID,CLIENT_SECRET,API_URL} + SHOP_CALENDAR_POLL + SHOP_CALENDAR_SECRETS + STRIPE_SECRET_KEYS + PAYMENT_DECISION_TIMEOUT + BOOKONCE_SERVICE_KEY, BOOKONCE_SERVICE_PUBLIC_KEYS + CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this
@@ -254,4 +254,30 @@ func TestShopCalendarSecretsAreReadWithoutEchoingThem(t *testing.T) {
 	none, err := config.ParseShopCalendarSecrets("")
 	require.NoError(t, err)
 	require.Nil(t, none)
+}
+
+// TestVoicePlatformSecretsAreReadWithoutEchoingThem: VOICE_PLATFORM_SECRETS
+// is tenant -> platform -> secret; an unknown platform, a short secret or
+// one two tenants share is refused, and no message names a secret.
+func TestVoicePlatformSecretsAreReadWithoutEchoingThem(t *testing.T) {
+	const secret = "geheim-0123456789abcdef-geheim"
+	got, err := config.ParseVoicePlatformSecrets(`{"demo": {"vapi": "` + secret + `"}}`)
+	require.NoError(t, err)
+	cfg := config.Config{VoicePlatformSecrets: got}
+	s, ok := cfg.VoicePlatformSecret("demo", "vapi")
+	require.True(t, ok)
+	require.Equal(t, secret, s)
+	_, ok = cfg.VoicePlatformSecret("nord", "vapi")
+	require.False(t, ok)
+	for name, raw := range map[string]string{
+		"not JSON":         `demo:vapi=` + secret,
+		"unknown platform": `{"demo": {"vappi": "` + secret + `"}}`,
+		"short":            `{"demo": {"vapi": "geheim"}}`,
+		"shared":           `{"demo": {"vapi": "` + secret + `"}, "nord": {"vapi": "` + secret + `"}}`,
+		"not a tenant ID":  `{"Demo Shop": {"vapi": "` + secret + `"}}`,
+	} {
+		_, err := config.ParseVoicePlatformSecrets(raw)
+		require.Error(t, err, name)
+		require.NotContains(t, err.Error(), "geheim", name)
+	}
 }

@@ -35,6 +35,9 @@ func Agent(cfg config.Config, pool *pgxpool.Pool, tc client.Client, reg *prometh
 		CalendarURL: cfg.CalendarURL, Dedup: store, Extractor: extractor(cfg),
 		Signer:        agent.Signer{Key: agentKey(cfg), TTL: cfg.IdempotencyTTL},
 		PaymentMethod: ConversationPaymentMethod(cfg), Keys: cfg.CustomerKeys(),
+		PlatformSecrets: func(tenant string, p agent.Platform) (string, bool) {
+			return cfg.VoicePlatformSecret(tenant, string(p))
+		},
 		// No Registerer: the gateway's duplicates counter has its own help
 		// text, which the idempotency metrics would clash with on reg.
 		// The lease outlives a tool call's decision and bounded wait, so a
