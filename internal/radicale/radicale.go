@@ -88,8 +88,10 @@ func start(ctx context.Context, bin string, log io.Writer, addr string, args ...
 			return nil, fmt.Errorf("radicale exited before it listened on %s: %v", addr, err)
 		default:
 		}
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			_ = c.Close()
+		// Radicale's own answer, not just an open port: a port taken by
+		// another process meanwhile also accepts connections, while this
+		// Radicale exits with "address in use".
+		if isRadicale(ctx, s.URL) {
 			return s, nil
 		}
 		if time.Now().After(deadline) {
@@ -158,4 +160,20 @@ func do(ctx context.Context, method, u, user, body string, ok ...int) error {
 		}
 	}
 	return fmt.Errorf("%s %s: %s", method, u, resp.Status)
+}
+
+// isRadicale: a CalDAV server answers OPTIONS at url.
+func isRadicale(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodOptions, url+"/", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return strings.Contains(resp.Header.Get("DAV"), "calendar-access")
 }
