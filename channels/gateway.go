@@ -152,6 +152,8 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("POST "+RouteSMS, g.signed(RouteSMS, g.sms))
 	mux.Handle("POST "+RouteVoice, g.signed(RouteVoice, g.voice))
 	mux.Handle("POST "+RouteVoiceGather, g.signed(RouteVoiceGather, g.voiceGather))
+	mux.Handle("POST "+RouteVoiceRelay, g.signed(RouteVoiceRelay, g.voiceRelay))
+	mux.Handle("GET "+RouteVoiceRelaySocket, g.relaySigned(g.voiceRelaySocket))
 	mux.Handle("POST "+RouteVoiceStatus, g.signed(RouteVoiceStatus, g.voiceStatus))
 	mux.Handle("POST "+RouteStatus, g.signed(RouteStatus, g.status))
 	mux.HandleFunc("POST "+RouteStripe, g.stripeWebhook)

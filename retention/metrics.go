@@ -16,7 +16,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: MetricRedacted,
 		Help: "Rows whose personal data the retention sweep redacted (inbox, outbox) or deleted (intents, dedup decisions, superseded consent changes) because they were older than BOOKONCE_RETENTION, by table.",
 	}, []string{"table"})}
-	for _, t := range []Table{TableInbox, TableOutbox, TableIntents, TableDecisions, TableConsent} {
+	for _, t := range []Table{TableInbox, TableOutbox, TableIntents, TableDecisions, TableConsent, TableRelay} {
 		m.redacted.WithLabelValues(string(t)) // every table shows, at 0 too
 	}
 	if reg != nil {

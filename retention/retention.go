@@ -33,6 +33,7 @@ const (
 	TableIntents   Table = "booking_intents"
 	TableDecisions Table = "dedup_decisions"
 	TableConsent   Table = "consent_events"
+	TableRelay     Table = "voice_relay_turns"
 )
 
 // DefaultBatch is how many rows one statement changes at most.
@@ -100,6 +101,11 @@ var steps = []step{
 				OR (e.action = 'opt_in' AND NOT EXISTS (SELECT 1 FROM consent_events b
 					WHERE b.tenant_id = e.tenant_id AND b.customer_key = e.customer_key AND b.id < e.id)))
 			ORDER BY e.id LIMIT @batch FOR UPDATE OF e SKIP LOCKED)`},
+	// Relay turns: the digest of a call's last sentence, needed only while
+	// the call lasts.
+	{TableRelay, `DELETE FROM voice_relay_turns WHERE call_sid IN (
+		SELECT call_sid FROM voice_relay_turns WHERE updated_at < @cutoff
+			ORDER BY updated_at LIMIT @batch FOR UPDATE SKIP LOCKED)`},
 }
 
 // Sweeper redacts what is older than Retention.
@@ -227,6 +233,6 @@ func (s *Sweeper) once(ctx context.Context) {
 	case ran && counts.Total() > 0:
 		s.log().Info("retention sweep redacted personal data", "retention", s.Retention,
 			"inbox_events", counts[TableInbox], "outbox_messages", counts[TableOutbox],
-			"booking_intents", counts[TableIntents], "dedup_decisions", counts[TableDecisions], "consent_events", counts[TableConsent])
+			"booking_intents", counts[TableIntents], "dedup_decisions", counts[TableDecisions], "consent_events", counts[TableConsent], "voice_relay_turns", counts[TableRelay])
 	}
 }

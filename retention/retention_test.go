@@ -248,11 +248,17 @@ func TestSweepDrainsMoreRowsThanOneBatch(t *testing.T) {
 		inbox(t, pool, fmt.Sprintf("SM%03d", i), "delivered", keep+time.Duration(i+1)*time.Minute)
 		outboxMsg(t, pool, fmt.Sprintf("msg_%03d", i), "delivered", keep+time.Duration(i+1)*time.Minute)
 	}
+	// A relay call's last sentence (a digest) goes with the inbox; a call
+	// still going on keeps its own.
+	exec(t, pool, `INSERT INTO voice_relay_turns (call_sid, turn, prompt, updated_at) VALUES ('CAold', 3, '\x00', $1), ('CAnow', 1, '\x01', now())`,
+		time.Now().Add(-keep-time.Hour))
 	s := sweeper(pool, batch)
 	counts, _, err := s.Sweep(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, retention.Counts{retention.TableInbox: n, retention.TableOutbox: n, retention.TableIntents: 0, retention.TableDecisions: 0,
-		retention.TableConsent: 0}, counts)
+		retention.TableConsent: 0, retention.TableRelay: 1}, counts)
+	require.False(t, exists(t, pool, `SELECT 1 FROM voice_relay_turns WHERE call_sid = 'CAold'`))
+	require.True(t, exists(t, pool, `SELECT 1 FROM voice_relay_turns WHERE call_sid = 'CAnow'`))
 	require.False(t, exists(t, pool, `SELECT 1 FROM inbox_events WHERE redacted_at IS NULL`))
 	require.False(t, exists(t, pool, `SELECT 1 FROM outbox_messages WHERE redacted_at IS NULL OR body <> ''`))
 	require.Equal(t, float64(n), testutil.ToFloat64(s.Metrics.Redacted(retention.TableInbox)))
