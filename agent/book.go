@@ -41,7 +41,9 @@ func (s *Service) Book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	if err != nil || a.Status != "" {
 		return a, err
 	}
+	t := time.Now()
 	st, found := s.await(ctx, a.WorkflowID)
+	t = s.Metrics.since(PhaseAwait, t)
 	if !found && a.merged {
 		// The decision names a saga no one could be seen running: its
 		// decider may have died between decision and start. Starting it is
@@ -58,6 +60,7 @@ func (s *Service) Book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	// under way, then cancelled). "Booked." would be false while the
 	// booking the wish met is being cancelled.
 	now, err := workflows.ConfirmedNow(ctx, s.Temporal, a.WorkflowID)
+	s.Metrics.since(PhaseLifecycle, t)
 	if err != nil {
 		return BookingAnswer{}, fmt.Errorf("read the lifecycle of %s (nothing was booked twice; the same call may be repeated): %w", a.WorkflowID, err)
 	}
@@ -78,6 +81,7 @@ const decideTimeout = 30 * time.Second
 // book validates, claims the operation, decides and starts; an answer
 // with a Status is final already (needs_confirmation, start unknown).
 func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnswer, plan, error) {
+	started := time.Now()
 	p, err := s.profile(c)
 	if err != nil {
 		return BookingAnswer{}, plan{}, err
@@ -112,6 +116,7 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 	if err != nil {
 		return BookingAnswer{}, plan{}, fmt.Errorf("dedup decision (nothing was booked; the same call may be repeated): %w", err)
 	}
+	started = s.Metrics.since(PhaseDecide, started)
 	a := BookingAnswer{Service: w.service, Start: w.start.Format(time.RFC3339), OperationID: in.OperationID, operation: opKey, intentID: intentID}
 	switch d.Kind {
 	case dedup.Ask, dedup.Review:
@@ -122,7 +127,9 @@ func (s *Service) book(ctx context.Context, c Caller, in BookInput) (BookingAnsw
 		if repeated {
 			s.Metrics.duplicate(c.Tenant) // the same operation again: a retry or a parallel call
 		}
-		if err := s.start(ctx, p, d, intentID, w); err != nil {
+		err := s.start(ctx, p, d, intentID, w)
+		s.Metrics.since(PhaseStart, started)
+		if err != nil {
 			s.Logger.Warn("agent booking start unknown", "workflow_id", d.WorkflowID, "error", err)
 			a.WorkflowID, a.Status = d.WorkflowID, StatusPending
 			a.Message = "The booking could not be confirmed as started (outcome unknown). Call book_appointment again with the same arguments and operation_id: it will not book twice."

@@ -32,6 +32,7 @@ type sizes struct {
 	latency  latencySizes
 	syncLag  syncLagLoad
 	pushLag  syncLagLoad
+	tools    toolsSizes
 }
 
 var smoke = sizes{
@@ -48,6 +49,7 @@ var smoke = sizes{
 	latency:  latencySizes{n: 3, reps: 1, rssWindow: 250 * time.Millisecond},
 	syncLag:  syncLagLoad{poll: 300 * time.Millisecond, samples: 2},
 	pushLag:  syncLagLoad{poll: time.Hour, samples: 2, push: true},
+	tools:    toolsSizes{n: 3, reps: 1},
 }
 
 // full is the `make bench` run: about ten minutes on two cores, and 25
@@ -82,6 +84,7 @@ func full(t *testing.T) sizes {
 		latency:  fullLatency(t),
 		syncLag:  syncLagLoad{poll: 30 * time.Second, samples: 12},
 		pushLag:  syncLagLoad{poll: time.Hour, samples: 20, push: true},
+		tools:    toolsSizes{n: 300, reps: 3},
 	}
 }
 
@@ -116,7 +119,7 @@ func TestBenchFull(t *testing.T) {
 
 // run measures every item in issue order; BOOKONCE_BENCH_ONLY (a
 // comma-separated list of holds, claim, ingest, e2e, growth, reaper, voice,
-// redis, latency, synclag)
+// redis, latency, synclag, tools)
 // restricts it while working on one item.
 func run(t *testing.T, sz sizes, rep *report) {
 	only := os.Getenv("BOOKONCE_BENCH_ONLY")
@@ -138,6 +141,7 @@ func run(t *testing.T, sz sizes, rep *report) {
 		rep.syncLag = measureSyncLag(t, sz.syncLag)
 		rep.pushLag = measurePushLag(t, sz.pushLag)
 	})
+	item("tools", func(t *testing.T) { rep.tools = measureTools(t, sz.tools) })
 	tables, _ := rep.tables()
 	t.Log("\n" + tables)
 }

@@ -37,6 +37,7 @@ commands:
   consent     show a customer's STOP and START trail and what holds now: starter consent --customer <E.164> [--tenant T]
   tenants     apply a tenants file, list the tenants, mint an API token: starter tenants apply -f FILE [--dry-run] | list | token
   service-key make a key pair for the worker's identity at the calendar and payment APIs
+  agent-config print the tools to paste into a voice platform: starter agent-config --platform vapi|retell|elevenlabs --url https://…
 
 Run "starter <command> -h" for the flags of a command. Configuration comes
 from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...; see docs/configuration.md).
@@ -45,17 +46,18 @@ Exit status: 0 done, 1 failed (or the booking did not end Confirmed), 2 usage er
 
 // commands are starter's subcommands; each parses its own flags.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
-	"book":        book,
-	"status":      status,
-	"cancel":      cancelCmd,
-	"no-show":     noShowCmd,
-	"simulate":    simulate,
-	"review":      reviewCmd,
-	"tenants":     tenantsCmd,
-	"reschedule":  rescheduleCmd,
-	"find":        findCmd,
-	"consent":     consentCmd,
-	"service-key": serviceKeyCmd,
+	"book":         book,
+	"status":       status,
+	"cancel":       cancelCmd,
+	"no-show":      noShowCmd,
+	"simulate":     simulate,
+	"review":       reviewCmd,
+	"tenants":      tenantsCmd,
+	"reschedule":   rescheduleCmd,
+	"find":         findCmd,
+	"consent":      consentCmd,
+	"service-key":  serviceKeyCmd,
+	"agent-config": agentConfigCmd,
 }
 
 func main() {
