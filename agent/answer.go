@@ -16,8 +16,15 @@ import (
 	"github.com/bookonce/bookonce/workflows/appointment"
 )
 
-// pollEvery is how often a waiting tool asks the saga for its state.
-const pollEvery = 200 * time.Millisecond
+// A waiting tool asks the saga for its state first after firstPoll, then
+// twice as long each time up to pollEvery: the hold and the payment link
+// usually exist within a few tens of milliseconds, and a voice agent's
+// turn should not wait out a fixed 200 ms tick for them, while a booking
+// that takes longer costs no more queries than before.
+const (
+	firstPoll = 10 * time.Millisecond
+	pollEvery = 200 * time.Millisecond
+)
 
 // await waits, up to the service's bound, until the saga has an answer: an
 // end, a person's review, or a payment link the customer must use. found
@@ -28,6 +35,7 @@ func (s *Service) await(ctx context.Context, workflowID string) (appointment.Sta
 	defer cancel()
 	var last appointment.State
 	found := false
+	pause := firstPoll
 	for {
 		st, err := appointment.StatusOf(ctx, s.Temporal, workflowID)
 		var nf *serviceerror.NotFound
@@ -40,13 +48,14 @@ func (s *Service) await(ctx context.Context, workflowID string) (appointment.Sta
 		case !errors.As(err, &nf) && ctx.Err() == nil:
 			s.Logger.Debug("agent status query", "workflow_id", workflowID, "error", err)
 		}
-		t := time.NewTimer(pollEvery)
+		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return last, found
 		case <-t.C:
 		}
+		pause = min(2*pause, pollEvery)
 	}
 }
 
