@@ -19,7 +19,14 @@ func Database(ctx context.Context, cfg config.Config, log *slog.Logger) (*pgxpoo
 	if err != nil {
 		return nil, nil, err
 	}
-	pool, err := postgres.Open(ctx, url)
+	// A process (re)started while PostgreSQL restarts waits for it, as
+	// LoadTenants does: the ping may reach the server just before it goes
+	// down, and the migration then fails on a lost connection.
+	var pool *pgxpool.Pool
+	err = ensurePatiently(ctx, DialPatience, func(ctx context.Context) (err error) {
+		pool, err = postgres.Open(ctx, url)
+		return err
+	}, log)
 	if err != nil {
 		_ = stop()
 		return nil, nil, fmt.Errorf("database: %w", err)
