@@ -74,9 +74,12 @@ type relaySession struct {
 func (g *Gateway) voiceRelaySocket(w http.ResponseWriter, r *http.Request) {
 	// The listener's read and write timeouts are for requests, not for a
 	// call that lasts minutes.
+	// A writer that cannot clear them leaves the call to end at the
+	// listener's timeout; the turn under way still finishes server-side.
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
+	if err := errors.Join(rc.SetReadDeadline(time.Time{}), rc.SetWriteDeadline(time.Time{})); err != nil {
+		g.log().Warn("relay session keeps the listener's timeouts", "err", err)
+	}
 	conn, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		g.log().Warn("relay handshake failed", "err", err)
@@ -94,7 +97,7 @@ func (g *Gateway) voiceRelaySocket(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if !s.handle(ctx, m) {
-			_ = conn.Close(websocket.StatusNormalClosure, "")
+			_ = conn.Close(websocket.StatusNormalClosure, "") // the session ends either way; Twilio hangs up
 			return
 		}
 	}
