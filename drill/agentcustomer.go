@@ -70,6 +70,12 @@ type AgentTraffic struct {
 	// many agents booked under an operation from begin_operation.
 	Follows    map[string]int `json:"follows"`
 	Operations int            `json:"operations"`
+	// Doors counts the scenarios by the door their agent called: "http"
+	// (the HTTP door under Idempotency-Keys) or a voice platform's route
+	// (vapi, retell, elevenlabs); Interrupted the platform deliveries the
+	// caller cut short by talking over the agent (voiceagent.go).
+	Doors       map[string]int `json:"doors"`
+	Interrupted int            `json:"interrupted"`
 	// PostsByStatus counts every post by HTTP status ("transport" when no
 	// answer came back); AnswersByStatus every call's final answer by the
 	// tool's status ("unanswered" when no answer came after every retry).
@@ -94,39 +100,50 @@ type AgentTraffic struct {
 }
 
 func (a AgentTraffic) String() string {
-	return fmt.Sprintf("%d booking calls, %d posts (%d retried under their key, %d replayed), follow-ups %s; answers %s; "+
+	return fmt.Sprintf("%d booking calls through %s, %d posts (%d retried, %d replayed, %d cut short by the caller), follow-ups %s; answers %s; "+
 		"%d get_booking polls, agents learnt %s; payment links answered %d, sent to the customer %d",
-		a.Calls, a.Posts, a.KeyRetries, a.Replayed, intLine(a.Follows), intLine(a.AnswersByStatus),
+		a.Calls, intLine(a.Doors), a.Posts, a.KeyRetries, a.Replayed, a.Interrupted, intLine(a.Follows), intLine(a.AnswersByStatus),
 		a.Polls, intLine(a.Learnt), a.PaymentURLs, a.AtTwilio)
 }
 
-// agentCustomer plays AI agents calling the tools' HTTP door through the
-// agent fault proxy.
+// agentCustomer plays AI agents calling the tools through the agent
+// fault proxy: at the HTTP door, or as a voice platform's tool calls.
 type agentCustomer struct {
 	db         *dbGate
 	url, token string
 	http       *http.Client
+	voice      platformFakes
 
 	mu      sync.Mutex
 	traffic AgentTraffic
 	links   map[string]bool
 }
 
-func newAgentCustomer(url, token string, tr http.RoundTripper, db *dbGate) *agentCustomer {
+// newAgentCustomer calls the tools at url with the tenant's token; the
+// voice platforms sign with keys (VOICE_PLATFORM_SECRETS' of the tenant).
+func newAgentCustomer(url, token string, keys platformKeys, tr http.RoundTripper, db *dbGate) *agentCustomer {
 	return &agentCustomer{db: db, url: url, token: token, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}, links: map[string]bool{},
-		traffic: AgentTraffic{Follows: map[string]int{}, PostsByStatus: map[string]int{}, AnswersByStatus: map[string]int{}, Learnt: map[string]int{}}}
+		voice: newPlatformFakes(url, token, keys, tr),
+		traffic: AgentTraffic{Follows: map[string]int{}, PostsByStatus: map[string]int{}, AnswersByStatus: map[string]int{}, Learnt: map[string]int{},
+			Doors: map[string]int{}}}
 }
 
 // book plays one agent scenario: the first book_appointment call and the
 // follow-up its plan names. Every answer must name the same booking.
 func (c *agentCustomer) book(ctx context.Context, s Scenario, rng *rand.Rand) {
 	p := planOf(s)
+	door := doorOf(s)
 	c.count(func(t *AgentTraffic) {
 		t.Follows[p.follow]++
-		if p.useOperation {
+		t.Doors[string(door)]++
+		if p.useOperation && door == doorHTTP { // voice platforms name the operation by their call IDs
 			t.Operations++
 		}
 	})
+	if door != doorHTTP {
+		c.bookByVoice(ctx, s, p, door, rng)
+		return
+	}
 	w := s.Wishes[0]
 	in := agent.BookInput{Customer: s.Customer, Service: w.Service, Start: slotText(w.Start, p.phraseFirst, s.Phrasing)}
 	if p.useOperation {
@@ -156,8 +173,17 @@ func (c *agentCustomer) book(ctx context.Context, s Scenario, rng *rand.Rand) {
 		second.Start = slotText(w.Start, !p.phraseFirst, s.Phrasing)
 		answers = append(answers, c.call(ctx, newCallID(rng), second))
 	}
-	answers = append(answers, c.follow(ctx, latest(answers), rng))
+	answers = append(answers, c.follow(ctx, latest(answers), c.getBooking(rng)))
 	c.compare(s, answers)
+}
+
+// getBooking asks get_booking at the HTTP door, a new key per call.
+func (c *agentCustomer) getBooking(rng *rand.Rand) func(context.Context, string) (agent.BookingAnswer, bool) {
+	return func(ctx context.Context, id string) (agent.BookingAnswer, bool) {
+		var got agent.BookingAnswer
+		_, ok := c.post(ctx, string(agent.ToolGetBooking), newCallID(rng), agent.GetBookingInput{ID: id}, &got)
+		return got, ok
+	}
 }
 
 // agentPollFor and agentPollEvery bound how long an agent asks get_booking
@@ -168,10 +194,11 @@ const (
 	agentPollEvery = 2 * time.Second
 )
 
-// follow asks get_booking, as the pending answer tells the agent to, until
-// the booking is no longer pending or agentPollFor has passed, and returns
-// the last answer (last itself if there was nothing to ask).
-func (c *agentCustomer) follow(ctx context.Context, last agent.BookingAnswer, rng *rand.Rand) agent.BookingAnswer {
+// follow asks get_booking (through ask, at the agent's door), as the
+// pending answer tells the agent to, until the booking is no longer
+// pending or agentPollFor has passed, and returns the last answer (last
+// itself if there was nothing to ask).
+func (c *agentCustomer) follow(ctx context.Context, last agent.BookingAnswer, ask func(context.Context, string) (agent.BookingAnswer, bool)) agent.BookingAnswer {
 	deadline := time.Now().Add(agentPollFor)
 	for last.Status == agent.StatusPending && last.WorkflowID != "" && time.Now().Before(deadline) {
 		select {
@@ -179,8 +206,7 @@ func (c *agentCustomer) follow(ctx context.Context, last agent.BookingAnswer, rn
 			return last
 		case <-time.After(agentPollEvery):
 		}
-		var got agent.BookingAnswer
-		_, ok := c.post(ctx, string(agent.ToolGetBooking), newCallID(rng), agent.GetBookingInput{ID: last.WorkflowID}, &got)
+		got, ok := ask(ctx, last.WorkflowID)
 		c.count(func(t *AgentTraffic) { t.Polls++ })
 		if ok && got.Status != "" {
 			last = got
@@ -267,20 +293,27 @@ func (c *agentCustomer) operation(ctx context.Context, rng *rand.Rand) string {
 func (c *agentCustomer) call(ctx context.Context, key string, in agent.BookInput) agent.BookingAnswer {
 	var a agent.BookingAnswer
 	status, ok := c.post(ctx, string(agent.ToolBookAppointment), key, in, &a)
+	c.answered(key, status, ok, a)
+	return a
+}
+
+// answered counts one book_appointment call by its final answer: none
+// after every retry (ok false, status the last seen), a refusal without
+// a booking status, or the booking's status.
+func (c *agentCustomer) answered(key, status string, ok bool, a agent.BookingAnswer) {
 	c.count(func(t *AgentTraffic) {
 		t.Calls++
 		switch {
 		case !ok:
 			t.Unanswered++
 			t.AnswersByStatus["unanswered"]++
-			c.errorf("%s %s: no answer after %d posts (last %s)", agent.ToolBookAppointment, key, agentAttempts, status)
+			c.errorf("%s %s: no answer after %d tries (last %s)", agent.ToolBookAppointment, key, agentAttempts, status)
 		case a.Status == "":
 			t.AnswersByStatus["refused_"+status]++
 		default:
 			t.AnswersByStatus[string(a.Status)]++
 		}
 	})
-	return a
 }
 
 // snapshot returns the counts, with the answered payment links checked
@@ -296,7 +329,7 @@ func (c *agentCustomer) snapshot(tw *twilio.FakeServer) AgentTraffic {
 	defer c.mu.Unlock()
 	t := c.traffic
 	t.Follows, t.PostsByStatus, t.AnswersByStatus = copyCounts(t.Follows), copyCounts(t.PostsByStatus), copyCounts(t.AnswersByStatus)
-	t.Learnt = copyCounts(t.Learnt)
+	t.Learnt, t.Doors = copyCounts(t.Learnt), copyCounts(t.Doors)
 	t.Errors = append([]string(nil), t.Errors...)
 	t.AtTwilio = 0
 	for l := range c.links {

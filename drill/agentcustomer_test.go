@@ -11,10 +11,12 @@ import (
 )
 
 // TestAgentScenariosMixEveryRetry: the agents are 5 to 8 % of the
-// bookings, drawn by the seed alone, and between them they do every
-// follow-up (none, the same key again, a new key, two in parallel, the
-// slot rephrased), with and without an operation ID; the 100-booking
-// drill's seed has agents too.
+// bookings, drawn by the seed alone, and at every door (HTTP, Vapi,
+// Retell, ElevenLabs) they do every follow-up (none, the same call again,
+// a re-issued call, two in parallel, the slot rephrased), HTTP agents with
+// and without an operation ID, some callers talking over a Vapi or
+// ElevenLabs agent; the 100-booking drill's seed has agents on the
+// platforms too.
 func TestAgentScenariosMixEveryRetry(t *testing.T) {
 	loc, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
@@ -22,6 +24,7 @@ func TestAgentScenariosMixEveryRetry(t *testing.T) {
 	all := scenarios(1000, rand.New(rand.NewPCG(2026, 1)), loc, now, 26)
 	again := scenarios(1000, rand.New(rand.NewPCG(2026, 1)), loc, now, 26)
 	follows, operations, agents := map[string]int{}, 0, 0
+	byDoor, interrupted := map[string]int{}, map[agentDoor]int{}
 	for i, s := range all {
 		require.Equal(t, s.Kind, again[i].Kind, "the mix is the seed's")
 		if s.Kind != Agent {
@@ -32,6 +35,10 @@ func TestAgentScenariosMixEveryRetry(t *testing.T) {
 		p := planOf(s)
 		require.Equal(t, p, planOf(again[i]))
 		follows[p.follow]++
+		byDoor[string(doorOf(s))+" "+p.follow]++
+		if s.Phrasing%3 == 0 {
+			interrupted[doorOf(s)]++
+		}
 		if p.useOperation {
 			operations++
 		}
@@ -39,18 +46,27 @@ func TestAgentScenariosMixEveryRetry(t *testing.T) {
 	require.InDelta(t, 65, agents, 15, "agents among 1000 bookings (5 to 8 percent)")
 	for _, f := range []string{followNone, followSameKey, followNewKey, followParallel, followRephrase} {
 		require.Positive(t, follows[f], f)
+		for _, d := range agentDoors {
+			require.Positive(t, byDoor[string(d)+" "+f], "%s agents that do %s", d, f)
+		}
 	}
+	require.Positive(t, interrupted[doorVapi], "Vapi callers who talk over the agent")
+	require.Positive(t, interrupted[doorElevenLabs], "ElevenLabs callers who talk over the agent")
 	require.Positive(t, operations)
 	require.Less(t, operations, agents)
 
 	drill100 := scenarios(100, rand.New(rand.NewPCG(100, 1)), loc, now, 0)
-	n := 0
+	n, platforms := 0, 0
 	for _, s := range drill100 {
 		if s.Kind == Agent {
 			n++
+			if doorOf(s) != doorHTTP {
+				platforms++
+			}
 		}
 	}
 	require.Positive(t, n, "TestDrill100's seed has agent scenarios")
+	require.Positive(t, platforms, "TestDrill100's seed has agents on voice platforms")
 }
 
 // TestAgentFindingsFailTheDrill: an unanswered call, diverging answers and

@@ -56,7 +56,7 @@ func newDriver(e *env, concurrency int) *driver {
 	tr.MaxIdleConnsPerHost = concurrency * 2
 	token, _ := e.cfg.TokenFor(config.DefaultTenant) // the demo tenant's: its absence fails every agent call, visibly
 	return &driver{db: &e.db, sim: twilio.Simulator{GatewayURL: e.gwURL, PublicBaseURL: e.gwURL, AuthToken: e.twilio.AuthToken,
-		HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}, Twilio: e.twilio}, agent: newAgentCustomer(e.agentURL, token, tr, &e.db)}
+		HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}, Twilio: e.twilio}, agent: newAgentCustomer(e.agentURL, token, e.platformKeys(), tr, &e.db)}
 }
 
 // run plays every scenario, concurrency customers at a time.

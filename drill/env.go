@@ -135,6 +135,9 @@ func startEnv(parent context.Context, opts Options) (_ *env, err error) {
 		"REMINDER_LEAD": drillReminderLead,
 	}
 	maps.Copy(vars, e.cals.vars)
+	if vars["VOICE_PLATFORM_SECRETS"], err = voicePlatformSecrets(); err != nil {
+		return e, err
+	}
 	if opts.Crashes != nil && opts.Crashes.CalendarOutage > 0 {
 		// Payment sagas reach their decision bound during the calendar
 		// outage (crashes.go).

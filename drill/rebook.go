@@ -210,19 +210,19 @@ func (c *changer) setAgain(a *appliedChange, at rebookAttempt) {
 func (c *changer) agentAgain(ctx context.Context, s Scenario, w Wish, rng *rand.Rand) (string, string) {
 	ag := c.d.agent
 	in := agent.BookInput{Customer: s.Customer, Service: w.Service, Start: slotText(w.Start, s.Phrasing%2 == 0, s.Phrasing)}
-	last := ag.follow(ctx, ag.call(ctx, newCallID(rng), in), rng)
+	last := ag.follow(ctx, ag.call(ctx, newCallID(rng), in), ag.getBooking(rng))
 	if last.Status == agent.StatusNeedsConfirmation {
 		// Within the dedup window a moved booking nearby makes this a
 		// possible second appointment: the customer, who asked for this
 		// slot, says yes.
 		in.ConfirmSecond = true
-		last = ag.follow(ctx, ag.call(ctx, newCallID(rng), in), rng)
+		last = ag.follow(ctx, ag.call(ctx, newCallID(rng), in), ag.getBooking(rng))
 	}
 	if last.Status == agent.StatusCancelled {
 		// The wish met the first booking while its cancel was still under
 		// way ("being cancelled", then cancelled): the agent asks again,
 		// as the answer tells it to.
-		last = ag.follow(ctx, ag.call(ctx, newCallID(rng), in), rng)
+		last = ag.follow(ctx, ag.call(ctx, newCallID(rng), in), ag.getBooking(rng))
 	}
 	return string(last.Status), last.WorkflowID
 }
