@@ -48,7 +48,7 @@ func TestCallerWithoutWhatsAppGetsTheLinkBySMS(t *testing.T) {
 	testsupport.Eventually(t, 60*time.Second, "the payment link by SMS", func() bool {
 		for _, m := range e.twilio.Messages() {
 			if m.To == caller && strings.Contains(m.Body, "/pay/") {
-				link = payURL.FindString(m.Body)
+				link = testsupport.PayURL.FindString(m.Body)
 				return true
 			}
 		}
@@ -64,7 +64,7 @@ func TestCallerWithoutWhatsAppGetsTheLinkBySMS(t *testing.T) {
 	require.NotEmpty(t, byWhatsApp[0].ContentSid, "as the approved template: the caller never wrote on WhatsApp")
 	require.Equal(t, twilio.ErrCodeNotOnWhatsApp, byWhatsApp[0].ErrorCode)
 
-	e.pay(ctx, t, link) // the caller pays the link from the SMS
+	testsupport.PayLink(ctx, t, link) // the caller pays the link from the SMS
 
 	testsupport.Eventually(t, 60*time.Second, "the confirmation by SMS", func() bool {
 		return e.sentTo(caller, "Ihr Termin ist bestätigt") == 1

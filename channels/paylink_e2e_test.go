@@ -3,11 +3,8 @@ package channels_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -81,38 +78,6 @@ func newLinkEnv(t *testing.T) linkEnv {
 	}
 }
 
-var payURL = regexp.MustCompile(`https?://\S+/pay/cs_[A-Za-z0-9_]+`)
-
-// link waits for the payment link sent to customer and returns it.
-func (e linkEnv) link(t *testing.T, customer string) string {
-	t.Helper()
-	var link string
-	testsupport.Eventually(t, 60*time.Second, "the payment link at Twilio", func() bool {
-		for _, m := range e.twilio.Messages() {
-			if strings.Contains(m.To, customer) {
-				if link = payURL.FindString(m.Body); link != "" {
-					return true
-				}
-			}
-		}
-		return false
-	})
-	return link
-}
-
-// pay pays link with the test card through the hosted page's form, as a
-// customer's browser posts it.
-func (e linkEnv) pay(ctx context.Context, t *testing.T, link string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, link, strings.NewReader(url.Values{"payment_method": {"pm_card_visa"}}.Encode()))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, "the link was paid")
-}
-
 // sentTo counts the messages at Twilio to customer that contain text.
 func (e linkEnv) sentTo(customer, text string) int {
 	n := 0
@@ -143,7 +108,7 @@ func TestPaymentLinkPaidInTheBrowserConfirmsOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 200, status)
 
-	link := e.link(t, customer)
+	link := testsupport.PaymentLink(t, e.twilio, customer)
 	bctx, closeBrowser, err := browser.New(ctx, t.TempDir())
 	require.NoError(t, err)
 	defer closeBrowser()

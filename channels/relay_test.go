@@ -2,10 +2,7 @@ package channels_test
 
 import (
 	"context"
-	"encoding/xml"
-	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,40 +13,20 @@ import (
 	"github.com/bookonce/bookonce/twilio"
 )
 
-// relayTwiML is the answer that connects a call to ConversationRelay.
-type relayTwiML struct {
-	XMLName xml.Name `xml:"Response"`
-	Connect struct {
-		Relay struct {
-			URL       string `xml:"url,attr"`
-			Language  string `xml:"language,attr"`
-			Greeting  string `xml:"welcomeGreeting,attr"`
-			Interrupt string `xml:"interruptible,attr"`
-		} `xml:"ConversationRelay"`
-	} `xml:"Connect"`
-}
-
 // relayCall answers a call at the relay route, as Twilio asks for it,
 // and returns the call Twilio then runs on the socket the TwiML names.
 func relayCall(t *testing.T, e cancelEnv) *twilio.RelayCall {
 	t.Helper()
 	sim := twilio.Simulator{GatewayURL: e.url, PublicBaseURL: e.gw.PublicBaseURL, AuthToken: e.gw.TwilioAuthToken}
-	customer := newCustomer()
-	status, body, err := sim.Post(context.Background(), channels.RouteVoiceRelay,
-		url.Values{"CallSid": {twilio.NewSID("CA")}, "From": {customer}, "To": {twilio.SimulatedShop}})
+	c, relay, err := sim.CallRelay(context.Background(), channels.RouteVoiceRelay, newCustomer())
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, status, body)
-	var tw relayTwiML
-	require.NoError(t, xml.Unmarshal([]byte(body), &tw), body)
-	relay := tw.Connect.Relay
 	require.Equal(t, "de-DE", relay.Language)
-	require.Equal(t, "any", relay.Interrupt)
+	require.Equal(t, "any", relay.Interruptible)
 	require.NotEmpty(t, relay.Greeting)
 	signed, err := url.Parse(relay.URL)
 	require.NoError(t, err)
 	require.Equal(t, channels.RouteVoiceRelaySocket, signed.Path)
-	dial := "ws" + strings.TrimPrefix(e.url, "http") + signed.Path
-	return twilio.NewRelayCall(dial, relay.URL, e.gw.TwilioAuthToken, customer)
+	return c
 }
 
 // TestRelayCallBooksByVoiceThroughAReconnect: a caller on ConversationRelay
@@ -66,15 +43,7 @@ func TestRelayCallBooksByVoiceThroughAReconnect(t *testing.T) {
 	c := relayCall(t, e)
 	require.NoError(t, c.Connect(ctx))
 	day := nextTuesday(t)
-	require.NoError(t, c.Say(ctx, "Reifenwechsel am "+dateText(day)+" um 15 Uhr"))
-	c.Drop()
-
-	require.NoError(t, c.Connect(ctx), "the reconnect replays the sentence")
-	first, err := c.Next(ctx)
-	require.NoError(t, err)
-	require.Contains(t, first, "Einen Moment")
-	outcome, err := c.Next(ctx)
-	require.NoError(t, err)
+	outcome := testsupport.SayAcrossAReconnect(ctx, t, c, "Reifenwechsel am "+dateText(day)+" um 15 Uhr")
 	require.Contains(t, outcome, "Ihr Termin ist bestätigt: Reifenwechsel am Dienstag, "+dateText(day)+" um 15:00 Uhr.")
 	c.Hangup()
 

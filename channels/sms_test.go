@@ -111,7 +111,7 @@ func TestSMSWishIsBookedAndAnsweredBySMS(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code)
 
-	e.pay(ctx, t, e.link(t, customer))
+	testsupport.PayLink(ctx, t, testsupport.PaymentLink(t, e.twilio, customer))
 
 	testsupport.Eventually(t, 60*time.Second, "the confirmation", func() bool {
 		return e.sentTo(customer, "Ihr Termin ist bestätigt") == 1

@@ -123,7 +123,7 @@ func TestVoiceBookingNotConfirmedInTimeFollowsInWriting(t *testing.T) {
 	c := newCall(e.sim)
 
 	first := c.say(t, "Reifenwechsel am "+dateText(nextTuesday(t))+" um 10 Uhr")
-	e.link(t, c.customer) // the booking runs and waits for the deposit
+	testsupport.PaymentLink(t, e.twilio, c.customer) // the booking runs and waits for the deposit
 	last := c.follow(t, first)
 	require.Nil(t, last.Redirect, "one poll allowed: no further wait")
 	require.Contains(t, last.spoken(), "Sie erhalten die Bestätigung per SMS")

@@ -2,8 +2,12 @@ package twilio
 
 import (
 	"context"
+	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
@@ -103,3 +107,39 @@ func (c *RelayCall) Drop() { _ = c.conn.CloseNow() }
 
 // Hangup ends the session as the caller hanging up does.
 func (c *RelayCall) Hangup() { _ = c.conn.Close(websocket.StatusNormalClosure, "") }
+
+// RelayAnswer is the <Connect><ConversationRelay> of the TwiML a number's
+// voice URL answers a call with.
+type RelayAnswer struct {
+	URL           string `xml:"url,attr"`
+	Language      string `xml:"language,attr"`
+	Greeting      string `xml:"welcomeGreeting,attr"`
+	Interruptible string `xml:"interruptible,attr"`
+}
+
+// CallRelay places a call from customer to the simulated shop as Twilio
+// does with a number on ConversationRelay: it asks route for the call's
+// TwiML and returns its ConversationRelay, and the call Twilio then runs
+// on the socket the TwiML names (dialled at GatewayURL, signed against
+// the URL as named, which is the public one).
+func (s Simulator) CallRelay(ctx context.Context, route, customer string) (*RelayCall, RelayAnswer, error) {
+	status, body, err := s.Post(ctx, route, url.Values{"CallSid": {NewSID("CA")}, "From": {customer}, "To": {SimulatedShop}})
+	if err != nil {
+		return nil, RelayAnswer{}, err
+	}
+	if status != http.StatusOK {
+		return nil, RelayAnswer{}, fmt.Errorf("relay call: %s answered %d: %s", route, status, body)
+	}
+	var tw struct {
+		Relay RelayAnswer `xml:"Connect>ConversationRelay"`
+	}
+	if err := xml.Unmarshal([]byte(body), &tw); err != nil || tw.Relay.URL == "" {
+		return nil, RelayAnswer{}, fmt.Errorf("relay call: no <ConversationRelay url> in %q (%v)", body, err)
+	}
+	signed, err := url.Parse(tw.Relay.URL)
+	if err != nil {
+		return nil, tw.Relay, fmt.Errorf("relay call: %w", err)
+	}
+	dial := "ws" + strings.TrimPrefix(strings.TrimRight(s.GatewayURL, "/"), "http") + signed.RequestURI()
+	return NewRelayCall(dial, tw.Relay.URL, s.AuthToken, customer), tw.Relay, nil
+}

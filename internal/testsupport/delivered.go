@@ -26,6 +26,13 @@ func Delivered(t testing.TB, pool *pgxpool.Pool, fake *twilio.FakeServer, refere
 			FROM outbox_messages WHERE reference = $1`, reference).Scan(&reserved, &pending))
 		return reserved > 0 && pending == 0
 	})
+	return Accepted(fake, customer, part)
+}
+
+// Accepted is what fake has accepted so far for customer's number (on any
+// channel) whose body contains part: what reached the customer, without
+// waiting for anything still on its way.
+func Accepted(fake *twilio.FakeServer, customer, part string) []twilio.FakeMessage {
 	var got []twilio.FakeMessage
 	for _, m := range fake.Messages() {
 		if strings.TrimPrefix(m.To, "whatsapp:") == customer && strings.Contains(m.Body, part) {
