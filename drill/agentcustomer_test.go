@@ -108,3 +108,41 @@ func TestLatestAnswerIsTheLastWithAStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestRelayCallersMixDropsAndInterrupts: a third of the calls go to
+// ConversationRelay, drawn by the seed, some with the socket dropped
+// before the answer and some talking over "one moment"; the 100-booking
+// drill's seed has relay calls too.
+func TestRelayCallersMixDropsAndInterrupts(t *testing.T) {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	calls, relay, dropped, interrupting := 0, 0, 0, 0
+	for _, s := range scenarios(1000, rand.New(rand.NewPCG(2026, 1)), loc, time.Now(), 26) {
+		if s.Kind != Voice && s.Kind != CrossChannel {
+			continue
+		}
+		calls++
+		if !viaRelay(s) {
+			continue
+		}
+		relay++
+		if s.Redeliveries > 0 {
+			dropped++
+		}
+		if talksOver(s) {
+			interrupting++
+		}
+	}
+	require.InDelta(t, calls/3, relay, float64(calls)/10, "a third of %d calls", calls)
+	require.Positive(t, dropped)
+	require.Positive(t, interrupting)
+	require.Less(t, interrupting, relay/2)
+
+	n := 0
+	for _, s := range scenarios(100, rand.New(rand.NewPCG(100, 1)), loc, time.Now(), 0) {
+		if (s.Kind == Voice || s.Kind == CrossChannel) && viaRelay(s) {
+			n++
+		}
+	}
+	require.Positive(t, n, "TestDrill100's seed has relay calls")
+}

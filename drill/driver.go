@@ -49,6 +49,7 @@ type driver struct {
 	// their message is in (window.go).
 	closeWindow func(ctx context.Context, s Scenario) error
 	agent       *agentCustomer
+	relay       *relayCallers
 }
 
 func newDriver(e *env, concurrency int) *driver {
@@ -56,7 +57,8 @@ func newDriver(e *env, concurrency int) *driver {
 	tr.MaxIdleConnsPerHost = concurrency * 2
 	token, _ := e.cfg.TokenFor(config.DefaultTenant) // the demo tenant's: its absence fails every agent call, visibly
 	return &driver{db: &e.db, sim: twilio.Simulator{GatewayURL: e.gwURL, PublicBaseURL: e.gwURL, AuthToken: e.twilio.AuthToken,
-		HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}, Twilio: e.twilio}, agent: newAgentCustomer(e.agentURL, token, e.platformKeys(), tr, &e.db)}
+		HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}, Twilio: e.twilio}, agent: newAgentCustomer(e.agentURL, token, e.platformKeys(), tr, &e.db),
+		relay: &relayCallers{}}
 }
 
 // run plays every scenario, concurrency customers at a time.
@@ -173,8 +175,13 @@ func (d *driver) whatsapp(ctx context.Context, s Scenario, text string, rng *ran
 }
 
 // call is an incoming call (its start is redelivered too, sometimes) and
-// the speech result of the first question.
+// the speech result of the first question; a third of the calls go to
+// ConversationRelay instead (relaycaller.go).
 func (d *driver) call(ctx context.Context, s Scenario, text string, rng *rand.Rand) {
+	if viaRelay(s) {
+		d.relayCall(ctx, s, text, rng)
+		return
+	}
 	sid := twilio.NewSID("CA")
 	d.event(ctx, s, rng, channels.RouteVoice, url.Values{"CallSid": {sid}, "AccountSid": {"ACsimulated"}, "From": {s.Customer}, "To": {s.shop()}})
 	speech := twilio.Speech(sid, s.Customer, text)

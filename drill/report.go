@@ -69,6 +69,8 @@ type Report struct {
 	// Agent is what the AI agents sent to the agent tools and what they
 	// were answered.
 	Agent AgentTraffic `json:"agent"`
+	// Relay is what the callers on ConversationRelay heard.
+	Relay RelayTraffic `json:"relay"`
 	// Changes are the cancels and moves of confirmed bookings and what
 	// they left (refunds, reservations, reminders, messages).
 	Changes ChangeReport `json:"changes"`
@@ -218,6 +220,7 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "topology %s; throughput %s\n", r.Topology, r.Throughput)
 	fmt.Fprintf(&b, "scenarios: %s\n", kindLine(r.Scenarios))
 	fmt.Fprintf(&b, "agent tools: %s\n", r.Agent)
+	fmt.Fprintf(&b, "ConversationRelay: %s\n", r.Relay)
 	fmt.Fprintf(&b, "faults injected: %s; worker processes SIGKILLed: %d\n", faultLine(r.Faults), r.WorkerKills)
 	if len(r.Crashes) > 0 {
 		fmt.Fprintf(&b, "crashes beyond workers: %s\n", crashLine(r.Crashes))

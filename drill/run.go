@@ -156,6 +156,8 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	r.Payments = pay.snapshot()
 	r.Agent = d.agent.snapshot(e.twilio)
 	r.Failures = append(r.Failures, r.Agent.failures()...)
+	r.Relay = d.relay.snapshot()
+	r.Failures = append(r.Failures, r.Relay.failures()...)
 	var refused []string
 	r.ProviderRefused, refused, r.Templates = refusedByProvider(e.twilio.Messages())
 	if n := sumCounts(r.ProviderRefused); n > 0 {

@@ -120,8 +120,7 @@ type RelayAnswer struct {
 // CallRelay places a call from customer to the simulated shop as Twilio
 // does with a number on ConversationRelay: it asks route for the call's
 // TwiML and returns its ConversationRelay, and the call Twilio then runs
-// on the socket the TwiML names (dialled at GatewayURL, signed against
-// the URL as named, which is the public one).
+// on the socket the TwiML names (see Relay).
 func (s Simulator) CallRelay(ctx context.Context, route, customer string) (*RelayCall, RelayAnswer, error) {
 	status, body, err := s.Post(ctx, route, url.Values{"CallSid": {NewSID("CA")}, "From": {customer}, "To": {SimulatedShop}})
 	if err != nil {
@@ -130,16 +129,33 @@ func (s Simulator) CallRelay(ctx context.Context, route, customer string) (*Rela
 	if status != http.StatusOK {
 		return nil, RelayAnswer{}, fmt.Errorf("relay call: %s answered %d: %s", route, status, body)
 	}
+	a, err := ParseRelayAnswer(body)
+	if err != nil {
+		return nil, a, err
+	}
+	c, err := s.Relay(a, customer)
+	return c, a, err
+}
+
+// ParseRelayAnswer reads the <Connect><ConversationRelay> of the TwiML a
+// number's voice URL answered a call with.
+func ParseRelayAnswer(twiml string) (RelayAnswer, error) {
 	var tw struct {
 		Relay RelayAnswer `xml:"Connect>ConversationRelay"`
 	}
-	if err := xml.Unmarshal([]byte(body), &tw); err != nil || tw.Relay.URL == "" {
-		return nil, RelayAnswer{}, fmt.Errorf("relay call: no <ConversationRelay url> in %q (%v)", body, err)
+	if err := xml.Unmarshal([]byte(twiml), &tw); err != nil || tw.Relay.URL == "" {
+		return RelayAnswer{}, fmt.Errorf("relay call: no <ConversationRelay url> in %q (%v)", twiml, err)
 	}
-	signed, err := url.Parse(tw.Relay.URL)
+	return tw.Relay, nil
+}
+
+// Relay is the call from customer that Twilio runs on the socket a names:
+// dialled at GatewayURL, signed against the URL as named (the public one).
+func (s Simulator) Relay(a RelayAnswer, customer string) (*RelayCall, error) {
+	signed, err := url.Parse(a.URL)
 	if err != nil {
-		return nil, tw.Relay, fmt.Errorf("relay call: %w", err)
+		return nil, fmt.Errorf("relay call: %w", err)
 	}
 	dial := "ws" + strings.TrimPrefix(strings.TrimRight(s.GatewayURL, "/"), "http") + signed.RequestURI()
-	return NewRelayCall(dial, tw.Relay.URL, s.AuthToken, customer), tw.Relay, nil
+	return NewRelayCall(dial, a.URL, s.AuthToken, customer), nil
 }
