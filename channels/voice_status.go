@@ -41,6 +41,9 @@ const (
 	// VoiceOutcomeFollows: no outcome within the wait; the caller is told
 	// the written confirmation follows.
 	VoiceOutcomeFollows = "follows"
+	// VoiceOutcomePaymentLink: the booking waits for the deposit, whose
+	// link is on its way to the caller; paying it confirms.
+	VoiceOutcomePaymentLink = "payment_link"
 )
 
 // polls is how many status polls the wait allows (at least one).
@@ -110,12 +113,16 @@ func (g *Gateway) tell(w http.ResponseWriter, p *tenants.Profile, step int, outc
 // voiceOutcomeSQL reads in one round trip what the sentence eventID led
 // to: the booking intent it was decided into (new or merged), whether
 // that appointment's confirmation is reserved in the outbox (the record
-// of a confirmed booking), and the conversation's reply to the sentence.
-const voiceOutcomeSQL = `SELECT i.workflow_id, i.service, i.slot_start, c.id IS NOT NULL, r.body
+// of a confirmed booking), whether its payment link is (the deposit
+// waits for the caller to pay; the deposit saga's kind
+// activities.MessageKindPaymentLink), and the conversation's reply to the
+// sentence.
+const voiceOutcomeSQL = `SELECT i.workflow_id, i.service, i.slot_start, c.id IS NOT NULL, l.id IS NOT NULL, r.body
 FROM (SELECT 1) AS one
 LEFT JOIN LATERAL (SELECT workflow_id, service, slot_start FROM booking_intents
 	WHERE tenant_id = $1 AND customer = $2 AND $3 = ANY(events) ORDER BY created_at DESC LIMIT 1) AS i ON true
 LEFT JOIN outbox_messages c ON c.tenant_id = $1 AND c.reference = i.workflow_id AND c.kind = 'confirmation'
+LEFT JOIN LATERAL (SELECT id FROM outbox_messages WHERE tenant_id = $1 AND reference = i.workflow_id AND kind = 'payment_link' LIMIT 1) AS l ON true
 LEFT JOIN outbox_messages r ON r.tenant_id = $1 AND r.reference = $4 AND r.kind = $5`
 
 // callOutcome is what to tell the caller about the sentence eventID, as
@@ -123,13 +130,13 @@ LEFT JOIN outbox_messages r ON r.tenant_id = $1 AND r.reference = $4 AND r.kind 
 func (g *Gateway) callOutcome(ctx context.Context, p *tenants.Profile, customer, eventID string) (string, string, error) {
 	var workflowID, service, reply *string
 	var slot *time.Time
-	var confirmed bool
+	var confirmed, linkSent bool
 	key, err := g.keys().Key(p.ID, customer)
 	if err != nil {
 		return "", "", fmt.Errorf("voice outcome: %w", err)
 	}
 	err = g.Pool.QueryRow(ctx, voiceOutcomeSQL, p.ID, customer, eventID,
-		conversation.WorkflowID(p.ID, key), "reply:"+eventID).Scan(&workflowID, &service, &slot, &confirmed, &reply)
+		conversation.WorkflowID(p.ID, key), "reply:"+eventID).Scan(&workflowID, &service, &slot, &confirmed, &linkSent, &reply)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return "", "", fmt.Errorf("voice outcome: %w", err)
 	}
@@ -140,17 +147,23 @@ func (g *Gateway) callOutcome(ctx context.Context, p *tenants.Profile, customer,
 		return "", "", nil
 	}
 	data := spokenSlot(p, *service, *slot)
+	if m, ok := p.Deposit(*service); ok && m.Amount > 0 {
+		data.Amount = m.Format(p.Language)
+	}
 	if confirmed {
-		if m, ok := p.Deposit(*service); ok && m.Amount > 0 {
-			data.Amount = m.Format(p.Language)
-		}
 		return VoiceOutcomeConfirmed, sayWith(p, tenants.TemplateVoiceConfirmed, data), nil
 	}
 	status, _, err := workflows.PublishedStatus(ctx, g.Temporal, *workflowID)
 	if err != nil {
 		return "", "", err
 	}
-	return appointmentOutcome(p, status, data, reply)
+	outcome, text, err := appointmentOutcome(p, status, data, reply)
+	if outcome == "" && err == nil && linkSent {
+		// Still running and waiting for the deposit: without being told,
+		// the caller would wait for a confirmation that needs them to pay.
+		return VoiceOutcomePaymentLink, sayWith(p, tenants.TemplateVoicePaymentLink, data), nil
+	}
+	return outcome, text, err
 }
 
 // appointmentOutcome is what to tell about an appointment that has not

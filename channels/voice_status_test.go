@@ -112,25 +112,32 @@ func TestVoiceBookingConfirmedWithinTheCall(t *testing.T) {
 	require.Equal(t, 2.0, testutil.ToFloat64(e.gw.Metrics.VoiceOutcomes().WithLabelValues(channels.VoiceOutcomeConfirmed)))
 }
 
-// TestVoiceBookingNotConfirmedInTimeFollowsInWriting: a booking whose
-// deposit waits for the payment link cannot confirm during the call; at
-// the wait's last poll the caller hears that the confirmation follows,
-// and nothing is confirmed or sent beyond the link.
-func TestVoiceBookingNotConfirmedInTimeFollowsInWriting(t *testing.T) {
+// TestVoiceBookingWaitingForItsDepositTellsTheCallerToPay: a booking
+// whose deposit waits for the payment link cannot confirm during the
+// call; once the link is on its way the caller hears that it is coming,
+// for how much, and that paying it confirms (not only that a
+// confirmation follows, which would wait for them to pay unasked), and
+// nothing is confirmed or sent beyond the link.
+func TestVoiceBookingWaitingForItsDepositTellsTheCallerToPay(t *testing.T) {
 	t.Parallel()
 	e := newLinkEnv(t)
 	e.gw.VoiceConfirmWait = time.Millisecond // one poll
 	c := newCall(e.sim)
 
-	first := c.say(t, "Reifenwechsel am "+dateText(nextTuesday(t))+" um 10 Uhr")
+	day := nextTuesday(t)
+	first := c.say(t, "Reifenwechsel am "+dateText(day)+" um 10 Uhr")
 	testsupport.PaymentLink(t, e.twilio, c.customer) // the booking runs and waits for the deposit
 	last := c.follow(t, first)
 	require.Nil(t, last.Redirect, "one poll allowed: no further wait")
-	require.Contains(t, last.spoken(), "Sie erhalten die Bestätigung per SMS")
+	p, ok := e.gw.Tenants.Get("demo")
+	require.True(t, ok)
+	deposit, _ := p.Deposit("tire-change")
+	require.Contains(t, last.spoken(), "Für Reifenwechsel am Dienstag, "+dateText(day)+" um 10:00 Uhr schicken wir Ihnen einen Link für die Anzahlung von "+
+		deposit.Format(tenants.German)+" per WhatsApp oder SMS. Sobald sie bezahlt ist, ist Ihr Termin bestätigt.")
 	last.gathersStep(t, 2)
 	require.Zero(t, e.sentTo(c.customer, "Ihr Termin ist bestätigt"))
 	require.Zero(t, e.count(t, `SELECT count(*) FROM outbox_messages WHERE recipient = $1 AND kind = 'confirmation'`, c.customer))
-	require.Equal(t, 1.0, testutil.ToFloat64(e.gw.Metrics.VoiceOutcomes().WithLabelValues(channels.VoiceOutcomeFollows)))
+	require.Equal(t, 1.0, testutil.ToFloat64(e.gw.Metrics.VoiceOutcomes().WithLabelValues(channels.VoiceOutcomePaymentLink)))
 }
 
 // TestVoiceStatusRefusesForgedPolls: a poll without Twilio's signature,

@@ -100,6 +100,7 @@ const (
 	TemplateVoiceNotBooked      TemplateName = "voice_not_booked"
 	TemplateVoiceInReview       TemplateName = "voice_in_review"
 	TemplateVoiceConfirmFollows TemplateName = "voice_confirmation_follows"
+	TemplateVoicePaymentLink    TemplateName = "voice_payment_link"
 )
 
 // MessageData is what a template may use.
@@ -192,6 +193,7 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateVoiceNotBooked:      "Leider konnten wir {{.Service}} am {{.When}} nicht buchen; es wurde nichts berechnet. Welcher andere Termin passt Ihnen?",
 		TemplateVoiceInReview:       "Ihre Buchung wird noch von einem Mitarbeiter geprüft; wir melden uns per SMS. Möchten Sie noch etwas sagen?",
 		TemplateVoiceConfirmFollows: "Ihre Buchung läuft noch. Sie erhalten die Bestätigung per SMS. Möchten Sie noch etwas sagen?",
+		TemplateVoicePaymentLink:    "Für {{.Service}} am {{.When}} schicken wir Ihnen einen Link für die Anzahlung{{if .Amount}} von {{.Amount}}{{end}} per WhatsApp oder SMS. Sobald sie bezahlt ist, ist Ihr Termin bestätigt. Möchten Sie noch etwas sagen?",
 	},
 	English: {
 		TemplateNotUnderstood:     "Sorry, I did not understand that. Which appointment would you like?",
@@ -262,6 +264,7 @@ var defaults = map[Language]map[TemplateName]string{
 		TemplateVoiceNotBooked:      "Unfortunately we could not book {{.Service}} on {{.When}}; nothing was charged. Which other time suits you?",
 		TemplateVoiceInReview:       "A member of staff is still checking your booking; we will get back to you by text message. Would you like to add anything?",
 		TemplateVoiceConfirmFollows: "Your booking is still in progress. You will get the confirmation by text message. Would you like to add anything?",
+		TemplateVoicePaymentLink:    "For {{.Service}} on {{.When}} we are sending you a link to pay the deposit{{if .Amount}} of {{.Amount}}{{end}} by WhatsApp or text message. Once it is paid, your appointment is confirmed. Would you like to add anything?",
 	},
 }
 
@@ -279,7 +282,7 @@ func TemplateNames() []TemplateName {
 		TemplatePaymentLink, TemplatePaymentExpired, TemplatePaymentRefundedLate, TemplatePaymentUnavailable,
 		TemplateVoiceGreeting, TemplateVoiceGatherNext, TemplateVoiceUnknownNumber, TemplateVoiceUnassigned,
 		TemplateVoiceOneMoment, TemplateVoiceConfirmed, TemplateVoiceAlreadyBooked, TemplateVoiceNotBooked,
-		TemplateVoiceInReview, TemplateVoiceConfirmFollows,
+		TemplateVoiceInReview, TemplateVoiceConfirmFollows, TemplateVoicePaymentLink,
 	}
 }
 

@@ -42,7 +42,8 @@ func TestMakeRunBooksARelayCallThroughAReconnect(t *testing.T) {
 	require.NoError(t, c.Connect(ctx))
 	day := testsupport.Slot(t, time.Tuesday, 15)
 	outcome := testsupport.SayAcrossAReconnect(ctx, t, c, fmt.Sprintf("Reifenwechsel am %d.%d. um 15 Uhr", day.Day(), int(day.Month())))
-	require.Contains(t, outcome, "Ihre Buchung läuft noch. Sie erhalten die Bestätigung per SMS.", "the deposit is not paid yet")
+	require.Contains(t, outcome, "schicken wir Ihnen einen Link für die Anzahlung von 20,00 €", "the deposit is not paid yet: the caller hears to pay it")
+	require.Contains(t, outcome, "Sobald sie bezahlt ist, ist Ihr Termin bestätigt.")
 	c.Hangup()
 
 	testsupport.PayLink(ctx, t, testsupport.PaymentLink(t, fake, c.From))
