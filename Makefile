@@ -18,7 +18,7 @@ TEST_P ?= 3
 # (they come from the pclntab, which stays).
 TEST_LDFLAGS ?= -s -w
 
-.PHONY: run test vet lint vulncheck vulncheck-all build fuzz histories bench chaos clean help
+.PHONY: run test vet lint vulncheck vulncheck-all build fuzz histories bench soak chaos clean help
 
 help:
 	@echo "make run    start PostgreSQL (found or private), Temporal + Web UI, worker, gateway and the APIs"
@@ -77,6 +77,13 @@ fuzz:
 # them the latency item). A smoke run of the same code is part of `make test`.
 bench:
 	BOOKONCE_BENCH=1 $(GO) test -count=1 -run TestBenchFull -timeout 90m -v ./bench/
+
+# The soak: confirmed bookings' lifecycles opened through the real APIs
+# up to each level of SOAK_N (default 1000,5000,20000) on make run's
+# file-backed Temporal server, with the seeding rate and memory at each
+# (docs/benchmarks.md, "Soak"). TestSoakSmoke, 100 of them, is in `make test`.
+soak:
+	BOOKONCE_SOAK=1 $(GO) test -count=1 -run 'TestSoakFull$$' -timeout 3h -v ./bench/
 
 # The acceptance drill: CHAOS_N bookings through the whole stack with
 # faults and worker kills; prints the pilot metrics, writes

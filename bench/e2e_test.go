@@ -73,10 +73,15 @@ func newStackEnv(t *testing.T, startWorker func(tc client.Client, cfg config.Con
 	return newStackEnvOn(t, temporaltest.Temporal(t), startWorker)
 }
 
-// newStackEnvOn is newStackEnv on the Temporal server tc talks to.
-func newStackEnvOn(t *testing.T, tc client.Client, startWorker func(tc client.Client, cfg config.Config, pool *pgxpool.Pool)) e2eEnv {
+// newStackEnvOn is newStackEnv on the Temporal server tc talks to;
+// prepare, if any, changes the configuration and the database before
+// anything is served.
+func newStackEnvOn(t *testing.T, tc client.Client, startWorker func(tc client.Client, cfg config.Config, pool *pgxpool.Pool), prepare ...func(*env)) e2eEnv {
 	e := newEnv(t)
 	seedResources(t, e.pool)
+	for _, p := range prepare {
+		p(&e)
+	}
 	cfg := e.cfg
 	log := stack.Logger(cfg, io.Discard)
 	cal, _ := stack.CalendarService(cfg, e.pool, testsupport.Tenants(t, e.pool), log)

@@ -1,14 +1,10 @@
 package appointment
 
 import (
-	"fmt"
-	"time"
-
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/deposit"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
@@ -37,13 +33,8 @@ func (a *appointment) startLifecycle(ctx workflow.Context) {
 		WorkflowID:            id,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(append(workflows.CustomerAttributes(ctx, a.req.Customer, a.req.CustomerKey),
-			workflows.ChannelKey.ValueSet(string(a.req.Channel)),
-			workflows.BookingStatusKey.ValueSet(string(workflows.StatusConfirmed)), workflows.ServiceKey.ValueSet(a.req.Service),
-			workflows.SlotStartKey.ValueSet(a.req.SlotStart.UTC()),
-		)...),
-		StaticSummary: fmt.Sprintf("Booking %s: %s for %s at %s", a.state.BookingID, a.req.Service,
-			mask.Phones(a.req.Customer), a.req.SlotStart.UTC().Format(time.RFC3339)),
+		TypedSearchAttributes: lifecycle.StartAttributes(workflows.CustomerAttributes(ctx, a.req.Customer, a.req.CustomerKey), in),
+		StaticSummary:         lifecycle.Summary(in),
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, lifecycle.WorkflowName, in)
 	err := child.GetChildWorkflowExecution().Get(ctx, nil)
