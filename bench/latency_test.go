@@ -92,12 +92,17 @@ func newLatencyEnv(t *testing.T) e2eEnv {
 // config's default TEMPORAL_DB_SYNC) with bookonce's search attributes,
 // and returns a client of it.
 func makeRunTemporal(t *testing.T) client.Client {
+	return makeRunTemporalIn(t, t.TempDir())
+}
+
+// makeRunTemporalIn is makeRunTemporal with its database file in dir.
+func makeRunTemporalIn(t *testing.T, dir string) client.Client {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg, err := config.Load(func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
 	ts, err := devserver.StartTemporal(ctx, devserver.Options{
-		Address: "127.0.0.1:0", DatabaseFile: filepath.Join(t.TempDir(), "temporal.db"), Sync: devserver.Sync(cfg.TemporalDBSync),
+		Address: "127.0.0.1:0", DatabaseFile: filepath.Join(dir, "temporal.db"), Sync: devserver.Sync(cfg.TemporalDBSync),
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, ts.Stop()) })

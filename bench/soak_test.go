@@ -2,22 +2,16 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
@@ -34,15 +28,16 @@ type soakEnv struct {
 	seed *seeder
 }
 
-// newSoakEnv is the whole stack on tc's server, with the resources n
+// newSoakEnv is the whole stack on tc's server, with the production
+// worker, the resources n
 // seeded bookings need and no cap on new idempotency keys: a shop's cap
 // (IDEMPOTENCY_KEYS_PER_MINUTE) guards against a runaway client, and the
 // soak seeds thousands of bookings a minute into one shop on purpose.
 func newSoakEnv(t *testing.T, tc client.Client, n int) soakEnv {
 	e := newStackEnvOn(t, tc, func(tc client.Client, cfg config.Config, pool *pgxpool.Pool) {
-		testsupport.Worker(t, tc, cfg.TaskQueue, func(r worker.Registry) {
-			stack.Register(r, stack.NewActivities(cfg, pool, testsupport.Tenants(t, pool), tc))
-		})
+		w, _ := stack.Worker(tc, cfg, pool, testsupport.Tenants(t, pool)) // the production worker, with its cache and limits
+		require.NoError(t, w.Start())
+		t.Cleanup(w.Stop)
 	}, func(e *env) {
 		e.cfg.KeysPerMinute = 0
 		require.NoError(t, seedSoakResources(context.Background(), e.pool, n))
@@ -130,50 +125,4 @@ func ownFieldsCleared(in lifecycle.Input) lifecycle.Input {
 	in.Reference, in.Customer, in.BookingID, in.ResourceID, in.IntentID = "", "", "", "", ""
 	in.SlotStart, in.SlotEnd = time.Time{}, time.Time{}
 	return in
-}
-
-// soakLevels are SOAK_N's levels of open lifecycles (default 1k, 5k, 20k).
-func soakLevels(t *testing.T) []int {
-	raw := os.Getenv("SOAK_N")
-	if raw == "" {
-		return []int{1000, 5000, 20000}
-	}
-	var levels []int
-	for _, f := range strings.Split(raw, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		require.NoError(t, err, "SOAK_N: levels of open bookings, e.g. 1000,5000,20000")
-		require.Positive(t, n, "SOAK_N")
-		levels = append(levels, n)
-	}
-	require.True(t, slices.IsSorted(levels), "SOAK_N: levels in increasing order")
-	return levels
-}
-
-// TestSoakFull is `make soak`: on make run's file-backed server, it opens
-// lifecycles up to each level of SOAK_N and reports the seeding rate, the
-// process's memory and the server's database size there. (The measured
-// load on top of them is the next step of the soak.)
-func TestSoakFull(t *testing.T) {
-	if os.Getenv("BOOKONCE_SOAK") != "1" {
-		t.Skip("BOOKONCE_SOAK=1 (make soak) runs the soak")
-	}
-	levels := soakLevels(t)
-	tc := makeRunTemporal(t)
-	e := newSoakEnv(t, tc, levels[len(levels)-1])
-	ctx := context.Background()
-	open := 0
-	for _, level := range levels {
-		r := Run(ctx, Load{Concurrency: 32, Ops: level - open, SeqBase: open}, e.seed.op())
-		require.Zero(t, r.Errors, "%v", r.FirstErr)
-		open = level
-		running := 0
-		testsupport.Eventually(t, 10*time.Minute, fmt.Sprintf("%d lifecycles running", level), func() bool {
-			c, err := tc.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
-				Query: fmt.Sprintf("WorkflowType = %q AND ExecutionStatus = 'Running'", lifecycle.WorkflowName)})
-			require.NoError(t, err)
-			running = int(c.Count)
-			return running >= level
-		})
-		t.Logf("soak: %d open lifecycles; seeded %d at %.0f/s (p50 %v, p95 %v); memory %+v", running, r.Ops, r.OpsPerSec(), r.P50(), r.P95(), mustReadMem(t))
-	}
 }

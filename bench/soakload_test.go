@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
+)
+
+// soakEvery is the measured load's rate: a new booking every 500 ms
+// through the whole path, on top of the open lifecycles.
+const soakEvery = 500 * time.Millisecond
+
+// soakLoadSlots: the measured bookings take the afternoon slots of the
+// next thirty days (bookingSlot), ten a day on the demo shop's own
+// resources first, which sort before the soak's (soak-NNN).
+const soakLoadSlots = 300
+
+// soakLevels are SOAK_N's levels of open lifecycles (default 1k, 5k, 20k).
+func soakLevels(t *testing.T) []int {
+	return envInts(t, "SOAK_N", []int{1000, 5000, 20000})
+}
+
+// envInts reads a comma-separated list of increasing positive numbers.
+func envInts(t *testing.T, name string, def []int) []int {
+	raw := os.Getenv(name)
+	if raw == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(raw, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		require.NoError(t, err, "%s: numbers, e.g. 1000,5000,20000", name)
+		require.Positive(t, n, name)
+		out = append(out, n)
+	}
+	require.True(t, slices.IsSorted(out), "%s: in increasing order", name)
+	return out
+}
+
+// soakRow is what the soak measured at one level of open lifecycles.
+type soakRow struct {
+	open                int
+	seedRate            float64       // bookings/s while seeding up to the level
+	p50, p99            time.Duration // new bookings through the whole path
+	errors              int
+	goCPU, pgCPU        time.Duration // per new booking
+	peak                memReading    // while the new bookings ran
+	history             float64       // mean history length of a sample of open lifecycles
+	temporalDB, pgBytes int64
+}
+
+func (r soakRow) String() string {
+	return fmt.Sprintf("| %d | %.0f | %v | %v | %d | %v | %v | %d | %.1f | %.0f | %.0f |", r.open, r.seedRate,
+		r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond), r.errors, r.goCPU.Round(time.Millisecond), r.pgCPU.Round(time.Millisecond),
+		r.peak.rss/1024, r.history, float64(r.temporalDB)/(1<<20), float64(r.pgBytes)/(1<<20))
+}
+
+// soakHeader heads the soak's table.
+const soakHeader = "| open lifecycles | seeded/s | new booking p50 | p99 | errors | Go CPU/booking | PG CPU/booking | RSS MB (peak) | history length | temporal.db MB | bookonce DB MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+
+// TestSoakFull is `make soak`: on make run's file-backed server, it opens
+// lifecycles up to each level of SOAK_N and then runs new bookings through
+// the whole path at a steady 2/s for SOAK_LOAD_N bookings (default 120,
+// a minute), and reports per level: the seeding rate, the new bookings'
+// latency, CPU per booking (this process, which holds the whole stack, and
+// PostgreSQL), peak memory, the open lifecycles' history length and the
+// databases' sizes.
+func TestSoakFull(t *testing.T) {
+	if os.Getenv("BOOKONCE_SOAK") != "1" {
+		t.Skip("BOOKONCE_SOAK=1 (make soak) runs the soak")
+	}
+	levels := soakLevels(t)
+	loadN := envInts(t, "SOAK_LOAD_N", []int{120})[0]
+	dir := t.TempDir()
+	e := newSoakEnv(t, makeRunTemporalIn(t, dir), levels[len(levels)-1])
+	e.slots = soakLoadSlots
+	var rows []soakRow
+	open, loadSeq := 0, levels[len(levels)-1] // the load's customers come after the seeded ones
+	for _, level := range levels {
+		row := soakRow{open: level}
+		seeded := Run(context.Background(), Load{Concurrency: 32, Ops: level - open, SeqBase: open}, e.seed.op())
+		require.Zero(t, seeded.Errors, "%v", seeded.FirstErr)
+		row.seedRate, open = seeded.OpsPerSec(), level
+		e.awaitRunning(t, level)
+		e.awaitSettled(t, level)
+		g0, p0 := cpuTimes()
+		r, peak := whileSampling(t, func() Result {
+			r, _ := OpenLoop{N: loadN, Every: soakEvery, SeqBase: loadSeq}.Run(context.Background(), e.bookingOp(t))
+			return r
+		})
+		g1, p1 := cpuTimes()
+		loadSeq += loadN
+		row.p50, row.p99, row.errors, row.peak = r.P50(), r.P99(), r.Errors, peak
+		row.goCPU, row.pgCPU = (g1-g0)/time.Duration(loadN), pgDelta(p0, p1)/time.Duration(loadN)
+		row.history = e.meanHistory(t, 20)
+		row.temporalDB = fileSizes(t, filepath.Join(dir, "temporal.db*"))
+		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT pg_database_size(current_database())`).Scan(&row.pgBytes))
+		t.Logf("soak: %s (first error: %v)", row, r.FirstErr)
+		rows = append(rows, row)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", soakHeader)
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s\n", r)
+	}
+	t.Logf("soak on make run's server, %d new bookings at 2/s per level:\n%s", loadN, b.String())
+}
+
+// awaitRunning waits until visibility counts n running lifecycles.
+func (e soakEnv) awaitRunning(t *testing.T, n int) {
+	testsupport.Eventually(t, 10*time.Minute, fmt.Sprintf("%d lifecycles running", n), func() bool {
+		c, err := e.tc.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowType = %q AND ExecutionStatus = 'Running'", lifecycle.WorkflowName)})
+		require.NoError(t, err)
+		return int(c.Count) >= n
+	})
+}
+
+// awaitSettled waits until the last 20 lifecycles seeded below level
+// wait on their timers alone (no workflow task, no activity pending): the
+// worker takes tasks about in order, so the backlog the seeding left is
+// done and the measured bookings do not queue behind it.
+func (e soakEnv) awaitSettled(t *testing.T, level int) {
+	testsupport.Eventually(t, 10*time.Minute, fmt.Sprintf("the lifecycles below %d settled", level), func() bool {
+		for seq := max(0, level-20); seq < level; seq++ {
+			b, err := e.seed.booking(seq)
+			require.NoError(t, err)
+			d, err := e.tc.DescribeWorkflowExecution(context.Background(), lifecycle.WorkflowID(b.in.Reference), "")
+			require.NoError(t, err)
+			if d.PendingWorkflowTask != nil || len(d.PendingActivities) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// meanHistory is the mean history length of k seeded lifecycles drawn at
+// random.
+func (e soakEnv) meanHistory(t *testing.T, k int) float64 {
+	refs := seededRefs(t, e.pool)
+	total := 0
+	for range k {
+		ref := refs[rand.IntN(len(refs))]
+		d, err := e.tc.DescribeWorkflowExecution(context.Background(), lifecycle.WorkflowID(ref), "")
+		require.NoError(t, err)
+		total += int(d.WorkflowExecutionInfo.HistoryLength)
+	}
+	return float64(total) / float64(k)
+}
+
+// fileSizes sums the sizes of the files matching pattern (a SQLite
+// database with its -wal and -shm).
+func fileSizes(t *testing.T, pattern string) int64 {
+	files, err := filepath.Glob(pattern)
+	require.NoError(t, err)
+	var n int64
+	for _, f := range files {
+		st, err := os.Stat(f)
+		require.NoError(t, err)
+		n += st.Size()
+	}
+	return n
+}
