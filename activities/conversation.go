@@ -183,6 +183,12 @@ func (a *Activities) CloseIntent(ctx context.Context, in CloseIntentInput) error
 type FindAppointmentsInput struct {
 	Tenant   string `json:"tenant"`
 	Customer string `json:"customer"`
+	// WishReceivedAt is when the wish the lookup is for was received:
+	// a booking an agent or the API started after it is not what the wish
+	// meant and is left out (zero: none is). A cancel sent on two
+	// channels whose second copy is handled after the customer has
+	// already booked again by an agent must not cancel the new booking.
+	WishReceivedAt time.Time `json:"wish_received_at,omitzero"`
 }
 
 // Appointment is one of the customer's upcoming bookings as Temporal sees
@@ -250,6 +256,9 @@ func (a *Activities) FindAppointments(ctx context.Context, in FindAppointmentsIn
 	tc := activity.GetClient(ctx)
 	out := make([]Appointment, 0, len(booked))
 	for _, b := range booked {
+		if b.StartedAfter(in.WishReceivedAt) {
+			continue
+		}
 		ap := Appointment{Booked: b}
 		d, err := tc.DescribeWorkflow(ctx, b.WorkflowID, "")
 		var notFound *serviceerror.NotFound

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/dedup"
 )
 
 // TestUpcomingListsOpenFutureIntentsOfTheCustomer: a cancellation wish can
@@ -42,4 +44,35 @@ func TestUpcomingListsOpenFutureIntentsOfTheCustomer(t *testing.T) {
 	require.Equal(t, "appointment:demo:earlier", got[0].WorkflowID)
 	require.True(t, got[0].SlotStart.Equal(earlier))
 	require.Equal(t, "later", got[1].IntentID)
+	require.Equal(t, "whatsapp", got[0].Channel, "where the wish came from")
+	require.False(t, got[0].CreatedAt.IsZero(), "when its intent was recorded")
+}
+
+// TestStartedAfterIsABookingBesideTheConversationAfterTheWish: a change
+// wish received at a moment cannot mean a booking an agent or the API
+// started after it; a booking of the conversation's own channels was
+// started by an earlier wish of the customer's, however late its intent
+// was recorded, and without a time nothing is left out.
+func TestStartedAfterIsABookingBesideTheConversationAfterTheWish(t *testing.T) {
+	wish := time.Date(2026, 12, 7, 4, 29, 36, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		channel string
+		created time.Time
+		at      time.Time
+		want    bool
+	}{
+		{"an agent's, after the wish", "agent", wish.Add(2 * time.Second), wish, true},
+		{"the API's, after the wish", "api", wish.Add(time.Second), wish, true},
+		{"an agent's, before the wish", "agent", wish.Add(-time.Second), wish, false},
+		{"WhatsApp's, recorded after the wish", "whatsapp", wish.Add(time.Second), wish, false},
+		{"a call's, recorded after the wish", "voice", wish.Add(time.Second), wish, false},
+		{"no wish time", "agent", wish.Add(time.Second), time.Time{}, false},
+		{"no record time (a lookup before it was read)", "agent", time.Time{}, wish, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := dedup.Booked{Channel: tc.channel, CreatedAt: tc.created}
+			require.Equal(t, tc.want, b.StartedAfter(tc.at))
+		})
+	}
 }

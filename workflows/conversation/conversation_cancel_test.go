@@ -93,6 +93,10 @@ func TestConversationCancellationWish(t *testing.T) {
 			nextRunInput(t, env)
 
 			require.Equal(t, tc.wantCancel, f.cancels)
+			require.NotEmpty(t, f.findInputs)
+			for _, in := range f.findInputs {
+				require.True(t, in.WishReceivedAt.Equal(unitReceivedAt), "the lookup leaves out what agents started after the wish came in")
+			}
 			var changed []string
 			for _, ch := range f.changes {
 				require.Equal(t, lifecycle.UpdateCancel, ch.Update)

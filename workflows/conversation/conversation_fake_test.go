@@ -66,8 +66,9 @@ type convFake struct {
 	afterChange []activities.Appointment
 	// finds, when set, are FindAppointments' answers in turn, the last
 	// repeated (the bookings as they move on between two reads).
-	finds [][]activities.Appointment
-	found int // FindAppointments calls
+	finds      [][]activities.Appointment
+	found      int // FindAppointments calls
+	findInputs []activities.FindAppointmentsInput
 	// consents are the consent changes recorded (RecordConsent), which
 	// consentErr fails; optedOut is the customer's state they leave.
 	consents   []consent.Change
@@ -162,10 +163,11 @@ func (f *convFake) answerAndAct(env *testsuite.TestWorkflowEnvironment) {
 			return activities.Step{DownstreamID: "rc_cancel"}, nil
 		})
 	env.OnActivity(a.FindAppointments, mock.Anything, mock.Anything).Return(
-		func(context.Context, activities.FindAppointmentsInput) ([]activities.Appointment, error) {
+		func(_ context.Context, in activities.FindAppointmentsInput) ([]activities.Appointment, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.found++
+			f.findInputs = append(f.findInputs, in)
 			if len(f.finds) > 0 {
 				return f.finds[min(f.found, len(f.finds))-1], f.findErr
 			}
