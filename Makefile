@@ -18,7 +18,7 @@ TEST_P ?= 3
 # (they come from the pclntab, which stays).
 TEST_LDFLAGS ?= -s -w
 
-.PHONY: run test vet lint vulncheck vulncheck-all build fuzz histories bench soak chaos clean help
+.PHONY: run test vet lint vulncheck vulncheck-all build fuzz histories release-histories bench soak chaos clean help
 
 help:
 	@echo "make run    start PostgreSQL (found or private), Temporal + Web UI, worker, gateway and the APIs"
@@ -97,6 +97,19 @@ chaos:
 # intended workflow change; see README "Changing a workflow").
 histories:
 	BOOKONCE_RECORD_HISTORIES=1 $(GO) test -count=1 -run 'TestRecordHistories' ./workflows/
+
+# Freeze today's recorded histories as release N's corpus, at each
+# release: `make test` replays every release's corpus, so code that could
+# no longer continue a run an earlier release left open fails before it
+# is deployed. A corpus is never rewritten; delete it once no open
+# workflow was started by that release's workers.
+release-histories:
+	@test -n "$(RELEASE)" || { echo "usage: make release-histories RELEASE=<number of the release being cut>" >&2; exit 2; }
+	@dir=workflows/testdata/histories/release-$(RELEASE); \
+	if [ -e "$$dir" ]; then echo "$$dir exists: a release's corpus is never rewritten" >&2; exit 2; fi; \
+	mkdir -p "$$dir" && cp workflows/testdata/histories/*.json "$$dir"/ && \
+	git rev-parse HEAD > "$$dir/COMMIT" && \
+	echo "froze $$(ls "$$dir"/*.json | wc -l) histories of $$(cat "$$dir/COMMIT") in $$dir"
 
 clean:
 	rm -rf bin

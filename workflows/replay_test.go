@@ -1,10 +1,11 @@
 package workflows_test
 
 // Replay tests: the histories in testdata/histories were recorded from real
-// runs (TestRecordHistories, `make histories`). Replaying them with the
-// current workflow code proves a change is deterministic for workflows that
-// are already running; a change that is not fails here, before it reaches
-// a worker with live executions.
+// runs (TestRecordHistories, `make histories`), and those in
+// testdata/histories/release-N by the code of release N (frozen with `make
+// release-histories`). Replaying them with the current workflow code proves
+// a change is deterministic for workflows that are already running; a change
+// that is not fails here, before it reaches a worker with live executions.
 
 import (
 	"fmt"
@@ -125,8 +126,14 @@ func TestReplayRecordedHistories(t *testing.T) {
 	}
 	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	require.NoError(t, err)
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
+	// Histories recorded by earlier releases' code: the runs those releases
+	// left open are what today's code meets first after a deploy.
+	released, err := filepath.Glob(filepath.Join(historiesDir, "release-*", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, released, "no release's corpus in %s/release-*: freeze one with `make release-histories`", historiesDir)
+	for _, file := range append(files, released...) {
+		name, _ := filepath.Rel(historiesDir, file)
+		t.Run(name, func(t *testing.T) {
 			h, exec := loadHistory(t, file)
 			require.NoError(t, replayHistory(t, newReplayer(), h, exec),
 				"the current workflow code does not replay %s: a non-deterministic change needs workflow.GetVersion", file)
