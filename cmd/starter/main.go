@@ -38,6 +38,7 @@ commands:
   tenants     apply a tenants file, list the tenants, mint an API token: starter tenants apply -f FILE [--dry-run] | list | token
   service-key make a key pair for the worker's identity at the calendar and payment APIs
   agent-config print the tools to paste into a voice platform: starter agent-config --platform vapi|retell|elevenlabs --url https://…
+  versions    which worker builds and GetVersion changes open workflows still use; starter versions current <build-id> routes to a build
 
 Run "starter <command> -h" for the flags of a command. Configuration comes
 from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...; see docs/configuration.md).
@@ -58,6 +59,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"consent":      consentCmd,
 	"service-key":  serviceKeyCmd,
 	"agent-config": agentConfigCmd,
+	"versions":     versionsCmd,
 }
 
 func main() {

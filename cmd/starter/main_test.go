@@ -58,6 +58,9 @@ func TestUsage(t *testing.T) {
 		{"simulate: missing text", []string{"simulate", "--from", "+4915112345678"}, exitUsage, "", "missing --from or --text"},
 		{"simulate: unknown channel", []string{"simulate", "--from", "+49151", "--text", "x", "--channel", "fax"}, exitUsage, "", `--channel "fax"`},
 		{"review: unknown action", []string{"review", "close", "rc_1"}, exitUsage, "", `want "list" or "resolve <case-id> <action>"`},
+		{"versions -h", []string{"versions", "-h"}, exitOK, "usage: starter versions [current <build-id>]", ""},
+		{"versions: unknown verb", []string{"versions", "drop", "v1"}, exitUsage, "", `want no argument, or "current <build-id>"`},
+		{"versions: current without build", []string{"versions", "current"}, exitUsage, "", `want no argument, or "current <build-id>"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,6 +49,9 @@ type Config struct {
 	TemporalClient client.Options
 	// TaskQueue is the task queue of the bookonce worker.
 	TaskQueue string
+	// Versioning is the worker's Worker Deployment and build
+	// (WORKER_DEPLOYMENT, WORKER_BUILD_ID, WORKER_PROMOTE).
+	Versioning Versioning
 	// TemporalUIPort is the port of the embedded Temporal Web UI.
 	TemporalUIPort int
 	// TemporalDBSync is how the embedded server syncs its SQLite file,
@@ -401,6 +404,7 @@ func (r *reader) derived(c *Config) {
 	_, c.TemporalAddressSet = r.lookup("TEMPORAL_ADDRESS")
 	c.ShopCalendarPush = strings.HasPrefix(c.PublicBaseURL, "https://")
 	r.temporal(c)
+	r.versioning(c)
 	r.service(c)
 	if err := c.readWebhook(r.get); err != nil {
 		r.fail(err.Error())

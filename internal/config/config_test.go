@@ -31,6 +31,8 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, "127.0.0.1:8092", c.PaymentsAdminListen, "the payment API's metrics stay on this machine")
 	require.Equal(t, "127.0.0.1:8093", c.CalendarAdminListen, "the calendar API's metrics stay on this machine")
 	require.Equal(t, 30*24*time.Hour, c.Retention)
+	require.Equal(t, config.Versioning{Deployment: "bookonce", Promote: true}, c.Versioning, "unversioned until a build is named")
+	require.False(t, c.Versioning.On())
 	tok, ok := c.TokenFor("demo")
 	require.True(t, ok)
 	require.Equal(t, "bkapi_DEVELOPMENTTOKENDEMOSHOP22JYV77ZI", tok)
@@ -64,6 +66,9 @@ func TestOverridesAndErrors(t *testing.T) {
 		"negative lag": {"PAYMENTS_SEARCH_LAG": "-1m"},
 		"no decision":  {"PAYMENT_DECISION_TIMEOUT": "0s"},
 		"bad decision": {"PAYMENT_DECISION_TIMEOUT": "soon"},
+		"bad promote":  {"WORKER_PROMOTE": "always"},
+		"dotted build": {"WORKER_BUILD_ID": "1.4.2"},
+		"colon name":   {"WORKER_DEPLOYMENT": "shop:a"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := config.Load(env(e))
@@ -86,7 +91,7 @@ func TestConfigTableDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "docs/configuration.md lacks a row for %s", k)
 	}
-	require.Len(t, looked, 79, "a new variable needs a row in docs/configuration.md and this count") // VOICE_PLATFORM_SECRETS + MICROSOFT_{CLIENT_ID,CLIENT_SECRET,API_URL} + GOOGLE_{CLIENT_ID,CLIENT_SECRET,API_URL} + SHOP_CALENDAR_POLL + SHOP_CALENDAR_SECRETS + STRIPE_SECRET_KEYS + PAYMENT_DECISION_TIMEOUT + BOOKONCE_SERVICE_KEY, BOOKONCE_SERVICE_PUBLIC_KEYS + CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
+	require.Len(t, looked, 82, "a new variable needs a row in docs/configuration.md and this count") // WORKER_{BUILD_ID,DEPLOYMENT,PROMOTE} + VOICE_PLATFORM_SECRETS + MICROSOFT_{CLIENT_ID,CLIENT_SECRET,API_URL} + GOOGLE_{CLIENT_ID,CLIENT_SECRET,API_URL} + SHOP_CALENDAR_POLL + SHOP_CALENDAR_SECRETS + STRIPE_SECRET_KEYS + PAYMENT_DECISION_TIMEOUT + BOOKONCE_SERVICE_KEY, BOOKONCE_SERVICE_PUBLIC_KEYS + CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this

@@ -164,7 +164,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 // It returns the activities too: the worker process runs their mirror of
 // the shops' calendars.
 func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) (worker.Worker, *activities.Activities) {
-	w := worker.New(c, cfg.TaskQueue, worker.Options{})
+	w := worker.New(c, cfg.TaskQueue, WorkerOptions(cfg))
 	acts := NewActivities(cfg, pool, tenants, c)
 	Register(w, acts)
 	reconciler.Register(w, NewReconciler(acts, c, tenants))

@@ -43,6 +43,9 @@ func RunWorker(ctx context.Context, p Process) error {
 		return err
 	}
 	defer w.Stop()
+	if err := promoteOnStart(ctx, tc, cfg, log); err != nil {
+		return err
+	}
 	if err := ensurePatiently(ctx, DialPatience, func(ctx context.Context) error {
 		return EnsureReconcileSchedule(ctx, tc, cfg, log)
 	}, log); err != nil {

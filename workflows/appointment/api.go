@@ -44,9 +44,11 @@ import (
 // it never changes.
 const WorkflowName = "AppointmentWorkflow"
 
-// Register registers the appointment saga under WorkflowName.
+// Register registers the appointment saga under WorkflowName. Under
+// Worker Versioning it is pinned: a saga of minutes (a payment link's
+// half hour at most) ends on the build that started it.
 func Register(r worker.WorkflowRegistry) {
-	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
+	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName, VersioningBehavior: workflow.VersioningBehaviorPinned})
 }
 
 // Request is the input of Workflow.

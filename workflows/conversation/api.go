@@ -31,9 +31,12 @@ import (
 // and the gateway's signal-with-start refer to it, so it never changes.
 const WorkflowName = "ConversationWorkflow"
 
-// Register registers the conversation workflow under WorkflowName.
+// Register registers the conversation workflow under WorkflowName. Under
+// Worker Versioning it upgrades automatically: a customer's conversation
+// lasts as long as they write, so it moves to the current build at its
+// next task, and changes are guarded with GetVersion.
 func Register(r worker.WorkflowRegistry) {
-	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
+	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName, VersioningBehavior: workflow.VersioningBehaviorAutoUpgrade})
 }
 
 // WorkflowID is the one conversation per customer that voice

@@ -25,9 +25,10 @@ import (
 // start and signal it by that name, so it never changes.
 const WorkflowName = "PaymentWorkflow"
 
-// Register registers the deposit saga under WorkflowName.
+// Register registers the deposit saga under WorkflowName, pinned under
+// Worker Versioning like the appointment that starts it.
 func Register(r worker.WorkflowRegistry) {
-	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
+	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName, VersioningBehavior: workflow.VersioningBehaviorPinned})
 }
 
 // Signal names. The values are those of running workflows: never change them.

@@ -28,9 +28,12 @@ import (
 // the appointments that start them refer to it, so it never changes.
 const WorkflowName = "BookingWorkflow"
 
-// Register registers the booking lifecycle under WorkflowName.
+// Register registers the booking lifecycle under WorkflowName. Under
+// Worker Versioning it upgrades automatically: a booking waits weeks for
+// its slot, longer than an old build should run, so each of its tasks
+// goes to the current build, and changes are guarded with GetVersion.
 func Register(r worker.WorkflowRegistry) {
-	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
+	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName, VersioningBehavior: workflow.VersioningBehaviorAutoUpgrade})
 }
 
 // ErrTypeSlotUnavailable is the application error type of a reschedule

@@ -69,9 +69,10 @@ type Result struct {
 }
 
 // Register adds the workflow, under WorkflowName, and the activities of
-// rc to a worker.
+// rc to a worker. Under Worker Versioning a sweep is pinned: it takes
+// seconds, and the schedule starts the next one on the current build.
 func Register(r worker.Registry, rc *activities.Reconciler) {
-	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
+	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName, VersioningBehavior: workflow.VersioningBehaviorPinned})
 	r.RegisterActivity(rc)
 }
 

@@ -1,0 +1,105 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookonce/bookonce/internal/config"
+)
+
+// WorkerOptions are the worker's options: with a build ID, the worker
+// joins its Worker Deployment as that version, and each workflow type
+// declares at registration whether its runs stay on the build that
+// started them (pinned) or move to the current one (auto-upgrade).
+func WorkerOptions(cfg config.Config) worker.Options {
+	v := cfg.Versioning
+	if !v.On() {
+		return worker.Options{}
+	}
+	return worker.Options{DeploymentOptions: worker.DeploymentOptions{
+		UseVersioning: true,
+		Version:       worker.WorkerDeploymentVersion{DeploymentName: v.Deployment, BuildID: v.BuildID},
+	}}
+}
+
+// errNotYetPolled: the server learns a version from its workers' polls,
+// so right after a worker starts its version may be unknown for a moment.
+var errNotYetPolled = errors.New("the version is not registered yet")
+
+// PromoteVersion makes the worker's version the current version of its
+// deployment when that version has never been routed to: the first
+// worker of a new build promotes it, and new workflows (and, at their
+// next task, the auto-upgrade ones) go to it, while the old build keeps
+// the pinned runs it started until they end. A restarted worker of a
+// build that was current before does not take the traffic back; a
+// rollback is a person's decision (starter versions current).
+// It reports whether it promoted.
+func PromoteVersion(ctx context.Context, c client.Client, namespace string, v config.Versioning) (bool, error) {
+	h := c.WorkerDeploymentClient().GetHandle(v.Deployment)
+	d, err := h.DescribeVersion(ctx, client.WorkerDeploymentDescribeVersionOptions{BuildID: v.BuildID})
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return false, errNotYetPolled
+	}
+	if err != nil {
+		return false, fmt.Errorf("describe version %s of %s: %w", v.BuildID, v.Deployment, err)
+	}
+	if !d.Info.RoutingChangedTime.IsZero() || !d.Info.CurrentSinceTime.IsZero() {
+		return false, nil
+	}
+	if _, err := h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: v.BuildID}); err != nil {
+		return false, fmt.Errorf("make %s the current version of %s: %w", v.BuildID, v.Deployment, err)
+	}
+	return true, AwaitRouting(ctx, c, namespace, v.Deployment)
+}
+
+// AwaitRouting waits until the deployment's routing has reached its task
+// queues: the server answers a change of the current version before the
+// task queues route by it, and until then tasks still go to the old build.
+func AwaitRouting(ctx context.Context, c client.Client, namespace, deployment string) error {
+	for {
+		d, err := c.WorkflowService().DescribeWorkerDeployment(ctx, &workflowservice.DescribeWorkerDeploymentRequest{
+			Namespace: namespace, DeploymentName: deployment,
+		})
+		if err != nil {
+			return fmt.Errorf("describe deployment %s: %w", deployment, err)
+		}
+		if d.GetWorkerDeploymentInfo().GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("routing of %s not yet on its task queues: %w", deployment, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// promoteOnStart runs PromoteVersion for a versioned worker that is to
+// promote its build, retrying while the server has not yet seen it poll.
+func promoteOnStart(ctx context.Context, c client.Client, cfg config.Config, log *slog.Logger) error {
+	v := cfg.Versioning
+	if !v.On() || !v.Promote {
+		return nil
+	}
+	var promoted bool
+	err := ensurePatiently(ctx, DialPatience, func(ctx context.Context) error {
+		var err error
+		promoted, err = PromoteVersion(ctx, c, cfg.TemporalNamespace, v)
+		return err
+	}, log)
+	if err != nil {
+		return err
+	}
+	log.Info("worker version", "deployment", v.Deployment, "build_id", v.BuildID, "promoted", promoted)
+	return nil
+}
