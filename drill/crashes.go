@@ -53,6 +53,11 @@ type Crashes struct {
 	// one-shots; 0: none. Writes to them then meet no answer and must
 	// land once when they are back; holds go on without their re-read.
 	ProviderOutage time.Duration
+	// Deploy deploys a new worker build mid-run: the workers run as a
+	// versioned build, deployAfter into the run the same number of a new
+	// build start and promote it, and the old build's workers stop once
+	// nothing is pinned to it (deploy.go).
+	Deploy bool
 	// After is when the first one-shot crash (the PostgreSQL restart, the
 	// Temporal restart, the calendar outage, the API outage, then the
 	// PostgreSQL outage) comes after the first webhook; Gap separates them.

@@ -92,8 +92,12 @@ type Report struct {
 	Senders Senders `json:"senders"`
 	// ShopCalendars are the bookings in the shops' own calendars.
 	ShopCalendars ShopCalendars `json:"shop_calendars"`
-	Failures      []string      `json:"failures"`
-	Passed        bool          `json:"passed"`
+	// Deploy is the worker deploy mid-run (nil: none); NonDeterminism
+	// counts the workflow tasks the workers' code could not replay.
+	Deploy         *DeployReport `json:"deploy,omitempty"`
+	NonDeterminism int           `json:"non_determinism_errors"`
+	Failures       []string      `json:"failures"`
+	Passed         bool          `json:"passed"`
 }
 
 // Effects counts side effects in the three downstream systems.
@@ -222,6 +226,9 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "agent tools: %s\n", r.Agent)
 	fmt.Fprintf(&b, "ConversationRelay: %s\n", r.Relay)
 	fmt.Fprintf(&b, "faults injected: %s; worker processes SIGKILLed: %d\n", faultLine(r.Faults), r.WorkerKills)
+	if r.Deploy != nil {
+		fmt.Fprintf(&b, "deploy: %s\n", r.Deploy)
+	}
 	if len(r.Crashes) > 0 {
 		fmt.Fprintf(&b, "crashes beyond workers: %s\n", crashLine(r.Crashes))
 		fmt.Fprintf(&b, "payment API search lagging %s behind its writes in %d of %d incarnations\n", r.SearchLag.Lag, r.SearchLag.Lagging, r.SearchLag.Incarnations)

@@ -105,6 +105,12 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	sending, doneSending := context.WithCancel(runCtx)
 	crashLog := &crashLog{start: started}
 	oneShotsDone := e.injectFaults(runCtx, inFlight, sending.Done(), &bg, ws, opts, crashLog, &crashes)
+	var dep *deployer
+	if opts.Crashes.Deploy {
+		dep = &deployer{ws: ws, tc: e.tc, ns: e.cfg.TemporalNamespace, started: started, progress: opts.progress, done: make(chan DeployReport, 1)}
+		bg.Add(1)
+		go func() { defer bg.Done(); dep.run(runCtx, inFlight.Done()) }()
+	}
 	bg.Add(1)
 	go func() { defer bg.Done(); e.reportProgress(sending, d, opts) }()
 	// The front desks enter appointments in the shops' calendars while
@@ -175,6 +181,18 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	r.Failures = append(r.Failures, r.ShopCalendars.failures()...)
 	if r.Payments.Failed > 0 {
 		r.Failures = append(r.Failures, fmt.Sprintf("%d payment links could not be paid: %v", r.Payments.Failed, r.Payments.Errors))
+	}
+	if r.Deploy, err = dep.report(runCtx); err != nil {
+		return nil, false, err
+	}
+	if r.Deploy != nil {
+		r.Failures = append(r.Failures, r.Deploy.failures()...)
+	}
+	if r.NonDeterminism, err = nonDeterminism(opts.LogDir); err != nil {
+		return nil, false, err
+	}
+	if r.NonDeterminism > 0 {
+		r.Failures = append(r.Failures, fmt.Sprintf("%d non-determinism errors (TMPRL1100) in the worker logs in %s", r.NonDeterminism, opts.LogDir))
 	}
 	e.screenshotIfAsked(runCtx, opts)
 	r.Failures = append(r.Failures, crashes.list()...)

@@ -16,8 +16,9 @@ import (
 // calling the booking tool again, in parallel and in other words, faults in
 // front of every downstream API (a bare 503 after Twilio accepted a
 // message among them), worker processes SIGKILLed mid-flight, API
-// processes SIGKILLed and restarted, PostgreSQL crashed (immediate
-// shutdown) and restarted, and the Temporal server process SIGKILLed and
+// processes SIGKILLed and restarted, a new worker build deployed while
+// the old one finishes the sagas pinned to it, PostgreSQL crashed
+// (immediate shutdown) and restarted, and the Temporal server process SIGKILLed and
 // restarted. It must end with zero duplicate effects (counted across
 // references and over every message at Twilio), zero losses, zero false
 // merges, zero double-booked resources, alternatives for every loser,
@@ -39,7 +40,7 @@ func TestDrill100(t *testing.T) {
 		LogDir: dir, Progress: testWriter{t}, SettleTimeout: 6 * time.Minute, // generous: CI runs other packages beside it
 		OrphanWait: 45 * time.Second,
 		Crashes: &Crashes{APIKillEvery: 7 * time.Second, RestartPostgres: true, RestartTemporal: true, ProviderOutage: 15 * time.Second,
-			After: 3 * time.Second, Gap: 4 * time.Second},
+			After: 3 * time.Second, Gap: 4 * time.Second, Deploy: true},
 		// Cancels and moves by message, as customers send them.
 		Changes: ChangesChat, CancelShare: 15, RescheduleShare: 15,
 		// Enough of the few one-message WhatsApp customers of a small run.
@@ -64,6 +65,10 @@ func TestDrill100(t *testing.T) {
 	require.Zero(t, r.Duplicates)
 	require.Zero(t, r.Outcomes.Lost)
 	require.Positive(t, r.WorkerKills, "a worker process was killed mid-drill")
+	require.NotNil(t, r.Deploy, "a new worker build was deployed mid-drill")
+	require.Positive(t, r.Deploy.PinnedAtDeploy, "sagas were pinned to the old build when the new one became current")
+	require.Positive(t, r.Deploy.OldStopped, "the old build's workers stopped once drained")
+	require.Zero(t, r.NonDeterminism)
 	require.Positive(t, r.UnknownOutcomes.Total, "faults after commit were injected")
 	require.Positive(t, r.Blocked["inbox"], "redeliveries were blocked at the inbox")
 	require.Positive(t, r.Genuine.Scenarios)

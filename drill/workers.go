@@ -100,19 +100,43 @@ type workers struct {
 	kills   int
 	exited  chan error
 	wg      sync.WaitGroup
+	// build is the build new workers run as ("" unversioned); builds
+	// the build of each running worker, and retired the builds a deploy
+	// has stopped (a replacement of one of their workers runs as build).
+	build   string
+	builds  map[*exec.Cmd]string
+	retired map[string]bool
+	// exits is closed for each worker when its process has exited.
+	exits map[*exec.Cmd]chan struct{}
 }
 
 func newWorkers(opts Options, env []string) *workers {
-	return &workers{opts: opts, env: env, exited: make(chan error, 64)}
+	w := &workers{opts: opts, env: env, exited: make(chan error, 64), builds: map[*exec.Cmd]string{}, retired: map[string]bool{},
+		exits: map[*exec.Cmd]chan struct{}{}}
+	if opts.Crashes != nil && opts.Crashes.Deploy {
+		w.build = deployFrom
+	}
+	return w
 }
 
-// start launches one more worker process.
-func (w *workers) start() error {
+// start launches one more worker process of the current build.
+func (w *workers) start() error { return w.startAs("") }
+
+// startAs launches one more worker process of build (the current one
+// when empty or retired): a killed worker's replacement keeps its build,
+// as its ReplicaSet would.
+func (w *workers) startAs(build string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if build == "" || w.retired[build] {
+		build = w.build
+	}
 	w.started++
 	cmd := w.opts.WorkerCommand()
 	cmd.Env = append(append(os.Environ(), w.env...), roleEnv+"="+roleWorker)
+	if build != "" {
+		cmd.Env = append(cmd.Env, config.WorkerBuildIDVar+"="+build)
+	}
 	logFile, err := os.Create(filepath.Join(w.opts.LogDir, fmt.Sprintf("worker-%02d.log", w.started)))
 	if err != nil {
 		return fmt.Errorf("worker log: %w", err)
@@ -126,12 +150,18 @@ func (w *workers) start() error {
 		return fmt.Errorf("start worker process: %w", err)
 	}
 	w.running = append(w.running, cmd)
+	w.builds[cmd] = build
+	exited := make(chan struct{})
+	w.exits[cmd] = exited
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
+		defer close(exited)
 		err := cmd.Wait()
 		_ = logFile.Close()
 		w.mu.Lock()
+		delete(w.builds, cmd)
+		delete(w.exits, cmd)
 		for i, c := range w.running {
 			if c == cmd {
 				w.running = append(w.running[:i], w.running[i+1:]...)
@@ -155,12 +185,13 @@ func (w *workers) killOne(rng *rand.Rand) error {
 	i := rng.IntN(len(w.running))
 	victim := w.running[i]
 	w.running = append(w.running[:i], w.running[i+1:]...)
+	build := w.builds[victim]
 	w.kills++
 	w.mu.Unlock()
 	if err := victim.Process.Signal(syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kill worker %d: %w", victim.Process.Pid, err)
 	}
-	return w.start()
+	return w.startAs(build)
 }
 
 // stop kills every worker process and waits for them.

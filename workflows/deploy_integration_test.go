@@ -49,7 +49,7 @@ func (u *v2Update) ExecuteUpdate(ctx workflow.Context, in *interceptor.UpdateInp
 
 // startBuild starts a worker of build on the test's queue, as the worker
 // process starts it with WORKER_BUILD_ID set.
-func (e env) startBuild(t *testing.T, deployment, build string, interceptors ...interceptor.WorkerInterceptor) config.Versioning {
+func (e env) startBuild(t *testing.T, deployment, build string, interceptors ...interceptor.WorkerInterceptor) (config.Versioning, worker.Worker) {
 	t.Helper()
 	cfg := e.cfg
 	cfg.Versioning = config.Versioning{Deployment: deployment, BuildID: build, Promote: true}
@@ -59,7 +59,7 @@ func (e env) startBuild(t *testing.T, deployment, build string, interceptors ...
 	stack.Register(w, stack.NewActivities(e.cfg, e.pool, testsupport.Tenants(t, e.pool), e.tc))
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return cfg.Versioning
+	return cfg.Versioning, w
 }
 
 // promote waits for the server to know build v and makes it current, as
@@ -115,15 +115,15 @@ func hasMarker(events []*historypb.HistoryEvent, change string) bool {
 // by GetVersion, starts and promotes itself. The waiting saga, pinned,
 // ends on v1 and books and charges once; the lifecycle, auto-upgrading,
 // takes its cancel on v2 through the new branch; no workflow task fails
-// (no non-determinism) and a restarted v1 worker does not take the
-// traffic back.
+// (no non-determinism), a restarted v1 worker does not take the traffic
+// back, and once v1's workers stop its bookings still show their state.
 func TestDeployWhileBookingsWait(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	deployment := "bookonce-" + e.queue
-	v1 := e.startBuild(t, deployment, "v1")
+	v1, v1Worker := e.startBuild(t, deployment, "v1")
 	require.True(t, promote(t, e.tc, v1), "the first build becomes current")
 
 	confirmed := request(t, "+4915112347001", time.Wednesday, 9)
@@ -137,7 +137,7 @@ func TestDeployWhileBookingsWait(t *testing.T) {
 		return e.messageStates(t, w.GetID())["payment_link"] != ""
 	})
 
-	v2 := e.startBuild(t, deployment, "v2", &v2Change{})
+	v2, _ := e.startBuild(t, deployment, "v2", &v2Change{})
 	require.True(t, promote(t, e.tc, v2), "the new build becomes current")
 	require.False(t, promote(t, e.tc, v1), "a restarted old build does not take the traffic back")
 
@@ -188,6 +188,12 @@ func TestDeployWhileBookingsWait(t *testing.T) {
 	require.Len(t, v.Builds, 2)
 	require.Equal(t, stack.Build{BuildID: "v2", Status: "current", Created: v.Builds[0].Created}, v.Builds[0])
 	require.Equal(t, "v1", v.Builds[1].BuildID)
+	// v1's workers stop, as a rollout ends: a booking it ran still shows
+	// its state (read from its result, not a query v1 would answer).
+	v1Worker.Stop()
+	st, err = appointment.StatusOf(ctx, e.tc, w.GetID())
+	require.NoError(t, err)
+	require.Equal(t, workflows.StatusConfirmed, st.Status)
 	// The namespace is shared with other tests (and their reruns).
 	require.GreaterOrEqual(t, v.Changes[changeInV2+"-1"], 1, "the cancelled booking recorded the change: %+v", v.Changes)
 }

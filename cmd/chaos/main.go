@@ -199,6 +199,7 @@ func crashFlags(fs *flag.FlagSet) func() (*drill.Crashes, error) {
 		calOutage  = fs.Duration("calendar-outage", def.CalendarOutage, "keep the calendar API down this long, once, before the API outage; the workers' payment decision bound is a third of it (0: none)")
 		provOutage = fs.Duration("provider-outage", def.ProviderOutage, "cut every connection to the shops' own calendars (CalDAV, Google, Microsoft) this long, once, first of the one-shot crashes (0: none)")
 		pgOutage   = fs.Duration("postgres-outage", def.PostgresOutage, "keep the drill's PostgreSQL down this long, once, after the API outage (pg_ctl -m immediate stop, then start; 0: none)")
+		deploy     = fs.Bool("deploy", def.Deploy, "run the workers as a versioned build and deploy a new build mid-run: the new build's workers promote it, the old build's stop once nothing is pinned to it")
 	)
 	return func() (*drill.Crashes, error) {
 		if *killAPIs < 0 || *outage < 0 || *calOutage < 0 || *pgOutage < 0 || *provOutage < 0 || (*outageOf != "payments" && *outageOf != "calendar") {
@@ -206,7 +207,7 @@ func crashFlags(fs *flag.FlagSet) func() (*drill.Crashes, error) {
 		}
 		c := *def
 		c.APIKillEvery, c.RestartPostgres, c.RestartTemporal, c.Outage, c.OutageOf = *killAPIs, *restartPG, *restartTmp, *outage, *outageOf
-		c.PostgresOutage, c.CalendarOutage, c.ProviderOutage = *pgOutage, *calOutage, *provOutage
+		c.PostgresOutage, c.CalendarOutage, c.ProviderOutage, c.Deploy = *pgOutage, *calOutage, *provOutage, *deploy
 		return &c, nil
 	}
 }

@@ -21,6 +21,9 @@ const (
 	WorkerPromoteVar = "WORKER_PROMOTE"
 )
 
+// DefaultWorkerDeployment is WORKER_DEPLOYMENT's default.
+const DefaultWorkerDeployment = "bookonce"
+
 // maxVersionPart is Temporal's limit on a deployment name and a build ID.
 const maxVersionPart = 255
 
@@ -40,7 +43,7 @@ func (v Versioning) On() bool { return v.BuildID != "" }
 
 // versioning reads the worker's deployment and build.
 func (r *reader) versioning(c *Config) {
-	v := Versioning{Deployment: r.get(WorkerDeploymentVar, "bookonce"), BuildID: r.get(WorkerBuildIDVar, "")}
+	v := Versioning{Deployment: r.get(WorkerDeploymentVar, DefaultWorkerDeployment), BuildID: r.get(WorkerBuildIDVar, "")}
 	switch p := strings.ToLower(r.get(WorkerPromoteVar, "new")); p {
 	case "new":
 		v.Promote = true

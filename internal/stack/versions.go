@@ -9,6 +9,7 @@ import (
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -140,4 +141,35 @@ func decode(fields map[string]*commonpb.Payload, name string, into any) {
 	if p, ok := fields[name]; ok {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, into)
 	}
+}
+
+// PinnedOpen counts the open workflows pinned to build of deployment: the
+// build's workers may stop once it is zero (the auto-upgrade ones move on
+// by themselves).
+func PinnedOpen(ctx context.Context, c client.Client, deployment, build string) (int64, error) {
+	if strings.ContainsAny(deployment+build, "'\\") {
+		return 0, fmt.Errorf("deployment %q or build %q holds a quote", deployment, build)
+	}
+	q := fmt.Sprintf("ExecutionStatus = 'Running' AND %s = '%s:%s' AND %s = 'Pinned'", saDeploymentVersion, deployment, build, saBehavior)
+	r, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
+	if err != nil {
+		return 0, fmt.Errorf("count the runs pinned to %s: %w", build, err)
+	}
+	return r.GetCount(), nil
+}
+
+// CurrentBuild is the deployment's current build once its routing has
+// reached the task queues ("" before).
+func CurrentBuild(ctx context.Context, c client.Client, namespace, deployment string) (string, error) {
+	d, err := c.WorkflowService().DescribeWorkerDeployment(ctx, &workflowservice.DescribeWorkerDeploymentRequest{
+		Namespace: namespace, DeploymentName: deployment,
+	})
+	if err != nil {
+		return "", fmt.Errorf("describe deployment %s: %w", deployment, err)
+	}
+	info := d.GetWorkerDeploymentInfo()
+	if info.GetRoutingConfigUpdateState() == enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS {
+		return "", nil
+	}
+	return info.GetRoutingConfig().GetCurrentDeploymentVersion().GetBuildId(), nil
 }

@@ -262,8 +262,23 @@ func StartAttributes(customer []temporal.SearchAttributeUpdate, req Request) tem
 	)...)
 }
 
-// StatusOf queries a running or closed appointment's state.
+// StatusOf returns an appointment's state: a completed one's result, read
+// from its history, or a running one's status query. A completed run is
+// not queried: the query would be answered by a worker of the build that
+// ran it (the saga is pinned), and a deploy stops that build once nothing
+// runs on it (docs/deploy.md); the result needs no worker at all.
 func StatusOf(ctx context.Context, c client.Client, workflowID string) (State, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+	if err != nil {
+		return State{}, fmt.Errorf("describe %s: %w", workflowID, err)
+	}
+	if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		var st State
+		if err := c.GetWorkflow(ctx, workflowID, "").Get(ctx, &st); err != nil {
+			return State{}, fmt.Errorf("result of %s: %w", workflowID, err)
+		}
+		return st, nil
+	}
 	resp, err := c.QueryWorkflow(ctx, workflowID, "", workflows.QueryStatus)
 	if err != nil {
 		return State{}, fmt.Errorf("query %s: %w", workflowID, err)

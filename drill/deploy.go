@@ -1,0 +1,221 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/stack"
+)
+
+// A deploy while bookings wait (Crashes.Deploy): the workers run as build
+// deployFrom of the Worker Deployment; deployAfter into the run the
+// drill starts as many workers of build deployTo, which promote it
+// themselves, and stops the old build's workers (SIGTERM, a graceful
+// stop) once no run pinned to it is open, as a rollout does
+// (docs/deploy.md, "Deploying while bookings wait").
+const (
+	deployFrom  = "drill-1"
+	deployTo    = "drill-2"
+	deployAfter = 20 * time.Second
+	// deployBound bounds each phase: the new build current, the old one
+	// drained after the last booking settled.
+	deployBound = 2 * time.Minute
+)
+
+// DeployReport is what the deploy did, in seconds since the drill started.
+type DeployReport struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// At is when the new build's workers started; Current when the new
+	// build was current with its routing on the task queue; Drained when
+	// no run was pinned to the old build any more, and its workers were
+	// stopped (OldStopped of them). Zero: it did not happen.
+	At         float64 `json:"at"`
+	Current    float64 `json:"current"`
+	Drained    float64 `json:"drained"`
+	OldStopped int     `json:"old_stopped"`
+	// PinnedAtDeploy is how many runs were pinned to the old build when
+	// the new one became current: the sagas the old build finished.
+	PinnedAtDeploy int64  `json:"pinned_at_deploy"`
+	Error          string `json:"error,omitempty"`
+}
+
+func (d DeployReport) String() string {
+	if d.Error != "" {
+		return fmt.Sprintf("%s → %s at %.0fs: %s", d.From, d.To, d.At, d.Error)
+	}
+	return fmt.Sprintf("%s → %s at %.0fs, current after %.1fs, %d runs pinned to %s then, drained and %d workers stopped at %.0fs",
+		d.From, d.To, d.At, d.Current-d.At, d.PinnedAtDeploy, d.From, d.OldStopped, d.Drained)
+}
+
+func (d DeployReport) failures() []string {
+	switch {
+	case d.Error != "":
+		return []string{"deploy: " + d.Error}
+	case d.Current == 0 || d.Drained == 0 || d.OldStopped == 0:
+		return []string{fmt.Sprintf("deploy did not end: %s", d)}
+	}
+	return nil
+}
+
+// deployer carries out the deploy and hands its report over once done.
+type deployer struct {
+	ws       *workers
+	tc       client.Client
+	ns       string
+	started  time.Time
+	progress func(string, ...any)
+	done     chan DeployReport
+}
+
+// run deploys deployTo after deployAfter and drains deployFrom; drained,
+// closed once every booking settled, lets it give up on the drain after
+// deployBound.
+func (d *deployer) run(ctx context.Context, settled <-chan struct{}) {
+	rep := DeployReport{From: deployFrom, To: deployTo}
+	defer func() { d.done <- rep }()
+	select {
+	case <-ctx.Done():
+		rep.Error = "the drill ended before the deploy"
+		return
+	case <-time.After(deployAfter):
+	}
+	since := func() float64 { return round2(time.Since(d.started).Seconds()) }
+	rep.At = since()
+	d.progress("deploy: starting %d workers of build %s beside %s", d.ws.opts.Workers, deployTo, deployFrom)
+	d.ws.setBuild(deployTo)
+	for range d.ws.opts.Workers {
+		if err := d.ws.start(); err != nil {
+			rep.Error = err.Error()
+			return
+		}
+	}
+	if err := d.until(ctx, nil, "build "+deployTo+" current", func(ctx context.Context) (bool, error) {
+		b, err := stack.CurrentBuild(ctx, d.tc, d.ns, config.DefaultWorkerDeployment)
+		return b == deployTo, err
+	}); err != nil {
+		rep.Error = err.Error()
+		return
+	}
+	rep.Current = since()
+	rep.PinnedAtDeploy, _ = stack.PinnedOpen(ctx, d.tc, config.DefaultWorkerDeployment, deployFrom)
+	if err := d.until(ctx, settled, "no run pinned to "+deployFrom, func(ctx context.Context) (bool, error) {
+		n, err := stack.PinnedOpen(ctx, d.tc, config.DefaultWorkerDeployment, deployFrom)
+		return n == 0, err
+	}); err != nil {
+		rep.Error = err.Error()
+		return
+	}
+	rep.Drained = since()
+	rep.OldStopped = d.ws.retire(deployFrom)
+	d.progress("deploy: %s", rep)
+}
+
+// report waits for the deploy's report (nil without a deploy): the
+// drain may still be under way when the last booking settled.
+func (d *deployer) report(ctx context.Context) (*DeployReport, error) {
+	if d == nil {
+		return nil, nil
+	}
+	select {
+	case rep := <-d.done:
+		return &rep, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// until polls cond every second until it holds; it gives up when ctx
+// ends, or deployBound after bound is closed (nil: after deployBound).
+func (d *deployer) until(ctx context.Context, bound <-chan struct{}, what string, cond func(context.Context) (bool, error)) error {
+	var deadline <-chan time.Time
+	if bound == nil {
+		deadline = time.After(deployBound)
+	}
+	var last error
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		ok, err := cond(cctx)
+		cancel()
+		if ok {
+			return nil
+		}
+		if err != nil {
+			last = err // Temporal may be restarting: asked again
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: the drill ended first (last error: %v)", what, last)
+		case <-bound:
+			bound, deadline = nil, time.After(deployBound)
+		case <-deadline:
+			return fmt.Errorf("%s: not within %s (last error: %v)", what, deployBound, last)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// setBuild makes build the one new workers run as.
+func (w *workers) setBuild(build string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.build = build
+}
+
+// retire stops build's workers gracefully (SIGTERM: they finish the
+// tasks they hold) and waits for them; a killed one's replacement runs
+// as the current build from now on. It returns how many it stopped.
+func (w *workers) retire(build string) int {
+	w.mu.Lock()
+	w.retired[build] = true
+	var stopping []*exec.Cmd
+	var exited []chan struct{}
+	kept := w.running[:0]
+	for _, c := range w.running {
+		if w.builds[c] == build {
+			stopping, exited = append(stopping, c), append(exited, w.exits[c])
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	w.running = kept
+	w.mu.Unlock()
+	for _, c := range stopping {
+		_ = c.Process.Signal(syscall.SIGTERM)
+	}
+	for i, c := range stopping {
+		select {
+		case <-exited[i]:
+		case <-time.After(30 * time.Second):
+			_ = c.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	return len(stopping)
+}
+
+// nonDeterminism counts the non-determinism errors (TMPRL1100) in the
+// worker logs of dir: a workflow task that code could not replay.
+func nonDeterminism(dir string) (int, error) {
+	logs, err := filepath.Glob(filepath.Join(dir, "worker-*.log"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return 0, fmt.Errorf("read worker log: %w", err)
+		}
+		n += strings.Count(string(b), "TMPRL1100")
+	}
+	return n, nil
+}
