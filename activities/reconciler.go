@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
@@ -152,7 +153,8 @@ func (r *Reconciler) FindOrphans(ctx context.Context, in SweepInput) (SweepResul
 	}
 	sort.Strings(refs)
 	var out SweepResult
-	for _, ref := range refs {
+	for i, ref := range refs {
+		alive(ctx, i)
 		st, err := r.sagaState(ctx, in.Shape, ref)
 		if err != nil {
 			return SweepResult{}, err
@@ -170,6 +172,15 @@ func (r *Reconciler) FindOrphans(ctx context.Context, in SweepInput) (SweepResul
 	return out, nil
 }
 
+// alive heartbeats a sweep's progress: a worker that dies mid-sweep is
+// noticed within the sweep's heartbeat timeout, not its five minutes, and
+// the sweep (pinned to its build) does not hold that build's workers.
+func alive(ctx context.Context, progress int) {
+	if activity.IsActivity(ctx) {
+		activity.RecordHeartbeat(ctx, progress)
+	}
+}
+
 func (r *Reconciler) listSuspects(ctx context.Context, in SweepInput) (map[string]*suspects, error) {
 	cal, g, err := r.clients(in.Tenant)
 	if err != nil {
@@ -184,14 +195,17 @@ func (r *Reconciler) listSuspects(ctx context.Context, in SweepInput) (map[strin
 	if err != nil {
 		return nil, calendarError("list held holds", err)
 	}
+	alive(ctx, 0)
 	booked, err := cal.Reservations(ctx, calendar.HoldConfirmed, from, to)
 	if err != nil {
 		return nil, calendarError("list bookings", err)
 	}
+	alive(ctx, 0)
 	auths, err := lister.LiveAuthorisations(ctx)
 	if err != nil {
 		return nil, paymentError("list authorisations", err)
 	}
+	alive(ctx, 0)
 	captured, err := lister.CapturedSince(ctx, from)
 	if err != nil {
 		return nil, paymentError("list captured deposits", err)

@@ -45,16 +45,24 @@ type DeployReport struct {
 	OldStopped int     `json:"old_stopped"`
 	// PinnedAtDeploy is how many runs were pinned to the old build when
 	// the new one became current: the sagas the old build finished.
-	PinnedAtDeploy int64  `json:"pinned_at_deploy"`
-	Error          string `json:"error,omitempty"`
+	PinnedAtDeploy int64 `json:"pinned_at_deploy"`
+	// Routed: the server reported the routing on the task queues, not
+	// still in progress (a server killed mid-propagation reports it in
+	// progress for good; the drain then shows whether tasks moved).
+	Routed bool   `json:"routed"`
+	Error  string `json:"error,omitempty"`
 }
 
 func (d DeployReport) String() string {
 	if d.Error != "" {
 		return fmt.Sprintf("%s → %s at %.0fs: %s", d.From, d.To, d.At, d.Error)
 	}
-	return fmt.Sprintf("%s → %s at %.0fs, current after %.1fs, %d runs pinned to %s then, drained and %d workers stopped at %.0fs",
-		d.From, d.To, d.At, d.Current-d.At, d.PinnedAtDeploy, d.From, d.OldStopped, d.Drained)
+	routing := ""
+	if !d.Routed {
+		routing = " (routing still reported in progress)"
+	}
+	return fmt.Sprintf("%s → %s at %.0fs, current after %.1fs%s, %d runs pinned to %s then, drained and %d workers stopped at %.0fs",
+		d.From, d.To, d.At, d.Current-d.At, routing, d.PinnedAtDeploy, d.From, d.OldStopped, d.Drained)
 }
 
 func (d DeployReport) failures() []string {
@@ -100,7 +108,8 @@ func (d *deployer) run(ctx context.Context, settled <-chan struct{}) {
 		}
 	}
 	if err := d.until(ctx, nil, "build "+deployTo+" current", func(ctx context.Context) (bool, error) {
-		b, err := stack.CurrentBuild(ctx, d.tc, d.ns, config.DefaultWorkerDeployment)
+		b, routed, err := stack.CurrentBuild(ctx, d.tc, d.ns, config.DefaultWorkerDeployment)
+		rep.Routed = routed
 		return b == deployTo, err
 	}); err != nil {
 		rep.Error = err.Error()
@@ -112,10 +121,14 @@ func (d *deployer) run(ctx context.Context, settled <-chan struct{}) {
 		n, err := stack.PinnedOpen(ctx, d.tc, config.DefaultWorkerDeployment, deployFrom)
 		return n == 0, err
 	}); err != nil {
-		rep.Error = err.Error()
+		left, lerr := stack.PinnedRuns(context.WithoutCancel(ctx), d.tc, config.DefaultWorkerDeployment, deployFrom, 5)
+		rep.Error = fmt.Sprintf("%v; still pinned: %s %v", err, strings.Join(left, "; "), lerr)
 		return
 	}
 	rep.Drained = since()
+	if !rep.Routed { // reported in progress at the switch: say whether it ever ended
+		_, rep.Routed, _ = stack.CurrentBuild(ctx, d.tc, d.ns, config.DefaultWorkerDeployment)
+	}
 	rep.OldStopped = d.ws.retire(deployFrom)
 	d.progress("deploy: %s", rep)
 }

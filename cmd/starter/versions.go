@@ -60,8 +60,14 @@ func setCurrent(ctx context.Context, tc client.Client, namespace, deployment, bu
 	if err != nil {
 		return fmt.Errorf("make %s the current version of %s: %w", build, deployment, err)
 	}
-	if err := stack.AwaitRouting(ctx, tc, namespace, deployment); err != nil {
-		return err
+	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := stack.AwaitRouting(actx, tc, namespace, deployment); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s is the current version of %s; the server still reports its routing to the task queues in progress (%v)\n", build, deployment, err)
+		return nil
 	}
 	fmt.Fprintf(stdout, "%s is the current version of %s\n", build, deployment)
 	return nil

@@ -158,18 +158,42 @@ func PinnedOpen(ctx context.Context, c client.Client, deployment, build string) 
 	return r.GetCount(), nil
 }
 
-// CurrentBuild is the deployment's current build once its routing has
-// reached the task queues ("" before).
-func CurrentBuild(ctx context.Context, c client.Client, namespace, deployment string) (string, error) {
+// CurrentBuild is the deployment's current build, and whether the server
+// reports its routing on the task queues (not still in progress).
+func CurrentBuild(ctx context.Context, c client.Client, namespace, deployment string) (build string, routed bool, err error) {
 	d, err := c.WorkflowService().DescribeWorkerDeployment(ctx, &workflowservice.DescribeWorkerDeploymentRequest{
 		Namespace: namespace, DeploymentName: deployment,
 	})
 	if err != nil {
-		return "", fmt.Errorf("describe deployment %s: %w", deployment, err)
+		return "", false, fmt.Errorf("describe deployment %s: %w", deployment, err)
 	}
 	info := d.GetWorkerDeploymentInfo()
-	if info.GetRoutingConfigUpdateState() == enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS {
-		return "", nil
+	return info.GetRoutingConfig().GetCurrentDeploymentVersion().GetBuildId(),
+		info.GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS, nil
+}
+
+// PinnedRuns describes up to limit open runs pinned to build (ID, type,
+// the behavior and version the server holds, a pending task): what keeps
+// an old build from draining.
+func PinnedRuns(ctx context.Context, c client.Client, deployment, build string, limit int) ([]string, error) {
+	if strings.ContainsAny(deployment+build, "'\\") {
+		return nil, fmt.Errorf("deployment %q or build %q holds a quote", deployment, build)
 	}
-	return info.GetRoutingConfig().GetCurrentDeploymentVersion().GetBuildId(), nil
+	q := fmt.Sprintf("ExecutionStatus = 'Running' AND %s = '%s:%s' AND %s = 'Pinned'", saDeploymentVersion, deployment, build, saBehavior)
+	page, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list the runs pinned to %s: %w", build, err)
+	}
+	var out []string
+	for _, e := range page.GetExecutions() {
+		id := e.GetExecution().GetWorkflowId()
+		line := fmt.Sprintf("%s (%s)", id, e.GetType().GetName())
+		if d, err := c.DescribeWorkflowExecution(ctx, id, e.GetExecution().GetRunId()); err == nil {
+			vi := d.GetWorkflowExecutionInfo().GetVersioningInfo()
+			line += fmt.Sprintf(" behavior %s on %s override %v, task pending %v, history %d", vi.GetBehavior(), vi.GetDeploymentVersion().GetBuildId(),
+				vi.GetVersioningOverride() != nil, d.GetPendingWorkflowTask() != nil, d.GetWorkflowExecutionInfo().GetHistoryLength())
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }

@@ -110,7 +110,14 @@ func (r *reconciler) repair(ctx workflow.Context, tenant string, shape activitie
 
 // sweepCtx gives the listing more time than one step of a saga: it pages
 // through a day of reservations and asks Temporal about each reference.
+// It heartbeats per reference, so a worker killed mid-sweep is noticed
+// within sweepHeartbeat and the listing runs again on another.
 func (r *reconciler) sweepCtx(ctx workflow.Context, id string) workflow.Context {
 	ctx = workflows.ActivityCtx(ctx, r.tuning, id, "Find effects whose saga ended without settling them")
+	ctx = workflow.WithHeartbeatTimeout(ctx, sweepHeartbeat)
 	return workflow.WithStartToCloseTimeout(ctx, 5*time.Minute)
 }
+
+// sweepHeartbeat bounds the silence of a listing between two references
+// (one Temporal describe, a payment lookup or two).
+const sweepHeartbeat = 30 * time.Second
