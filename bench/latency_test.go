@@ -26,7 +26,6 @@ import (
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/telemetry"
 	"github.com/bookonce/bookonce/internal/testsupport"
-	"github.com/bookonce/bookonce/workflows"
 )
 
 // ---- latency: webhook -> Confirmed at a steady rate ----------------------
@@ -106,12 +105,7 @@ func makeRunTemporalIn(t *testing.T, dir string) client.Client {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, ts.Stop()) })
-	tc, err := client.DialContext(ctx, client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(), Logger: testsupport.QuietLogger(),
-		ConnectionOptions: client.ConnectionOptions{GrpcCompression: config.TemporalCompression(ts.HostPort())}})
-	require.NoError(t, err)
-	t.Cleanup(tc.Close)
-	require.NoError(t, workflows.EnsureSearchAttributes(ctx, tc, ts.Namespace()))
-	return tc
+	return dialBenchServer(t, ctx, ts)
 }
 
 // latencyRun is one run of the latency item.

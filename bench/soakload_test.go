@@ -52,6 +52,7 @@ func envInts(t *testing.T, name string, def []int) []int {
 
 // soakRow is what the soak measured at one level of open lifecycles.
 type soakRow struct {
+	backend             string
 	open                int
 	seedRate            float64       // bookings/s while seeding up to the level
 	p50, p99            time.Duration // new bookings through the whole path
@@ -63,16 +64,17 @@ type soakRow struct {
 }
 
 func (r soakRow) String() string {
-	return fmt.Sprintf("| %d | %.0f | %v | %v | %d | %v | %v | %d | %.1f | %.0f | %.0f |", r.open, r.seedRate,
+	return fmt.Sprintf("| %s | %d | %.0f | %v | %v | %d | %v | %v | %d | %.1f | %.0f | %.0f |", r.backend, r.open, r.seedRate,
 		r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond), r.errors, r.goCPU.Round(time.Millisecond), r.pgCPU.Round(time.Millisecond),
 		r.peak.rss/1024, r.history, float64(r.temporalDB)/(1<<20), float64(r.pgBytes)/(1<<20))
 }
 
 // soakHeader heads the soak's table.
-const soakHeader = "| open lifecycles | seeded/s | new booking p50 | p99 | errors | Go CPU/booking | PG CPU/booking | RSS MB (peak) | history length | temporal.db MB | bookonce DB MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | Go CPU/booking | PG CPU/booking | RSS MB (peak) | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
-// TestSoakFull is `make soak`: on make run's file-backed server, it opens
-// lifecycles up to each level of SOAK_N and then runs new bookings through
+// TestSoakFull is `make soak`: on each of SOAK_BACKENDS (default both:
+// make run's SQLite file, and PostgreSQL with four shards as compose runs
+// Temporal), one after the other, it opens lifecycles up to each level of SOAK_N and then runs new bookings through
 // the whole path at a steady 2/s for SOAK_LOAD_N bookings (default 120,
 // a minute), and reports per level: the seeding rate, the new bookings'
 // latency, CPU per booking (this process, which holds the whole stack, and
@@ -84,13 +86,29 @@ func TestSoakFull(t *testing.T) {
 	}
 	levels := soakLevels(t)
 	loadN := envInts(t, "SOAK_LOAD_N", []int{120})[0]
-	dir := t.TempDir()
-	e := newSoakEnv(t, makeRunTemporalIn(t, dir), levels[len(levels)-1])
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", soakHeader)
+	for _, backend := range soakBackends(t) {
+		// A subtest each: the first backend's stack is gone before the
+		// second's starts, so neither measures the other's memory.
+		t.Run(backend.name, func(t *testing.T) {
+			for _, row := range soakOn(t, backend, levels, loadN) {
+				fmt.Fprintf(&b, "%s\n", row)
+			}
+		})
+	}
+	t.Logf("soak, %d new bookings at 2/s per level:\n%s", loadN, b.String())
+}
+
+// soakOn runs the soak's levels on one backend.
+func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []soakRow {
+	tc, storeSize := backend.start(t)
+	e := newSoakEnv(t, tc, levels[len(levels)-1])
 	e.slots = soakLoadSlots
 	var rows []soakRow
 	open, loadSeq := 0, levels[len(levels)-1] // the load's customers come after the seeded ones
 	for _, level := range levels {
-		row := soakRow{open: level}
+		row := soakRow{backend: backend.name, open: level}
 		seeded := Run(context.Background(), Load{Concurrency: 32, Ops: level - open, SeqBase: open}, e.seed.op())
 		require.Zero(t, seeded.Errors, "%v", seeded.FirstErr)
 		row.seedRate, open = seeded.OpsPerSec(), level
@@ -106,17 +124,12 @@ func TestSoakFull(t *testing.T) {
 		row.p50, row.p99, row.errors, row.peak = r.P50(), r.P99(), r.Errors, peak
 		row.goCPU, row.pgCPU = (g1-g0)/time.Duration(loadN), pgDelta(p0, p1)/time.Duration(loadN)
 		row.history = e.meanHistory(t, 20)
-		row.temporalDB = fileSizes(t, filepath.Join(dir, "temporal.db*"))
+		row.temporalDB = storeSize()
 		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT pg_database_size(current_database())`).Scan(&row.pgBytes))
 		t.Logf("soak: %s (first error: %v)", row, r.FirstErr)
 		rows = append(rows, row)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", soakHeader)
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%s\n", r)
-	}
-	t.Logf("soak on make run's server, %d new bookings at 2/s per level:\n%s", loadN, b.String())
+	return rows
 }
 
 // awaitRunning waits until visibility counts n running lifecycles.

@@ -38,7 +38,11 @@ const embeddedGCPercent = 400
 // stores are the server's SQLite databases: main holds executions, task
 // queues, namespaces and cluster metadata, visibility the rows behind
 // workflow lists and search attributes.
-type stores struct{ main, visibility *config.SQL }
+type stores struct {
+	main, visibility *config.SQL
+	// shards is the number of history shards (0: one).
+	shards int32
+}
 
 // VisibilityFile is where a server on file keeps its visibility rows.
 // They have their own file because each row is written in full, with

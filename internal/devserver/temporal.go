@@ -43,6 +43,9 @@ type Options struct {
 	// requests routed to them fail until those entries are declared dead
 	// (about a minute), stalling every workflow meanwhile.
 	InternalPorts []int
+	// Postgres, when set, keeps the state in PostgreSQL instead of
+	// SQLite, with compose's shards and dynamic config (postgres.go).
+	Postgres *Postgres
 	// Sync is how DatabaseFile is synced (SQLite's synchronous pragma in
 	// WAL mode): SyncNormal when empty.
 	Sync Sync
@@ -107,7 +110,7 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 		return nil, err
 	}
 
-	st, err := sqliteStores(opts)
+	st, err := storesFor(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -165,12 +168,31 @@ func newServer(cfg *config.Config, sqlCfg *config.SQL, opts Options) (temporal.S
 		temporal.WithLogger(opts.Logger),
 		temporal.WithAuthorizer(authorizer),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
-		temporal.WithDynamicConfigClient(serverDynamicConfig()),
+		temporal.WithDynamicConfigClient(dynamicConfigFor(opts)),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("create Temporal server: %w", err)
 	}
 	return srv, nil
+}
+
+// storesFor are the stores opts asks for: PostgreSQL, or SQLite in a file
+// or in memory.
+func storesFor(opts Options) (stores, error) {
+	if opts.Postgres != nil {
+		return postgresStores(*opts.Postgres, opts.Logger)
+	}
+	return sqliteStores(opts)
+}
+
+// dynamicConfigFor is compose's dynamic config for a server on
+// PostgreSQL (the production shape, compared as it runs), the embedded
+// server's own tuning otherwise.
+func dynamicConfigFor(opts Options) dynamicconfig.StaticClient {
+	if opts.Postgres != nil {
+		return composeDynamicConfig()
+	}
+	return serverDynamicConfig()
 }
 
 // serverDynamicConfig is what the embedded server changes from Temporal's
@@ -299,7 +321,7 @@ func serverConfig(host string, port int, fixed []int, st stores) (*config.Config
 		Persistence: config.Persistence{
 			DefaultStore:     mainStore,
 			VisibilityStore:  visibilityStore,
-			NumHistoryShards: 1,
+			NumHistoryShards: max(1, st.shards),
 			DataStores:       map[string]config.DataStore{mainStore: {SQL: st.main}, visibilityStore: {SQL: st.visibility}},
 		},
 		ClusterMetadata: &cluster.Config{

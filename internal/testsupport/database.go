@@ -109,3 +109,19 @@ func dropDatabase(t testing.TB, admin, name string) {
 		t.Logf("drop test database %s: %v", name, err)
 	}
 }
+
+// TemporalDatabases names two databases, name and name+"_visibility",
+// for a Temporal server on PostgreSQL (devserver.Postgres) to create on
+// the test server at adminURL; both are dropped when the test ends.
+func TemporalDatabases(t testing.TB) (admin, name string) {
+	t.Helper()
+	admin = adminURL(t)
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	name = "temporal_t_" + hex.EncodeToString(suffix)
+	t.Cleanup(func() {
+		dropDatabase(t, admin, name)
+		dropDatabase(t, admin, name+"_visibility")
+	})
+	return admin, name
+}
