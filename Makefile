@@ -79,11 +79,18 @@ bench:
 	BOOKONCE_BENCH=1 $(GO) test -count=1 -run TestBenchFull -timeout 90m -v ./bench/
 
 # The soak: confirmed bookings' lifecycles opened through the real APIs
-# up to each level of SOAK_N (default 1000,5000,20000) on make run's
-# file-backed Temporal server, with the seeding rate and memory at each
-# (docs/benchmarks.md, "Soak"). TestSoakSmoke, 100 of them, is in `make test`.
+# up to each level of SOAK_N (default 1000,5000,20000) on each Temporal
+# backend of SOAK_BACKENDS (make run's SQLite file, and PostgreSQL as
+# compose runs it), with the seeding rate, latency and memory at each
+# (docs/benchmarks.md, "Soak"). One process per backend, so that neither
+# backend's resident memory holds the other's heap. TestSoakSmoke, 100 of
+# them, is in `make test`.
+SOAK_BACKENDS ?= sqlite postgres
+comma := ,
 soak:
-	BOOKONCE_SOAK=1 $(GO) test -count=1 -run 'TestSoakFull$$' -timeout 3h -v ./bench/
+	@set -e; for b in $(subst $(comma), ,$(SOAK_BACKENDS)); do \
+	  BOOKONCE_SOAK=1 SOAK_BACKENDS=$$b $(GO) test -count=1 -run 'TestSoakFull$$' -timeout 3h -v ./bench/; \
+	done
 
 # The acceptance drill: CHAOS_N bookings through the whole stack with
 # faults and worker kills; prints the pilot metrics, writes
