@@ -55,18 +55,12 @@ func versionsCmd(args []string, stdout, stderr io.Writer) error {
 // setCurrent routes new workflows, and the auto-upgrade ones at their next
 // task, to build: a promotion the worker did not make, or a rollback.
 func setCurrent(ctx context.Context, tc client.Client, namespace, deployment, build string, stdout io.Writer) error {
-	_, err := tc.WorkerDeploymentClient().GetHandle(deployment).SetCurrentVersion(ctx,
-		client.WorkerDeploymentSetCurrentVersionOptions{BuildID: build})
+	routed, err := stack.MakeCurrent(ctx, tc, namespace, deployment, build)
 	if err != nil {
-		return fmt.Errorf("make %s the current version of %s: %w", build, deployment, err)
+		return err
 	}
-	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := stack.AwaitRouting(actx, tc, namespace, deployment); err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "%s is the current version of %s; the server still reports its routing to the task queues in progress (%v)\n", build, deployment, err)
+	if !routed {
+		fmt.Fprintf(stdout, "%s is the current version of %s; the server still reports its routing to the task queues in progress\n", build, deployment)
 		return nil
 	}
 	fmt.Fprintf(stdout, "%s is the current version of %s\n", build, deployment)

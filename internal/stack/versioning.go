@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -44,8 +42,7 @@ var errNotYetPolled = errors.New("the version is not registered yet")
 // rollback is a person's decision (starter versions current).
 // It reports whether it promoted.
 func PromoteVersion(ctx context.Context, c client.Client, namespace string, v config.Versioning) (bool, error) {
-	h := c.WorkerDeploymentClient().GetHandle(v.Deployment)
-	d, err := h.DescribeVersion(ctx, client.WorkerDeploymentDescribeVersionOptions{BuildID: v.BuildID})
+	d, err := c.WorkerDeploymentClient().GetHandle(v.Deployment).DescribeVersion(ctx, client.WorkerDeploymentDescribeVersionOptions{BuildID: v.BuildID})
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
 		return false, errNotYetPolled
@@ -56,44 +53,48 @@ func PromoteVersion(ctx context.Context, c client.Client, namespace string, v co
 	if !d.Info.RoutingChangedTime.IsZero() || !d.Info.CurrentSinceTime.IsZero() {
 		return false, nil
 	}
-	if _, err := h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: v.BuildID}); err != nil {
-		return false, fmt.Errorf("make %s the current version of %s: %w", v.BuildID, v.Deployment, err)
+	routed, err := MakeCurrent(ctx, c, namespace, v.Deployment, v.BuildID)
+	if err != nil {
+		return false, err
 	}
-	actx, cancel := context.WithTimeout(ctx, routingPatience)
-	defer cancel()
-	if err := AwaitRouting(actx, c, namespace, v.Deployment); err != nil && ctx.Err() == nil {
+	if !routed {
 		// Promoted all the same: the server may report the propagation
-		// under way for good (AwaitRouting says when), and the build is
-		// current; a worker that failed here would promote nothing more.
-		slog.Warn("the routing to the new build is still reported in progress", "deployment", v.Deployment, "build_id", v.BuildID, "err", err)
+		// under way for good, and the build is current; a worker that
+		// failed here would promote nothing more.
+		slog.Warn("the routing to the new build is still reported in progress", "deployment", v.Deployment, "build_id", v.BuildID)
 	}
 	return true, nil
 }
 
-// routingPatience bounds how long a promotion waits for the routing to
-// reach the task queues.
+// routingPatience bounds how long a change of the current version waits
+// for the routing to reach the task queues.
 const routingPatience = 30 * time.Second
 
-// AwaitRouting waits until the deployment's routing has reached its task
-// queues: the server answers a change of the current version before the
-// task queues route by it, and until then tasks still go to the old build.
-// A Temporal server (v1.32.2) killed while it propagates a change keeps
-// reporting it in progress after its restart (the chaos drill found it),
-// so callers bound the wait.
-func AwaitRouting(ctx context.Context, c client.Client, namespace, deployment string) error {
+// MakeCurrent routes new workflows (and, at their next task, the
+// auto-upgrade ones) to build, then waits up to routingPatience until the
+// server reports that routing on the task queues: it answers the change
+// before its task queues route by it, and until then tasks still go to
+// the old build. A Temporal server (v1.32.2) killed while it propagates a
+// change reports it in progress for good after its restart (the chaos
+// drill found it): routed then stays false, and the build is current all
+// the same.
+func MakeCurrent(ctx context.Context, c client.Client, namespace, deployment, build string) (routed bool, err error) {
+	h := c.WorkerDeploymentClient().GetHandle(deployment)
+	if _, err := h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: build}); err != nil {
+		return false, fmt.Errorf("make %s the current version of %s: %w", build, deployment, err)
+	}
+	wait, cancel := context.WithTimeout(ctx, routingPatience)
+	defer cancel()
 	for {
-		d, err := c.WorkflowService().DescribeWorkerDeployment(ctx, &workflowservice.DescribeWorkerDeploymentRequest{
-			Namespace: namespace, DeploymentName: deployment,
-		})
-		if err != nil {
-			return fmt.Errorf("describe deployment %s: %w", deployment, err)
-		}
-		if d.GetWorkerDeploymentInfo().GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS {
-			return nil
+		// A failed read (the server restarting) is asked again: the
+		// build is current whatever the read says.
+		_, routed, _ := CurrentBuild(wait, c, namespace, deployment)
+		if routed || ctx.Err() != nil {
+			return routed, ctx.Err()
 		}
 		select {
-		case <-ctx.Done():
-			return fmt.Errorf("routing of %s not yet on its task queues: %w", deployment, ctx.Err())
+		case <-wait.Done():
+			return false, nil
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

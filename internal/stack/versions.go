@@ -147,15 +147,23 @@ func decode(fields map[string]*commonpb.Payload, name string, into any) {
 // build's workers may stop once it is zero (the auto-upgrade ones move on
 // by themselves).
 func PinnedOpen(ctx context.Context, c client.Client, deployment, build string) (int64, error) {
-	if strings.ContainsAny(deployment+build, "'\\") {
-		return 0, fmt.Errorf("deployment %q or build %q holds a quote", deployment, build)
+	q, err := pinnedQuery(deployment, build)
+	if err != nil {
+		return 0, err
 	}
-	q := fmt.Sprintf("ExecutionStatus = 'Running' AND %s = '%s:%s' AND %s = 'Pinned'", saDeploymentVersion, deployment, build, saBehavior)
 	r, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
 	if err != nil {
 		return 0, fmt.Errorf("count the runs pinned to %s: %w", build, err)
 	}
 	return r.GetCount(), nil
+}
+
+// pinnedQuery is the visibility query of the open runs pinned to build.
+func pinnedQuery(deployment, build string) (string, error) {
+	if strings.ContainsAny(deployment+build, "'\\") {
+		return "", fmt.Errorf("deployment %q or build %q holds a quote", deployment, build)
+	}
+	return fmt.Sprintf("ExecutionStatus = 'Running' AND %s = '%s:%s' AND %s = 'Pinned'", saDeploymentVersion, deployment, build, saBehavior), nil
 }
 
 // CurrentBuild is the deployment's current build, and whether the server
@@ -176,10 +184,10 @@ func CurrentBuild(ctx context.Context, c client.Client, namespace, deployment st
 // the behavior and version the server holds, a pending task): what keeps
 // an old build from draining.
 func PinnedRuns(ctx context.Context, c client.Client, deployment, build string, limit int) ([]string, error) {
-	if strings.ContainsAny(deployment+build, "'\\") {
-		return nil, fmt.Errorf("deployment %q or build %q holds a quote", deployment, build)
+	q, err := pinnedQuery(deployment, build)
+	if err != nil {
+		return nil, err
 	}
-	q := fmt.Sprintf("ExecutionStatus = 'Running' AND %s = '%s:%s' AND %s = 'Pinned'", saDeploymentVersion, deployment, build, saBehavior)
 	page, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list the runs pinned to %s: %w", build, err)
