@@ -59,18 +59,19 @@ type soakRow struct {
 	errors              int
 	goCPU, pgCPU        time.Duration // per new booking
 	peak                memReading    // while the new bookings ran
+	live                int64         // kB of live Go heap after the load
 	history             float64       // mean history length of a sample of open lifecycles
 	temporalDB, pgBytes int64
 }
 
 func (r soakRow) String() string {
-	return fmt.Sprintf("| %s | %d | %.0f | %v | %v | %d | %v | %v | %d | %.1f | %.0f | %.0f |", r.backend, r.open, r.seedRate,
+	return fmt.Sprintf("| %s | %d | %.0f | %v | %v | %d | %v | %v | %d | %d | %.1f | %.0f | %.0f |", r.backend, r.open, r.seedRate,
 		r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond), r.errors, r.goCPU.Round(time.Millisecond), r.pgCPU.Round(time.Millisecond),
-		r.peak.rss/1024, r.history, float64(r.temporalDB)/(1<<20), float64(r.pgBytes)/(1<<20))
+		r.peak.rss/1024, r.live/1024, r.history, float64(r.temporalDB)/(1<<20), float64(r.pgBytes)/(1<<20))
 }
 
 // soakHeader heads the soak's table.
-const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | Go CPU/booking | PG CPU/booking | RSS MB (peak) | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | Go CPU/booking | PG CPU/booking | RSS MB (peak) | live heap MB | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 // TestSoakFull is `make soak`: on each of SOAK_BACKENDS (default both:
 // make run's SQLite file, and PostgreSQL with four shards as compose runs
@@ -123,6 +124,7 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 		loadSeq += loadN
 		row.p50, row.p99, row.errors, row.peak = r.P50(), r.P99(), r.Errors, peak
 		row.goCPU, row.pgCPU = (g1-g0)/time.Duration(loadN), pgDelta(p0, p1)/time.Duration(loadN)
+		row.live = liveHeap(t, fmt.Sprintf("%s-%d", backend.name, level))
 		row.history = e.meanHistory(t, 20)
 		row.temporalDB = storeSize()
 		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT pg_database_size(current_database())`).Scan(&row.pgBytes))

@@ -209,6 +209,9 @@ type Config struct {
 	KeysPerMinute int
 	// WorkerListen serves the worker's /healthz and /metrics.
 	WorkerListen string
+	// WorkflowCache is how many workflows the worker process keeps in
+	// memory between their tasks (the SDK's sticky cache).
+	WorkflowCache int
 	// HoldTTL is how long a calendar hold lives before it expires.
 	HoldTTL time.Duration
 	// DedupWindow is how close in time two different wishes of one customer
@@ -293,6 +296,14 @@ const (
 	// DefaultCalendarAdminListen keeps the calendar API's metrics on this
 	// machine.
 	DefaultCalendarAdminListen = "127.0.0.1:8093"
+	// WorkflowCacheVar sizes the worker's workflow cache.
+	WorkflowCacheVar = "WORKER_WORKFLOW_CACHE"
+	// DefaultWorkflowCache: a booking's lifecycle waits for weeks between
+	// tasks, so keeping every open one in memory (the SDK's 10,000) made
+	// the worker grow with the open bookings; the sagas that run now
+	// stay cached, and a lifecycle that wakes is replayed from its short
+	// history.
+	DefaultWorkflowCache = "500"
 )
 
 // FromEnv reads the configuration from the process environment.
@@ -388,6 +399,7 @@ func (r *reader) settings() Config {
 		ReconcileGrace:        r.dur("RECONCILE_GRACE", "5m"),
 		Retention:             r.dur("BOOKONCE_RETENTION", "720h"),
 		WorkerListen:          r.get("WORKER_LISTEN", "127.0.0.1:8083"),
+		WorkflowCache:         r.num(WorkflowCacheVar, DefaultWorkflowCache, 1, math.MaxInt32, "a number of workflows, at least 1"),
 		LLMBaseURL:            r.url("LLM_BASE_URL", ""),
 		LLMAPIKey:             r.get("LLM_API_KEY", ""),
 		LLMModel:              r.get("LLM_MODEL", "gpt-4o-mini"),

@@ -102,6 +102,7 @@ func composeDynamicConfig() dynamicconfig.StaticClient {
 	return dynamicconfig.StaticClient{
 		dynamicconfig.MaxIDLengthLimit.Key():                        one(255),
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): one(true),
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():            one(historyCacheEntries),
 	}
 }
 

@@ -227,10 +227,18 @@ func serverDynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.OutboundProcessorUpdateAckInterval.Key():   one(queueCheckpointEvery),
 		// New search attributes are visible at once, not after a cache TTL.
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): one(true),
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():            one(historyCacheEntries),
 	}
 }
 
 const (
+	// historyCacheEntries caps the workflows whose state the history
+	// service keeps in memory. Temporal's 128,000 (for an hour each) is
+	// sized for a cluster's history hosts; a booking's lifecycle waits
+	// for weeks and is read a few times in all, so with it the server's
+	// memory grew with every open booking (issue #49's soak). A miss is
+	// one read of the workflow's row.
+	historyCacheEntries = 1000
 	// longPollExpiry bounds how late a result waiter can see a workflow's
 	// close (about twice this, measured; see serverDynamicConfig).
 	longPollExpiry = time.Second

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/worker"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/bookonce/bookonce/internal/config"
@@ -69,6 +70,10 @@ func Begin(uses ...config.Secret) (ctx context.Context, stop context.CancelFunc,
 		os.Exit(2)
 	}
 	log = Logger(cfg, os.Stderr)
+	// The workflow cache is the process's, sized when its first worker
+	// starts: with `make run` that is the embedded server's own system
+	// worker, so it is sized here, before anything starts.
+	worker.SetStickyWorkflowCacheSize(cfg.WorkflowCache)
 	for _, w := range []string{cfg.DevSecretsWarning(), cfg.ClearDataWarning()} {
 		if w != "" {
 			log.Warn(w) // names variables, never values
