@@ -82,15 +82,17 @@ bench:
 # up to each level of SOAK_N (default 1000,5000,20000) on each Temporal
 # backend of SOAK_BACKENDS (make run's SQLite file, and PostgreSQL as
 # compose runs it), with the seeding rate, latency and memory at each
-# (docs/benchmarks.md, "Soak"). One process per backend, so that neither
-# backend's resident memory holds the other's heap. TestSoakSmoke, 100 of
-# them, is in `make test`.
+# (docs/benchmarks.md, "Soak"). The worker and the Temporal server run as
+# processes of their own; each backend's figures go to docs/soak/, and the
+# plots there are drawn from them. TestSoakSmoke, 100 of them, is in
+# `make test`.
 SOAK_BACKENDS ?= sqlite postgres
 comma := ,
 soak:
 	@set -e; for b in $(subst $(comma), ,$(SOAK_BACKENDS)); do \
 	  BOOKONCE_SOAK=1 SOAK_BACKENDS=$$b $(GO) test -count=1 -run 'TestSoakFull$$' -timeout 3h -v ./bench/; \
-	done
+	done; \
+	BOOKONCE_SOAK=1 $(GO) test -count=1 -run 'TestSoakPlots$$' ./bench/
 
 # The acceptance drill: CHAOS_N bookings through the whole stack with
 # faults and worker kills; prints the pilot metrics, writes

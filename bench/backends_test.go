@@ -13,26 +13,35 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/config"
-	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 )
 
-// temporalBackend is a Temporal server the soak runs on: its start gives
-// a client and a reading of the size of the server's stores.
+// temporalBackend is a Temporal server the soak runs on, in a process
+// of its own.
 type temporalBackend struct {
 	name  string
-	start func(t *testing.T) (client.Client, func() int64)
+	start func(t *testing.T) temporalServer
+}
+
+// temporalServer is a started server: a client of it, its process and a
+// reading of the size of its stores.
+type temporalServer struct {
+	tc        client.Client
+	hostPort  string
+	proc      proc
+	storeSize func() int64
 }
 
 // temporalBackends are the servers side by side: make run's SQLite file,
 // and the same server module on PostgreSQL with four history shards as
 // compose runs the official image (devserver.Postgres).
 var temporalBackends = []temporalBackend{
-	{"sqlite", func(t *testing.T) (client.Client, func() int64) {
+	{"sqlite", func(t *testing.T) temporalServer {
 		dir := t.TempDir()
-		tc := makeRunTemporalIn(t, dir)
-		return tc, func() int64 { return fileSizes(t, filepath.Join(dir, "temporal*.db*")) }
+		p, addr := startTemporalProcess(t, soakTemporalDB+"="+filepath.Join(dir, "temporal.db"))
+		return temporalServer{tc: dialBenchServer(t, addr), hostPort: addr, proc: p,
+			storeSize: func() int64 { return fileSizes(t, filepath.Join(dir, "temporal*.db*")) }}
 	}},
 	{"postgres", startPostgresTemporal},
 }
@@ -60,35 +69,29 @@ func soakBackends(t *testing.T) []temporalBackend {
 const postgresShards = 4
 
 // startPostgresTemporal starts the server on two fresh databases of the
-// tests' PostgreSQL with bookonce's search attributes; the size is that
-// of both databases.
-func startPostgresTemporal(t *testing.T) (client.Client, func() int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+// tests' PostgreSQL; the size is that of both databases.
+func startPostgresTemporal(t *testing.T) temporalServer {
 	admin, name := testsupport.TemporalDatabases(t)
-	ts, err := devserver.StartTemporal(ctx, devserver.Options{
-		Address: "127.0.0.1:0", Postgres: &devserver.Postgres{URL: admin, Database: name, Shards: postgresShards},
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, ts.Stop()) })
-	tc := dialBenchServer(t, ctx, ts)
-	return tc, func() int64 {
+	p, addr := startTemporalProcess(t, soakTemporalPG+"="+admin, soakTemporalPGDB+"="+name)
+	return temporalServer{tc: dialBenchServer(t, addr), hostPort: addr, proc: p, storeSize: func() int64 {
 		conn, err := pgx.Connect(context.Background(), admin)
 		require.NoError(t, err)
 		defer conn.Close(context.Background())
 		var n int64
 		require.NoError(t, conn.QueryRow(context.Background(), `SELECT pg_database_size($1) + pg_database_size($1 || '_visibility')`, name).Scan(&n))
 		return n
-	}
+	}}
 }
 
-// dialBenchServer dials ts as the stack does and registers bookonce's
-// search attributes.
-func dialBenchServer(t *testing.T, ctx context.Context, ts *devserver.Temporal) client.Client {
-	tc, err := client.DialContext(ctx, client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(), Logger: testsupport.QuietLogger(),
-		ConnectionOptions: client.ConnectionOptions{GrpcCompression: config.TemporalCompression(ts.HostPort())}})
+// dialBenchServer dials the server at hostPort (namespace default) as
+// the stack does and registers bookonce's search attributes.
+func dialBenchServer(t *testing.T, hostPort string) client.Client {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tc, err := client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: "default", Logger: testsupport.QuietLogger(),
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: config.TemporalCompression(hostPort)}})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
-	require.NoError(t, workflows.EnsureSearchAttributes(ctx, tc, ts.Namespace()))
+	require.NoError(t, workflows.EnsureSearchAttributes(ctx, tc, "default"))
 	return tc
 }

@@ -105,7 +105,7 @@ func makeRunTemporalIn(t *testing.T, dir string) client.Client {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, ts.Stop()) })
-	return dialBenchServer(t, ctx, ts)
+	return dialBenchServer(t, ts.HostPort())
 }
 
 // latencyRun is one run of the latency item.
@@ -243,19 +243,28 @@ func mustReadMem(t *testing.T) memReading {
 // whileSampling runs f and reads the memory every 250 ms meanwhile; it
 // returns f's result and the reading with the largest resident set.
 func whileSampling(t *testing.T, f func() Result) (Result, memReading) {
-	stop := make(chan struct{})
 	var peak memReading
+	r := sampling(t, f, func() error {
+		m, err := readMem()
+		if m.rss > peak.rss {
+			peak = m
+		}
+		return err
+	})
+	return r, peak
+}
+
+// sampling runs f and calls read every 250 ms meanwhile, and once more
+// after f.
+func sampling(t *testing.T, f func() Result, read func() error) Result {
+	stop := make(chan struct{})
 	var readErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			m, err := readMem()
-			if m.rss > peak.rss {
-				peak = m
-			}
-			readErr = errors.Join(readErr, err)
+			readErr = errors.Join(readErr, read())
 			select {
 			case <-stop:
 				return
@@ -266,9 +275,6 @@ func whileSampling(t *testing.T, f func() Result) (Result, memReading) {
 	r := f()
 	close(stop)
 	wg.Wait()
-	require.NoError(t, readErr)
-	if last := mustReadMem(t); last.rss > peak.rss {
-		peak = last
-	}
-	return r, peak
+	require.NoError(t, errors.Join(readErr, read()))
+	return r
 }

@@ -280,18 +280,13 @@ func procCPU(comm string) map[string]time.Duration {
 		if err != nil || strings.TrimSpace(string(name)) != comm {
 			continue
 		}
-		stat, err := os.ReadFile(d + "/stat")
+		pid, err := strconv.Atoi(filepath.Base(d))
 		if err != nil {
 			continue
 		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		if len(f) < 13 {
-			continue
+		if cpu, err := (proc{pid: pid}).cpu(); err == nil { // a process that has just ended is skipped
+			out[d] = cpu
 		}
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		out[d] = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ = 100
 	}
 	return out
 }

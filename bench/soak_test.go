@@ -15,37 +15,42 @@ import (
 
 	"github.com/bookonce/bookonce/intent"
 	"github.com/bookonce/bookonce/internal/config"
-	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
-// soakEnv is the stack with the production worker and a seeder for n
-// bookings.
+// soakEnv is the stack with the production worker in a process of its
+// own and a seeder for n bookings.
 type soakEnv struct {
 	e2eEnv
-	seed *seeder
+	seed    *seeder
+	worker  proc
+	metrics string // the worker's /metrics
 }
 
-// newSoakEnv is the whole stack on tc's server, with the production
-// worker, the resources n
-// seeded bookings need and no cap on new idempotency keys: a shop's cap
-// (IDEMPOTENCY_KEYS_PER_MINUTE) guards against a runaway client, and the
-// soak seeds thousands of bookings a minute into one shop on purpose.
-func newSoakEnv(t *testing.T, tc client.Client, n int) soakEnv {
+// newSoakEnv is the whole stack on the server at hostPort (tc its
+// client), with the production worker as a process of its own (the
+// resources n seeded bookings need and no cap on new idempotency keys: a
+// shop's cap (IDEMPOTENCY_KEYS_PER_MINUTE) guards against a runaway
+// client, and the soak seeds thousands of bookings a minute into one
+// shop on purpose.
+func newSoakEnv(t *testing.T, tc client.Client, n int, hostPort string) soakEnv {
+	var worker proc
+	var metrics string
 	e := newStackEnvOn(t, tc, func(tc client.Client, cfg config.Config, pool *pgxpool.Pool) {
-		w, _ := stack.Worker(tc, cfg, pool, testsupport.Tenants(t, pool)) // the production worker, with its cache and limits
-		require.NoError(t, w.Start())
-		t.Cleanup(w.Stop)
+		worker, metrics = startWorkerProcess(t, cfg, pool.Config().ConnString(), hostPort)
 	}, func(e *env) {
 		e.cfg.KeysPerMinute = 0
 		require.NoError(t, seedSoakResources(context.Background(), e.pool, n))
 	})
 	s, err := newSeeder(e.cfg, e.pool, testsupport.Tenants(t, e.pool), e.tc, n, e.base)
 	require.NoError(t, err)
-	return soakEnv{e2eEnv: e, seed: s}
+	return soakEnv{e2eEnv: e, seed: s, worker: worker, metrics: metrics}
 }
+
+// cache reads the worker's workflow cache.
+func (e soakEnv) cache(t *testing.T) cacheReading { return readCache(t, e.metrics) }
 
 // TestSoakSmoke is the soak's seeding, small: 100 confirmed bookings
 // opened through the real APIs, 16 at a time. Each has its reservation
@@ -54,7 +59,7 @@ func newSoakEnv(t *testing.T, tc client.Client, n int) soakEnv {
 // through the whole saga starts its lifecycle with.
 func TestSoakSmoke(t *testing.T) {
 	const n = 100
-	e := newSoakEnv(t, temporaltest.Temporal(t), n)
+	e := newSoakEnv(t, temporaltest.Temporal(t), n, temporaltest.HostPort(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r := Run(ctx, Load{Concurrency: 16, Ops: n}, e.seed.op())
@@ -89,6 +94,11 @@ func TestSoakSmoke(t *testing.T) {
 	got, gotAttrs := startedWith(ctx, t, e.tc, refs[0])
 	require.Equal(t, ownFieldsCleared(want), ownFieldsCleared(got), "the seeded lifecycle's input")
 	require.Equal(t, wantAttrs, gotAttrs, "the seeded lifecycle's search attributes")
+
+	// The soak reads the worker process's workflow cache from its metrics.
+	c := e.cache(t)
+	require.Positive(t, c.size, "workflows in the worker's cache")
+	require.Positive(t, c.hits, "tasks that found their workflow in the worker's cache")
 }
 
 // seededRefs are the references of the confirmed reservations on the

@@ -57,21 +57,30 @@ type soakRow struct {
 	seedRate            float64       // bookings/s while seeding up to the level
 	p50, p99            time.Duration // new bookings through the whole path
 	errors              int
-	goCPU, pgCPU        time.Duration // per new booking
-	peak                memReading    // while the new bookings ran
-	live                int64         // kB of live Go heap after the load
-	history             float64       // mean history length of a sample of open lifecycles
+	rss                 []int64         // peak kB per process (soakProcs' order) while the new bookings ran
+	cpu                 []time.Duration // per new booking, per process, then PostgreSQL's
+	cache               cacheReading    // the worker's workflow cache over the new bookings
+	history             float64         // mean history length of a sample of open lifecycles
 	temporalDB, pgBytes int64
 }
 
 func (r soakRow) String() string {
-	return fmt.Sprintf("| %s | %d | %.0f | %v | %v | %d | %v | %v | %d | %d | %.1f | %.0f | %.0f |", r.backend, r.open, r.seedRate,
-		r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond), r.errors, r.goCPU.Round(time.Millisecond), r.pgCPU.Round(time.Millisecond),
-		r.peak.rss/1024, r.live/1024, r.history, float64(r.temporalDB)/(1<<20), float64(r.pgBytes)/(1<<20))
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	cells := []string{r.backend, strconv.Itoa(r.open), fmt.Sprintf("%.0f", r.seedRate),
+		r.p50.Round(time.Millisecond).String(), r.p99.Round(time.Millisecond).String(), strconv.Itoa(r.errors)}
+	for _, kb := range r.rss {
+		cells = append(cells, strconv.FormatInt(kb/1024, 10))
+	}
+	for _, d := range r.cpu {
+		cells = append(cells, ms(d))
+	}
+	cells = append(cells, strconv.Itoa(r.cache.size), r.cache.String(), fmt.Sprintf("%.1f", r.history),
+		fmt.Sprintf("%.0f", float64(r.temporalDB)/(1<<20)), fmt.Sprintf("%.0f", float64(r.pgBytes)/(1<<20)))
+	return "| " + strings.Join(cells, " | ") + " |"
 }
 
 // soakHeader heads the soak's table.
-const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | Go CPU/booking | PG CPU/booking | RSS MB (peak) | live heap MB | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | RSS MB worker | Temporal | bookonce | CPU ms/booking worker | Temporal | bookonce | PostgreSQL | workflow cache | hits / misses | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 // TestSoakFull is `make soak`: on each of SOAK_BACKENDS (default both:
 // make run's SQLite file, and PostgreSQL with four shards as compose runs
@@ -93,19 +102,28 @@ func TestSoakFull(t *testing.T) {
 		// A subtest each: the first backend's stack is gone before the
 		// second's starts, so neither measures the other's memory.
 		t.Run(backend.name, func(t *testing.T) {
+			var points []soakPoint
 			for _, row := range soakOn(t, backend, levels, loadN) {
 				fmt.Fprintf(&b, "%s\n", row)
+				points = append(points, row.point(soakProcNames))
 			}
+			writeSoakPoints(t, backend.name, points)
 		})
 	}
 	t.Logf("soak, %d new bookings at 2/s per level:\n%s", loadN, b.String())
 }
 
+// soakProcNames are the soak's processes in the order of its columns:
+// the worker, the Temporal server, and this process (gateway, calendar
+// and payment APIs, seeder and load driver).
+var soakProcNames = []string{"worker", "temporal", "bookonce"}
+
 // soakOn runs the soak's levels on one backend.
 func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []soakRow {
-	tc, storeSize := backend.start(t)
-	e := newSoakEnv(t, tc, levels[len(levels)-1])
+	server := backend.start(t)
+	e := newSoakEnv(t, server.tc, levels[len(levels)-1], server.hostPort)
 	e.slots = soakLoadSlots
+	procs := []proc{e.worker, server.proc, {name: soakProcNames[2]}}
 	var rows []soakRow
 	open, loadSeq := 0, levels[len(levels)-1] // the load's customers come after the seeded ones
 	for _, level := range levels {
@@ -115,18 +133,21 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 		row.seedRate, open = seeded.OpsPerSec(), level
 		e.awaitRunning(t, level)
 		e.awaitSettled(t, level)
-		g0, p0 := cpuTimes()
-		r, peak := whileSampling(t, func() Result {
+		c0, cache0 := procCPUs(t, procs), e.cache(t)
+		var r Result
+		r, row.rss = whilePeaks(t, procs, func() Result {
 			r, _ := OpenLoop{N: loadN, Every: soakEvery, SeqBase: loadSeq}.Run(context.Background(), e.bookingOp(t))
 			return r
 		})
-		g1, p1 := cpuTimes()
+		c1, cache1 := procCPUs(t, procs), e.cache(t)
 		loadSeq += loadN
-		row.p50, row.p99, row.errors, row.peak = r.P50(), r.P99(), r.Errors, peak
-		row.goCPU, row.pgCPU = (g1-g0)/time.Duration(loadN), pgDelta(p0, p1)/time.Duration(loadN)
-		row.live = liveHeap(t, fmt.Sprintf("%s-%d", backend.name, level))
+		row.p50, row.p99, row.errors = r.P50(), r.P99(), r.Errors
+		for _, d := range c1.since(c0) {
+			row.cpu = append(row.cpu, d/time.Duration(loadN))
+		}
+		row.cache = cache1.since(cache0)
 		row.history = e.meanHistory(t, 20)
-		row.temporalDB = storeSize()
+		row.temporalDB = server.storeSize()
 		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT pg_database_size(current_database())`).Scan(&row.pgBytes))
 		t.Logf("soak: %s (first error: %v)", row, r.FirstErr)
 		rows = append(rows, row)

@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// cpuSnap is the CPU time of each of the soak's processes and of every
+// PostgreSQL process at one moment.
+type cpuSnap struct {
+	procs []time.Duration
+	pg    map[string]time.Duration
+}
+
+// procCPUs reads the CPU time of procs and of PostgreSQL.
+func procCPUs(t *testing.T, procs []proc) cpuSnap {
+	s := cpuSnap{pg: procCPU("postgres")}
+	for _, p := range procs {
+		d, err := p.cpu()
+		require.NoError(t, err, p.name)
+		s.procs = append(s.procs, d)
+	}
+	return s
+}
+
+// since is the CPU each process, then PostgreSQL, used from s0 to s.
+func (s cpuSnap) since(s0 cpuSnap) []time.Duration {
+	var out []time.Duration
+	for i, d := range s.procs {
+		out = append(out, d-s0.procs[i])
+	}
+	return append(out, pgDelta(s0.pg, s.pg))
+}
+
+// whilePeaks runs f and reads the resident set of each of procs every
+// 250 ms meanwhile; it returns f's result and each one's largest, in kB.
+func whilePeaks(t *testing.T, procs []proc, f func() Result) (Result, []int64) {
+	peaks := make([]int64, len(procs))
+	r := sampling(t, f, func() error {
+		var errs error
+		for i, p := range procs {
+			kb, err := p.rss()
+			peaks[i] = max(peaks[i], kb)
+			errs = errors.Join(errs, err)
+		}
+		return errs
+	})
+	return r, peaks
+}
+
+// cacheReading is the worker's workflow cache as its /metrics tells:
+// the workflows in it, and so far its hits and its misses (a task for a
+// workflow no longer cached: its history is fetched and replayed). The
+// SDK's forced-eviction count is not read: it also counts workflows that
+// have just completed.
+type cacheReading struct {
+	size         int
+	hits, misses float64
+}
+
+// String is "hits / misses".
+func (c cacheReading) String() string { return fmt.Sprintf("%.0f / %.0f", c.hits, c.misses) }
+
+// since is c with its counts from c0 on.
+func (c cacheReading) since(c0 cacheReading) cacheReading {
+	return cacheReading{size: c.size, hits: c.hits - c0.hits, misses: c.misses - c0.misses}
+}
+
+// readCache scrapes the SDK's sticky cache metrics from a worker's
+// /metrics.
+func readCache(t *testing.T, metricsURL string) cacheReading {
+	resp, err := http.Get(metricsURL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var c cacheReading
+	var size float64
+	counts := map[string]*float64{"temporal_sticky_cache_hit_total": &c.hits, "temporal_sticky_cache_miss_total": &c.misses}
+	lines := bufio.NewScanner(resp.Body)
+	for lines.Scan() {
+		l := lines.Text()
+		i := strings.LastIndexByte(l, ' ')
+		if strings.HasPrefix(l, "#") || i < 0 {
+			continue
+		}
+		name := l[:strings.IndexAny(l, "{ ")]
+		v, err := strconv.ParseFloat(l[i+1:], 64)
+		if to, ok := counts[name]; ok {
+			require.NoError(t, err, l)
+			*to += v // summed over the workflow types
+		} else if name == "temporal_sticky_cache_size" {
+			require.NoError(t, err, l)
+			size = max(size, v) // one cache, reported by each workflow type's last task
+		}
+	}
+	require.NoError(t, lines.Err())
+	c.size = int(size)
+	return c
+}

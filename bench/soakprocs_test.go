@@ -1,0 +1,220 @@
+package bench
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/devserver"
+	"github.com/bookonce/bookonce/internal/stack"
+	"github.com/bookonce/bookonce/internal/testsupport"
+)
+
+// The soak runs the Temporal server and the worker as processes of their
+// own, as compose and Kubernetes run them, so that each one's memory and
+// CPU are its own figures: the bench's test binary, started again with
+// soakRoleEnv, is that process (TestMain).
+const (
+	soakRoleEnv = "BOOKONCE_SOAK_ROLE"
+	roleTemporal = "temporal"
+	roleWorker   = "worker"
+	// soakTemporalDB is the server's SQLite file; soakTemporalPG and
+	// soakTemporalPGDB its PostgreSQL (the admin URL and the database).
+	soakTemporalDB   = "BOOKONCE_SOAK_TEMPORAL_DB"
+	soakTemporalPG   = "BOOKONCE_SOAK_TEMPORAL_PG"
+	soakTemporalPGDB = "BOOKONCE_SOAK_TEMPORAL_PG_DB"
+	// readyPrefix starts the line a server process prints when it serves.
+	readyPrefix = "temporal ready at "
+)
+
+func TestMain(m *testing.M) {
+	switch role := os.Getenv(soakRoleEnv); role {
+	case "":
+		os.Exit(m.Run())
+	case roleWorker:
+		stack.Command("worker", config.WorkerSecrets, stack.RunWorker)
+	case roleTemporal:
+		runSoakTemporal()
+	default:
+		fmt.Fprintf(os.Stderr, "bench: unknown %s %q\n", soakRoleEnv, role)
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+// runSoakTemporal is the soak's Temporal server process: the server
+// module on a SQLite file as make run starts it, or on PostgreSQL as
+// compose runs the official image, until SIGTERM.
+func runSoakTemporal() {
+	ctx, stop := stack.SignalContext()
+	defer stop()
+	opts := devserver.Options{Address: "127.0.0.1:0", DatabaseFile: os.Getenv(soakTemporalDB), Sync: devserver.SyncNormal}
+	if admin := os.Getenv(soakTemporalPG); admin != "" {
+		opts.DatabaseFile = ""
+		opts.Postgres = &devserver.Postgres{URL: admin, Database: os.Getenv(soakTemporalPGDB), Shards: postgresShards}
+	}
+	ts, err := devserver.StartTemporal(ctx, opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: Temporal server:", err)
+		os.Exit(1)
+	}
+	fmt.Println(readyPrefix + ts.HostPort())
+	<-ctx.Done()
+	if err := ts.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: stop Temporal server:", err)
+		os.Exit(1)
+	}
+}
+
+// proc is one process of the soak's stack: pid 0 is this one (the
+// gateway, the two APIs, the seeder and the load driver).
+type proc struct {
+	name string
+	pid  int
+}
+
+// dir is the process's /proc directory.
+func (p proc) dir() string {
+	if p.pid == 0 {
+		return "/proc/self"
+	}
+	return "/proc/" + strconv.Itoa(p.pid)
+}
+
+// rss is the process's resident set in kB.
+func (p proc) rss() (int64, error) {
+	b, err := os.ReadFile(p.dir() + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("%s/status has no VmRSS", p.dir())
+}
+
+// cpu is the process's CPU time so far, user and system.
+func (p proc) cpu() (time.Duration, error) {
+	b, err := os.ReadFile(p.dir() + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%s/stat: %d fields", p.dir(), len(f))
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond, errors.Join(err1, err2) // USER_HZ = 100
+}
+
+// child is a process the soak started: this test binary in a role.
+type child struct {
+	proc
+	lines  *bufio.Scanner // its standard output
+	exited chan struct{}  // closed when it has ended
+	log    string         // its standard error
+}
+
+// tail is the end of the child's standard error, for a failure message.
+func (c *child) tail() string {
+	b, _ := os.ReadFile(c.log)
+	return string(b[max(0, len(b)-4000):])
+}
+
+// startChild starts this test binary again as role with env added and
+// stops it (SIGTERM, then SIGKILL after 30 s) when the test ends.
+func startChild(t *testing.T, role string, env ...string) *child {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), env...), soakRoleEnv+"="+role)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	c := &child{lines: bufio.NewScanner(out), exited: make(chan struct{}), log: filepath.Join(t.TempDir(), role+".log")}
+	stderr, err := os.Create(c.log)
+	require.NoError(t, err)
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	c.proc = proc{name: role, pid: cmd.Process.Pid}
+	go func() {
+		_ = cmd.Wait() // how it ended shows in its log
+		_ = stderr.Close()
+		close(c.exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-c.exited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-c.exited
+		}
+	})
+	return c
+}
+
+// startTemporalProcess starts the server process and returns its address.
+func startTemporalProcess(t *testing.T, env ...string) (proc, string) {
+	c := startChild(t, roleTemporal, env...)
+	addr := make(chan string, 1)
+	go func() {
+		for c.lines.Scan() {
+			if a, ok := strings.CutPrefix(c.lines.Text(), readyPrefix); ok {
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return c.proc, a
+	case <-c.exited:
+		t.Fatalf("the Temporal server process ended: %s", c.tail())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the Temporal server process did not start in 2 minutes: %s", c.tail())
+	}
+	return proc{}, ""
+}
+
+// startWorkerProcess starts the production worker (stack.RunWorker) as
+// a process configured like cfg, on the database at dbURL and the
+// server at hostPort, and waits until it is healthy; metrics is its
+// /metrics.
+func startWorkerProcess(t *testing.T, cfg config.Config, dbURL, hostPort string) (p proc, metrics string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	listen := l.Addr().String()
+	require.NoError(t, l.Close())
+	c := startChild(t, roleWorker,
+		"DATABASE_URL="+dbURL, "TEMPORAL_ADDRESS="+hostPort, "TEMPORAL_NAMESPACE="+cfg.TemporalNamespace,
+		"TEMPORAL_TASK_QUEUE="+cfg.TaskQueue, "CALENDAR_URL="+cfg.CalendarURL, "PAYMENTS_URL="+cfg.PaymentsURL,
+		"DEPOSIT_MODE="+string(cfg.DepositMode), "WORKER_LISTEN="+listen, "LOG_LEVEL=warn")
+	testsupport.Eventually(t, 2*time.Minute, "the worker process healthy", func() bool {
+		select {
+		case <-c.exited:
+			t.Fatalf("the worker process ended: %s", c.tail())
+		default:
+		}
+		resp, err := http.Get("http://" + listen + "/healthz")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return c.proc, "http://" + listen + "/metrics"
+}
