@@ -46,6 +46,9 @@ type e2eEnv struct {
 	tc    client.Client
 	sim   twilio.Simulator
 	gwReg *prometheus.Registry // the gateway's metrics
+	// staffURL serves the gateway's staff routes (ADMIN_LISTEN): the
+	// booking API that cancels and moves.
+	staffURL string
 	// slots > 0 books slot seq%slots, so that a long run reuses slots
 	// (the calendar then takes the next free resource); 0: slot seq.
 	slots int
@@ -93,9 +96,10 @@ func newStackEnvOn(t *testing.T, tc client.Client, startWorker func(tc client.Cl
 	cfg.TaskQueue = testsupport.TaskQueue(t)
 	startWorker(tc, cfg, e.pool)
 	gw, gwReg := stack.Gateway(cfg, e.pool, tc, testsupport.Tenants(t, e.pool), log)
-	srv := httptest.NewServer(gw.Handler())
+	srv, staff := httptest.NewServer(gw.Handler()), httptest.NewServer(gw.AdminHandler())
 	t.Cleanup(srv.Close)
-	return e2eEnv{cfg: cfg, pool: e.pool, tc: tc, gwReg: gwReg, base: 40_000_000 + rand.IntN(40_000_000),
+	t.Cleanup(staff.Close)
+	return e2eEnv{cfg: cfg, pool: e.pool, tc: tc, gwReg: gwReg, staffURL: staff.URL, base: 40_000_000 + rand.IntN(40_000_000),
 		sim: twilio.Simulator{GatewayURL: srv.URL, PublicBaseURL: cfg.PublicBaseURL, AuthToken: cfg.TwilioAuthToken, HTTP: newClient()}}
 }
 

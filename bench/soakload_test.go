@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +58,7 @@ type soakRow struct {
 	seedRate            float64       // bookings/s while seeding up to the level
 	p50, p99            time.Duration // new bookings through the whole path
 	errors              int
+	changes             Result          // cancels and moves beside them
 	rss                 []int64         // peak kB per process (soakProcs' order) while the new bookings ran
 	cpu                 []time.Duration // per new booking, per process, then PostgreSQL's
 	cache               cacheReading    // the worker's workflow cache over the new bookings
@@ -67,7 +69,8 @@ type soakRow struct {
 func (r soakRow) String() string {
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 	cells := []string{r.backend, strconv.Itoa(r.open), fmt.Sprintf("%.0f", r.seedRate),
-		r.p50.Round(time.Millisecond).String(), r.p99.Round(time.Millisecond).String(), strconv.Itoa(r.errors)}
+		r.p50.Round(time.Millisecond).String(), r.p99.Round(time.Millisecond).String(), strconv.Itoa(r.errors),
+		strconv.Itoa(r.changes.Ops), r.changes.P50().Round(time.Millisecond).String(), r.changes.P99().Round(time.Millisecond).String(), strconv.Itoa(r.changes.Errors)}
 	for _, kb := range r.rss {
 		cells = append(cells, strconv.FormatInt(kb/1024, 10))
 	}
@@ -80,7 +83,7 @@ func (r soakRow) String() string {
 }
 
 // soakHeader heads the soak's table.
-const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | RSS MB worker | Temporal | bookonce | CPU ms/booking worker | Temporal | bookonce | PostgreSQL | workflow cache | hits / misses | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | changes | change p50 | p99 | errors | RSS MB worker | Temporal | bookonce | CPU ms/booking worker | Temporal | bookonce | PostgreSQL | workflow cache | hits / misses | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 // TestSoakFull is `make soak`: on each of SOAK_BACKENDS (default both:
 // make run's SQLite file, and PostgreSQL with four shards as compose runs
@@ -126,6 +129,7 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 	procs := []proc{e.worker, server.proc, {name: soakProcNames[2]}}
 	var rows []soakRow
 	open, loadSeq := 0, levels[len(levels)-1] // the load's customers come after the seeded ones
+	changesN, changeSeq, prev := max(2, loadN/4), 0, 0
 	for _, level := range levels {
 		row := soakRow{backend: backend.name, open: level}
 		seeded := Run(context.Background(), Load{Concurrency: 32, Ops: level - open, SeqBase: open}, e.seed.op())
@@ -133,14 +137,21 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 		row.seedRate, open = seeded.OpsPerSec(), level
 		e.awaitRunning(t, level)
 		e.awaitSettled(t, level)
+		require.Less(t, changesN, level-prev, "a level's changes are fewer than the bookings it seeded")
 		c0, cache0 := procCPUs(t, procs), e.cache(t)
 		var r Result
 		r, row.rss = whilePeaks(t, procs, func() Result {
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				every := soakEvery * time.Duration(loadN) / time.Duration(changesN) // over the same window
+				row.changes, _ = OpenLoop{N: changesN, Every: every, SeqBase: changeSeq}.Run(context.Background(), e.changeOp(level, changeSeq))
+			})
 			r, _ := OpenLoop{N: loadN, Every: soakEvery, SeqBase: loadSeq}.Run(context.Background(), e.bookingOp(t))
+			wg.Wait()
 			return r
 		})
 		c1, cache1 := procCPUs(t, procs), e.cache(t)
-		loadSeq += loadN
+		loadSeq, changeSeq, prev = loadSeq+loadN, changeSeq+changesN, level
 		row.p50, row.p99, row.errors = r.P50(), r.P99(), r.Errors
 		for _, d := range c1.since(c0) {
 			row.cpu = append(row.cpu, d/time.Duration(loadN))
@@ -149,7 +160,7 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 		row.history = e.meanHistory(t, 20)
 		row.temporalDB = server.storeSize()
 		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT pg_database_size(current_database())`).Scan(&row.pgBytes))
-		t.Logf("soak: %s (first error: %v)", row, r.FirstErr)
+		t.Logf("soak: %s (first error: %v; first change error: %v)", row, r.FirstErr, row.changes.FirstErr)
 		rows = append(rows, row)
 	}
 	return rows

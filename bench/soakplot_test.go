@@ -32,6 +32,10 @@ type soakPoint struct {
 	P50ms    float64            `json:"p50_ms"`
 	P99ms    float64            `json:"p99_ms"`
 	Errors   int                `json:"errors"`
+	Changes  int                `json:"changes"` // cancels and moves beside the new bookings
+	ChP50ms  float64            `json:"change_p50_ms"`
+	ChP99ms  float64            `json:"change_p99_ms"`
+	ChErrors int                `json:"change_errors"`
 	RSSMB    map[string]float64 `json:"rss_mb"`         // peak per process while the new bookings ran
 	CPUms    map[string]float64 `json:"cpu_ms_booking"` // per new booking, per process and postgres
 	Cache    int                `json:"workflow_cache"`
@@ -46,6 +50,7 @@ type soakPoint struct {
 func (r soakRow) point(names []string) soakPoint {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	p := soakPoint{Backend: r.backend, Open: r.open, SeedRate: r.seedRate, P50ms: ms(r.p50), P99ms: ms(r.p99), Errors: r.errors,
+		Changes: r.changes.Ops, ChP50ms: ms(r.changes.P50()), ChP99ms: ms(r.changes.P99()), ChErrors: r.changes.Errors,
 		RSSMB: map[string]float64{}, CPUms: map[string]float64{}, Cache: r.cache.size, Hits: r.cache.hits, Misses: r.cache.misses, History: r.history,
 		StoresMB: float64(r.temporalDB) / (1 << 20), DBMB: float64(r.pgBytes) / (1 << 20)}
 	for i, kb := range r.rss {

@@ -28,7 +28,7 @@ import (
 // CPU are its own figures: the bench's test binary, started again with
 // soakRoleEnv, is that process (TestMain).
 const (
-	soakRoleEnv = "BOOKONCE_SOAK_ROLE"
+	soakRoleEnv  = "BOOKONCE_SOAK_ROLE"
 	roleTemporal = "temporal"
 	roleWorker   = "worker"
 	// soakTemporalDB is the server's SQLite file; soakTemporalPG and
@@ -192,17 +192,17 @@ func startTemporalProcess(t *testing.T, env ...string) (proc, string) {
 
 // startWorkerProcess starts the production worker (stack.RunWorker) as
 // a process configured like cfg, on the database at dbURL and the
-// server at hostPort, and waits until it is healthy; metrics is its
-// /metrics.
-func startWorkerProcess(t *testing.T, cfg config.Config, dbURL, hostPort string) (p proc, metrics string) {
+// server at hostPort, with env added, and waits until it is healthy;
+// metrics is its /metrics.
+func startWorkerProcess(t *testing.T, cfg config.Config, dbURL, hostPort string, env ...string) (p proc, metrics string) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	listen := l.Addr().String()
 	require.NoError(t, l.Close())
-	c := startChild(t, roleWorker,
-		"DATABASE_URL="+dbURL, "TEMPORAL_ADDRESS="+hostPort, "TEMPORAL_NAMESPACE="+cfg.TemporalNamespace,
-		"TEMPORAL_TASK_QUEUE="+cfg.TaskQueue, "CALENDAR_URL="+cfg.CalendarURL, "PAYMENTS_URL="+cfg.PaymentsURL,
-		"DEPOSIT_MODE="+string(cfg.DepositMode), "WORKER_LISTEN="+listen, "LOG_LEVEL=warn")
+	c := startChild(t, roleWorker, append([]string{
+		"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + hostPort, "TEMPORAL_NAMESPACE=" + cfg.TemporalNamespace,
+		"TEMPORAL_TASK_QUEUE=" + cfg.TaskQueue, "CALENDAR_URL=" + cfg.CalendarURL, "PAYMENTS_URL=" + cfg.PaymentsURL,
+		"DEPOSIT_MODE=" + string(cfg.DepositMode), "WORKER_LISTEN=" + listen, "LOG_LEVEL=warn"}, env...)...)
 	testsupport.Eventually(t, 2*time.Minute, "the worker process healthy", func() bool {
 		select {
 		case <-c.exited:

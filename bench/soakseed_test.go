@@ -45,11 +45,16 @@ func soakResources(n int) int {
 }
 
 // seedSoakResources adds the resources n seeded bookings need to the
-// demo shop, open every day.
+// demo shop, open every day, and the bay the soak's moves go to.
 func seedSoakResources(ctx context.Context, pool *pgxpool.Pool, n int) error {
 	_, err := pool.Exec(ctx, `INSERT INTO calendar_resources (tenant_id, id, name, kind, opens_at, closes_at, weekdays)
 		SELECT $1, 'soak-' || lpad(g::text, 3, '0'), 'Soak ' || g, 'bay', '08:00', '18:00', '{1,2,3,4,5,6,7}'
 		FROM generate_series(0, $2 - 1) g`, tenant, soakResources(n))
+	if err != nil {
+		return err
+	}
+	_, err = pool.Exec(ctx, `INSERT INTO calendar_resources (tenant_id, id, name, kind, opens_at, closes_at, weekdays)
+		VALUES ($1, $2, 'Soak moves', 'bay', '08:00', '18:00', '{1,2,3,4,5,6,7}')`, tenant, soakMoveResource)
 	return err
 }
 
