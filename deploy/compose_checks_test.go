@@ -169,10 +169,12 @@ func checkEnvNames(p *types.Project) (out problems) {
 
 // composeOmits are variables the table says a service reads that compose
 // deliberately leaves unset: an escape hatch that must never reach
-// production, and the Temporal TLS settings (compose runs its own Temporal
-// in plaintext on the compose network; see docs/deploy.md).
+// production, the Temporal TLS settings (compose runs its own Temporal
+// in plaintext on the compose network; see docs/deploy.md), and what only
+// the Temporal Worker Controller sets in Kubernetes.
 var composeOmits = []string{"BOOKONCE_ALLOW_DEV_SECRETS", "TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_KEY_PATH",
-	"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_NAME", "TEMPORAL_API_KEY", "TEMPORAL_PROFILE", "TEMPORAL_CONFIG_FILE"}
+	"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_NAME", "TEMPORAL_API_KEY", "TEMPORAL_PROFILE", "TEMPORAL_CONFIG_FILE",
+	"TEMPORAL_WORKER_BUILD_ID", "TEMPORAL_DEPLOYMENT_NAME"}
 
 // checkEnvComplete: every variable the table says a service reads is
 // passed to it (a tunable as ${VAR:-default}), so setting it in .env

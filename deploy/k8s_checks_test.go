@@ -285,10 +285,15 @@ func checkAutoscaling(m *manifests) (out problems) {
 			out.addf("HPA %s targets %s %s %s, not a Deployment of this build", h.Name, ref.APIVersion, ref.Kind, ref.Name)
 		case h.Spec.MinReplicas == nil || *h.Spec.MinReplicas < 2 || h.Spec.MaxReplicas < *h.Spec.MinReplicas:
 			out.addf("HPA %s: want 2 <= minReplicas <= maxReplicas", h.Name)
-		case m.deployments[i].Spec.Replicas != nil:
+		case m.deployments[i].Spec.Replicas != nil && m.deployments[i].Annotations[controlled] == "":
 			out.addf("Deployment %s sets replicas, which every apply would reset under its HPA", ref.Name)
 		default:
 			scaled[ref.Name] = true
+		}
+	}
+	for _, d := range m.deployments { // the controller runs each build's workers, two at least
+		if d.Annotations[controlled] != "" && d.Spec.Replicas != nil && *d.Spec.Replicas >= 2 {
+			scaled[d.Name] = true
 		}
 	}
 	for _, want := range []string{"bookonce-worker", "bookonce-gateway"} {

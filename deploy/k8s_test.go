@@ -20,9 +20,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-// kustomizations are the trees `kubectl apply -k` is pointed at: the base
-// and the two overlays that say where Temporal is.
-var kustomizations = []string{"base", "overlays/own-temporal", "overlays/temporal-cloud"}
+// kustomizations are the trees `kubectl apply -k` is pointed at: the base,
+// the two overlays that say where Temporal is, and own-temporal with the
+// Temporal Worker Controller running the worker.
+var kustomizations = []string{"base", "overlays/own-temporal", "overlays/temporal-cloud", "overlays/own-temporal-controller"}
 
 // manifests is what one kustomization builds, decoded into the API's
 // typed structs, so a misspelt field fails the decoding instead of being
@@ -36,6 +37,10 @@ type manifests struct {
 	pdbs        []policyv1.PodDisruptionBudget
 	hpas        []autoscalingv2.HorizontalPodAutoscaler
 	policies    []networkingv1.NetworkPolicy
+	// The Temporal Worker Controller's resources; each WorkerDeployment
+	// is also in deployments, as the Deployment it makes per build.
+	workerDeployments []workerDeployment
+	connections       []connection
 }
 
 // buildKustomization runs kustomize (the builder `kubectl apply -k` uses)
@@ -83,6 +88,15 @@ func (m *manifests) add(kind string, raw []byte) error {
 		return decodeInto(dec, &m.hpas)
 	case "NetworkPolicy":
 		return decodeInto(dec, &m.policies)
+	case "WorkerDeployment":
+		var ws []workerDeployment
+		if err := decodeInto(dec, &ws); err != nil {
+			return err
+		}
+		m.addWorkerDeployment(ws[0])
+		return nil
+	case "Connection":
+		return decodeInto(dec, &m.connections)
 	}
 	return fmt.Errorf("kind %s is not checked by deploy/k8s_test.go: add it there", kind)
 }
@@ -243,6 +257,10 @@ func TestOverlaysReachTemporal(t *testing.T) {
 			"TEMPORAL_ADDRESS":                 "temporal-frontend.temporal.svc.cluster.local:7233",
 			"TEMPORAL_TLS_CLIENT_CERT_PATH":    "/etc/bookonce/temporal-tls/tls.crt",
 			"TEMPORAL_TLS_CLIENT_KEY_PATH":     "/etc/bookonce/temporal-tls/tls.key",
+			"TEMPORAL_TLS_SERVER_CA_CERT_PATH": "/etc/bookonce/temporal-tls/ca.crt",
+		}, "/etc/bookonce/temporal-tls"},
+		{"overlays/own-temporal-controller", map[string]string{
+			"TEMPORAL_ADDRESS":                 "temporal-frontend.temporal.svc.cluster.local:7233",
 			"TEMPORAL_TLS_SERVER_CA_CERT_PATH": "/etc/bookonce/temporal-tls/ca.crt",
 		}, "/etc/bookonce/temporal-tls"},
 		{"overlays/temporal-cloud", map[string]string{

@@ -92,7 +92,7 @@ func TestConfigTableDocumentsEveryVariable(t *testing.T) {
 	for k := range looked {
 		require.Contains(t, string(md), "| `"+k+"` |", "docs/configuration.md lacks a row for %s", k)
 	}
-	require.Len(t, looked, 83, "a new variable needs a row in docs/configuration.md and this count") // WORKER_WORKFLOW_CACHE + WORKER_{BUILD_ID,DEPLOYMENT,PROMOTE} + VOICE_PLATFORM_SECRETS + MICROSOFT_{CLIENT_ID,CLIENT_SECRET,API_URL} + GOOGLE_{CLIENT_ID,CLIENT_SECRET,API_URL} + SHOP_CALENDAR_POLL + SHOP_CALENDAR_SECRETS + STRIPE_SECRET_KEYS + PAYMENT_DECISION_TIMEOUT + BOOKONCE_SERVICE_KEY, BOOKONCE_SERVICE_PUBLIC_KEYS + CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
+	require.Len(t, looked, 85, "a new variable needs a row in docs/configuration.md and this count") // TEMPORAL_{WORKER_BUILD_ID,DEPLOYMENT_NAME} + WORKER_WORKFLOW_CACHE + WORKER_{BUILD_ID,DEPLOYMENT,PROMOTE} + VOICE_PLATFORM_SECRETS + MICROSOFT_{CLIENT_ID,CLIENT_SECRET,API_URL} + GOOGLE_{CLIENT_ID,CLIENT_SECRET,API_URL} + SHOP_CALENDAR_POLL + SHOP_CALENDAR_SECRETS + STRIPE_SECRET_KEYS + PAYMENT_DECISION_TIMEOUT + BOOKONCE_SERVICE_KEY, BOOKONCE_SERVICE_PUBLIC_KEYS + CALENDAR_ADMIN_LISTEN + CODEC_OPERATOR_TOKEN + STRIPE_WEBHOOK_SECRETS + PAYMENTS_ADMIN_LISTEN + OPS_SESSION_SECRET, OPERATION_ID_SECRET + TEMPORAL_ALLOW_PLAINTEXT + VOICE_CONFIRM_WAIT + 33 + STRIPE_WEBHOOK_{URL,SECRET,DELIVER_TWICE} + PAYMENTS_SEARCH_LAG + DEPOSIT_MODE, PAYMENTS_PUBLIC_URL, STRIPE_SECRET_KEY + BOOKONCE_ALLOW_DEV_SECRETS + AGENT_LISTEN + REMINDER_LEAD + ADMIN_LISTEN + TEMPORAL_{API_KEY,PROFILE,CONFIG_FILE,TLS_CLIENT_CERT_PATH,TLS_CLIENT_KEY_PATH,TLS_SERVER_CA_CERT_PATH,TLS_SERVER_NAME} + BOOKONCE_PAYLOAD_KEYS{,_FILE}, CODEC_CORS_ORIGINS + BOOKONCE_RETENTION + BOOKONCE_CUSTOMER_ID_KEY + TEMPORAL_DB_SYNC + TRUSTED_PROXIES
 }
 
 // TestOpsScrapeURLs: unset, the ops page reads the processes this
@@ -285,5 +285,30 @@ func TestVoicePlatformSecretsAreReadWithoutEchoingThem(t *testing.T) {
 		_, err := config.ParseVoicePlatformSecrets(raw)
 		require.Error(t, err, name)
 		require.NotContains(t, err.Error(), "geheim", name)
+	}
+}
+
+// TestVersioningFromWorkerOrController: the worker's own variables name
+// its build; under the Temporal Worker Controller, the variables the
+// controller sets in its pods do, and the controller routes.
+func TestVersioningFromWorkerOrController(t *testing.T) {
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		want config.Versioning
+	}{
+		"own build": {map[string]string{"WORKER_BUILD_ID": "b7"},
+			config.Versioning{Deployment: "bookonce", BuildID: "b7", Promote: true}},
+		"controller": {map[string]string{"TEMPORAL_WORKER_BUILD_ID": "v1-5f9c", "TEMPORAL_DEPLOYMENT_NAME": "bookonce/bookonce-worker"},
+			config.Versioning{Deployment: "bookonce/bookonce-worker", BuildID: "v1-5f9c"}},
+		"own build wins": {map[string]string{"WORKER_BUILD_ID": "b7", "TEMPORAL_WORKER_BUILD_ID": "v1-5f9c", "TEMPORAL_DEPLOYMENT_NAME": "x/y"},
+			config.Versioning{Deployment: "bookonce", BuildID: "b7", Promote: true}},
+		"controller, promoting anyway": {map[string]string{"TEMPORAL_WORKER_BUILD_ID": "v1-5f9c", "TEMPORAL_DEPLOYMENT_NAME": "bookonce/w", "WORKER_PROMOTE": "new"},
+			config.Versioning{Deployment: "bookonce/w", BuildID: "v1-5f9c", Promote: true}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := config.Load(env(tc.env))
+			require.NoError(t, err)
+			require.Equal(t, tc.want, c.Versioning)
+		})
 	}
 }

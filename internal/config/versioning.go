@@ -19,6 +19,13 @@ const (
 	// before, so a restarted old build does not take the traffic back) or
 	// "never" (a person or a rollout tool promotes it).
 	WorkerPromoteVar = "WORKER_PROMOTE"
+	// ControllerBuildIDVar and ControllerDeploymentVar are how the
+	// Temporal Worker Controller names the version of the pods it runs
+	// for each build (deploy/k8s/components/worker-controller). They
+	// count when WORKER_BUILD_ID is unset; the controller then decides
+	// the routing, so WORKER_PROMOTE defaults to "never".
+	ControllerBuildIDVar    = "TEMPORAL_WORKER_BUILD_ID"
+	ControllerDeploymentVar = "TEMPORAL_DEPLOYMENT_NAME"
 )
 
 // DefaultWorkerDeployment is WORKER_DEPLOYMENT's default.
@@ -44,7 +51,12 @@ func (v Versioning) On() bool { return v.BuildID != "" }
 // versioning reads the worker's deployment and build.
 func (r *reader) versioning(c *Config) {
 	v := Versioning{Deployment: r.get(WorkerDeploymentVar, DefaultWorkerDeployment), BuildID: r.get(WorkerBuildIDVar, "")}
-	switch p := strings.ToLower(r.get(WorkerPromoteVar, "new")); p {
+	promote := "new"
+	cb, cd := r.get(ControllerBuildIDVar, ""), r.get(ControllerDeploymentVar, v.Deployment)
+	if v.BuildID == "" && cb != "" {
+		v.BuildID, v.Deployment, promote = cb, cd, "never"
+	}
+	switch p := strings.ToLower(r.get(WorkerPromoteVar, promote)); p {
 	case "new":
 		v.Promote = true
 	case "never":
