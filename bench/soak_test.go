@@ -14,10 +14,10 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/bookonce/bookonce/intent"
-	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/internal/testsupport/temporaltest"
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 

@@ -59,7 +59,7 @@ type soakRow struct {
 	p50, p99            time.Duration // new bookings through the whole path
 	errors              int
 	changes             Result          // cancels and moves beside them
-	rss                 []int64         // peak kB per process (soakProcs' order) while the new bookings ran
+	rss                 []resident      // per process (soakProcNames' order), at its peak while the new bookings ran
 	cpu                 []time.Duration // per new booking, per process, then PostgreSQL's
 	cache               cacheReading    // the worker's workflow cache over the new bookings
 	history             float64         // mean history length of a sample of open lifecycles
@@ -71,8 +71,8 @@ func (r soakRow) String() string {
 	cells := []string{r.backend, strconv.Itoa(r.open), fmt.Sprintf("%.0f", r.seedRate),
 		r.p50.Round(time.Millisecond).String(), r.p99.Round(time.Millisecond).String(), strconv.Itoa(r.errors),
 		strconv.Itoa(r.changes.Ops), r.changes.P50().Round(time.Millisecond).String(), r.changes.P99().Round(time.Millisecond).String(), strconv.Itoa(r.changes.Errors)}
-	for _, kb := range r.rss {
-		cells = append(cells, strconv.FormatInt(kb/1024, 10))
+	for _, m := range r.rss {
+		cells = append(cells, fmt.Sprintf("%d (%d)", m.rss/1024, m.anon/1024))
 	}
 	for _, d := range r.cpu {
 		cells = append(cells, ms(d))
@@ -83,7 +83,7 @@ func (r soakRow) String() string {
 }
 
 // soakHeader heads the soak's table.
-const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | changes | change p50 | p99 | errors | RSS MB worker | Temporal | bookonce | CPU ms/booking worker | Temporal | bookonce | PostgreSQL | workflow cache | hits / misses | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | changes | change p50 | p99 | errors | RSS (anon) MB worker | Temporal | bookonce | CPU ms/booking worker | Temporal | bookonce | PostgreSQL | workflow cache | hits / misses | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 // TestSoakFull is `make soak`: on each of SOAK_BACKENDS (default both:
 // make run's SQLite file, and PostgreSQL with four shards as compose runs
@@ -157,6 +157,7 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 			row.cpu = append(row.cpu, d/time.Duration(loadN))
 		}
 		row.cache = cache1.since(cache0)
+		writeHeapProfiles(t, fmt.Sprintf("%s-%d", backend.name, level), procs)
 		row.history = e.meanHistory(t, 20)
 		row.temporalDB = server.storeSize()
 		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT pg_database_size(current_database())`).Scan(&row.pgBytes))

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,14 +44,17 @@ func (s cpuSnap) since(s0 cpuSnap) []time.Duration {
 }
 
 // whilePeaks runs f and reads the resident set of each of procs every
-// 250 ms meanwhile; it returns f's result and each one's largest, in kB.
-func whilePeaks(t *testing.T, procs []proc, f func() Result) (Result, []int64) {
-	peaks := make([]int64, len(procs))
+// 250 ms meanwhile; it returns f's result and each one's reading with the
+// largest resident set.
+func whilePeaks(t *testing.T, procs []proc, f func() Result) (Result, []resident) {
+	peaks := make([]resident, len(procs))
 	r := sampling(t, f, func() error {
 		var errs error
 		for i, p := range procs {
-			kb, err := p.rss()
-			peaks[i] = max(peaks[i], kb)
+			m, err := p.rss()
+			if m.rss > peaks[i].rss {
+				peaks[i] = m
+			}
 			errs = errors.Join(errs, err)
 		}
 		return errs
@@ -104,4 +110,27 @@ func readCache(t *testing.T, metricsURL string) cacheReading {
 	require.NoError(t, lines.Err())
 	c.size = int(size)
 	return c
+}
+
+// writeHeapProfiles keeps, with SOAK_PROFILE_DIR set, each child's heap
+// profile after a collection as heap-<name>-<proc>.pb.gz (go tool pprof
+// -sample_index=inuse_space): what its memory holds at a level.
+func writeHeapProfiles(t *testing.T, name string, procs []proc) {
+	dir := os.Getenv("SOAK_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for _, p := range procs {
+		if p.pprof == "" {
+			continue
+		}
+		resp, err := http.Get("http://" + p.pprof + "/debug/pprof/heap?gc=1")
+		require.NoError(t, err, p.name)
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.NoError(t, err, p.name)
+		require.Equal(t, http.StatusOK, resp.StatusCode, p.name)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("heap-%s-%s.pb.gz", name, p.name)), b, 0o644))
+	}
 }

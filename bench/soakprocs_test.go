@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	_ "net/http/pprof" // the children's heap profiles (soakPprof)
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,10 +39,17 @@ const (
 	soakTemporalPGDB = "BOOKONCE_SOAK_TEMPORAL_PG_DB"
 	// readyPrefix starts the line a server process prints when it serves.
 	readyPrefix = "temporal ready at "
+	// soakPprof is the loopback address a child serves net/http/pprof on,
+	// so that the soak can take its heap profile at each level.
+	soakPprof = "BOOKONCE_SOAK_PPROF"
 )
 
 func TestMain(m *testing.M) {
-	switch role := os.Getenv(soakRoleEnv); role {
+	role := os.Getenv(soakRoleEnv)
+	if addr := os.Getenv(soakPprof); role != "" && addr != "" {
+		go func() { _ = http.ListenAndServe(addr, nil) }() // net/http/pprof's handlers; the soak finds it or reports the miss
+	}
+	switch role {
 	case "":
 		os.Exit(m.Run())
 	case roleWorker:
@@ -82,8 +90,9 @@ func runSoakTemporal() {
 // proc is one process of the soak's stack: pid 0 is this one (the
 // gateway, the two APIs, the seeder and the load driver).
 type proc struct {
-	name string
-	pid  int
+	name  string
+	pid   int
+	pprof string // where it serves net/http/pprof; "" none
 }
 
 // dir is the process's /proc directory.
@@ -94,18 +103,32 @@ func (p proc) dir() string {
 	return "/proc/" + strconv.Itoa(p.pid)
 }
 
-// rss is the process's resident set in kB.
-func (p proc) rss() (int64, error) {
+// resident is a process's resident set in kB, and of it the anonymous
+// pages (its own memory) and the file-backed ones (SQLite's memory maps:
+// page cache the kernel may take back).
+type resident struct{ rss, anon, file int64 }
+
+// rss reads the process's resident set.
+func (p proc) rss() (resident, error) {
 	b, err := os.ReadFile(p.dir() + "/status")
 	if err != nil {
-		return 0, err
+		return resident{}, err
 	}
+	var r resident
+	fields := map[string]*int64{"VmRSS:": &r.rss, "RssAnon:": &r.anon, "RssFile:": &r.file}
 	for l := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		name, v, ok := strings.Cut(l, "\t")
+		if to, want := fields[name]; ok && want {
+			if *to, err = strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err != nil {
+				return resident{}, fmt.Errorf("%s/status %s %q: %w", p.dir(), name, v, err)
+			}
+			delete(fields, name)
 		}
 	}
-	return 0, fmt.Errorf("%s/status has no VmRSS", p.dir())
+	if len(fields) > 0 {
+		return resident{}, fmt.Errorf("%s/status lacks %d of VmRSS, RssAnon, RssFile", p.dir(), len(fields))
+	}
+	return r, nil
 }
 
 // cpu is the process's CPU time so far, user and system.
@@ -141,8 +164,9 @@ func (c *child) tail() string {
 // startChild starts this test binary again as role with env added and
 // stops it (SIGTERM, then SIGKILL after 30 s) when the test ends.
 func startChild(t *testing.T, role string, env ...string) *child {
+	pprofAt := freeAddr(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), env...), soakRoleEnv+"="+role)
+	cmd.Env = append(append(os.Environ(), env...), soakRoleEnv+"="+role, soakPprof+"="+pprofAt)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	c := &child{lines: bufio.NewScanner(out), exited: make(chan struct{}), log: filepath.Join(t.TempDir(), role+".log")}
@@ -150,7 +174,7 @@ func startChild(t *testing.T, role string, env ...string) *child {
 	require.NoError(t, err)
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
-	c.proc = proc{name: role, pid: cmd.Process.Pid}
+	c.proc = proc{name: role, pid: cmd.Process.Pid, pprof: pprofAt}
 	go func() {
 		_ = cmd.Wait() // how it ended shows in its log
 		_ = stderr.Close()
@@ -195,10 +219,7 @@ func startTemporalProcess(t *testing.T, env ...string) (proc, string) {
 // server at hostPort, with env added, and waits until it is healthy;
 // metrics is its /metrics.
 func startWorkerProcess(t *testing.T, cfg config.Config, dbURL, hostPort string, env ...string) (p proc, metrics string) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	listen := l.Addr().String()
-	require.NoError(t, l.Close())
+	listen := freeAddr(t)
 	c := startChild(t, roleWorker, append([]string{
 		"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + hostPort, "TEMPORAL_NAMESPACE=" + cfg.TemporalNamespace,
 		"TEMPORAL_TASK_QUEUE=" + cfg.TaskQueue, "CALENDAR_URL=" + cfg.CalendarURL, "PAYMENTS_URL=" + cfg.PaymentsURL,
@@ -217,4 +238,13 @@ func startWorkerProcess(t *testing.T, cfg config.Config, dbURL, hostPort string,
 		return resp.StatusCode == http.StatusOK
 	})
 	return c.proc, "http://" + listen + "/metrics"
+}
+
+// freeAddr is a loopback address with a port free a moment ago, for a
+// child to listen on.
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
 }
