@@ -30,6 +30,7 @@ type temporalServer struct {
 	tc        client.Client
 	hostPort  string
 	proc      proc
+	metrics   string // its own /metrics
 	storeSize func() int64
 }
 
@@ -39,8 +40,8 @@ type temporalServer struct {
 var temporalBackends = []temporalBackend{
 	{"sqlite", func(t *testing.T) temporalServer {
 		dir := t.TempDir()
-		p, addr := startTemporalProcess(t, soakTemporalDB+"="+filepath.Join(dir, "temporal.db"))
-		return temporalServer{tc: dialBenchServer(t, addr), hostPort: addr, proc: p,
+		p, addr, metrics := startTemporalProcess(t, soakTemporalDB+"="+filepath.Join(dir, "temporal.db"))
+		return temporalServer{tc: dialBenchServer(t, addr), hostPort: addr, proc: p, metrics: metrics,
 			storeSize: func() int64 { return fileSizes(t, filepath.Join(dir, "temporal*.db*")) }}
 	}},
 	{"postgres", startPostgresTemporal},
@@ -72,8 +73,8 @@ const postgresShards = 4
 // tests' PostgreSQL; the size is that of both databases.
 func startPostgresTemporal(t *testing.T) temporalServer {
 	admin, name := testsupport.TemporalDatabases(t)
-	p, addr := startTemporalProcess(t, soakTemporalPG+"="+admin, soakTemporalPGDB+"="+name)
-	return temporalServer{tc: dialBenchServer(t, addr), hostPort: addr, proc: p, storeSize: func() int64 {
+	p, addr, metrics := startTemporalProcess(t, soakTemporalPG+"="+admin, soakTemporalPGDB+"="+name)
+	return temporalServer{tc: dialBenchServer(t, addr), hostPort: addr, proc: p, metrics: metrics, storeSize: func() int64 {
 		conn, err := pgx.Connect(context.Background(), admin)
 		require.NoError(t, err)
 		defer conn.Close(context.Background())

@@ -62,6 +62,7 @@ type soakRow struct {
 	rss                 []resident      // per process (soakProcNames' order), at its peak while the new bookings ran
 	cpu                 []time.Duration // per new booking, per process, then PostgreSQL's
 	cache               cacheReading    // the worker's workflow cache over the new bookings
+	actions             float64         // Temporal actions per new booking (the changes' included)
 	history             float64         // mean history length of a sample of open lifecycles
 	temporalDB, pgBytes int64
 }
@@ -77,13 +78,13 @@ func (r soakRow) String() string {
 	for _, d := range r.cpu {
 		cells = append(cells, ms(d))
 	}
-	cells = append(cells, strconv.Itoa(r.cache.size), r.cache.String(), fmt.Sprintf("%.1f", r.history),
+	cells = append(cells, fmt.Sprintf("%.1f", r.actions), strconv.Itoa(r.cache.size), r.cache.String(), fmt.Sprintf("%.1f", r.history),
 		fmt.Sprintf("%.0f", float64(r.temporalDB)/(1<<20)), fmt.Sprintf("%.0f", float64(r.pgBytes)/(1<<20)))
 	return "| " + strings.Join(cells, " | ") + " |"
 }
 
 // soakHeader heads the soak's table.
-const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | changes | change p50 | p99 | errors | RSS (anon) MB worker | Temporal | bookonce | CPU ms/booking worker | Temporal | bookonce | PostgreSQL | workflow cache | hits / misses | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | changes | change p50 | p99 | errors | RSS (anon) MB worker | Temporal | bookonce | CPU ms/booking worker | Temporal | bookonce | PostgreSQL | Temporal actions/booking | workflow cache | hits / misses | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 // TestSoakFull is `make soak`: on each of SOAK_BACKENDS (default both:
 // make run's SQLite file, and PostgreSQL with four shards as compose runs
@@ -138,7 +139,7 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 		e.awaitRunning(t, level)
 		e.awaitSettled(t, level)
 		require.Less(t, changesN, level-prev, "a level's changes are fewer than the bookings it seeded")
-		c0, cache0 := procCPUs(t, procs), e.cache(t)
+		c0, cache0, a0 := procCPUs(t, procs), e.cache(t), readActions(t, server.metrics)
 		var r Result
 		r, row.rss = whilePeaks(t, procs, func() Result {
 			var wg sync.WaitGroup
@@ -150,7 +151,8 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 			wg.Wait()
 			return r
 		})
-		c1, cache1 := procCPUs(t, procs), e.cache(t)
+		c1, cache1, a1 := procCPUs(t, procs), e.cache(t), readActions(t, server.metrics)
+		row.actions = (a1 - a0) / float64(loadN)
 		loadSeq, changeSeq, prev = loadSeq+loadN, changeSeq+changesN, level
 		row.p50, row.p99, row.errors = r.P50(), r.P99(), r.Errors
 		for _, d := range c1.since(c0) {

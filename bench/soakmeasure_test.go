@@ -83,33 +83,58 @@ func (c cacheReading) since(c0 cacheReading) cacheReading {
 // readCache scrapes the SDK's sticky cache metrics from a worker's
 // /metrics.
 func readCache(t *testing.T, metricsURL string) cacheReading {
-	resp, err := http.Get(metricsURL)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
 	var c cacheReading
 	var size float64
 	counts := map[string]*float64{"temporal_sticky_cache_hit_total": &c.hits, "temporal_sticky_cache_miss_total": &c.misses}
+	scrape(t, metricsURL, func(name, _ string, v float64) {
+		if to, ok := counts[name]; ok {
+			*to += v // summed over the workflow types
+		} else if name == "temporal_sticky_cache_size" {
+			size = max(size, v) // one cache, reported by each workflow type's last task
+		}
+	})
+	c.size = int(size)
+	return c
+}
+
+// readActions is the Temporal server's count of actions so far: what
+// Temporal Cloud bills and limits per namespace and second (the
+// frontend's "action" counter; docs.temporal.io, "Estimate Actions").
+func readActions(t *testing.T, metricsURL string) float64 {
+	var n float64
+	scrape(t, metricsURL, func(name, labels string, v float64) {
+		if (name == "action" || name == "action_total") && strings.Contains(labels, `service_name="frontend"`) {
+			n += v
+		}
+	})
+	return n
+}
+
+// scrape reads a Prometheus text page and calls each for every sample
+// with its name, its labels ("{...}" or "") and its value.
+func scrape(t *testing.T, metricsURL string, each func(name, labels string, v float64)) {
+	resp, err := http.Get(metricsURL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, metricsURL)
 	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for lines.Scan() {
 		l := lines.Text()
 		i := strings.LastIndexByte(l, ' ')
 		if strings.HasPrefix(l, "#") || i < 0 {
 			continue
 		}
-		name := l[:strings.IndexAny(l, "{ ")]
-		v, err := strconv.ParseFloat(l[i+1:], 64)
-		if to, ok := counts[name]; ok {
-			require.NoError(t, err, l)
-			*to += v // summed over the workflow types
-		} else if name == "temporal_sticky_cache_size" {
-			require.NoError(t, err, l)
-			size = max(size, v) // one cache, reported by each workflow type's last task
+		series := l[:i]
+		name, labels := series, ""
+		if j := strings.IndexByte(series, '{'); j >= 0 {
+			name, labels = series[:j], series[j:]
 		}
+		v, err := strconv.ParseFloat(l[i+1:], 64)
+		require.NoError(t, err, l)
+		each(name, labels, v)
 	}
 	require.NoError(t, lines.Err())
-	c.size = int(size)
-	return c
 }
 
 // writeHeapProfiles keeps, with SOAK_PROFILE_DIR set, each child's heap

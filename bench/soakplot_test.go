@@ -39,6 +39,7 @@ type soakPoint struct {
 	RSSMB    map[string]float64 `json:"rss_mb"`         // peak per process while the new bookings ran
 	AnonMB   map[string]float64 `json:"anon_mb"`        // of it, anonymous (not file-backed)
 	CPUms    map[string]float64 `json:"cpu_ms_booking"` // per new booking, per process and postgres
+	Actions  float64            `json:"temporal_actions_per_booking"`
 	Cache    int                `json:"workflow_cache"`
 	Hits     float64            `json:"cache_hits"`
 	Misses   float64            `json:"cache_misses"`
@@ -52,7 +53,7 @@ func (r soakRow) point(names []string) soakPoint {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	p := soakPoint{Backend: r.backend, Open: r.open, SeedRate: r.seedRate, P50ms: ms(r.p50), P99ms: ms(r.p99), Errors: r.errors,
 		Changes: r.changes.Ops, ChP50ms: ms(r.changes.P50()), ChP99ms: ms(r.changes.P99()), ChErrors: r.changes.Errors,
-		RSSMB: map[string]float64{}, AnonMB: map[string]float64{}, CPUms: map[string]float64{}, Cache: r.cache.size, Hits: r.cache.hits, Misses: r.cache.misses, History: r.history,
+		RSSMB: map[string]float64{}, AnonMB: map[string]float64{}, CPUms: map[string]float64{}, Actions: r.actions, Cache: r.cache.size, Hits: r.cache.hits, Misses: r.cache.misses, History: r.history,
 		StoresMB: float64(r.temporalDB) / (1 << 20), DBMB: float64(r.pgBytes) / (1 << 20)}
 	for i, m := range r.rss {
 		p.RSSMB[names[i]], p.AnonMB[names[i]] = float64(m.rss)/1024, float64(m.anon)/1024

@@ -37,6 +37,8 @@ const (
 	soakTemporalDB   = "BOOKONCE_SOAK_TEMPORAL_DB"
 	soakTemporalPG   = "BOOKONCE_SOAK_TEMPORAL_PG"
 	soakTemporalPGDB = "BOOKONCE_SOAK_TEMPORAL_PG_DB"
+	// soakTemporalMetrics is where the server serves its own metrics.
+	soakTemporalMetrics = "BOOKONCE_SOAK_TEMPORAL_METRICS"
 	// readyPrefix starts the line a server process prints when it serves.
 	readyPrefix = "temporal ready at "
 	// soakPprof is the loopback address a child serves net/http/pprof on,
@@ -69,7 +71,8 @@ func TestMain(m *testing.M) {
 func runSoakTemporal() {
 	ctx, stop := stack.SignalContext()
 	defer stop()
-	opts := devserver.Options{Address: "127.0.0.1:0", DatabaseFile: os.Getenv(soakTemporalDB), Sync: devserver.SyncNormal}
+	opts := devserver.Options{Address: "127.0.0.1:0", DatabaseFile: os.Getenv(soakTemporalDB), Sync: devserver.SyncNormal,
+		MetricsListen: os.Getenv(soakTemporalMetrics)}
 	if admin := os.Getenv(soakTemporalPG); admin != "" {
 		opts.DatabaseFile = ""
 		opts.Postgres = &devserver.Postgres{URL: admin, Database: os.Getenv(soakTemporalPGDB), Shards: postgresShards}
@@ -192,26 +195,28 @@ func startChild(t *testing.T, role string, env ...string) *child {
 	return c
 }
 
-// startTemporalProcess starts the server process and returns its address.
-func startTemporalProcess(t *testing.T, env ...string) (proc, string) {
-	c := startChild(t, roleTemporal, env...)
-	addr := make(chan string, 1)
+// startTemporalProcess starts the server process and returns its address
+// and where it serves its metrics.
+func startTemporalProcess(t *testing.T, env ...string) (p proc, addr, metrics string) {
+	metrics = freeAddr(t)
+	c := startChild(t, roleTemporal, append(env, soakTemporalMetrics+"="+metrics)...)
+	ready := make(chan string, 1)
 	go func() {
 		for c.lines.Scan() {
 			if a, ok := strings.CutPrefix(c.lines.Text(), readyPrefix); ok {
-				addr <- a
+				ready <- a
 			}
 		}
 	}()
 	select {
-	case a := <-addr:
-		return c.proc, a
+	case a := <-ready:
+		return c.proc, a, "http://" + metrics + "/metrics"
 	case <-c.exited:
 		t.Fatalf("the Temporal server process ended: %s", c.tail())
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("the Temporal server process did not start in 2 minutes: %s", c.tail())
 	}
-	return proc{}, ""
+	return proc{}, "", ""
 }
 
 // startWorkerProcess starts the production worker (stack.RunWorker) as

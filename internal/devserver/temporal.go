@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/metrics"
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
@@ -55,6 +56,10 @@ type Options struct {
 	// itself dials to see the server ready. Tests of TLS connections use it.
 	TLS       *config.RootTLS
 	ClientTLS *tls.Config
+	// MetricsListen, when set, serves the server's own Prometheus metrics
+	// at /metrics there, among them "action": what Temporal Cloud would
+	// bill and rate-limit (the soak counts it per booking).
+	MetricsListen string
 }
 
 // Sync is SQLite's synchronous setting for the server's database file,
@@ -126,6 +131,10 @@ func StartTemporal(ctx context.Context, opts Options) (*Temporal, error) {
 	}
 	if opts.TLS != nil {
 		cfg.Global.TLS = *opts.TLS
+	}
+	if opts.MetricsListen != "" {
+		cfg.Global.Metrics = &metrics.Config{Prometheus: &metrics.PrometheusConfig{
+			Framework: metrics.FrameworkOpentelemetry, ListenAddress: opts.MetricsListen, HandlerPath: "/metrics"}}
 	}
 	srv, err := newServer(cfg, st.main, opts)
 	if err != nil {
