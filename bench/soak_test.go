@@ -129,6 +129,10 @@ func TestSoakSmoke(t *testing.T) {
 		require.Zero(t, countRows(t, e.pool, `SELECT count(*) FROM calendar_reservations WHERE reference = $1 AND status IN ('held', 'confirmed')`, ref), "moved %s keeps its old slot", ref)
 	}
 
+	// A reminder falling due: the lifecycle wakes on its timer and writes
+	// it to the outbox.
+	require.NoError(t, e.remindOp()(ctx, 0))
+
 	// The soak reads the worker process's workflow cache from its metrics.
 	c := e.cache(t)
 	require.Positive(t, c.size, "workflows in the worker's cache")

@@ -84,3 +84,51 @@ func (e soakEnv) change(ctx context.Context, ref, route, key string, body any, w
 	}
 	return nil
 }
+
+// A reminder is a lifecycle woken by its timer: it writes the reminder
+// to the outbox (and the sender delivers it). Seeded bookings are days
+// ahead, so during the load a few bookings are opened, as the seeding
+// opens them, whose one reminder is due remindIn after they start.
+const (
+	remindIn = 15 * time.Second
+	// remindSeq numbers the reminded bookings' customers apart from the
+	// seeded ones and the new bookings'.
+	remindSeq = 10_000_000
+)
+
+// remindOp opens the i-th reminded booking on the move bay's last days
+// (the moves take its first) and waits for its reminder's outbox row.
+// Its shop keeps no quiet hours: a reminder due inside them would wait
+// for the morning, and the run's outcome would depend on the hour.
+func (e soakEnv) remindOp() Op {
+	return func(ctx context.Context, i int) error {
+		_, start := soakSlot(e.cfg.Timezone, e.seed.today, soakSlotsPerDay*soakDays-1-i, 1)
+		b, err := e.seed.bookingAt(remindSeq+i, soakMoveResource, start)
+		if err != nil {
+			return err
+		}
+		terms := *b.in.Terms
+		terms.QuietOpens, terms.QuietCloses = "", ""
+		b.in.Terms = &terms
+		b.in.Reminders = []workflows.Duration{workflows.Duration(time.Until(start) - remindIn)}
+		b.in.Tuning.ReminderLead = workflows.Duration(time.Second)
+		if err := e.seed.open(ctx, b); err != nil {
+			return err
+		}
+		for {
+			var n int
+			if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox_messages WHERE reference = $1 AND kind LIKE $2`,
+				b.in.Reference, lifecycle.MessageKindReminder+"%").Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("no reminder for %s: %w", b.in.Reference, ctx.Err())
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}

@@ -59,6 +59,7 @@ type soakRow struct {
 	p50, p99            time.Duration // new bookings through the whole path
 	errors              int
 	changes             Result          // cancels and moves beside them
+	reminders           Result          // reminders falling due beside them
 	rss                 []resident      // per process (soakProcNames' order), at its peak while the new bookings ran
 	cpu                 []time.Duration // per new booking, per process, then PostgreSQL's
 	cache               cacheReading    // the worker's workflow cache over the new bookings
@@ -71,7 +72,8 @@ func (r soakRow) String() string {
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 	cells := []string{r.backend, strconv.Itoa(r.open), fmt.Sprintf("%.0f", r.seedRate),
 		r.p50.Round(time.Millisecond).String(), r.p99.Round(time.Millisecond).String(), strconv.Itoa(r.errors),
-		strconv.Itoa(r.changes.Ops), r.changes.P50().Round(time.Millisecond).String(), r.changes.P99().Round(time.Millisecond).String(), strconv.Itoa(r.changes.Errors)}
+		strconv.Itoa(r.changes.Ops), r.changes.P50().Round(time.Millisecond).String(), r.changes.P99().Round(time.Millisecond).String(), strconv.Itoa(r.changes.Errors),
+		fmt.Sprintf("%d / %d", r.reminders.Ops-r.reminders.Errors, r.reminders.Ops)}
 	for _, m := range r.rss {
 		cells = append(cells, fmt.Sprintf("%d (%d)", m.rss/1024, m.anon/1024))
 	}
@@ -84,7 +86,7 @@ func (r soakRow) String() string {
 }
 
 // soakHeader heads the soak's table.
-const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | changes | change p50 | p99 | errors | RSS (anon) MB worker | Temporal | bookonce | CPU ms/booking worker | Temporal | bookonce | PostgreSQL | Temporal actions/booking | workflow cache | hits / misses | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50 | p99 | errors | changes | change p50 | p99 | errors | reminders sent | RSS (anon) MB worker | Temporal | bookonce | CPU ms/booking worker | Temporal | bookonce | PostgreSQL | Temporal actions/booking | workflow cache | hits / misses | history length | Temporal stores MB | bookonce DB MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 // TestSoakFull is `make soak`: on each of SOAK_BACKENDS (default both:
 // make run's SQLite file, and PostgreSQL with four shards as compose runs
@@ -131,6 +133,7 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 	var rows []soakRow
 	open, loadSeq := 0, levels[len(levels)-1] // the load's customers come after the seeded ones
 	changesN, changeSeq, prev := max(2, loadN/4), 0, 0
+	remindN, remindSeqBase := max(1, loadN/24), 0
 	for _, level := range levels {
 		row := soakRow{backend: backend.name, open: level}
 		seeded := Run(context.Background(), Load{Concurrency: 32, Ops: level - open, SeqBase: open}, e.seed.op())
@@ -147,13 +150,17 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 				every := soakEvery * time.Duration(loadN) / time.Duration(changesN) // over the same window
 				row.changes, _ = OpenLoop{N: changesN, Every: every, SeqBase: changeSeq}.Run(context.Background(), e.changeOp(level, changeSeq))
 			})
+			wg.Go(func() {
+				every := soakEvery * time.Duration(loadN) / time.Duration(remindN)
+				row.reminders, _ = OpenLoop{N: remindN, Every: every, SeqBase: remindSeqBase}.Run(context.Background(), e.remindOp())
+			})
 			r, _ := OpenLoop{N: loadN, Every: soakEvery, SeqBase: loadSeq}.Run(context.Background(), e.bookingOp(t))
 			wg.Wait()
 			return r
 		})
 		c1, cache1, a1 := procCPUs(t, procs), e.cache(t), readActions(t, server.metrics)
 		row.actions = (a1 - a0) / float64(loadN)
-		loadSeq, changeSeq, prev = loadSeq+loadN, changeSeq+changesN, level
+		loadSeq, changeSeq, remindSeqBase, prev = loadSeq+loadN, changeSeq+changesN, remindSeqBase+remindN, level
 		row.p50, row.p99, row.errors = r.P50(), r.P99(), r.Errors
 		for _, d := range c1.since(c0) {
 			row.cpu = append(row.cpu, d/time.Duration(loadN))
@@ -163,7 +170,7 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 		row.history = e.meanHistory(t, 20)
 		row.temporalDB = server.storeSize()
 		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT pg_database_size(current_database())`).Scan(&row.pgBytes))
-		t.Logf("soak: %s (first error: %v; first change error: %v)", row, r.FirstErr, row.changes.FirstErr)
+		t.Logf("soak: %s (first error: %v; first change error: %v; first reminder error: %v)", row, r.FirstErr, row.changes.FirstErr, row.reminders.FirstErr)
 		rows = append(rows, row)
 	}
 	return rows

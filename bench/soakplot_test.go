@@ -36,6 +36,8 @@ type soakPoint struct {
 	ChP50ms  float64            `json:"change_p50_ms"`
 	ChP99ms  float64            `json:"change_p99_ms"`
 	ChErrors int                `json:"change_errors"`
+	Reminded int                `json:"reminders"` // reminders falling due beside them
+	RemErr   int                `json:"reminder_errors"`
 	RSSMB    map[string]float64 `json:"rss_mb"`         // peak per process while the new bookings ran
 	AnonMB   map[string]float64 `json:"anon_mb"`        // of it, anonymous (not file-backed)
 	CPUms    map[string]float64 `json:"cpu_ms_booking"` // per new booking, per process and postgres
@@ -53,6 +55,7 @@ func (r soakRow) point(names []string) soakPoint {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	p := soakPoint{Backend: r.backend, Open: r.open, SeedRate: r.seedRate, P50ms: ms(r.p50), P99ms: ms(r.p99), Errors: r.errors,
 		Changes: r.changes.Ops, ChP50ms: ms(r.changes.P50()), ChP99ms: ms(r.changes.P99()), ChErrors: r.changes.Errors,
+		Reminded: r.reminders.Ops, RemErr: r.reminders.Errors,
 		RSSMB: map[string]float64{}, AnonMB: map[string]float64{}, CPUms: map[string]float64{}, Actions: r.actions, Cache: r.cache.size, Hits: r.cache.hits, Misses: r.cache.misses, History: r.history,
 		StoresMB: float64(r.temporalDB) / (1 << 20), DBMB: float64(r.pgBytes) / (1 << 20)}
 	for i, m := range r.rss {

@@ -97,17 +97,22 @@ func (s *seeder) op() Op {
 		if err != nil {
 			return err
 		}
-		g, gctx := errgroup.WithContext(ctx)
-		var booking calendar.Booking
-		var intentID string
-		g.Go(func() (err error) { booking, err = s.reserve(gctx, b); return err })
-		g.Go(func() (err error) { intentID, err = s.capture(gctx, b); return err })
-		if err := g.Wait(); err != nil {
-			return fmt.Errorf("booking %d: %w", seq, err)
-		}
-		b.in.BookingID, b.in.SlotEnd, b.in.IntentID = booking.ID, booking.End, intentID
-		return s.start(ctx, b)
+		return s.open(ctx, b)
 	}
+}
+
+// open makes b a confirmed booking with its lifecycle running.
+func (s *seeder) open(ctx context.Context, b seeded) error {
+	g, gctx := errgroup.WithContext(ctx)
+	var booking calendar.Booking
+	var intentID string
+	g.Go(func() (err error) { booking, err = s.reserve(gctx, b); return err })
+	g.Go(func() (err error) { intentID, err = s.capture(gctx, b); return err })
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("booking %s: %w", b.in.Reference, err)
+	}
+	b.in.BookingID, b.in.SlotEnd, b.in.IntentID = booking.ID, booking.End, intentID
+	return s.start(ctx, b)
 }
 
 // seeded is one booking to seed: the lifecycle's input so far and the
@@ -121,8 +126,13 @@ type seeded struct {
 // WhatsApp wish with a card deposit leaves it, before the IDs the APIs
 // give.
 func (s *seeder) booking(seq int) (seeded, error) {
-	customer := phone(s.base, seq)
 	res, start := soakSlot(s.cfg.Timezone, s.today, seq, s.resources)
+	return s.bookingAt(seq, res, start)
+}
+
+// bookingAt is the seq-th customer's booking of resource res at start.
+func (s *seeder) bookingAt(seq int, res string, start time.Time) (seeded, error) {
+	customer := phone(s.base, seq)
 	key, err := s.cfg.CustomerKeys().Key(tenant, customer)
 	if err != nil {
 		return seeded{}, err
