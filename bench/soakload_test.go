@@ -129,51 +129,69 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 	server := backend.start(t)
 	e := newSoakEnv(t, server.tc, levels[len(levels)-1], server.hostPort)
 	e.slots = soakLoadSlots
-	procs := []proc{e.worker, server.proc, {name: soakProcNames[2]}}
+	run := &soakRun{e: e, server: server, procs: []proc{e.worker, server.proc, {name: soakProcNames[2]}},
+		loadN: loadN, changesN: max(2, loadN/4), remindN: max(1, loadN/24),
+		loadSeq: levels[len(levels)-1]} // the load's customers come after the seeded ones
 	var rows []soakRow
-	open, loadSeq := 0, levels[len(levels)-1] // the load's customers come after the seeded ones
-	changesN, changeSeq, prev := max(2, loadN/4), 0, 0
-	remindN, remindSeqBase := max(1, loadN/24), 0
 	for _, level := range levels {
 		row := soakRow{backend: backend.name, open: level}
-		seeded := Run(context.Background(), Load{Concurrency: 32, Ops: level - open, SeqBase: open}, e.seed.op())
+		seeded := Run(context.Background(), Load{Concurrency: 32, Ops: level - run.open, SeqBase: run.open}, e.seed.op())
 		require.Zero(t, seeded.Errors, "%v", seeded.FirstErr)
-		row.seedRate, open = seeded.OpsPerSec(), level
+		row.seedRate = seeded.OpsPerSec()
 		e.awaitRunning(t, level)
 		e.awaitSettled(t, level)
-		require.Less(t, changesN, level-prev, "a level's changes are fewer than the bookings it seeded")
-		c0, cache0, a0 := procCPUs(t, procs), e.cache(t), readActions(t, server.metrics)
-		var r Result
-		r, row.rss = whilePeaks(t, procs, func() Result {
-			var wg sync.WaitGroup
-			wg.Go(func() {
-				every := soakEvery * time.Duration(loadN) / time.Duration(changesN) // over the same window
-				row.changes, _ = OpenLoop{N: changesN, Every: every, SeqBase: changeSeq}.Run(context.Background(), e.changeOp(level, changeSeq))
-			})
-			wg.Go(func() {
-				every := soakEvery * time.Duration(loadN) / time.Duration(remindN)
-				row.reminders, _ = OpenLoop{N: remindN, Every: every, SeqBase: remindSeqBase}.Run(context.Background(), e.remindOp())
-			})
-			r, _ := OpenLoop{N: loadN, Every: soakEvery, SeqBase: loadSeq}.Run(context.Background(), e.bookingOp(t))
-			wg.Wait()
-			return r
-		})
-		c1, cache1, a1 := procCPUs(t, procs), e.cache(t), readActions(t, server.metrics)
-		row.actions = (a1 - a0) / float64(loadN)
-		loadSeq, changeSeq, remindSeqBase, prev = loadSeq+loadN, changeSeq+changesN, remindSeqBase+remindN, level
-		row.p50, row.p99, row.errors = r.P50(), r.P99(), r.Errors
-		for _, d := range c1.since(c0) {
-			row.cpu = append(row.cpu, d/time.Duration(loadN))
-		}
-		row.cache = cache1.since(cache0)
-		writeHeapProfiles(t, fmt.Sprintf("%s-%d", backend.name, level), procs)
+		run.measure(t, level, &row)
+		writeHeapProfiles(t, fmt.Sprintf("%s-%d", backend.name, level), run.procs)
 		row.history = e.meanHistory(t, 20)
 		row.temporalDB = server.storeSize()
 		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT pg_database_size(current_database())`).Scan(&row.pgBytes))
-		t.Logf("soak: %s (first error: %v; first change error: %v; first reminder error: %v)", row, r.FirstErr, row.changes.FirstErr, row.reminders.FirstErr)
+		t.Logf("soak: %s", row)
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// soakRun is one backend's soak: its stack, and how far each kind of
+// load has come (each level's customers, changed bookings and reminded
+// bookings are new ones).
+type soakRun struct {
+	e                        soakEnv
+	server                   temporalServer
+	procs                    []proc
+	loadN, changesN, remindN int // per level
+	open, loadSeq, changeSeq int
+	remindSeq                int
+}
+
+// measure runs the level's load: loadN new bookings at 2/s, and over the
+// same window changesN cancels and moves and remindN reminders falling
+// due; it fills row with what they took.
+func (s *soakRun) measure(t *testing.T, level int, row *soakRow) {
+	require.Less(t, s.changesN, level-s.open, "a level's changes are fewer than the bookings it seeded")
+	window := soakEvery * time.Duration(s.loadN)
+	c0, cache0, a0 := procCPUs(t, s.procs), s.e.cache(t), readActions(t, s.server.metrics)
+	r, peaks := whilePeaks(t, s.procs, func() Result {
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			row.changes, _ = OpenLoop{N: s.changesN, Every: window / time.Duration(s.changesN), SeqBase: s.changeSeq}.
+				Run(context.Background(), s.e.changeOp(level, s.changeSeq))
+		})
+		wg.Go(func() {
+			row.reminders, _ = OpenLoop{N: s.remindN, Every: window / time.Duration(s.remindN), SeqBase: s.remindSeq}.
+				Run(context.Background(), s.e.remindOp())
+		})
+		r, _ := OpenLoop{N: s.loadN, Every: soakEvery, SeqBase: s.loadSeq}.Run(context.Background(), s.e.bookingOp(t))
+		wg.Wait()
+		return r
+	})
+	c1, cache1, a1 := procCPUs(t, s.procs), s.e.cache(t), readActions(t, s.server.metrics)
+	row.p50, row.p99, row.errors, row.rss = r.P50(), r.P99(), r.Errors, peaks
+	for _, d := range c1.since(c0) {
+		row.cpu = append(row.cpu, d/time.Duration(s.loadN))
+	}
+	row.cache, row.actions = cache1.since(cache0), (a1-a0)/float64(s.loadN)
+	t.Logf("soak %d: first errors: booking %v, change %v, reminder %v", level, r.FirstErr, row.changes.FirstErr, row.reminders.FirstErr)
+	s.open, s.loadSeq, s.changeSeq, s.remindSeq = level, s.loadSeq+s.loadN, s.changeSeq+s.changesN, s.remindSeq+s.remindN
 }
 
 // awaitRunning waits until visibility counts n running lifecycles.
