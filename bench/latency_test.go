@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -201,27 +198,11 @@ type memReading struct {
 
 // readMem reads /proc/self/status and the Go heap.
 func readMem() (memReading, error) {
-	b, err := os.ReadFile("/proc/self/status")
+	r, err := proc{}.rss()
 	if err != nil {
 		return memReading{}, err
 	}
-	var m memReading
-	fields := map[string]*int64{"VmRSS:": &m.rss, "RssAnon:": &m.anon, "RssFile:": &m.file}
-	for _, l := range strings.Split(string(b), "\n") {
-		for name, to := range fields {
-			if v, ok := strings.CutPrefix(l, name); ok {
-				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				if err != nil {
-					return memReading{}, fmt.Errorf("%s %q: %w", name, v, err)
-				}
-				*to = kb
-				delete(fields, name)
-			}
-		}
-	}
-	if len(fields) > 0 {
-		return memReading{}, fmt.Errorf("/proc/self/status lacks %v", slices.Collect(maps.Keys(fields)))
-	}
+	m := memReading{rss: r.rss, anon: r.anon, file: r.file}
 	sample := []metrics.Sample{
 		{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/total:bytes"},

@@ -1,19 +1,18 @@
 package bench
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookonce/bookonce/internal/telemetry"
 )
 
 // cpuSnap is the CPU time of each of the soak's processes and of every
@@ -86,7 +85,7 @@ func readCache(t *testing.T, metricsURL string) cacheReading {
 	var c cacheReading
 	var size float64
 	counts := map[string]*float64{"temporal_sticky_cache_hit_total": &c.hits, "temporal_sticky_cache_miss_total": &c.misses}
-	scrape(t, metricsURL, func(name, _ string, v float64) {
+	scrape(t, metricsURL, func(name string, _ map[string]string, v float64) {
 		if to, ok := counts[name]; ok {
 			*to += v // summed over the workflow types
 		} else if name == "temporal_sticky_cache_size" {
@@ -102,39 +101,33 @@ func readCache(t *testing.T, metricsURL string) cacheReading {
 // frontend's "action" counter; docs.temporal.io, "Estimate Actions").
 func readActions(t *testing.T, metricsURL string) float64 {
 	var n float64
-	scrape(t, metricsURL, func(name, labels string, v float64) {
-		if (name == "action" || name == "action_total") && strings.Contains(labels, `service_name="frontend"`) {
+	scrape(t, metricsURL, func(name string, labels map[string]string, v float64) {
+		if (name == "action" || name == "action_total") && labels["service_name"] == "frontend" {
 			n += v
 		}
 	})
 	return n
 }
 
-// scrape reads a Prometheus text page and calls each for every sample
-// with its name, its labels ("{...}" or "") and its value.
-func scrape(t *testing.T, metricsURL string, each func(name, labels string, v float64)) {
-	resp, err := http.Get(metricsURL)
+// scrape reads a /metrics page (telemetry.Remote, as the ops page does)
+// and calls each for every counter and gauge sample.
+func scrape(t *testing.T, metricsURL string, each func(name string, labels map[string]string, v float64)) {
+	families, err := telemetry.Remote{URL: metricsURL, Timeout: 10 * time.Second}.Gather()
 	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, metricsURL)
-	lines := bufio.NewScanner(resp.Body)
-	lines.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for lines.Scan() {
-		l := lines.Text()
-		i := strings.LastIndexByte(l, ' ')
-		if strings.HasPrefix(l, "#") || i < 0 {
-			continue
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch {
+			case m.GetCounter() != nil:
+				each(f.GetName(), labels, m.GetCounter().GetValue())
+			case m.GetGauge() != nil:
+				each(f.GetName(), labels, m.GetGauge().GetValue())
+			}
 		}
-		series := l[:i]
-		name, labels := series, ""
-		if j := strings.IndexByte(series, '{'); j >= 0 {
-			name, labels = series[:j], series[j:]
-		}
-		v, err := strconv.ParseFloat(l[i+1:], 64)
-		require.NoError(t, err, l)
-		each(name, labels, v)
 	}
-	require.NoError(t, lines.Err())
 }
 
 // writeHeapProfiles keeps, with SOAK_PROFILE_DIR set, each child's heap
