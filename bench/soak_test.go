@@ -25,9 +25,10 @@ import (
 // own and a seeder for n bookings.
 type soakEnv struct {
 	e2eEnv
-	seed    *seeder
-	worker  proc
-	metrics string // the worker's /metrics
+	seed   *seeder
+	worker workerProcess
+	// startBuild starts one more worker process, as role and of build.
+	startBuild func(t *testing.T, role, build string) workerProcess
 }
 
 // newSoakEnv is the whole stack on the server at hostPort (tc its
@@ -37,17 +38,22 @@ type soakEnv struct {
 // client, and the soak seeds thousands of bookings a minute into one
 // shop on purpose.
 func newSoakEnv(t *testing.T, tc client.Client, n int, hostPort string) soakEnv {
-	var worker proc
-	var metrics string
+	var start func(t *testing.T, role, build string) workerProcess
 	e := newStackEnvOn(t, tc, func(tc client.Client, cfg config.Config, pool *pgxpool.Pool) {
-		worker, metrics = startWorkerProcess(t, cfg, pool.Config().ConnString(), hostPort, soakReconcile)
+		// The worker runs as a build of a Worker Deployment of its own, as
+		// compose and Kubernetes run it, so that the soak can deploy.
+		deployment := "soak-" + cfg.TaskQueue
+		start = func(t *testing.T, role, build string) workerProcess {
+			return startWorkerProcess(t, role, cfg, pool.Config().ConnString(), hostPort, soakReconcile,
+				config.WorkerDeploymentVar+"="+deployment, config.WorkerBuildIDVar+"="+build)
+		}
 	}, func(e *env) {
 		e.cfg.KeysPerMinute = 0
 		require.NoError(t, seedSoakResources(context.Background(), e.pool, n))
 	})
 	s, err := newSeeder(e.cfg, e.pool, testsupport.Tenants(t, e.pool), e.tc, n, e.base)
 	require.NoError(t, err)
-	return soakEnv{e2eEnv: e, seed: s, worker: worker, metrics: metrics}
+	return soakEnv{e2eEnv: e, seed: s, worker: start(t, roleWorker, soakFrom), startBuild: start}
 }
 
 // soakReconcile keeps the reconciler's sweep out of the soak: a seeded
@@ -57,7 +63,7 @@ func newSoakEnv(t *testing.T, tc client.Client, n int, hostPort string) soakEnv 
 const soakReconcile = "RECONCILE_INTERVAL=24h"
 
 // cache reads the worker's workflow cache.
-func (e soakEnv) cache(t *testing.T) cacheReading { return readCache(t, e.metrics) }
+func (e soakEnv) cache(t *testing.T) cacheReading { return readCache(t, e.worker.metrics) }
 
 // TestSoakSmoke is the soak's seeding, small: 100 confirmed bookings
 // opened through the real APIs, 16 at a time. Each has its reservation
@@ -137,6 +143,15 @@ func TestSoakSmoke(t *testing.T) {
 	c := e.cache(t)
 	require.Positive(t, c.size, "workflows in the worker's cache")
 	require.Positive(t, c.hits, "tasks that found their workflow in the worker's cache")
+
+	// A deploy while bookings wait: a new build with a workflow change
+	// takes over during a window of new bookings, changes of bookings the
+	// old build opened and a reminder the old build's lifecycle set.
+	run := &soakRun{e: e, procs: []proc{e.worker.proc}, loadN: 8, changesN: 4, remindN: 1, loadSeq: n + 1, changeSeq: 4, remindSeq: 1}
+	d := run.deploy(t, n-4) // below the bookings changed above
+	t.Logf("deploy: %s", d)
+	require.Empty(t, d.failures(), "%s", d)
+	require.Equal(t, run.procs[0].pid, run.e.worker.pid, "the new build's worker is the soak's worker")
 }
 
 // seededRefs are the references of the seeded bookings still confirmed

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
@@ -103,20 +104,25 @@ func TestSoakFull(t *testing.T) {
 	levels := soakLevels(t)
 	loadN := envInts(t, "SOAK_LOAD_N", []int{120})[0]
 	var b strings.Builder
+	var deploys []string
 	fmt.Fprintf(&b, "%s\n", soakHeader)
 	for _, backend := range soakBackends(t) {
 		// A subtest each: the first backend's stack is gone before the
 		// second's starts, so neither measures the other's memory.
 		t.Run(backend.name, func(t *testing.T) {
 			var points []soakPoint
-			for _, row := range soakOn(t, backend, levels, loadN) {
+			rows, deployed := soakOn(t, backend, levels, loadN)
+			for _, row := range rows {
 				fmt.Fprintf(&b, "%s\n", row)
 				points = append(points, row.point(soakProcNames))
 			}
 			writeSoakPoints(t, backend.name, points)
+			deploys = append(deploys, fmt.Sprintf("- %s, at %d open: %s", backend.name, levels[len(levels)-1], deployed))
+			assert.Empty(t, deployed.failures(), "the deploy on %s", backend.name)
 		})
 	}
-	t.Logf("soak, %d new bookings at 2/s per level:\n%s", loadN, b.String())
+	t.Logf("soak, %d new bookings at 2/s per level:\n%s\ndeploys, %d new bookings at 2/s meanwhile:\n%s",
+		loadN, b.String(), loadN, strings.Join(deploys, "\n"))
 }
 
 // soakProcNames are the soak's processes in the order of its columns:
@@ -124,12 +130,13 @@ func TestSoakFull(t *testing.T) {
 // and payment APIs, seeder and load driver).
 var soakProcNames = []string{"worker", "temporal", "bookonce"}
 
-// soakOn runs the soak's levels on one backend.
-func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []soakRow {
+// soakOn runs the soak's levels on one backend, then a deploy at the
+// last level.
+func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) ([]soakRow, soakDeploy) {
 	server := backend.start(t)
 	e := newSoakEnv(t, server.tc, levels[len(levels)-1], server.hostPort)
 	e.slots = soakLoadSlots
-	run := &soakRun{e: e, server: server, procs: []proc{e.worker, server.proc, {name: soakProcNames[2]}},
+	run := &soakRun{e: e, server: server, procs: []proc{e.worker.proc, server.proc, {name: soakProcNames[2]}},
 		loadN: loadN, changesN: max(2, loadN/4), remindN: max(1, loadN/24),
 		loadSeq: levels[len(levels)-1]} // the load's customers come after the seeded ones
 	var rows []soakRow
@@ -137,10 +144,11 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 		row := soakRow{backend: backend.name, open: level}
 		seeded := Run(context.Background(), Load{Concurrency: 32, Ops: level - run.open, SeqBase: run.open}, e.seed.op())
 		require.Zero(t, seeded.Errors, "%v", seeded.FirstErr)
+		run.floor, run.open = run.open, level
 		row.seedRate = seeded.OpsPerSec()
 		e.awaitRunning(t, level)
 		e.awaitSettled(t, level)
-		run.measure(t, level, &row)
+		run.measure(t, &row)
 		writeHeapProfiles(t, fmt.Sprintf("%s-%d", backend.name, level), run.procs)
 		row.history = e.meanHistory(t, 20)
 		row.temporalDB = server.storeSize()
@@ -148,7 +156,9 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) []so
 		t.Logf("soak: %s", row)
 		rows = append(rows, row)
 	}
-	return rows
+	d := run.deploy(t, run.open-run.changesN) // below the last window's changes
+	t.Logf("soak deploy: %s", d)
+	return rows, d
 }
 
 // soakRun is one backend's soak: its stack, and how far each kind of
@@ -158,40 +168,71 @@ type soakRun struct {
 	e                        soakEnv
 	server                   temporalServer
 	procs                    []proc
-	loadN, changesN, remindN int // per level
-	open, loadSeq, changeSeq int
-	remindSeq                int
+	loadN, changesN, remindN int // per window
+	// open is how many bookings the seeding opened, floor how many the
+	// level before had.
+	open, floor                   int
+	loadSeq, changeSeq, remindSeq int
 }
 
-// measure runs the level's load: loadN new bookings at 2/s, and over the
-// same window changesN cancels and moves and remindN reminders falling
-// due; it fills row with what they took.
-func (s *soakRun) measure(t *testing.T, level int, row *soakRow) {
-	require.Less(t, s.changesN, level-s.open, "a level's changes are fewer than the bookings it seeded")
-	window := soakEvery * time.Duration(s.loadN)
+// measure runs the level's load (load) and fills row with what it took:
+// latency, errors, peak memory and CPU per process, the worker's cache
+// and Temporal's actions.
+func (s *soakRun) measure(t *testing.T, row *soakRow) {
 	c0, cache0, a0 := procCPUs(t, s.procs), s.e.cache(t), readActions(t, s.server.metrics)
-	r, peaks := whilePeaks(t, s.procs, func() Result {
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			row.changes, _ = OpenLoop{N: s.changesN, Every: window / time.Duration(s.changesN), SeqBase: s.changeSeq}.
-				Run(context.Background(), s.e.changeOp(level, s.changeSeq))
-		})
-		wg.Go(func() {
-			row.reminders, _ = OpenLoop{N: s.remindN, Every: window / time.Duration(s.remindN), SeqBase: s.remindSeq}.
-				Run(context.Background(), s.e.remindOp())
-		})
-		r, _ := OpenLoop{N: s.loadN, Every: soakEvery, SeqBase: s.loadSeq}.Run(context.Background(), s.e.bookingOp(t))
-		wg.Wait()
-		return r
-	})
+	var l soakLoad
+	_, peaks := whilePeaks(t, s.procs, func() Result { l = s.load(t, s.open, s.sizes()); return l.bookings })
 	c1, cache1, a1 := procCPUs(t, s.procs), s.e.cache(t), readActions(t, s.server.metrics)
-	row.p50, row.p99, row.errors, row.rss = r.P50(), r.P99(), r.Errors, peaks
+	r := l.bookings
+	row.p50, row.p99, row.errors, row.rss, row.changes, row.reminders = r.P50(), r.P99(), r.Errors, peaks, l.changes, l.reminders
 	for _, d := range c1.since(c0) {
 		row.cpu = append(row.cpu, d/time.Duration(s.loadN))
 	}
 	row.cache, row.actions = cache1.since(cache0), (a1-a0)/float64(s.loadN)
-	t.Logf("soak %d: first errors: booking %v, change %v, reminder %v", level, r.FirstErr, row.changes.FirstErr, row.reminders.FirstErr)
-	s.open, s.loadSeq, s.changeSeq, s.remindSeq = level, s.loadSeq+s.loadN, s.changeSeq+s.changesN, s.remindSeq+s.remindN
+	t.Logf("soak %d: first errors: %s", s.open, l.firstErrors())
+}
+
+// soakLoad is what one window of load did.
+type soakLoad struct{ bookings, changes, reminders Result }
+
+// firstErrors names each kind's first error.
+func (l soakLoad) firstErrors() string {
+	return fmt.Sprintf("booking %v, change %v, reminder %v", l.bookings.FirstErr, l.changes.FirstErr, l.reminders.FirstErr)
+}
+
+// errors is how many operations of the window failed.
+func (l soakLoad) errors() int { return l.bookings.Errors + l.changes.Errors + l.reminders.Errors }
+
+// soakSizes are the operations of one window of load.
+type soakSizes struct{ bookings, changes, reminders int }
+
+// sizes is a whole window.
+func (s *soakRun) sizes() soakSizes { return soakSizes{s.loadN, s.changesN, s.remindN} }
+
+// load is one window of load: n.bookings new bookings at 2/s, and over
+// the same window n.changes cancels and moves of the bookings seeded
+// below from (the newest first) and n.reminders reminders falling due.
+// Each kind's next window takes new customers; a level's windows change
+// bookings its seeding opened, each once.
+func (s *soakRun) load(t *testing.T, from int, n soakSizes) soakLoad {
+	require.GreaterOrEqual(t, from-n.changes, s.floor, "a window changes bookings its level opened")
+	window := soakEvery * time.Duration(n.bookings)
+	var l soakLoad
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		l.changes, _ = OpenLoop{N: n.changes, Every: window / time.Duration(n.changes), SeqBase: s.changeSeq}.
+			Run(context.Background(), s.e.changeOp(from, s.changeSeq))
+	})
+	if n.reminders > 0 {
+		wg.Go(func() {
+			l.reminders, _ = OpenLoop{N: n.reminders, Every: window / time.Duration(n.reminders), SeqBase: s.remindSeq}.
+				Run(context.Background(), s.e.remindOp())
+		})
+	}
+	l.bookings, _ = OpenLoop{N: n.bookings, Every: soakEvery, SeqBase: s.loadSeq}.Run(context.Background(), s.e.bookingOp(t))
+	wg.Wait()
+	s.loadSeq, s.changeSeq, s.remindSeq = s.loadSeq+n.bookings, s.changeSeq+n.changes, s.remindSeq+n.reminders
+	return l
 }
 
 // awaitRunning waits until visibility counts n running lifecycles.

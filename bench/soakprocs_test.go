@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/deploychange"
 	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
@@ -32,6 +33,9 @@ const (
 	soakRoleEnv  = "BOOKONCE_SOAK_ROLE"
 	roleTemporal = "temporal"
 	roleWorker   = "worker"
+	// roleChanged is the worker of a deploy's new build: the production
+	// worker with a workflow change (package deploychange).
+	roleChanged = "worker-changed"
 	// soakTemporalDB is the server's SQLite file; soakTemporalPG and
 	// soakTemporalPGDB its PostgreSQL (the admin URL and the database).
 	soakTemporalDB   = "BOOKONCE_SOAK_TEMPORAL_DB"
@@ -56,6 +60,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case roleWorker:
 		stack.Command("worker", config.WorkerSecrets, stack.RunWorker)
+	case roleChanged:
+		stack.Command("worker", config.WorkerSecrets, stack.RunWorkerWith(deploychange.Interceptor()))
 	case roleTemporal:
 		runSoakTemporal()
 	default:
@@ -164,6 +170,17 @@ func (c *child) tail() string {
 	return string(b[max(0, len(b)-4000):])
 }
 
+// stop ends the child as a rollout ends a pod (SIGTERM: a worker
+// finishes the tasks it holds) and waits for it, up to 30 s.
+func (c *child) stop(t *testing.T) {
+	require.NoError(t, syscall.Kill(c.pid, syscall.SIGTERM), c.name)
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not stop within 30 s of SIGTERM: %s", c.name, c.tail())
+	}
+}
+
 // startChild starts this test binary again as role with env added and
 // stops it (SIGTERM, then SIGKILL after 30 s) when the test ends.
 func startChild(t *testing.T, role string, env ...string) *child {
@@ -219,13 +236,19 @@ func startTemporalProcess(t *testing.T, env ...string) (p proc, addr, metrics st
 	return proc{}, "", ""
 }
 
-// startWorkerProcess starts the production worker (stack.RunWorker) as
-// a process configured like cfg, on the database at dbURL and the
-// server at hostPort, with env added, and waits until it is healthy;
-// metrics is its /metrics.
-func startWorkerProcess(t *testing.T, cfg config.Config, dbURL, hostPort string, env ...string) (p proc, metrics string) {
+// workerProcess is a worker the soak started, and its /metrics.
+type workerProcess struct {
+	*child
+	metrics string
+}
+
+// startWorkerProcess starts the production worker (stack.RunWorker, or
+// as role roleChanged with a workflow change) as a process configured
+// like cfg, on the database at dbURL and the server at hostPort, with
+// env added, and waits until it is healthy.
+func startWorkerProcess(t *testing.T, role string, cfg config.Config, dbURL, hostPort string, env ...string) workerProcess {
 	listen := freeAddr(t)
-	c := startChild(t, roleWorker, append([]string{
+	c := startChild(t, role, append([]string{
 		"DATABASE_URL=" + dbURL, "TEMPORAL_ADDRESS=" + hostPort, "TEMPORAL_NAMESPACE=" + cfg.TemporalNamespace,
 		"TEMPORAL_TASK_QUEUE=" + cfg.TaskQueue, "CALENDAR_URL=" + cfg.CalendarURL, "PAYMENTS_URL=" + cfg.PaymentsURL,
 		"DEPOSIT_MODE=" + string(cfg.DepositMode), "WORKER_LISTEN=" + listen, "LOG_LEVEL=warn"}, env...)...)
@@ -242,7 +265,7 @@ func startWorkerProcess(t *testing.T, cfg config.Config, dbURL, hostPort string,
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
-	return c.proc, "http://" + listen + "/metrics"
+	return workerProcess{child: c, metrics: "http://" + listen + "/metrics"}
 }
 
 // freeAddr is a loopback address with a port free a moment ago, for a

@@ -13,14 +13,16 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/deploychange"
 	"github.com/bookonce/bookonce/internal/stack"
 )
 
 // A deploy while bookings wait (Crashes.Deploy): the workers run as build
 // deployFrom of the Worker Deployment; deployAfter into the run the
-// drill starts as many workers of build deployTo, which promote it
-// themselves, and stops the old build's workers (SIGTERM, a graceful
-// stop) once no run pinned to it is open, as a rollout does
+// drill starts as many workers of build deployTo, which carry a workflow
+// change to the booking lifecycle (package deploychange) and promote the
+// build themselves, and stops the old build's workers (SIGTERM, a
+// graceful stop) once no run pinned to it is open, as a rollout does
 // (docs/deploy.md, "Deploying while bookings wait").
 const (
 	deployFrom  = "drill-1"
@@ -46,6 +48,10 @@ type DeployReport struct {
 	// PinnedAtDeploy is how many runs were pinned to the old build when
 	// the new one became current: the sagas the old build finished.
 	PinnedAtDeploy int64 `json:"pinned_at_deploy"`
+	// Changed is how many open lifecycles recorded the new build's
+	// workflow change once the old build drained: those that started on
+	// it or acted on it after moving there.
+	Changed int `json:"changed"`
 	// Routed: the server reported the routing on the task queues, not
 	// still in progress (a server killed mid-propagation reports it in
 	// progress for good; the drain then shows whether tasks moved).
@@ -61,8 +67,8 @@ func (d DeployReport) String() string {
 	if !d.Routed {
 		routing = " (routing still reported in progress)"
 	}
-	return fmt.Sprintf("%s → %s at %.0fs, current after %.1fs%s, %d runs pinned to %s then, drained and %d workers stopped at %.0fs",
-		d.From, d.To, d.At, d.Current-d.At, routing, d.PinnedAtDeploy, d.From, d.OldStopped, d.Drained)
+	return fmt.Sprintf("%s → %s at %.0fs, current after %.1fs%s, %d runs pinned to %s then, drained and %d workers stopped at %.0fs, %d open lifecycles with its change",
+		d.From, d.To, d.At, d.Current-d.At, routing, d.PinnedAtDeploy, d.From, d.OldStopped, d.Drained, d.Changed)
 }
 
 func (d DeployReport) failures() []string {
@@ -71,6 +77,8 @@ func (d DeployReport) failures() []string {
 		return []string{"deploy: " + d.Error}
 	case d.Current == 0 || d.Drained == 0 || d.OldStopped == 0:
 		return []string{fmt.Sprintf("deploy did not end: %s", d)}
+	case d.Changed == 0:
+		return []string{fmt.Sprintf("deploy: no open lifecycle recorded %s's change %s", d.To, deploychange.ChangeID)}
 	}
 	return nil
 }
@@ -130,6 +138,12 @@ func (d *deployer) run(ctx context.Context, settled <-chan struct{}) {
 		_, rep.Routed, _ = stack.CurrentBuild(ctx, d.tc, d.ns, config.DefaultWorkerDeployment)
 	}
 	rep.OldStopped = d.ws.retire(deployFrom)
+	v, err := stack.ReadVersions(ctx, d.tc, d.ns, config.DefaultWorkerDeployment)
+	if err != nil {
+		rep.Error = err.Error()
+		return
+	}
+	rep.Changed = v.Changes[deploychange.Marker()]
 	d.progress("deploy: %s", rep)
 }
 

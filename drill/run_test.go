@@ -68,6 +68,7 @@ func TestDrill100(t *testing.T) {
 	require.NotNil(t, r.Deploy, "a new worker build was deployed mid-drill")
 	require.Positive(t, r.Deploy.PinnedAtDeploy, "sagas were pinned to the old build when the new one became current")
 	require.Positive(t, r.Deploy.OldStopped, "the old build's workers stopped once drained")
+	require.Positive(t, r.Deploy.Changed, "lifecycles ran the new build's workflow change")
 	require.Zero(t, r.NonDeterminism)
 	require.Positive(t, r.UnknownOutcomes.Total, "faults after commit were injected")
 	require.Positive(t, r.Blocked["inbox"], "redeliveries were blocked at the inbox")

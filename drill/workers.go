@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/deploychange"
 	"github.com/bookonce/bookonce/internal/devserver"
 	"github.com/bookonce/bookonce/internal/stack"
 )
@@ -24,7 +25,10 @@ const roleEnv = "BOOKONCE_DRILL_ROLE"
 // Roles of the child processes; temporalDBEnv names the SQLite file of
 // the Temporal server, so that its state survives a restart.
 const (
-	roleWorker    = "worker"
+	roleWorker = "worker"
+	// roleChanged is a worker of the deploy's new build (deployTo): the
+	// production worker with a workflow change (package deploychange).
+	roleChanged   = "worker-changed"
 	roleCalendar  = "calendar"
 	rolePayments  = "payments"
 	roleTemporal  = "temporal"
@@ -48,6 +52,8 @@ func RunWorkerIfAsked() {
 		return
 	case roleWorker:
 		stack.Command("worker", config.WorkerSecrets, stack.RunWorker)
+	case roleChanged:
+		stack.Command("worker", config.WorkerSecrets, stack.RunWorkerWith(deploychange.Interceptor()))
 	case roleCalendar:
 		stack.Command("calendar API", config.CalendarSecrets, stack.RunCalendar)
 	case rolePayments:
@@ -133,7 +139,11 @@ func (w *workers) startAs(build string) error {
 	}
 	w.started++
 	cmd := w.opts.WorkerCommand()
-	cmd.Env = append(append(os.Environ(), w.env...), roleEnv+"="+roleWorker)
+	role := roleWorker
+	if build == deployTo {
+		role = roleChanged
+	}
+	cmd.Env = append(append(os.Environ(), w.env...), roleEnv+"="+role)
 	if build != "" {
 		cmd.Env = append(cmd.Env, config.WorkerBuildIDVar+"="+build)
 	}

@@ -11,9 +11,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/internal/config"
+	"github.com/bookonce/bookonce/internal/deploychange"
 	"github.com/bookonce/bookonce/internal/stack"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
@@ -21,31 +21,6 @@ import (
 	"github.com/bookonce/bookonce/workflows/deposit"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
-
-// changeInV2 is the workflow change build v2 makes: its booking lifecycle
-// records a version marker before it handles an Update, guarded by
-// GetVersion as every change to running workflows is.
-const changeInV2 = "deploy-test"
-
-// v2Change is that change, as a workflow interceptor of build v2's worker.
-type v2Change struct {
-	interceptor.WorkerInterceptorBase
-}
-
-func (*v2Change) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	return &v2Update{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}}
-}
-
-type v2Update struct {
-	interceptor.WorkflowInboundInterceptorBase
-}
-
-func (u *v2Update) ExecuteUpdate(ctx workflow.Context, in *interceptor.UpdateInput) (any, error) {
-	if workflow.GetInfo(ctx).WorkflowType.Name == lifecycle.WorkflowName {
-		workflow.GetVersion(ctx, changeInV2, workflow.DefaultVersion, 1)
-	}
-	return u.Next.ExecuteUpdate(ctx, in)
-}
 
 // startBuild starts a worker of build on the test's queue, as the worker
 // process starts it with WORKER_BUILD_ID set.
@@ -112,7 +87,7 @@ func hasMarker(events []*historypb.HistoryEvent, change string) bool {
 // A deploy while bookings wait. Build v1 serves: one booking waits for
 // its customer to pay the link, another is confirmed and its lifecycle
 // waits for the slot. Build v2, whose lifecycle makes a change guarded
-// by GetVersion, starts and promotes itself. The waiting saga, pinned,
+// by GetVersion (package deploychange), starts and promotes itself. The waiting saga, pinned,
 // ends on v1 and books and charges once; the lifecycle, auto-upgrading,
 // takes its cancel on v2 through the new branch; no workflow task fails
 // (no non-determinism), a restarted v1 worker does not take the traffic
@@ -137,7 +112,7 @@ func TestDeployWhileBookingsWait(t *testing.T) {
 		return e.messageStates(t, w.GetID())["payment_link"] != ""
 	})
 
-	v2, _ := e.startBuild(t, deployment, "v2", &v2Change{})
+	v2, _ := e.startBuild(t, deployment, "v2", deploychange.Interceptor())
 	require.True(t, promote(t, e.tc, v2), "the new build becomes current")
 	require.False(t, promote(t, e.tc, v1), "a restarted old build does not take the traffic back")
 
@@ -148,7 +123,7 @@ func TestDeployWhileBookingsWait(t *testing.T) {
 	builds, failed := buildsOf(t, e.tc, lifecycle.WorkflowID(r.GetID()))
 	require.False(t, failed, "no workflow task of the lifecycle failed")
 	require.Equal(t, []string{"v1", "v2"}, builds, "the lifecycle moved to v2 at its next task")
-	require.True(t, hasMarker(history(t, e.tc, e.tc.GetWorkflow(ctx, lifecycle.WorkflowID(r.GetID()), "")), changeInV2),
+	require.True(t, hasMarker(history(t, e.tc, e.tc.GetWorkflow(ctx, lifecycle.WorkflowID(r.GetID()), "")), deploychange.ChangeID),
 		"v2 took the new branch")
 	got := e.effects(t, confirmed.Customer, confirmed.SlotStart)
 	require.Equal(t, map[string]int{"cancelled": 1}, got.Reservations)
@@ -195,5 +170,5 @@ func TestDeployWhileBookingsWait(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, workflows.StatusConfirmed, st.Status)
 	// The namespace is shared with other tests (and their reruns).
-	require.GreaterOrEqual(t, v.Changes[changeInV2+"-1"], 1, "the cancelled booking recorded the change: %+v", v.Changes)
+	require.GreaterOrEqual(t, v.Changes[deploychange.Marker()], 1, "the cancelled booking recorded the change: %+v", v.Changes)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
@@ -160,11 +161,14 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterActivity(acts)
 }
 
-// Worker creates the bookonce worker on the configured task queue.
-// It returns the activities too: the worker process runs their mirror of
-// the shops' calendars.
-func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry) (worker.Worker, *activities.Activities) {
-	w := worker.New(c, cfg.TaskQueue, WorkerOptions(cfg))
+// Worker creates the bookonce worker on the configured task queue, with
+// interceptors added to its workflows and activities. It returns the
+// activities too: the worker process runs their mirror of the shops'
+// calendars.
+func Worker(c client.Client, cfg config.Config, pool *pgxpool.Pool, tenants *tenants.Registry, interceptors ...interceptor.WorkerInterceptor) (worker.Worker, *activities.Activities) {
+	opts := WorkerOptions(cfg)
+	opts.Interceptors = append(opts.Interceptors, interceptors...)
+	w := worker.New(c, cfg.TaskQueue, opts)
 	acts := NewActivities(cfg, pool, tenants, c)
 	Register(w, acts)
 	reconciler.Register(w, NewReconciler(acts, c, tenants))

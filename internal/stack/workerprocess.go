@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.temporal.io/sdk/interceptor"
+
 	"github.com/bookonce/bookonce/internal/config"
 	"github.com/bookonce/bookonce/internal/web"
 	"github.com/bookonce/bookonce/workflows"
@@ -20,7 +22,16 @@ const DialPatience = 2 * time.Minute
 // retention sweep (every RECONCILE_INTERVAL) and the worker's /healthz and
 // /metrics, until ctx ends. cmd/worker runs it, and
 // the chaos drill runs it in child processes it can SIGKILL.
-func RunWorker(ctx context.Context, p Process) error {
+func RunWorker(ctx context.Context, p Process) error { return RunWorkerWith()(ctx, p) }
+
+// RunWorkerWith is RunWorker whose worker has interceptors added: the new
+// build of a deploy rehearsal carries its workflow change this way
+// (package deploychange).
+func RunWorkerWith(interceptors ...interceptor.WorkerInterceptor) func(context.Context, Process) error {
+	return func(ctx context.Context, p Process) error { return runWorker(ctx, p, interceptors) }
+}
+
+func runWorker(ctx context.Context, p Process, interceptors []interceptor.WorkerInterceptor) error {
 	cfg, log := p.Config, p.Log
 	reg := Registry()
 	tc, err := DialPatiently(ctx, cfg, log, DialPatience, WithMetrics(reg))
@@ -38,7 +49,7 @@ func RunWorker(ctx context.Context, p Process) error {
 	if err != nil {
 		return err
 	}
-	w, acts := Worker(tc, cfg, p.Pool, tenants)
+	w, acts := Worker(tc, cfg, p.Pool, tenants, interceptors...)
 	if err := w.Start(); err != nil {
 		return err
 	}
