@@ -37,9 +37,11 @@ const (
 const ErrTypeNotRepairable = "NotRepairable"
 
 // WorkflowDescriber is the part of the Temporal client the reconciler
-// needs: is the saga behind a business reference still running?
+// needs: is the saga behind a business reference still running? It lists
+// the sagas that settled for good, and describes the others one by one.
 type WorkflowDescriber interface {
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
+	ListWorkflow(ctx context.Context, request *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
 }
 
 // Reconciler holds the clients of the reconciler's activities: they find
@@ -110,6 +112,9 @@ type SweepResult struct {
 	Orphans []Orphan `json:"orphans"`
 	// Skipped counts references left alone (saga running, or too fresh).
 	Skipped int `json:"skipped"`
+	// Settled counts references left alone because the listing showed
+	// their saga completed as confirmed: none of them was described.
+	Settled int `json:"settled"`
 }
 
 // suspects are the live effects of one reference.
@@ -147,6 +152,10 @@ func (r *Reconciler) FindOrphans(ctx context.Context, in SweepInput) (SweepResul
 	if err != nil {
 		return SweepResult{}, err
 	}
+	settled, err := r.settledSagas(ctx, in.Shape, r.now().Add(-in.Lookback))
+	if err != nil {
+		return SweepResult{}, err
+	}
 	refs := make([]string, 0, len(by))
 	for ref := range by {
 		refs = append(refs, ref)
@@ -155,6 +164,10 @@ func (r *Reconciler) FindOrphans(ctx context.Context, in SweepInput) (SweepResul
 	var out SweepResult
 	for i, ref := range refs {
 		alive(ctx, i)
+		if settled[reference.SagaOf(ref)] {
+			out.Settled++
+			continue
+		}
 		st, err := r.sagaState(ctx, in.Shape, ref)
 		if err != nil {
 			return SweepResult{}, err

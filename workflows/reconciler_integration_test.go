@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -329,4 +331,44 @@ func TestReconcilerKeepsTheDepositOfAMovedBookingThatStands(t *testing.T) {
 	var reason string
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT reason FROM review_cases WHERE workflow_id = $1 AND status = 'open'`, ref).Scan(&reason))
 	require.Equal(t, "orphaned_effect", reason)
+}
+
+// TestReconcilerLeavesConfirmedSagasAloneFromOneListing: a sweep used to
+// describe the saga of every booking confirmed within its look-back, one
+// by one (20,000 confirmations a day were 20,000 describes every five
+// minutes). One visibility listing now shows those sagas completed as
+// confirmed, and the sweep leaves them alone without describing them; a
+// saga that ended without a booking but left a captured deposit is still
+// described and its deposit refunded.
+func TestReconcilerLeavesConfirmedSagasAloneFromOneListing(t *testing.T) {
+	e := newEnv(t)
+	e.startWorkerWithReconciler(t)
+	const customer = "+4915112340053"
+	var confirmed []string
+	for _, hour := range []int{9, 10} {
+		r, st := run(t, e, request(t, customer, time.Thursday, hour))
+		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+		confirmed = append(confirmed, r.GetID())
+	}
+	// Visibility follows the workflows asynchronously: the sweep is run
+	// once it shows both as the listing will read them.
+	q := fmt.Sprintf("WorkflowId IN (%q, %q) AND ExecutionStatus = 'Completed' AND %s = %q",
+		confirmed[0], confirmed[1], workflows.BookingStatusKey.GetName(), workflows.StatusConfirmed)
+	testsupport.Eventually(t, 30*time.Second, "both sagas visible as confirmed", func() bool {
+		n, err := e.tc.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: q})
+		require.NoError(t, err)
+		return n.GetCount() == 2
+	})
+	const other = "+4915112340054"
+	e.endedSagaWithCapturedDeposit(t, other, time.Thursday, 11)
+
+	res := e.reconcile(t)
+	require.Equal(t, 2, res.Settled, "both confirmed bookings left alone from the listing: %+v", res)
+	require.Equal(t, map[string]int{activities.RepairRefundDeposit: 1}, res.Repairs, "the ended saga described and repaired: %+v", res)
+	require.Equal(t, 1, e.effects(t, other, testsupport.Slot(t, time.Thursday, 11)).Refunds)
+	for _, hour := range []int{9, 10} {
+		got := e.effects(t, customer, testsupport.Slot(t, time.Thursday, hour))
+		require.Equal(t, map[string]int{"confirmed": 1}, got.Reservations, "the booking at %d stands", hour)
+		require.Zero(t, got.Refunds, "its deposit kept")
+	}
 }

@@ -63,6 +63,9 @@ type Result struct {
 	Unchanged int `json:"unchanged"`
 	// Skipped counts references whose saga runs or closed too recently.
 	Skipped int `json:"skipped"`
+	// Settled counts references whose saga the sweep's listing showed
+	// completed as confirmed, so that it did not describe them.
+	Settled int `json:"settled"`
 	// Failed lists repairs that did not succeed; the next sweep finds
 	// those effects again.
 	Failed []string `json:"failed,omitempty"`

@@ -61,7 +61,7 @@ func (r *reconciler) run(ctx workflow.Context) (Result, error) {
 			r.result.Failed = append(r.result.Failed, fmt.Sprintf("sweep %s: %v", tenant, err))
 			continue
 		}
-		r.result.Skipped += found.Skipped
+		r.result.Skipped, r.result.Settled = r.result.Skipped+found.Skipped, r.result.Settled+found.Settled
 		for _, o := range found.Orphans {
 			r.repair(ctx, tenant, shape, o)
 		}
