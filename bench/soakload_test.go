@@ -26,9 +26,10 @@ import (
 const soakEvery = 500 * time.Millisecond
 
 // soakLoadSlots: the measured bookings take the afternoon slots of the
-// next thirty days (bookingSlot), ten a day on the demo shop's own
-// resources first, which sort before the soak's (soak-NNN).
-const soakLoadSlots = 300
+// next sixty working days (bookingSlot), ten a day on the demo shop's
+// three resources for tire changes: room for the levels' windows, the
+// deploy's and the closed loop's.
+const soakLoadSlots = 600
 
 // soakLevels are SOAK_N's levels of open lifecycles (default 1k, 5k, 20k).
 func soakLevels(t *testing.T) []int {
@@ -104,25 +105,26 @@ func TestSoakFull(t *testing.T) {
 	levels := soakLevels(t)
 	loadN := envInts(t, "SOAK_LOAD_N", []int{120})[0]
 	var b strings.Builder
-	var deploys []string
+	var deploys, saturations []string
 	fmt.Fprintf(&b, "%s\n", soakHeader)
 	for _, backend := range soakBackends(t) {
 		// A subtest each: the first backend's stack is gone before the
 		// second's starts, so neither measures the other's memory.
 		t.Run(backend.name, func(t *testing.T) {
 			var points []soakPoint
-			rows, deployed := soakOn(t, backend, levels, loadN)
+			rows, deployed, sat := soakOn(t, backend, levels, loadN)
 			for _, row := range rows {
 				fmt.Fprintf(&b, "%s\n", row)
 				points = append(points, row.point(soakProcNames))
 			}
 			writeSoakPoints(t, backend.name, points)
 			deploys = append(deploys, fmt.Sprintf("- %s, at %d open: %s", backend.name, levels[len(levels)-1], deployed))
+			saturations = append(saturations, fmt.Sprintf("- %s: %s", backend.name, sat))
 			assert.Empty(t, deployed.failures(), "the deploy on %s", backend.name)
 		})
 	}
-	t.Logf("soak, %d new bookings at 2/s per level:\n%s\ndeploys, %d new bookings at 2/s meanwhile:\n%s",
-		loadN, b.String(), loadN, strings.Join(deploys, "\n"))
+	t.Logf("soak, %d new bookings at 2/s per level:\n%s\ndeploys, %d new bookings at 2/s meanwhile:\n%s\nsaturation, %d customers in a closed loop for %v:\n%s",
+		loadN, b.String(), loadN, strings.Join(deploys, "\n"), soakSaturationConcurrency, soakSaturationFor, strings.Join(saturations, "\n"))
 }
 
 // soakProcNames are the soak's processes in the order of its columns:
@@ -130,9 +132,9 @@ func TestSoakFull(t *testing.T) {
 // and payment APIs, seeder and load driver).
 var soakProcNames = []string{"worker", "temporal", "bookonce"}
 
-// soakOn runs the soak's levels on one backend, then a deploy at the
-// last level.
-func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) ([]soakRow, soakDeploy) {
+// soakOn runs the soak's levels on one backend, then at the last level
+// a deploy and the closed loop.
+func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) ([]soakRow, soakDeploy, soakSaturation) {
 	server := backend.start(t)
 	e := newSoakEnv(t, server.tc, levels[len(levels)-1], server.hostPort)
 	e.slots = soakLoadSlots
@@ -158,7 +160,9 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) ([]s
 	}
 	d := run.deploy(t, run.open-run.changesN) // below the last window's changes
 	t.Logf("soak deploy: %s", d)
-	return rows, d
+	sat := run.saturate(t, rows[len(rows)-1].actions)
+	t.Logf("soak saturation: %s", sat)
+	return rows, d, sat
 }
 
 // soakRun is one backend's soak: its stack, and how far each kind of
