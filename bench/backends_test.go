@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,8 @@ type temporalServer struct {
 	proc      proc
 	metrics   string // its own /metrics
 	storeSize func() int64
+	// databases are the URLs of its PostgreSQL databases (none on SQLite).
+	databases []string
 }
 
 // temporalBackends are the servers side by side: make run's SQLite file,
@@ -74,14 +77,46 @@ const postgresShards = 4
 func startPostgresTemporal(t *testing.T) temporalServer {
 	admin, name := testsupport.TemporalDatabases(t)
 	p, addr, metrics := startTemporalProcess(t, soakTemporalPG+"="+admin, soakTemporalPGDB+"="+name)
-	return temporalServer{tc: dialBenchServer(t, addr), hostPort: addr, proc: p, metrics: metrics, storeSize: func() int64 {
-		conn, err := pgx.Connect(context.Background(), admin)
+	return temporalServer{tc: dialBenchServer(t, addr), hostPort: addr, proc: p, metrics: metrics,
+		databases: []string{databaseURL(t, admin, name), databaseURL(t, admin, name+"_visibility")}, storeSize: func() int64 {
+			conn, err := pgx.Connect(context.Background(), admin)
+			require.NoError(t, err)
+			defer conn.Close(context.Background())
+			var n int64
+			require.NoError(t, conn.QueryRow(context.Background(), `SELECT pg_database_size($1) + pg_database_size($1 || '_visibility')`, name).Scan(&n))
+			return n
+		}}
+}
+
+// databaseURL is the PostgreSQL URL admin with its database replaced by
+// name.
+func databaseURL(t *testing.T, admin, name string) string {
+	u, err := url.Parse(admin)
+	require.NoError(t, err)
+	u.Path = "/" + name
+	return u.String()
+}
+
+// analyzeWithoutAutovacuum runs ANALYZE on each database whose PostgreSQL
+// runs without autovacuum, as this machine's does (autovacuum = off). A
+// production PostgreSQL analyzes a table once a tenth of it has changed;
+// without that the planner kept the statistics of the empty tables the
+// soak started with, took the tenant's GiST overlap index for every
+// lookup of a reservation by reference and read each active reservation
+// every time: PostgreSQL's CPU per booking grew with the bookings open.
+func analyzeWithoutAutovacuum(t *testing.T, urls ...string) {
+	ctx := context.Background()
+	for _, u := range urls {
+		conn, err := pgx.Connect(ctx, u)
 		require.NoError(t, err)
-		defer conn.Close(context.Background())
-		var n int64
-		require.NoError(t, conn.QueryRow(context.Background(), `SELECT pg_database_size($1) + pg_database_size($1 || '_visibility')`, name).Scan(&n))
-		return n
-	}}
+		var on string
+		require.NoError(t, conn.QueryRow(ctx, `SHOW autovacuum`).Scan(&on))
+		if on == "off" {
+			_, err = conn.Exec(ctx, `ANALYZE`)
+			require.NoError(t, err)
+		}
+		require.NoError(t, conn.Close(ctx))
+	}
 }
 
 // dialBenchServer dials the server at hostPort (namespace default) as
