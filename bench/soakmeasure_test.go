@@ -132,7 +132,8 @@ func scrape(t *testing.T, metricsURL string, each func(name string, labels map[s
 
 // writeHeapProfiles keeps, with SOAK_PROFILE_DIR set, each child's heap
 // profile after a collection as heap-<name>-<proc>.pb.gz (go tool pprof
-// -sample_index=inuse_space): what its memory holds at a level.
+// -sample_index=inuse_space) and as text with the runtime's MemStats
+// (heap-<name>-<proc>.txt): what its memory holds at a level.
 func writeHeapProfiles(t *testing.T, name string, procs []proc) {
 	dir := os.Getenv("SOAK_PROFILE_DIR")
 	if dir == "" {
@@ -150,5 +151,13 @@ func writeHeapProfiles(t *testing.T, name string, procs []proc) {
 		require.NoError(t, err, p.name)
 		require.Equal(t, http.StatusOK, resp.StatusCode, p.name)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("heap-%s-%s.pb.gz", name, p.name)), b, 0o644))
+		// The text form ends with the runtime's MemStats: what of the
+		// anonymous RSS is live heap, freed heap not yet returned, stacks.
+		resp, err = http.Get("http://" + p.pprof + "/debug/pprof/heap?debug=1")
+		require.NoError(t, err, p.name)
+		b, err = io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.NoError(t, err, p.name)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("heap-%s-%s.txt", name, p.name)), b, 0o644))
 	}
 }

@@ -105,5 +105,11 @@ func printVersions(w io.Writer, v stack.Versions) error {
 	for _, ch := range changes {
 		fmt.Fprintf(tw, "%s\t%d\n", ch, v.Changes[ch])
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(w, "(none: no open workflow recorded a change the code knows)")
+	}
+	return nil
 }

@@ -22,7 +22,8 @@ func TestPrintVersions(t *testing.T) {
 		{"no versioned worker yet", stack.Versions{Deployment: "bookonce", Changes: map[string]int{}},
 			"deployment bookonce\n\nBUILD  STATUS  CREATED\n" +
 				"(none: no versioned worker has polled; set WORKER_BUILD_ID)\n\n" +
-				"OPEN ON BUILD  WORKFLOW TYPE  BEHAVIOR  COUNT\n\nCHANGE ID-VERSION  OPEN WORKFLOWS\n"},
+				"OPEN ON BUILD  WORKFLOW TYPE  BEHAVIOR  COUNT\n\nCHANGE ID-VERSION  OPEN WORKFLOWS\n" +
+				"(none: no open workflow recorded a change the code knows)\n"},
 		{"a deploy under way", stack.Versions{
 			Deployment: "bookonce",
 			Builds:     []stack.Build{{BuildID: "b2", Status: "current", Created: at}, {BuildID: "b1", Status: "draining", Created: at.Add(-time.Hour)}},
