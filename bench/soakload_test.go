@@ -255,7 +255,8 @@ func (e soakEnv) awaitRunning(t *testing.T, n int) {
 // worker takes tasks about in order, so the backlog the seeding left is
 // done and the measured bookings do not queue behind it.
 func (e soakEnv) awaitSettled(t *testing.T, level int) {
-	testsupport.Eventually(t, 10*time.Minute, fmt.Sprintf("the lifecycles below %d settled", level), func() bool {
+	// 15,000 first tasks took ten minutes on a slower two-core machine.
+	testsupport.Eventually(t, 25*time.Minute, fmt.Sprintf("the lifecycles below %d settled", level), func() bool {
 		for seq := max(0, level-20); seq < level; seq++ {
 			b, err := e.seed.booking(seq)
 			require.NoError(t, err)

@@ -149,16 +149,20 @@ func exists(file string) (bool, error) {
 }
 
 // tuneGC sets embeddedGCPercent and embeddedMemoryLimit for a
-// file-backed server unless the operator chose GOGC or GOMEMLIMIT (tests
-// on the in-memory server keep Go's defaults).
+// file-backed server, and ComposeMemoryLimit for one on PostgreSQL (as
+// compose runs the official image), unless the operator chose GOGC or
+// GOMEMLIMIT (tests on the in-memory server keep Go's defaults).
 func tuneGC(opts Options) {
-	if opts.DatabaseFile == "" {
+	limit := int64(embeddedMemoryLimit)
+	switch {
+	case opts.Postgres != nil:
+		limit = ComposeMemoryLimit
+	case opts.DatabaseFile == "":
 		return
-	}
-	if os.Getenv("GOGC") == "" {
+	case os.Getenv("GOGC") == "":
 		debug.SetGCPercent(embeddedGCPercent)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(embeddedMemoryLimit)
+		debug.SetMemoryLimit(limit)
 	}
 }
