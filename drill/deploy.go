@@ -45,8 +45,13 @@ type DeployReport struct {
 	Current    float64 `json:"current"`
 	Drained    float64 `json:"drained"`
 	OldStopped int     `json:"old_stopped"`
+	// PinnedAtStart is how many runs were pinned to the old build when
+	// the new build's workers started: the deploy began under load.
+	PinnedAtStart int64 `json:"pinned_at_start"`
 	// PinnedAtDeploy is how many runs were pinned to the old build when
-	// the new one became current: the sagas the old build finished.
+	// the new one became current: the sagas the old build finished. It
+	// is zero when the switch came after they ended (a Temporal restart
+	// mid-propagation can delay it by a minute on a loaded machine).
 	PinnedAtDeploy int64 `json:"pinned_at_deploy"`
 	// Changed is how many open lifecycles recorded the new build's
 	// workflow change once the old build drained: those that started on
@@ -67,8 +72,8 @@ func (d DeployReport) String() string {
 	if !d.Routed {
 		routing = " (routing still reported in progress)"
 	}
-	return fmt.Sprintf("%s → %s at %.0fs, current after %.1fs%s, %d runs pinned to %s then, drained and %d workers stopped at %.0fs, %d open lifecycles with its change",
-		d.From, d.To, d.At, d.Current-d.At, routing, d.PinnedAtDeploy, d.From, d.OldStopped, d.Drained, d.Changed)
+	return fmt.Sprintf("%s → %s at %.0fs with %d runs pinned to %s, current after %.1fs%s, %d runs pinned then, drained and %d workers stopped at %.0fs, %d open lifecycles with its change",
+		d.From, d.To, d.At, d.PinnedAtStart, d.From, d.Current-d.At, routing, d.PinnedAtDeploy, d.OldStopped, d.Drained, d.Changed)
 }
 
 func (d DeployReport) failures() []string {
@@ -108,6 +113,7 @@ func (d *deployer) run(ctx context.Context, settled <-chan struct{}) {
 	since := func() float64 { return round2(time.Since(d.started).Seconds()) }
 	rep.At = since()
 	d.progress("deploy: starting %d workers of build %s beside %s", d.ws.opts.Workers, deployTo, deployFrom)
+	rep.PinnedAtStart = d.pinned(ctx)
 	d.ws.setBuild(deployTo)
 	for range d.ws.opts.Workers {
 		if err := d.ws.start(); err != nil {
@@ -124,7 +130,7 @@ func (d *deployer) run(ctx context.Context, settled <-chan struct{}) {
 		return
 	}
 	rep.Current = since()
-	rep.PinnedAtDeploy, _ = stack.PinnedOpen(ctx, d.tc, config.DefaultWorkerDeployment, deployFrom)
+	rep.PinnedAtDeploy = d.pinned(ctx)
 	if err := d.until(ctx, settled, "no run pinned to "+deployFrom, func(ctx context.Context) (bool, error) {
 		n, err := stack.PinnedOpen(ctx, d.tc, config.DefaultWorkerDeployment, deployFrom)
 		return n == 0, err
@@ -145,6 +151,16 @@ func (d *deployer) run(ctx context.Context, settled <-chan struct{}) {
 	}
 	rep.Changed = v.Changes[deploychange.Marker()]
 	d.progress("deploy: %s", rep)
+}
+
+// pinned counts the open runs pinned to the old build; a failed count
+// shows in the progress log and counts none.
+func (d *deployer) pinned(ctx context.Context) int64 {
+	n, err := stack.PinnedOpen(ctx, d.tc, config.DefaultWorkerDeployment, deployFrom)
+	if err != nil {
+		d.progress("deploy: counting the runs pinned to %s: %v", deployFrom, err)
+	}
+	return n
 }
 
 // report waits for the deploy's report (nil without a deploy): the

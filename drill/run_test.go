@@ -66,7 +66,11 @@ func TestDrill100(t *testing.T) {
 	require.Zero(t, r.Outcomes.Lost)
 	require.Positive(t, r.WorkerKills, "a worker process was killed mid-drill")
 	require.NotNil(t, r.Deploy, "a new worker build was deployed mid-drill")
-	require.Positive(t, r.Deploy.PinnedAtDeploy, "sagas were pinned to the old build when the new one became current")
+	// Sagas were in flight on the old build when the new one started; that
+	// the old build then finishes them after the switch is asserted
+	// without a race in TestDeployWhileBookingsWait (package workflows):
+	// here a Temporal restart can delay the switch past the last saga.
+	require.Positive(t, r.Deploy.PinnedAtStart, "sagas were pinned to the old build when the new one started")
 	require.Positive(t, r.Deploy.OldStopped, "the old build's workers stopped once drained")
 	require.Positive(t, r.Deploy.Changed, "lifecycles ran the new build's workflow change")
 	require.Zero(t, r.NonDeterminism)
