@@ -257,10 +257,22 @@ func (s *relaySession) record(ctx context.Context, text string) (string, bool, e
 func (s *relaySession) say(ctx context.Context, text string) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := wsjson.Write(ctx, s.conn, relayText{Type: "text", Token: text, Last: true}); err != nil && !errors.Is(err, context.Canceled) {
+	if ctx.Err() != nil {
+		return // an ended turn says nothing more
+	}
+	// The write does not take ctx's cancellation: the socket library
+	// closes the whole connection when a write's context ends mid-write,
+	// and a turn's ends whenever the caller interrupts or speaks again,
+	// which must not drop the call.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), relayWriteTimeout)
+	defer cancel()
+	if err := wsjson.Write(wctx, s.conn, relayText{Type: "text", Token: text, Last: true}); err != nil {
 		s.g.log().Info("relay answer not sent", "call", s.sid, "err", err)
 	}
 }
+
+// relayWriteTimeout bounds one spoken answer's write to the socket.
+const relayWriteTimeout = 10 * time.Second
 
 // retryFor runs f until it succeeds or patience is over, pausing between
 // attempts; the last error stands.
