@@ -62,6 +62,12 @@ const (
 	saChangeVersion     = "TemporalChangeVersion"
 )
 
+// The values of TemporalWorkflowVersioningBehavior ("" when unversioned).
+const (
+	behaviorPinned      = "Pinned"
+	behaviorAutoUpgrade = "AutoUpgrade"
+)
+
 // Other stands for the open workflows of a build or type the code does not
 // know (another deployment's, a type it no longer registers).
 const Other = "(other)"
@@ -73,7 +79,7 @@ const Other = "(other)"
 // a page on the SQLite server at 20,000 open. A deployment no worker has
 // joined yet has no builds.
 func ReadVersions(ctx context.Context, c client.Client, namespace, deployment string) (Versions, error) {
-	v := Versions{Deployment: deployment, Changes: map[string]int{}}
+	v := Versions{Deployment: deployment}
 	d, err := c.WorkerDeploymentClient().GetHandle(deployment).Describe(ctx, client.WorkerDeploymentDescribeOptions{})
 	var notFound *serviceerror.NotFound
 	switch {
@@ -96,8 +102,8 @@ func ReadVersions(ctx context.Context, c client.Client, namespace, deployment st
 // workflowTypes are the types the worker registers, each with the
 // versioning behavior it registers them with.
 var workflowTypes = []struct{ name, behavior string }{
-	{conversation.WorkflowName, "AutoUpgrade"}, {appointment.WorkflowName, "Pinned"}, {deposit.WorkflowName, "Pinned"},
-	{lifecycle.WorkflowName, "AutoUpgrade"}, {reconciler.WorkflowName, "Pinned"},
+	{conversation.WorkflowName, behaviorAutoUpgrade}, {appointment.WorkflowName, behaviorPinned}, {deposit.WorkflowName, behaviorPinned},
+	{lifecycle.WorkflowName, behaviorAutoUpgrade}, {reconciler.WorkflowName, behaviorPinned},
 }
 
 // counter counts open workflows of a namespace by visibility queries.
@@ -130,7 +136,7 @@ func (k counter) open(ctx context.Context, deployment string, builds []Build) ([
 	}
 	parts := []slice{{where: saDeploymentVersion + " IS NULL"}}
 	for _, b := range builds {
-		parts = append(parts, slice{build: b.BuildID, where: fmt.Sprintf("%s = %s", saDeploymentVersion, quote(deployment+":"+b.BuildID))})
+		parts = append(parts, slice{build: b.BuildID, where: onBuild(deployment, b.BuildID)})
 	}
 	var out []OpenCount
 	for _, s := range parts {
@@ -202,7 +208,7 @@ func (k counter) byType(ctx context.Context, s slice, n int) ([]OpenCount, error
 // a type registers with: its workflows have it unless overridden.
 func behaviorsFrom(first string) []string {
 	out := []string{first}
-	for _, b := range []string{"Pinned", "AutoUpgrade", ""} {
+	for _, b := range []string{behaviorPinned, behaviorAutoUpgrade, ""} {
 		if b != first {
 			out = append(out, b)
 		}
@@ -288,7 +294,13 @@ func pinnedQuery(deployment, build string) (string, error) {
 	if strings.ContainsAny(deployment+build, "'\\") {
 		return "", fmt.Errorf("deployment %q or build %q holds a quote", deployment, build)
 	}
-	return fmt.Sprintf("ExecutionStatus = 'Running' AND %s = '%s:%s' AND %s = 'Pinned'", saDeploymentVersion, deployment, build, saBehavior), nil
+	return fmt.Sprintf("ExecutionStatus = 'Running' AND %s AND %s = %s", onBuild(deployment, build), saBehavior, quote(behaviorPinned)), nil
+}
+
+// onBuild is the visibility clause of the workflows whose last task ran
+// on build of deployment ("deployment:build").
+func onBuild(deployment, build string) string {
+	return fmt.Sprintf("%s = %s", saDeploymentVersion, quote(deployment+":"+build))
 }
 
 // CurrentBuild is the deployment's current build, and whether the server
