@@ -96,7 +96,7 @@ func (s *soakRun) deploy(t *testing.T, below int) soakDeploy {
 	var d soakDeploy
 	done := make(chan soakLoad, 1)
 	go func() { done <- s.load(t, below, first) }()
-	<-time.After(soakEvery * time.Duration(first.bookings) / 4) // a quarter into the window
+	<-time.After(s.every * time.Duration(first.bookings) / 4) // a quarter into the window
 	from, to := s.e.worker, s.e.startBuild(t, roleChanged, soakTo)
 	started := time.Now()
 	until(t, "build "+soakTo+" current", func() (bool, error) {

@@ -21,9 +21,24 @@ import (
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
-// soakEvery is the measured load's rate: a new booking every 500 ms
-// through the whole path, on top of the open lifecycles.
-const soakEvery = 500 * time.Millisecond
+// soakRate is the measured load's rate: two new bookings a second
+// through the whole path, on top of the open lifecycles. SOAK_RATE
+// changes it for a diagnosis (whether a tail is the machine's
+// saturation or growth); such a run does not write docs/soak.
+const soakRate = 2.0
+
+// soakEvery is the time between the measured load's new bookings:
+// 1/soakRate, or 1/SOAK_RATE.
+func soakEvery(t *testing.T) time.Duration {
+	raw := os.Getenv("SOAK_RATE")
+	if raw == "" {
+		return time.Duration(float64(time.Second) / soakRate)
+	}
+	rate, err := strconv.ParseFloat(raw, 64)
+	require.NoError(t, err, "SOAK_RATE: bookings a second, such as 1.5")
+	require.Positive(t, rate, "SOAK_RATE: bookings a second, such as 1.5")
+	return time.Duration(float64(time.Second) / rate)
+}
 
 // soakLoadSlots: the measured bookings take the afternoon slots of the
 // next sixty working days (bookingSlot), ten a day on the demo shop's
@@ -93,7 +108,7 @@ const soakHeader = "| Temporal on | open lifecycles | seeded/s | new booking p50
 // TestSoakFull is `make soak`: on each of SOAK_BACKENDS (default both:
 // make run's SQLite file, and PostgreSQL with four shards as compose runs
 // Temporal), one after the other, it opens lifecycles up to each level of SOAK_N and then runs new bookings through
-// the whole path at a steady 2/s for SOAK_LOAD_N bookings (default 120,
+// the whole path at a steady soakRate for SOAK_LOAD_N bookings (default 120,
 // a minute), and reports per level: the seeding rate, the new bookings'
 // latency, CPU per booking (this process, which holds the whole stack, and
 // PostgreSQL), peak memory, the open lifecycles' history length and the
@@ -117,14 +132,17 @@ func TestSoakFull(t *testing.T) {
 				fmt.Fprintf(&b, "%s\n", row)
 				points = append(points, row.point(soakProcNames))
 			}
-			writeSoakPoints(t, backend.name, points)
+			if os.Getenv("SOAK_RATE") == "" { // the plots are of the soak's own rate
+				writeSoakPoints(t, backend.name, points)
+			}
 			deploys = append(deploys, fmt.Sprintf("- %s, at %d open: %s", backend.name, levels[len(levels)-1], deployed))
 			saturations = append(saturations, fmt.Sprintf("- %s: %s", backend.name, sat))
 			assert.Empty(t, deployed.failures(), "the deploy on %s", backend.name)
 		})
 	}
-	t.Logf("soak, %d new bookings at 2/s per level:\n%s\ndeploys, %d new bookings at 2/s meanwhile:\n%s\nsaturation, %d customers in a closed loop for %v:\n%s",
-		loadN, b.String(), loadN, strings.Join(deploys, "\n"), soakSaturationConcurrency, soakSaturationFor, strings.Join(saturations, "\n"))
+	rate := float64(time.Second) / float64(soakEvery(t))
+	t.Logf("soak, %d new bookings at %.2g/s per level:\n%s\ndeploys, %d new bookings at %.2g/s meanwhile:\n%s\nsaturation, %d customers in a closed loop for %v:\n%s",
+		loadN, rate, b.String(), loadN, rate, strings.Join(deploys, "\n"), soakSaturationConcurrency, soakSaturationFor, strings.Join(saturations, "\n"))
 }
 
 // soakProcNames are the soak's processes in the order of its columns:
@@ -139,7 +157,7 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) ([]s
 	e := newSoakEnv(t, server.tc, levels[len(levels)-1], server.hostPort)
 	e.slots = soakLoadSlots
 	run := &soakRun{e: e, server: server, procs: []proc{e.worker.proc, server.proc, {name: soakProcNames[2]}},
-		loadN: loadN, changesN: max(2, loadN/4), remindN: max(1, loadN/24),
+		every: soakEvery(t), loadN: loadN, changesN: max(2, loadN/4), remindN: max(1, loadN/24),
 		loadSeq: levels[len(levels)-1]} // the load's customers come after the seeded ones
 	var rows []soakRow
 	for _, level := range levels {
@@ -173,7 +191,8 @@ type soakRun struct {
 	e                        soakEnv
 	server                   temporalServer
 	procs                    []proc
-	loadN, changesN, remindN int // per window
+	every                    time.Duration // between new bookings
+	loadN, changesN, remindN int           // per window
 	// open is how many bookings the seeding opened, floor how many the
 	// level before had.
 	open, floor                   int
@@ -214,14 +233,14 @@ type soakSizes struct{ bookings, changes, reminders int }
 // sizes is a whole window.
 func (s *soakRun) sizes() soakSizes { return soakSizes{s.loadN, s.changesN, s.remindN} }
 
-// load is one window of load: n.bookings new bookings at 2/s, and over
+// load is one window of load: n.bookings new bookings at the soak's rate, and over
 // the same window n.changes cancels and moves of the bookings seeded
 // below from (the newest first) and n.reminders reminders falling due.
 // Each kind's next window takes new customers; a level's windows change
 // bookings its seeding opened, each once.
 func (s *soakRun) load(t *testing.T, from int, n soakSizes) soakLoad {
 	require.GreaterOrEqual(t, from-n.changes, s.floor, "a window changes bookings its level opened")
-	window := soakEvery * time.Duration(n.bookings)
+	window := s.every * time.Duration(n.bookings)
 	var l soakLoad
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -234,7 +253,7 @@ func (s *soakRun) load(t *testing.T, from int, n soakSizes) soakLoad {
 				Run(context.Background(), s.e.remindOp())
 		})
 	}
-	l.bookings, _ = OpenLoop{N: n.bookings, Every: soakEvery, SeqBase: s.loadSeq}.Run(context.Background(), s.e.bookingOp(t))
+	l.bookings, _ = OpenLoop{N: n.bookings, Every: s.every, SeqBase: s.loadSeq}.Run(context.Background(), s.e.bookingOp(t))
 	wg.Wait()
 	s.loadSeq, s.changeSeq, s.remindSeq = s.loadSeq+n.bookings, s.changeSeq+n.changes, s.remindSeq+n.reminders
 	return l
