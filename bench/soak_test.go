@@ -147,7 +147,7 @@ func TestSoakSmoke(t *testing.T) {
 	// A deploy while bookings wait: a new build with a workflow change
 	// takes over during a window of new bookings, changes of bookings the
 	// old build opened and a reminder the old build's lifecycle set.
-	run := &soakRun{e: e, procs: []proc{e.worker.proc}, every: soakEvery(t), loadN: 8, changesN: 4, remindN: 1, loadSeq: n + 1, changeSeq: 4, remindSeq: 1}
+	run := &soakRun{e: e, procs: []proc{e.worker.proc}, every: soakEvery(soakRate), loadN: 8, changesN: 4, remindN: 1, loadSeq: n + 1, changeSeq: 4, remindSeq: 1}
 	d := run.deploy(t, n-4) // below the bookings changed above
 	t.Logf("deploy: %s", d)
 	require.Empty(t, d.failures(), "%s", d)

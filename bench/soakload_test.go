@@ -27,18 +27,21 @@ import (
 // saturation or growth); such a run does not write docs/soak.
 const soakRate = 2.0
 
-// soakEvery is the time between the measured load's new bookings:
-// 1/soakRate, or 1/SOAK_RATE.
-func soakEvery(t *testing.T) time.Duration {
+// soakLoadRate is the measured load's rate in bookings a second:
+// soakRate, or SOAK_RATE for a diagnosis; own says it is soakRate.
+func soakLoadRate(t *testing.T) (rate float64, own bool) {
 	raw := os.Getenv("SOAK_RATE")
 	if raw == "" {
-		return time.Duration(float64(time.Second) / soakRate)
+		return soakRate, true
 	}
 	rate, err := strconv.ParseFloat(raw, 64)
 	require.NoError(t, err, "SOAK_RATE: bookings a second, such as 1.5")
 	require.Positive(t, rate, "SOAK_RATE: bookings a second, such as 1.5")
-	return time.Duration(float64(time.Second) / rate)
+	return rate, false
 }
+
+// soakEvery is the time between new bookings at rate a second.
+func soakEvery(rate float64) time.Duration { return time.Duration(float64(time.Second) / rate) }
 
 // soakLoadSlots: the measured bookings take the afternoon slots of the
 // next sixty working days (bookingSlot), ten a day on the demo shop's
@@ -119,6 +122,7 @@ func TestSoakFull(t *testing.T) {
 	}
 	levels := soakLevels(t)
 	loadN := envInts(t, "SOAK_LOAD_N", []int{120})[0]
+	rate, own := soakLoadRate(t)
 	var b strings.Builder
 	var deploys, saturations []string
 	fmt.Fprintf(&b, "%s\n", soakHeader)
@@ -127,12 +131,12 @@ func TestSoakFull(t *testing.T) {
 		// second's starts, so neither measures the other's memory.
 		t.Run(backend.name, func(t *testing.T) {
 			var points []soakPoint
-			rows, deployed, sat := soakOn(t, backend, levels, loadN)
+			rows, deployed, sat := soakOn(t, backend, levels, loadN, soakEvery(rate))
 			for _, row := range rows {
 				fmt.Fprintf(&b, "%s\n", row)
 				points = append(points, row.point(soakProcNames))
 			}
-			if os.Getenv("SOAK_RATE") == "" { // the plots are of the soak's own rate
+			if own { // the plots are of the soak's own rate
 				writeSoakPoints(t, backend.name, points)
 			}
 			deploys = append(deploys, fmt.Sprintf("- %s, at %d open: %s", backend.name, levels[len(levels)-1], deployed))
@@ -140,7 +144,6 @@ func TestSoakFull(t *testing.T) {
 			assert.Empty(t, deployed.failures(), "the deploy on %s", backend.name)
 		})
 	}
-	rate := float64(time.Second) / float64(soakEvery(t))
 	t.Logf("soak, %d new bookings at %.2g/s per level:\n%s\ndeploys, %d new bookings at %.2g/s meanwhile:\n%s\nsaturation, %d customers in a closed loop for %v:\n%s",
 		loadN, rate, b.String(), loadN, rate, strings.Join(deploys, "\n"), soakSaturationConcurrency, soakSaturationFor, strings.Join(saturations, "\n"))
 }
@@ -152,12 +155,12 @@ var soakProcNames = []string{"worker", "temporal", "bookonce"}
 
 // soakOn runs the soak's levels on one backend, then at the last level
 // a deploy and the closed loop.
-func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int) ([]soakRow, soakDeploy, soakSaturation) {
+func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int, every time.Duration) ([]soakRow, soakDeploy, soakSaturation) {
 	server := backend.start(t)
 	e := newSoakEnv(t, server.tc, levels[len(levels)-1], server.hostPort)
 	e.slots = soakLoadSlots
 	run := &soakRun{e: e, server: server, procs: []proc{e.worker.proc, server.proc, {name: soakProcNames[2]}},
-		every: soakEvery(t), loadN: loadN, changesN: max(2, loadN/4), remindN: max(1, loadN/24),
+		every: every, loadN: loadN, changesN: max(2, loadN/4), remindN: max(1, loadN/24),
 		loadSeq: levels[len(levels)-1]} // the load's customers come after the seeded ones
 	var rows []soakRow
 	for _, level := range levels {
