@@ -12,8 +12,7 @@ import (
 )
 
 // TestComposeDynamicConfigIsDockerYAML: the server the bench starts on
-// PostgreSQL runs with what compose gives the official image, the one key
-// the bench needs besides (search attributes counting at once).
+// PostgreSQL runs with what compose gives the official image.
 func TestComposeDynamicConfigIsDockerYAML(t *testing.T) {
 	raw, err := os.ReadFile("../../deploy/temporal/dynamicconfig/docker.yaml")
 	require.NoError(t, err)
@@ -28,9 +27,6 @@ func TestComposeDynamicConfigIsDockerYAML(t *testing.T) {
 	}
 	got := map[string]any{}
 	for key, values := range composeDynamicConfig() {
-		if key == dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key() {
-			continue
-		}
 		cv, ok := values.([]dynamicconfig.ConstrainedValue)
 		require.True(t, ok, key.String())
 		require.Len(t, cv, 1, key.String())

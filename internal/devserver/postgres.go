@@ -105,17 +105,16 @@ func migrate(c *config.SQL, schemaName string, logger log.Logger) error {
 // composeDynamicConfig is deploy/temporal/dynamicconfig/docker.yaml, the
 // dynamic config compose gives the official image: Temporal's defaults
 // but for the ID length SQL persistence can store and two caches sized
-// for one small cluster (historyCacheEntries, xdcCacheBytes). One key more: new
-// search attributes count at once instead of after the frontend's cache
-// refresh, because a bench registers them right before its first start
-// (compose registers them in a step of their own, long before traffic).
+// for one small cluster (historyCacheEntries, xdcCacheBytes). A bench
+// registers its search attributes right before its first start (compose
+// in a step of its own, long before traffic): freshSearchAttributes makes
+// them count at once.
 func composeDynamicConfig() dynamicconfig.StaticClient {
 	one := func(v any) []dynamicconfig.ConstrainedValue { return []dynamicconfig.ConstrainedValue{{Value: v}} }
 	return dynamicconfig.StaticClient{
-		dynamicconfig.MaxIDLengthLimit.Key():                        one(255),
-		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): one(true),
-		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():            one(historyCacheEntries),
-		dynamicconfig.XDCCacheMaxSizeBytes.Key():                    one(xdcCacheBytes),
+		dynamicconfig.MaxIDLengthLimit.Key():             one(255),
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): one(historyCacheEntries),
+		dynamicconfig.XDCCacheMaxSizeBytes.Key():         one(xdcCacheBytes),
 	}
 }
 

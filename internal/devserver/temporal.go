@@ -171,13 +171,15 @@ func newServer(cfg *config.Config, sqlCfg *config.SQL, opts Options) (temporal.S
 	if err != nil {
 		return nil, fmt.Errorf("claim mapper: %w", err)
 	}
+	dc := memoryConfig(dynamicConfigFor(opts))
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithLogger(opts.Logger),
 		temporal.WithAuthorizer(authorizer),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
-		temporal.WithDynamicConfigClient(dynamicConfigFor(opts)),
+		temporal.WithDynamicConfigClient(dc),
+		temporal.WithChainedFrontendGrpcInterceptors(freshSearchAttributes{config: dc, settle: searchAttributesSettle}.intercept),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("create Temporal server: %w", err)
@@ -234,10 +236,8 @@ func serverDynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.TimerProcessorUpdateAckInterval.Key():      one(queueCheckpointEvery),
 		dynamicconfig.VisibilityProcessorUpdateAckInterval.Key(): one(queueCheckpointEvery),
 		dynamicconfig.OutboundProcessorUpdateAckInterval.Key():   one(queueCheckpointEvery),
-		// New search attributes are visible at once, not after a cache TTL.
-		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): one(true),
-		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():            one(historyCacheEntries),
-		dynamicconfig.XDCCacheMaxSizeBytes.Key():                    one(xdcCacheBytes),
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():         one(historyCacheEntries),
+		dynamicconfig.XDCCacheMaxSizeBytes.Key():                 one(xdcCacheBytes),
 	}
 }
 
