@@ -51,10 +51,21 @@ func newSoakEnv(t *testing.T, tc client.Client, n int, hostPort string) soakEnv 
 		e.cfg.KeysPerMinute = 0
 		require.NoError(t, seedSoakResources(context.Background(), e.pool, n))
 	})
+	e.lookEvery = soakLookEvery
 	s, err := newSeeder(e.cfg, e.pool, testsupport.Tenants(t, e.pool), e.tc, n, e.base)
 	require.NoError(t, err)
 	return soakEnv{e2eEnv: e, seed: s, worker: start(t, roleWorker, soakFrom), startBuild: start}
 }
+
+// soakLookEvery is how often, at most, a new booking looks for its
+// appointment to exist before it waits for the appointment's result. The
+// appointment's close time marks the booking's end (markClosed), so a
+// slower look costs no precision, while a look every 25 ms was the
+// bench's own load on Temporal that grew with the latency it measured:
+// past saturation the server read a workflow by ID 421 times a booking,
+// against 16 below it (docs/benchmarks.md, "Where the PostgreSQL
+// backend's time goes").
+const soakLookEvery = 500 * time.Millisecond
 
 // soakReconcile keeps the reconciler's sweep out of the soak: a seeded
 // booking has no appointment saga (the seeding skips it), so every sweep

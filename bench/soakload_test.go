@@ -204,12 +204,17 @@ type soakRun struct {
 
 // measure runs the level's load (load) and fills row with what it took:
 // latency, errors, peak memory and CPU per process, the worker's cache
-// and Temporal's actions.
+// and Temporal's actions. With SOAK_PROFILE_DIR set it keeps what the
+// server was asked and, where PostgreSQL counts them, the statements.
 func (s *soakRun) measure(t *testing.T, row *soakRow) {
+	stmts, q0 := resetStatements(t, s.e.pool), readRequests(t, s.server.metrics)
 	c0, cache0, a0 := procCPUs(t, s.procs), s.e.cache(t), readActions(t, s.server.metrics)
 	var l soakLoad
 	_, peaks := whilePeaks(t, s.procs, func() Result { l = s.load(t, s.open, s.sizes()); return l.bookings })
 	c1, cache1, a1 := procCPUs(t, s.procs), s.e.cache(t), readActions(t, s.server.metrics)
+	name := fmt.Sprintf("%s-%d", row.backend, row.open)
+	writeSoakReport(t, "requests", name, readRequests(t, s.server.metrics).perBooking(q0, s.loadN))
+	writeSoakReport(t, "statements", name, stmts.perBooking(t, s.loadN))
 	r := l.bookings
 	row.p50, row.p99, row.errors, row.rss, row.changes, row.reminders = r.P50(), r.P99(), r.Errors, peaks, l.changes, l.reminders
 	for _, d := range c1.since(c0) {
