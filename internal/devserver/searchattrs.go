@@ -10,11 +10,13 @@ import (
 )
 
 // searchAttributesSettle is how long after a search attribute is added
-// the server reads search attributes through to its store: Temporal's
-// services cache them for 60 s (common/searchattribute, and the namespace
-// registry's refresh every 10 s), so a cache filled just before the add
-// has expired by then.
-const searchAttributesSettle = 70 * time.Second
+// the server reads search attributes through to its store. With SQL
+// visibility (this server's only kind) an add maps the new names onto
+// columns the cluster metadata preallocates, in the namespace's record
+// (frontend's addSearchAttributesSQL); every service re-reads that
+// record every 2 s (system.namespaceCacheRefreshInterval). 10 s covers
+// that five times over.
+const searchAttributesSettle = 10 * time.Second
 
 // freshSearchAttributes makes a newly added search attribute count at
 // once, as a bookonce worker needs when it registers its attributes on a
