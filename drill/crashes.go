@@ -173,6 +173,9 @@ type conductor struct {
 	// customer's first webhook went out: the outage comes after it.
 	db   *dbGate
 	sent <-chan struct{}
+	// promoted closes once a deploy's new build is current (nil: no
+	// deploy); the Temporal restart comes after it (deployer.promoted).
+	promoted <-chan struct{}
 }
 
 // oneShots runs the crashes that happen once, in order, Gap apart, and
@@ -199,6 +202,13 @@ func (c *conductor) oneShots(ctx context.Context) {
 	}
 	if c.crashes.RestartTemporal {
 		shots = append(shots, func() {
+			if c.promoted != nil {
+				select {
+				case <-c.promoted:
+				case <-ctx.Done():
+					return
+				}
+			}
 			c.log.record("temporal_restart", "temporal", "SIGKILL", c.progress,
 				func() error { return c.temporal.stop(syscall.SIGKILL, 10*time.Second) },
 				func() error { return c.temporal.start(ctx) })

@@ -104,10 +104,12 @@ func drive(ctx context.Context, opts Options, e *env, ws *workers, started time.
 	defer settled()
 	sending, doneSending := context.WithCancel(runCtx)
 	crashLog := &crashLog{start: started}
-	oneShotsDone := e.injectFaults(runCtx, inFlight, sending.Done(), &bg, ws, opts, crashLog, &crashes)
 	var dep *deployer
 	if opts.Crashes.Deploy {
-		dep = &deployer{ws: ws, tc: e.tc, ns: e.cfg.TemporalNamespace, started: started, progress: opts.progress, done: make(chan DeployReport, 1)}
+		dep = newDeployer(ws, e.tc, e.cfg.TemporalNamespace, started, opts.progress)
+	}
+	oneShotsDone := e.injectFaults(runCtx, inFlight, sending.Done(), &bg, ws, opts, crashLog, &crashes, dep.promotion())
+	if dep != nil {
 		bg.Add(1)
 		go func() { defer bg.Done(); dep.run(runCtx, inFlight.Done()) }()
 	}
@@ -217,12 +219,13 @@ func (e *env) byConversation(all []Scenario) map[string]Scenario {
 
 // injectFaults starts the fault injectors under bg: worker kills every
 // KillEvery and API kills while inFlight lasts, the one-shot crashes
-// (the returned channel closes when they are over) and the watch on the
-// services, whose crashes go to crashes.
-func (e *env) injectFaults(runCtx, inFlight context.Context, sent <-chan struct{}, bg *sync.WaitGroup, ws *workers, opts Options, log *crashLog, crashes *crashList) <-chan struct{} {
+// (the returned channel closes when they are over; the Temporal restart
+// waits for promoted unless it is nil) and the watch on the services,
+// whose crashes go to crashes.
+func (e *env) injectFaults(runCtx, inFlight context.Context, sent <-chan struct{}, bg *sync.WaitGroup, ws *workers, opts Options, log *crashLog, crashes *crashList, promoted <-chan struct{}) <-chan struct{} {
 	killRng := rand.New(rand.NewPCG(opts.Seed, 2)) // the killer's own: rand.Rand is not safe for concurrent use
 	c := &conductor{crashes: *opts.Crashes, apis: e.apis, temporal: e.temporal, cluster: e.cluster,
-		log: log, progress: opts.progress, db: &e.db, sent: sent, providers: e.cals.gateList()}
+		log: log, progress: opts.progress, db: &e.db, sent: sent, providers: e.cals.gateList(), promoted: promoted}
 	oneShotsDone := make(chan struct{})
 	bg.Add(4)
 	go func() { defer bg.Done(); every(inFlight, opts.KillEvery, c.killWorker(ws, killRng)) }()
