@@ -207,20 +207,20 @@ type soakRun struct {
 // and Temporal's actions. With SOAK_PROFILE_DIR set it keeps what the
 // server was asked and, where PostgreSQL counts them, the statements.
 func (s *soakRun) measure(t *testing.T, row *soakRow) {
-	stmts, q0 := resetStatements(t, s.e.pool), readRequests(t, s.server.metrics)
-	c0, cache0, a0 := procCPUs(t, s.procs), s.e.cache(t), readActions(t, s.server.metrics)
+	stmts := resetStatements(t, s.e.pool)
+	c0, cache0, m0 := procCPUs(t, s.procs), s.e.cache(t), readServer(t, s.server.metrics)
 	var l soakLoad
 	_, peaks := whilePeaks(t, s.procs, func() Result { l = s.load(t, s.open, s.sizes()); return l.bookings })
-	c1, cache1, a1 := procCPUs(t, s.procs), s.e.cache(t), readActions(t, s.server.metrics)
+	c1, cache1, m1 := procCPUs(t, s.procs), s.e.cache(t), readServer(t, s.server.metrics)
 	name := fmt.Sprintf("%s-%d", row.backend, row.open)
-	writeSoakReport(t, "requests", name, readRequests(t, s.server.metrics).perBooking(q0, s.loadN))
+	writeSoakReport(t, "requests", name, m1.requests.perBooking(m0.requests, s.loadN))
 	writeSoakReport(t, "statements", name, stmts.perBooking(t, s.loadN))
 	r := l.bookings
 	row.p50, row.p99, row.errors, row.rss, row.changes, row.reminders = r.P50(), r.P99(), r.Errors, peaks, l.changes, l.reminders
 	for _, d := range c1.since(c0) {
 		row.cpu = append(row.cpu, d/time.Duration(s.loadN))
 	}
-	row.cache, row.actions = cache1.since(cache0), (a1-a0)/float64(s.loadN)
+	row.cache, row.actions = cache1.since(cache0), (m1.actions-m0.actions)/float64(s.loadN)
 	t.Logf("soak %d: first errors: %s", s.open, l.firstErrors())
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,17 +97,27 @@ func readCache(t *testing.T, metricsURL string) cacheReading {
 	return c
 }
 
-// readActions is the Temporal server's count of actions so far: what
-// Temporal Cloud bills and limits per namespace and second (the
-// frontend's "action" counter; docs.temporal.io, "Estimate Actions").
-func readActions(t *testing.T, metricsURL string) float64 {
-	var n float64
+// serverCounters is one reading of the Temporal server's /metrics: its
+// count of actions so far, what Temporal Cloud bills and limits per
+// namespace and second (the frontend's "action" counter;
+// docs.temporal.io, "Estimate Actions"), and of its requests.
+type serverCounters struct {
+	actions  float64
+	requests serverRequests
+}
+
+// readServer scrapes the server's counters once.
+func readServer(t *testing.T, metricsURL string) serverCounters {
+	c := serverCounters{requests: serverRequests{}}
 	scrape(t, metricsURL, func(name string, labels map[string]string, v float64) {
-		if (name == "action" || name == "action_total") && labels["service_name"] == "frontend" {
-			n += v
+		switch kind := strings.TrimSuffix(name, "_total"); {
+		case kind == "action" && labels["service_name"] == "frontend":
+			c.actions += v
+		case kind == "service_requests" || kind == "persistence_requests":
+			c.requests[fmt.Sprintf("%-20s %-9s %s", kind, labels["service_name"], labels["operation"])] += v
 		}
 	})
-	return n
+	return c
 }
 
 // scrape reads a /metrics page (telemetry.Remote, as the ops page does)

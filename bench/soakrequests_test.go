@@ -19,18 +19,6 @@ import (
 // (persistence_requests).
 type serverRequests map[string]float64
 
-// readRequests scrapes the server's request counters from its /metrics.
-func readRequests(t *testing.T, metricsURL string) serverRequests {
-	r := serverRequests{}
-	scrape(t, metricsURL, func(name string, labels map[string]string, v float64) {
-		kind := strings.TrimSuffix(name, "_total")
-		if kind == "service_requests" || kind == "persistence_requests" {
-			r[fmt.Sprintf("%-20s %-9s %s", kind, labels["service_name"], labels["operation"])] += v
-		}
-	})
-	return r
-}
-
 // perBooking lists what the server was asked between r0 and r, per
 // booking of n, the most first.
 func (r serverRequests) perBooking(r0 serverRequests, n int) string {
