@@ -19,6 +19,7 @@ type Change struct {
 var Changes = []Change{
 	{"already-booked-links-existing", 1},
 	{"appointment-publishes-cancelling", 1},
+	{"booking-baseline", 1},
 	{"booking-lifecycle", 1},
 	{"booking-no-show", 1},
 	{"booking-remind-after-move", 1},

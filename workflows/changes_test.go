@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
 // TestChangesListsEveryGetVersion keeps workflows.Changes whole: every
@@ -28,7 +29,35 @@ func TestChangesListsEveryGetVersion(t *testing.T) {
 		require.False(t, twice, "%s listed twice", c.ID)
 		listed[c.ID] = c.Max
 	}
-	require.Equal(t, found, listed, "workflows.Changes against the GetVersion calls in the code (add or drop the difference in workflows/changes.go)")
+	for _, b := range baselines {
+		found[b.ID] = b.Max()
+	}
+	require.Equal(t, found, listed, "workflows.Changes against the GetVersion calls and baselines in the code (add or drop the difference in workflows/changes.go)")
+}
+
+// baselines are the workflow types' baselines.
+var baselines = []workflows.Baseline{lifecycle.Baseline}
+
+// TestBaselinesCoverChangesTheCodeAsks keeps each baseline honest: it
+// covers only changes the code asks, at a version the code still
+// supports, and each version of it covers every change the one before did.
+func TestBaselinesCoverChangesTheCodeAsks(t *testing.T) {
+	asked := getVersionCalls(t, ".")
+	for _, b := range baselines {
+		require.Contains(t, b.Sets, b.Max(), b.ID)
+		for v, set := range b.Sets {
+			require.GreaterOrEqual(t, v, workflow.Version(1), b.ID)
+			for id, at := range set {
+				require.Contains(t, asked, id, "%s %d covers %s, which no GetVersion asks", b.ID, v, id)
+				require.LessOrEqual(t, at, asked[id], "%s %d covers %s at %d, newer than the code asks", b.ID, v, id, at)
+			}
+			if prev, ok := b.Sets[v-1]; ok {
+				for id := range prev {
+					require.Contains(t, set, id, "%s %d drops %s, which %d covered", b.ID, v, id, v-1)
+				}
+			}
+		}
+	}
 }
 
 // getVersionCalls finds the GetVersion calls in the non-test Go files
@@ -66,6 +95,9 @@ func getVersionCalls(t *testing.T, root string) map[string]workflow.Version {
 	out := map[string]workflow.Version{}
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
+			if forwardsGetVersion(f, n) {
+				return false
+			}
 			call, ok := n.(*ast.CallExpr)
 			if !ok || len(call.Args) != 4 {
 				return true
@@ -82,6 +114,17 @@ func getVersionCalls(t *testing.T, root string) map[string]workflow.Version {
 		})
 	}
 	return out
+}
+
+// forwardsGetVersion reports whether n is a method of the baseline kit in
+// package workflows, whose GetVersion calls pass on another's change ID.
+func forwardsGetVersion(f *ast.File, n ast.Node) bool {
+	fn, ok := n.(*ast.FuncDecl)
+	if !ok || f.Name.Name != "workflows" || fn.Recv == nil {
+		return false
+	}
+	recv, ok := fn.Recv.List[0].Type.(*ast.Ident)
+	return ok && (recv.Name == "Baseline" || recv.Name == "Versions")
 }
 
 // literal is the source text of a literal argument, or of the constant

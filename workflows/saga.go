@@ -21,16 +21,19 @@ type compensation struct {
 	run  func(workflow.Context) error
 }
 
-// versionDurableCompensation: compensations retry until they succeed
+// VersionDurableCompensation: compensations retry until they succeed
 // (CompensationCtx) and a final failure opens a review case. Runs recorded
 // before it replay with the step retry policy and a reason suffix.
-const versionDurableCompensation = "compensation-retries-until-done"
+const VersionDurableCompensation = "compensation-retries-until-done"
 
 // Saga keeps the compensations of the steps taken so far.
 type Saga struct {
 	steps []compensation
 	// Durable is set by Compensate: the compensations use CompensationCtx.
 	Durable bool
+	// Versions answers VersionDurableCompensation: the run's baseline, if
+	// it took one (the zero value asks workflow.GetVersion).
+	Versions Versions
 }
 
 // Add registers an undo before its step runs: a step whose answer was lost
@@ -47,7 +50,7 @@ func (s *Saga) Clear() { s.steps = nil }
 // compensation does not stop the others; its error is returned.
 func (s *Saga) Compensate(ctx workflow.Context) error {
 	if len(s.steps) > 0 {
-		s.Durable = workflow.GetVersion(ctx, versionDurableCompensation, workflow.DefaultVersion, 1) >= 1
+		s.Durable = s.Versions.GetVersion(ctx, VersionDurableCompensation, workflow.DefaultVersion, 1) >= 1
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
@@ -63,7 +66,7 @@ func (s *Saga) Compensate(ctx workflow.Context) error {
 }
 
 // Opts are the activity options of a compensation: retried until done in
-// runs with versionDurableCompensation, the step policy in older ones.
+// runs with VersionDurableCompensation, the step policy in older ones.
 func (s *Saga) Opts(ctx workflow.Context, t Tuning, id, summary string) workflow.Context {
 	if s.Durable {
 		return CompensationCtx(ctx, t, id, summary)

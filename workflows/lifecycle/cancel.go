@@ -77,7 +77,7 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (State, error) 
 	// slot meanwhile is told the booking is being cancelled, never "in
 	// Bearbeitung" over a booking about to end. A move under way publishes
 	// its own status; the cancel publishes after it.
-	if !b.moving && workflow.GetVersion(ctx, versionCancellingAtOnce, workflow.DefaultVersion, 1) >= 1 {
+	if !b.moving && b.versions.GetVersion(ctx, versionCancellingAtOnce, workflow.DefaultVersion, 1) >= 1 {
 		if err := b.upsert(ctx, workflows.StatusCancelling, "cancelling: "+in.Reason); err != nil {
 			return b.state, err
 		}
@@ -91,13 +91,13 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (State, error) 
 	if b.state.Status == workflows.StatusNeedsReview {
 		// The move it waited for left two bookings: a person settles both,
 		// and must know the customer has since asked to cancel.
-		if workflow.GetVersion(ctx, versionCancelAfterMoveReview, workflow.DefaultVersion, 1) >= 1 {
+		if b.versions.GetVersion(ctx, versionCancelAfterMoveReview, workflow.DefaultVersion, 1) >= 1 {
 			b.cancelWishInReview(ctx, in, now)
 		}
 		return b.state, nil
 	}
 	free := !now.After(b.in.SlotStart.Add(-b.window()))
-	before := in.RefundInFull && workflow.GetVersion(ctx, versionRefundInFull, workflow.DefaultVersion, 1) >= 1
+	before := in.RefundInFull && b.versions.GetVersion(ctx, versionRefundInFull, workflow.DefaultVersion, 1) >= 1
 	b.state.CancelReason, b.state.CancelledAt = in.Reason, now
 	if err := b.upsert(ctx, workflows.StatusCancelling, "cancelling: "+in.Reason); err != nil {
 		return b.state, err
@@ -123,7 +123,7 @@ func (b *booking) cancel(ctx workflow.Context, in CancelRequest) (State, error) 
 	default:
 		b.state.Reason = "cancelled; there was no deposit"
 	}
-	if workflow.GetVersion(ctx, versionPublishBeforeTelling, workflow.DefaultVersion, 1) >= 1 {
+	if b.versions.GetVersion(ctx, versionPublishBeforeTelling, workflow.DefaultVersion, 1) >= 1 {
 		err := b.upsert(ctx, workflows.StatusCancelled, b.state.Reason)
 		b.tell(ctx)
 		return b.state, err

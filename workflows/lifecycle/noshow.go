@@ -108,7 +108,7 @@ func (b *booking) noShow(ctx workflow.Context, in NoShowRequest) (State, error) 
 	if b.state.Status == workflows.StatusNoShow {
 		return b.state, nil
 	}
-	workflow.GetVersion(ctx, versionNoShow, workflow.DefaultVersion, 1) // a marker only; see versionNoShow
+	b.versions.GetVersion(ctx, versionNoShow, workflow.DefaultVersion, 1) // a marker only (or the baseline's); see versionNoShow
 	b.state.Deposit = DepositNone
 	b.state.Reason = "marked as a no-show; there was no deposit"
 	if b.in.Deposit > 0 {

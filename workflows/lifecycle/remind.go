@@ -116,7 +116,7 @@ const versionRemindAfterMove = "booking-remind-after-move"
 // versionRemindAfterMove on; older runs dropped the reminder (an error
 // here means: drop it).
 func (b *booking) waitForMove(ctx workflow.Context) error {
-	if workflow.GetVersion(ctx, versionRemindAfterMove, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if b.versions.GetVersion(ctx, versionRemindAfterMove, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return errReminderDropped
 	}
 	return workflow.Await(ctx, func() bool { return !b.moving })

@@ -135,7 +135,7 @@ func (b *booking) reschedule(ctx workflow.Context, in RescheduleRequest) (State,
 	b.attempts++
 	mv := &move{n: b.attempts, ref: MoveReference(b.in.Reference, b.attempts), req: in,
 		oldID: b.in.BookingID, oldRef: b.calendarRef(), from: b.in.SlotStart}
-	var undo workflows.Saga
+	undo := workflows.Saga{Versions: b.versions}
 	booked, err := b.placeNew(ctx, mv, &undo)
 	if err != nil {
 		if cerr := undo.Compensate(ctx); cerr != nil {
@@ -207,7 +207,7 @@ const versionMoveOutlastsOutage = "move-outlasts-outage"
 
 // moveStepCtx is the activity options of a move's hold and confirmation.
 func (b *booking) moveStepCtx(ctx workflow.Context, id, summary string) workflow.Context {
-	if workflow.GetVersion(ctx, versionMoveOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
+	if b.versions.GetVersion(ctx, versionMoveOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
 		return workflows.ReconcileCtx(ctx, b.tuning, id, summary)
 	}
 	return workflows.ActivityCtx(ctx, b.tuning, id, summary)

@@ -32,7 +32,7 @@ type shopCalendar struct {
 
 // startShopCalendar queues the booking and starts carrying it over.
 func (b *booking) startShopCalendar(ctx workflow.Context) {
-	if workflow.GetVersion(ctx, versionShopCalendar, workflow.DefaultVersion, 1) < 1 {
+	if b.versions.GetVersion(ctx, versionShopCalendar, workflow.DefaultVersion, 1) < 1 {
 		return
 	}
 	b.shopCal.on = true

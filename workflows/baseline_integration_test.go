@@ -1,0 +1,92 @@
+package workflows_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+
+	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/lifecycle"
+)
+
+// A booking's lifecycle started on today's code takes its baseline: one
+// version marker and one search attribute upsert (the baseline's
+// TemporalChangeVersion) at its start, where it recorded three markers
+// and four upserts before; a cancel then upserts Cancelling once and
+// Cancelled, and records no marker (before: three more markers and
+// Cancelling twice). What the Web UI lists is unchanged: Confirmed and
+// the slot from the start, Cancelled after the cancel.
+func TestLifecycleRecordsOnlyItsBaseline(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker(t)
+	req := request(t, "+4915112348101", time.Thursday, 9)
+	r, st := run(t, e, req)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	lc := e.tc.GetWorkflow(ctx, st.Lifecycle, "")
+
+	published := func() (string, time.Time) {
+		d, err := e.tc.DescribeWorkflow(ctx, st.Lifecycle, "")
+		require.NoError(t, err)
+		status, _ := d.TypedSearchAttributes.GetKeyword(workflows.BookingStatusKey)
+		slot, _ := d.TypedSearchAttributes.GetTime(workflows.SlotStartKey)
+		return status, slot
+	}
+	var events []*historypb.HistoryEvent
+	testsupport.Eventually(t, 30*time.Second, "the lifecycle's first workflow task", func() bool {
+		events = history(t, e.tc, lc)
+		return countEvents(events, enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) > 0
+	})
+	require.Equal(t, []string{lifecycle.Baseline.ID}, versionMarkers(t, &historypb.History{Events: events}))
+	require.Equal(t, [][]string{{"TemporalChangeVersion"}}, upserted(events))
+	status, slot := published()
+	require.Equal(t, string(workflows.StatusConfirmed), status)
+	require.True(t, req.SlotStart.Equal(slot), "slot %s, published %s", req.SlotStart, slot)
+
+	cancelled, err := lifecycle.Cancel(ctx, e.tc, r.GetID(), lifecycle.CancelUpdateID("demo", "baseline-1"), lifecycle.CancelRequest{Reason: "baseline test"})
+	require.NoError(t, err)
+	require.Equal(t, workflows.StatusCancelled, cancelled.Status)
+	events = history(t, e.tc, lc)
+	require.Equal(t, []string{lifecycle.Baseline.ID}, versionMarkers(t, &historypb.History{Events: events}), "the cancel records no marker of its own")
+	attrs := []string{"BookingStatus", "SlotStart"}
+	require.Equal(t, [][]string{{"TemporalChangeVersion"}, attrs, attrs}, upserted(events), "Cancelling once, then Cancelled")
+	shownStatus, _ := published()
+	require.Equal(t, string(workflows.StatusCancelled), shownStatus)
+	got := e.effects(t, req.Customer, req.SlotStart)
+	require.Equal(t, map[string]int{"cancelled": 1}, got.Reservations)
+}
+
+// upserted lists, per search attribute upsert in events, the names it set.
+func upserted(events []*historypb.HistoryEvent) [][]string {
+	var out [][]string
+	for _, ev := range events {
+		if u := ev.GetUpsertWorkflowSearchAttributesEventAttributes(); u != nil {
+			var names []string
+			for name := range u.GetSearchAttributes().GetIndexedFields() {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			out = append(out, names)
+		}
+	}
+	return out
+}
+
+// countEvents counts the events of type typ.
+func countEvents(events []*historypb.HistoryEvent, typ enumspb.EventType) int {
+	n := 0
+	for _, ev := range events {
+		if ev.GetEventType() == typ {
+			n++
+		}
+	}
+	return n
+}
