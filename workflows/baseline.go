@@ -2,7 +2,11 @@ package workflows
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -76,4 +80,36 @@ func (v Versions) GetVersion(ctx workflow.Context, changeID string, minSupported
 		panic(fmt.Sprintf("baseline version %d of change %q is outside the supported %d..%d", fixed, changeID, minSupported, maxSupported))
 	}
 	return fixed
+}
+
+// Upsert publishes search attributes. A run that took a baseline upserts
+// only when the updates change what its search attributes say (those it
+// started with, and its upserts since): an upsert of the same values is
+// one more visibility write and billed action for nothing. Any other run
+// upserts every time, as it always did.
+func (v Versions) Upsert(ctx workflow.Context, updates ...temporal.SearchAttributeUpdate) error {
+	if v.Taken() && !changes(workflow.GetTypedSearchAttributes(ctx), updates) {
+		return nil
+	}
+	return workflow.UpsertTypedSearchAttributes(ctx, updates...)
+}
+
+// changes reports whether updates applied to current change a value.
+func changes(current temporal.SearchAttributes, updates []temporal.SearchAttributeUpdate) bool {
+	before := current.GetUntypedValues()
+	after := temporal.NewSearchAttributes(append([]temporal.SearchAttributeUpdate{current.Copy()}, updates...)...).GetUntypedValues()
+	return !maps.EqualFunc(before, after, sameValue)
+}
+
+// sameValue compares two search attribute values; times by instant.
+func sameValue(a, b any) bool {
+	switch a := a.(type) {
+	case time.Time:
+		b, ok := b.(time.Time)
+		return ok && a.Equal(b)
+	case []string:
+		b, ok := b.([]string)
+		return ok && slices.Equal(a, b)
+	}
+	return a == b
 }

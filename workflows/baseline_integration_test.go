@@ -9,9 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
 
+	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
@@ -62,6 +65,50 @@ func TestLifecycleRecordsOnlyItsBaseline(t *testing.T) {
 	require.Equal(t, string(workflows.StatusCancelled), shownStatus)
 	got := e.effects(t, req.Customer, req.SlotStart)
 	require.Equal(t, map[string]int{"cancelled": 1}, got.Reservations)
+}
+
+// An appointment started on today's code takes its baseline: one version
+// marker where a confirmed booking recorded six, and five upserts where
+// it made twelve: the baseline's TemporalChangeVersion, then only the
+// statuses a person can see it wait in (Requested and the customer are
+// the start's search attributes; Held lasts one workflow task). The
+// booking, its deposit and what the Web UI lists are as before.
+func TestAppointmentRecordsOnlyItsBaseline(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker(t)
+	req := request(t, "+4915112348102", time.Thursday, 10)
+	r, st := run(t, e, req)
+	require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
+	events := history(t, e.tc, r)
+	require.Equal(t, []string{appointment.Baseline.ID}, versionMarkers(t, &historypb.History{Events: events}))
+	require.Equal(t, []string{"", "Holding", "Authorizing", "Confirming", "Confirmed"}, upsertedStatuses(t, events))
+
+	d, err := e.tc.DescribeWorkflow(context.Background(), r.GetID(), "")
+	require.NoError(t, err)
+	status, _ := d.TypedSearchAttributes.GetKeyword(workflows.BookingStatusKey)
+	require.Equal(t, string(workflows.StatusConfirmed), status)
+	masked, _ := d.TypedSearchAttributes.GetKeyword(workflows.CustomerMaskedKey)
+	require.Equal(t, mask.Phones(req.Customer), masked)
+	got := e.effects(t, req.Customer, req.SlotStart)
+	require.Equal(t, map[string]int{"confirmed": 1}, got.Reservations)
+	require.Equal(t, map[string]int{"succeeded": 1}, got.Intents)
+}
+
+// upsertedStatuses lists the BookingStatus each search attribute upsert
+// in events set, "" for one that set none.
+func upsertedStatuses(t *testing.T, events []*historypb.HistoryEvent) []string {
+	var out []string
+	for _, ev := range events {
+		if u := ev.GetUpsertWorkflowSearchAttributesEventAttributes(); u != nil {
+			var status string
+			if p, ok := u.GetSearchAttributes().GetIndexedFields()[workflows.BookingStatusKey.GetName()]; ok {
+				require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &status))
+			}
+			out = append(out, status)
+		}
+	}
+	return out
 }
 
 // upserted lists, per search attribute upsert in events, the names it set.

@@ -18,6 +18,7 @@ type Change struct {
 // TestChangesListsEveryGetVersion fails when a GetVersion is missing here.
 var Changes = []Change{
 	{"already-booked-links-existing", 1},
+	{"appointment-baseline", 1},
 	{"appointment-publishes-cancelling", 1},
 	{"booking-baseline", 1},
 	{"booking-lifecycle", 1},

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookonce/bookonce/workflows"
+	"github.com/bookonce/bookonce/workflows/appointment"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
@@ -36,7 +37,7 @@ func TestChangesListsEveryGetVersion(t *testing.T) {
 }
 
 // baselines are the workflow types' baselines.
-var baselines = []workflows.Baseline{lifecycle.Baseline}
+var baselines = []workflows.Baseline{appointment.Baseline, lifecycle.Baseline}
 
 // TestBaselinesCoverChangesTheCodeAsks keeps each baseline honest: it
 // covers only changes the code asks, at a version the code still

@@ -158,6 +158,7 @@ func TestRecordHistories(t *testing.T) {
 		first.ResourceID = "bay-1"
 		second := first
 		second.Customer = "+4915112340004"
+		second.CustomerKey = testsupport.CustomerKey(t, "demo", second.Customer) // its own intent
 		_, st1 := s.book(t, ctx, first)
 		require.Equal(t, workflows.StatusConfirmed, st1.Status, st1.Reason)
 		run, st := s.book(t, ctx, second)

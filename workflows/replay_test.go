@@ -145,7 +145,10 @@ func TestReplayRecordedHistories(t *testing.T) {
 // the recorded workflow type's name: the replayer must refuse each one, or
 // the replay test above proves nothing.
 func TestReplayCatchesNonDeterminism(t *testing.T) {
-	history, exec := loadHistory(t, filepath.Join(historiesDir, "happy.appointment.json"))
+	// Each replay gets the history fresh: the replayer changes the events
+	// it is given (after a failed replay of this file they differ from
+	// it), and the control then failed on events a variant had left.
+	happy := filepath.Join(historiesDir, "happy.appointment.json")
 
 	var a *activities.Activities
 	opts := func(ctx workflow.Context, id string) workflow.Context {
@@ -202,6 +205,7 @@ func TestReplayCatchesNonDeterminism(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(c.fn, workflow.RegisterOptions{Name: "AppointmentWorkflow"})
 			deposit.Register(r)
+			history, exec := loadHistory(t, happy)
 			err := replayHistory(t, r, history, exec)
 			require.Error(t, err, "changed code replayed without complaint")
 			require.Contains(t, err.Error(), "TMPRL1100", "want a non-determinism error, got: %v", err)
@@ -210,5 +214,6 @@ func TestReplayCatchesNonDeterminism(t *testing.T) {
 	}
 
 	// The unchanged code replays the same history (the control).
+	history, exec := loadHistory(t, happy)
 	require.NoError(t, replayHistory(t, newReplayer(), history, exec))
 }

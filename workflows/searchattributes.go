@@ -20,7 +20,7 @@ import (
 // not encrypted by the payload codec, so they never carry a phone number:
 // CustomerKey is its keyed hash (package customerid), CustomerMasked what
 // a person may see of it. CustomerPhone is what runs recorded before
-// versionCustomerKey wrote; it stays registered so they keep working.
+// VersionCustomerKey wrote; it stays registered so they keep working.
 var (
 	CustomerKeyKey    = temporal.NewSearchAttributeKeyKeyword("CustomerKey")
 	CustomerMaskedKey = temporal.NewSearchAttributeKeyKeyword("CustomerMasked")
@@ -31,16 +31,17 @@ var (
 	SlotStartKey      = temporal.NewSearchAttributeKeyTime("SlotStart")
 )
 
-// versionCustomerKey: search attributes name the customer by CustomerKey
+// VersionCustomerKey: search attributes name the customer by CustomerKey
 // and CustomerMasked instead of CustomerPhone. Runs recorded before keep
 // writing CustomerPhone where they did.
-const versionCustomerKey = "customer-key-attributes"
+const VersionCustomerKey = "customer-key-attributes"
 
 // CustomerAttributes name the customer in the search attributes a workflow
 // starts a child with: the key (when the run knows it) and the masked
-// number; the phone number in runs recorded before versionCustomerKey.
-func CustomerAttributes(ctx workflow.Context, number string, key customerid.Key) []temporal.SearchAttributeUpdate {
-	if workflow.GetVersion(ctx, versionCustomerKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+// number; the phone number in runs recorded before VersionCustomerKey.
+// v answers VersionCustomerKey (the run's baseline, if any).
+func CustomerAttributes(ctx workflow.Context, v Versions, number string, key customerid.Key) []temporal.SearchAttributeUpdate {
+	if v.GetVersion(ctx, VersionCustomerKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return []temporal.SearchAttributeUpdate{CustomerPhoneKey.ValueSet(number)}
 	}
 	return KeyedAttributes(number, key)
@@ -48,9 +49,9 @@ func CustomerAttributes(ctx workflow.Context, number string, key customerid.Key)
 
 // CustomerUpserts are CustomerAttributes for an upsert: they also remove
 // a CustomerPhone an earlier run of the same workflow wrote.
-func CustomerUpserts(ctx workflow.Context, number string, key customerid.Key) []temporal.SearchAttributeUpdate {
-	u := CustomerAttributes(ctx, number, key)
-	if workflow.GetVersion(ctx, versionCustomerKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+func CustomerUpserts(ctx workflow.Context, v Versions, number string, key customerid.Key) []temporal.SearchAttributeUpdate {
+	u := CustomerAttributes(ctx, v, number, key)
+	if v.GetVersion(ctx, VersionCustomerKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return u
 	}
 	return append(u, CustomerPhoneKey.ValueUnset())

@@ -29,7 +29,7 @@ func (a *appointment) offerAlternatives(ctx workflow.Context, o *outcome) {
 		return
 	}
 	// Histories recorded before this message existed end without it.
-	if workflow.GetVersion(ctx, versionOfferAlternatives, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if a.versions.GetVersion(ctx, versionOfferAlternatives, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
 	var step activities.Step

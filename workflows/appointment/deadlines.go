@@ -28,7 +28,7 @@ const versionDecisionOutlastsConfirm = "decision-outlasts-confirm"
 // link's message needs. Card runs send exactly what they always sent.
 func (a *appointment) paymentRequest(ctx workflow.Context) deposit.Request {
 	decision := 30 * time.Minute
-	if workflow.GetVersion(ctx, versionDecisionOutlastsConfirm, workflow.DefaultVersion, 1) >= 1 {
+	if a.versions.GetVersion(ctx, versionDecisionOutlastsConfirm, workflow.DefaultVersion, 1) >= 1 {
 		decision = a.decisionBound()
 	}
 	if a.req.Terms != nil && a.req.Terms.DecisionTimeout > 0 {
@@ -88,7 +88,7 @@ func (a *appointment) tellLinkExpired(ctx workflow.Context, o *outcome) {
 	switch {
 	case o.reason == deposit.ReasonLinkExpired:
 	case strings.HasPrefix(o.reason, deposit.ReasonLinkUnavailable) &&
-		workflow.GetVersion(ctx, versionTellLinkUnavailable, workflow.DefaultVersion, 1) >= 1:
+		a.versions.GetVersion(ctx, versionTellLinkUnavailable, workflow.DefaultVersion, 1) >= 1:
 		id, kind, name, summary = "send-payment-unavailable", activities.MessageKindPaymentUnavailable, tenants.TemplatePaymentUnavailable,
 			"Tell the customer no payment link could be made"
 	default:

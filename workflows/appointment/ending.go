@@ -73,7 +73,7 @@ func (a *appointment) end(ctx workflow.Context, o *outcome) State {
 // showCancelling publishes Cancelling before a cancelled appointment's
 // compensations, which can take minutes through an outage.
 func (a *appointment) showCancelling(ctx workflow.Context, o *outcome) {
-	if o.status != workflows.StatusCancelled || workflow.GetVersion(ctx, versionPublishCancelling, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if o.status != workflows.StatusCancelled || a.versions.GetVersion(ctx, versionPublishCancelling, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
@@ -88,7 +88,7 @@ func (a *appointment) showCancelling(ctx workflow.Context, o *outcome) {
 func (a *appointment) closeIntent(ctx workflow.Context) string {
 	in := activities.CloseIntentInput{Tenant: a.req.Tenant, IntentID: a.req.IntentID, WorkflowID: a.state.Reference}
 	const id, summary = "close-intent", "Close the intent: no booking"
-	if workflow.GetVersion(ctx, versionCloseIntentLands, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if a.versions.GetVersion(ctx, versionCloseIntentLands, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		// Recorded runs replay their single bounded attempt.
 		if err := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, a.tuning, id, summary), act.CloseIntent, in).Get(ctx, nil); err != nil {
 			workflow.GetLogger(ctx).Error("close intent failed", "error", err)

@@ -48,7 +48,7 @@ func (a *appointment) forwardLateCancel(ctx workflow.Context) {
 	}
 	for a.cancelRequested() { // one wish however often the customer asked
 	}
-	if workflow.GetVersion(ctx, versionWithdrawConfirmation, workflow.DefaultVersion, 1) >= 1 {
+	if a.versions.GetVersion(ctx, versionWithdrawConfirmation, workflow.DefaultVersion, 1) >= 1 {
 		a.withdrawConfirmation(ctx)
 	}
 	err := a.cancelLifecycle(ctx)
@@ -70,7 +70,7 @@ func (a *appointment) cancelLifecycle(ctx workflow.Context) error {
 		return fmt.Errorf("the booking's lifecycle did not start: cancel %s by hand", a.state.Reference)
 	}
 	req := lifecycle.CancelRequest{Reason: lateCancelReason, OnlyIfRefunded: true}
-	if workflow.GetVersion(ctx, versionForwardRefunds, workflow.DefaultVersion, 1) >= 1 {
+	if a.versions.GetVersion(ctx, versionForwardRefunds, workflow.DefaultVersion, 1) >= 1 {
 		req = lifecycle.CancelRequest{Reason: lateCancelReason, RefundInFull: true}
 	}
 	args, err := json.Marshal(req)

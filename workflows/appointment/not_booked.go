@@ -33,7 +33,7 @@ func (a *appointment) tellNotBooked(ctx workflow.Context, o *outcome, status wor
 	case status != workflows.StatusNeedsReview && a.link && (o.reason == deposit.ReasonLinkExpired || strings.HasPrefix(o.reason, deposit.ReasonLinkUnavailable)):
 		return // tellLinkExpired told
 	}
-	if workflow.GetVersion(ctx, versionTellNotBooked, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if a.versions.GetVersion(ctx, versionTellNotBooked, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
 	id, kind, name := "send-not-booked", activities.MessageKindNotBooked, tenants.TemplateNotBooked

@@ -33,7 +33,7 @@ func (a *appointment) startLifecycle(ctx workflow.Context) {
 		WorkflowID:            id,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: lifecycle.StartAttributes(workflows.CustomerAttributes(ctx, a.req.Customer, a.req.CustomerKey), in),
+		TypedSearchAttributes: lifecycle.StartAttributes(workflows.CustomerAttributes(ctx, a.versions, a.req.Customer, a.req.CustomerKey), in),
 		StaticSummary:         lifecycle.Summary(in),
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, lifecycle.WorkflowName, in)

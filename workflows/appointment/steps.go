@@ -23,7 +23,7 @@ const versionHoldReconcileOutlastsOutage = "hold-reconcile-outlasts-outage"
 
 // reconcileCtx is the options of the lookup that settles an unknown hold.
 func (a *appointment) reconcileCtx(ctx workflow.Context, id, summary string) workflow.Context {
-	if workflow.GetVersion(ctx, versionHoldReconcileOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
+	if a.versions.GetVersion(ctx, versionHoldReconcileOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
 		return workflows.ReconcileCtx(ctx, a.tuning, id, summary)
 	}
 	return workflows.ActivityCtx(ctx, a.tuning, id, summary)
@@ -56,7 +56,7 @@ func (a *appointment) holdSlot(ctx workflow.Context, base string) (string, *outc
 		}
 		if workflows.IsFinal(err) {
 			if workflows.ErrorType(err) == activities.ErrTypeAlreadyBooked &&
-				workflow.GetVersion(ctx, changeAlreadyBooked, workflow.DefaultVersion, 1) == 1 {
+				a.versions.GetVersion(ctx, changeAlreadyBooked, workflow.DefaultVersion, 1) == 1 {
 				return "", a.alreadyBooked(ctx, err)
 			}
 			o := a.fromError(err)
@@ -99,7 +99,7 @@ const versionConfirmOutlastsOutage = "confirm-outlasts-outage"
 
 // confirmCtx is the confirmation's activity options.
 func (a *appointment) confirmCtx(ctx workflow.Context, id, summary string) workflow.Context {
-	if workflow.GetVersion(ctx, versionConfirmOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
+	if a.versions.GetVersion(ctx, versionConfirmOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
 		return workflows.CompensationCtx(ctx, a.tuning, id, summary)
 	}
 	return workflows.ActivityCtx(ctx, a.tuning, id, summary)
@@ -186,7 +186,7 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 		// A saga that has already ended refuses the signal; its result
 		// still says what it left.
 		err := a.signalPayment(ctx, deposit.Void)
-		if err != nil && workflow.GetVersion(ctx, deposit.VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
+		if err != nil && a.versions.GetVersion(ctx, deposit.VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
 			err = nil
 		}
 		if err == nil {
@@ -199,7 +199,7 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 				}
 				undone = final.IntentID == "" && (final.Status == deposit.Voided || final.Status == deposit.Expired)
 				if !undone && final.IntentID == "" && final.NothingHeld &&
-					workflow.GetVersion(ctx, versionLinkNeverMade, workflow.DefaultVersion, 1) >= 1 {
+					a.versions.GetVersion(ctx, versionLinkNeverMade, workflow.DefaultVersion, 1) >= 1 {
 					undone = true
 				}
 			}
@@ -208,13 +208,13 @@ func (a *appointment) voidDeposit(ctx workflow.Context) error {
 	// The saga that owned the deposit voided it or proved there is none
 	// (its link closed unpaid): a search by reference, which a lagging
 	// one (Stripe's) never lets prove absent, would retry for ever.
-	if undone && intentID == "" && workflow.GetVersion(ctx, deposit.VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
+	if undone && intentID == "" && a.versions.GetVersion(ctx, deposit.VersionVoidUnpaidLink, workflow.DefaultVersion, 1) >= 1 {
 		a.recordCompensation("void deposit", "void-deposit", activities.Step{}, nil)
 		return nil
 	}
 	// Older runs voided by reference alone, which a lagging search can
 	// miss (a deposit captured while the cancel landed stayed captured).
-	if workflow.GetVersion(ctx, deposit.VersionVoidKnownIntent, workflow.DefaultVersion, 1) < 1 {
+	if a.versions.GetVersion(ctx, deposit.VersionVoidKnownIntent, workflow.DefaultVersion, 1) < 1 {
 		intentID = ""
 	}
 	var res activities.IntentResult

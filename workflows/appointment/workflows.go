@@ -26,6 +26,8 @@ var act *activities.Activities
 // business reference sent downstream with every call.
 func Workflow(ctx workflow.Context, req Request) (State, error) {
 	a := &appointment{req: req, tuning: req.Tuning.WithDefaults()}
+	a.versions = Baseline.Take(ctx)
+	a.saga.Versions = a.versions
 	if err := a.setup(ctx); err != nil {
 		return a.state, err
 	}
@@ -51,6 +53,8 @@ type appointment struct {
 	link bool
 	// slotEnd is the booked slot's end as the calendar reported it.
 	slotEnd time.Time
+	// versions answers the run's GetVersion calls (Baseline).
+	versions workflows.Versions
 }
 
 func (a *appointment) setup(ctx workflow.Context) error {
@@ -86,11 +90,11 @@ func (a *appointment) run(ctx workflow.Context) (State, error) {
 	if a.state.MessageID != "" {
 		a.phase(ctx, telemetry.PhaseConfirmationQueued)
 	}
-	forward := a.honourCancel && workflow.GetVersion(ctx, versionForwardLateCancel, workflow.DefaultVersion, 1) >= 1
+	forward := a.honourCancel && a.versions.GetVersion(ctx, versionForwardLateCancel, workflow.DefaultVersion, 1) >= 1
 	if a.honourCancel && !forward {
 		a.cancelAfterCommit(ctx)
 	}
-	if workflow.GetVersion(ctx, versionBookingLifecycle, workflow.DefaultVersion, 1) >= 1 {
+	if a.versions.GetVersion(ctx, versionBookingLifecycle, workflow.DefaultVersion, 1) >= 1 {
 		a.startLifecycle(ctx)
 	}
 	if forward {
@@ -107,7 +111,7 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 		return &outcome{workflows.StatusCancelled, "cancelled by the customer"}
 	}
 	a.link = a.req.DepositAmount > 0 && a.req.PaymentMethod == "" &&
-		workflow.GetVersion(ctx, deposit.VersionPaymentLink, workflow.DefaultVersion, 1) >= 1
+		a.versions.GetVersion(ctx, deposit.VersionPaymentLink, workflow.DefaultVersion, 1) >= 1
 	a.saga.Add("release hold", func(ctx workflow.Context) error { return a.release(ctx) })
 	hold, o := a.holdSlot(ctx, "hold-slot")
 	if o != nil {
@@ -115,7 +119,12 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 	}
 	a.state.HoldID = hold
 	a.phase(ctx, telemetry.PhaseHold)
-	if err := a.upsert(ctx, workflows.StatusHeld, "slot held"); err != nil {
+	if a.versions.Taken() {
+		// Held lasts no longer than this workflow task: authorising,
+		// confirming or an ending is published before anything waits.
+		a.state.Status = workflows.StatusHeld
+		workflow.SetCurrentDetails(ctx, "slot held")
+	} else if err := a.upsert(ctx, workflows.StatusHeld, "slot held"); err != nil {
 		return &outcome{workflows.StatusRejected, err.Error()}
 	}
 	if a.req.DepositAmount > 0 {
@@ -135,7 +144,7 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 		return o
 	}
 	a.phase(ctx, telemetry.PhaseConfirm)
-	a.honourCancel = workflow.GetVersion(ctx, versionCancelUntilCommit, workflow.DefaultVersion, 1) >= 1
+	a.honourCancel = a.versions.GetVersion(ctx, versionCancelUntilCommit, workflow.DefaultVersion, 1) >= 1
 	// A cancel that arrived while confirming: nothing is captured yet.
 	if a.honourCancel && a.cancelRequested() {
 		return &outcome{workflows.StatusCancelled, "cancelled by the customer"}
@@ -255,6 +264,10 @@ func (a *appointment) capture(ctx workflow.Context) *outcome {
 	return nil
 }
 
+// versionPaymentSignalAfterReset: a run created by a reset signals the
+// payment saga's execution when the child-only signal is refused.
+const versionPaymentSignalAfterReset = "payment-signal-after-reset"
+
 // signalPayment sends the payment saga the appointment's decision. In a
 // run created by a reset the child still names the earlier run as its
 // parent, so the server refuses a child-only signal from this run
@@ -263,7 +276,7 @@ func (a *appointment) capture(ctx workflow.Context) *outcome {
 func (a *appointment) signalPayment(ctx workflow.Context, action deposit.Action) error {
 	err := a.child.SignalChildWorkflow(ctx, deposit.SignalDecision, action).Get(ctx, nil)
 	reset := a.info.WorkflowExecution.RunID != a.info.OriginalRunID
-	if err == nil || !reset || workflow.GetVersion(ctx, "payment-signal-after-reset", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if err == nil || !reset || a.versions.GetVersion(ctx, versionPaymentSignalAfterReset, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return err
 	}
 	var child workflow.Execution
@@ -291,11 +304,13 @@ func (a *appointment) recordChild(name string, p deposit.State) {
 	}
 }
 
-// upsert moves the status and publishes it to the Web UI.
+// upsert moves the status and publishes it to the Web UI (with the
+// baseline, only what changes: the start's search attributes say
+// Requested, the customer, channel, service and slot already).
 func (a *appointment) upsert(ctx workflow.Context, status workflows.BookingStatus, details string) error {
 	a.state.Status = status
 	workflow.SetCurrentDetails(ctx, details)
-	err := workflow.UpsertTypedSearchAttributes(ctx, append(workflows.CustomerUpserts(ctx, a.req.Customer, a.req.CustomerKey),
+	err := a.versions.Upsert(ctx, append(workflows.CustomerUpserts(ctx, a.versions, a.req.Customer, a.req.CustomerKey),
 		workflows.BookingStatusKey.ValueSet(string(status)),
 		workflows.ChannelKey.ValueSet(string(a.req.Channel)),
 		workflows.ServiceKey.ValueSet(a.req.Service),

@@ -116,7 +116,7 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ev InboundEv
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		StaticSummary:         fmt.Sprintf("%s for %s at %s", in.Service, mask.Phones(in.Customer), in.SlotStart.Format(time.RFC3339)),
-		TypedSearchAttributes: appointment.StartAttributes(workflows.CustomerAttributes(ctx, in.Customer, c.in.CustomerKey), appointment.Request{Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
+		TypedSearchAttributes: appointment.StartAttributes(workflows.CustomerAttributes(ctx, workflows.Versions{}, in.Customer, c.in.CustomerKey), appointment.Request{Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
 	})
 	amount, currency := c.deposit(in.Service)
 	f := workflow.ExecuteChildWorkflow(cctx, appointment.WorkflowName, appointment.Request{

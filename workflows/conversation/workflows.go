@@ -233,7 +233,7 @@ func (c *conversation) publishReview(ctx workflow.Context) {
 	if len(c.in.Pending) > 0 {
 		status = workflows.BookingStatusKey.ValueSet(string(workflows.StatusNeedsReview))
 	}
-	updates := append([]temporal.SearchAttributeUpdate{status}, workflows.CustomerUpserts(ctx, c.in.Customer, c.in.CustomerKey)...)
+	updates := append([]temporal.SearchAttributeUpdate{status}, workflows.CustomerUpserts(ctx, workflows.Versions{}, c.in.Customer, c.in.CustomerKey)...)
 	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
 		// Only the Web UI's filter is affected; the review itself is in the
 		// review queue.

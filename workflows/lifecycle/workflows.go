@@ -197,8 +197,6 @@ type booking struct {
 	reminding bool
 	// versions answers the run's GetVersion calls (Baseline).
 	versions workflows.Versions
-	// shown is what the last upsert published (with the baseline).
-	shown shown
 	// version is versionReschedule's: DefaultVersion runs keep fixed
 	// timers and refuse a move.
 	version workflow.Version
@@ -223,11 +221,6 @@ func (b *booking) setup(ctx workflow.Context) error {
 	// the first workflow task runs as its handler is registered, and a
 	// cancel's Cancelling must not be overwritten by "booked" after it.
 	bookedFirst := b.versions.GetVersion(ctx, versionPublishBookedFirst, workflow.DefaultVersion, 1) >= 1
-	if b.versions.Taken() {
-		// StartAttributes publish Confirmed and the slot already; an
-		// upsert below is made only for what the start did not say.
-		b.shown = startedWith(ctx)
-	}
 	if bookedFirst {
 		if err := b.upsert(ctx, workflows.StatusConfirmed, "booked "+b.in.BookingID); err != nil {
 			return err
@@ -328,38 +321,19 @@ func (b *booking) linger() time.Duration {
 	return DefaultLinger
 }
 
-// shown is what the booking's search attributes say.
-type shown struct {
-	status workflows.BookingStatus
-	slot   time.Time
-}
-
-// startedWith is what the search attributes the run started with say
-// (recorded in its first event, so the same in every replay).
-func startedWith(ctx workflow.Context) shown {
-	sa := workflow.GetTypedSearchAttributes(ctx)
-	status, _ := sa.GetKeyword(workflows.BookingStatusKey)
-	slot, _ := sa.GetTime(workflows.SlotStartKey)
-	return shown{workflows.BookingStatus(status), slot}
-}
-
-// upsert moves the status and publishes it (and the slot) to the Web UI.
-// A run with the baseline publishes only a change: an upsert of what is
-// shown already is one more visibility write and action for nothing.
+// upsert moves the status and publishes it (and the slot) to the Web UI;
+// with the baseline only a change (StartAttributes say Confirmed and the
+// slot already).
 func (b *booking) upsert(ctx workflow.Context, status workflows.BookingStatus, details string) error {
 	b.state.Status = status
 	workflow.SetCurrentDetails(ctx, details)
-	if b.versions.Taken() && b.shown.status == status && b.shown.slot.Equal(b.in.SlotStart) {
-		return nil
-	}
-	err := workflow.UpsertTypedSearchAttributes(ctx,
+	err := b.versions.Upsert(ctx,
 		workflows.BookingStatusKey.ValueSet(string(status)),
 		workflows.SlotStartKey.ValueSet(b.in.SlotStart.UTC()),
 	)
 	if err != nil {
 		return fmt.Errorf("upsert search attributes: %w", err)
 	}
-	b.shown = shown{status, b.in.SlotStart}
 	return nil
 }
 
