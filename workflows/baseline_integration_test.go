@@ -15,6 +15,7 @@ import (
 	"github.com/bookonce/bookonce/internal/testsupport"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/conversation"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
@@ -93,6 +94,28 @@ func TestAppointmentRecordsOnlyItsBaseline(t *testing.T) {
 	got := e.effects(t, req.Customer, req.SlotStart)
 	require.Equal(t, map[string]int{"confirmed": 1}, got.Reservations)
 	require.Equal(t, map[string]int{"succeeded": 1}, got.Intents)
+}
+
+// A customer's conversation started on today's code takes its baseline:
+// a booking through it records one version marker in the conversation
+// where it recorded three (the legacy hand-over, local reads and the
+// customer key), and the customer gets the reply and the confirmation.
+func TestConversationRecordsOnlyItsBaseline(t *testing.T) {
+	t.Parallel()
+	s := newConvStack(t)
+	fake := fakeTwilio(t, s)
+	s.worker(t)
+	customer := conversationCustomer()
+	s.say(t, conversationInput(customer, 0), "SMbaseline", "Reifenwechsel "+slotText(t, 12))
+	testsupport.Eventually(t, 60*time.Second, "the confirmation at Twilio", func() bool {
+		return s.count(t, `SELECT count(*) FROM calendar_reservations WHERE customer = $1 AND status = 'confirmed'`, customer) == 1 &&
+			messagesTo(fake, customer, "") == 2 // the reply and the confirmation
+	})
+	id := conversation.LegacyWorkflowID("demo", customer)
+	s.idle(t, id, "")
+	events := history(t, s.tc, s.tc.GetWorkflow(context.Background(), id, ""))
+	require.Equal(t, []string{conversation.Baseline.ID}, versionMarkers(t, &historypb.History{Events: events}))
+	require.Equal(t, [][]string{{"TemporalChangeVersion"}}, upserted(events))
 }
 
 // upsertedStatuses lists the BookingStatus each search attribute upsert

@@ -37,6 +37,7 @@ var Changes = []Change{
 	{"compensation-retries-until-done", 1},
 	{"confirm-outlasts-outage", 1},
 	{"consent-keywords", 1},
+	{"conversation-baseline", 1},
 	{"conversation-booking-changes", 1},
 	{"conversation-cancel-wish", 1},
 	{"conversation-drain-all-signals", 1},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/conversation"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
 
@@ -37,7 +38,7 @@ func TestChangesListsEveryGetVersion(t *testing.T) {
 }
 
 // baselines are the workflow types' baselines.
-var baselines = []workflows.Baseline{appointment.Baseline, lifecycle.Baseline}
+var baselines = []workflows.Baseline{appointment.Baseline, conversation.Baseline, lifecycle.Baseline}
 
 // TestBaselinesCoverChangesTheCodeAsks keeps each baseline honest: it
 // covers only changes the code asks, at a version the code still

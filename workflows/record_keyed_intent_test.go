@@ -10,11 +10,13 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/bookonce/bookonce/internal/testsupport"
+	"github.com/bookonce/bookonce/workflows/conversation"
 )
 
 // TestRecordHistoriesKeyedIntent records a keyed conversation that books
-// in one message after keyed-intent-id: the history holds the change's
-// version marker, and the appointment runs under the keyed intent ID.
+// in one message after keyed-intent-id: the history holds the marker of
+// the conversation's baseline, which covers that change, and the
+// appointment runs under the keyed intent ID.
 // Runs with `make histories`.
 func TestRecordHistoriesKeyedIntent(t *testing.T) {
 	s, ctx := recording(t)
@@ -26,7 +28,8 @@ func TestRecordHistoriesKeyedIntent(t *testing.T) {
 			s.count(t, `SELECT count(*) FROM outbox_messages WHERE kind = 'reply:RECkeyed1'`) == 1
 	})
 	h := fetchHistory(t, ctx, s.tc, id, "")
-	require.Contains(t, versionMarkers(t, h), "keyed-intent-id")
+	require.EqualValues(t, 1, conversation.Baseline.Sets[1]["keyed-intent-id"], "the baseline covers keyed-intent-id")
+	require.Contains(t, versionMarkers(t, h), conversation.Baseline.ID)
 	writeHistory(t, h, "keyed-intent.conversation.json")
 }
 

@@ -82,7 +82,7 @@ const versionChangesOutlastOutage = "changes-outlast-outage"
 // untilAnswered is the options of a step a customer's change cannot do
 // without: retried with its key until the downstream answers.
 func (c *conversation) untilAnswered(ctx workflow.Context, id, summary string) workflow.Context {
-	if workflow.GetVersion(ctx, versionChangesOutlastOutage, workflow.DefaultVersion, 1) >= 1 {
+	if c.versions.GetVersion(ctx, versionChangesOutlastOutage, workflow.DefaultVersion, 1) >= 1 {
 		return workflows.ReconcileCtx(ctx, workflows.Tuning{}.WithDefaults(), id, summary)
 	}
 	return c.opts(ctx, id, summary)

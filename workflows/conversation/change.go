@@ -49,7 +49,7 @@ const (
 // changesOn reports whether this run carries out changes through the
 // booking's Updates (GetVersion; runs recorded before replay the old way).
 func (c *conversation) changesOn(ctx workflow.Context) bool {
-	return workflow.GetVersion(ctx, versionBookingChanges, workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	return c.versions.GetVersion(ctx, versionBookingChanges, workflow.DefaultVersion, 1) != workflow.DefaultVersion
 }
 
 // followUp reads a message in the light of an open question about a
@@ -114,7 +114,7 @@ func findID(ev InboundEvent) string { return "find-appointments-" + ev.EventID }
 // findBookingsAs is findBookings under the activity ID id.
 func (c *conversation) findBookingsAs(ctx workflow.Context, ev InboundEvent, id string, found *[]activities.Appointment) bool {
 	in := activities.FindAppointmentsInput{Tenant: c.in.Tenant, Customer: c.in.Customer}
-	if workflow.GetVersion(ctx, versionWishMeansEarlierBookings, workflow.DefaultVersion, 1) >= 1 {
+	if c.versions.GetVersion(ctx, versionWishMeansEarlierBookings, workflow.DefaultVersion, 1) >= 1 {
 		in.WishReceivedAt = ev.ReceivedAt
 	}
 	err := workflow.ExecuteActivity(c.untilAnswered(ctx, id, "Find the customer's bookings"), act.FindAppointments, in).Get(ctx, found)

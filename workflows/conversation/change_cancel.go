@@ -117,10 +117,10 @@ func (c *conversation) cancelFound(ctx workflow.Context, ev InboundEvent, r inte
 		c.alreadyCancelled(ctx, ev, g.cancelled)
 	case len(g.unknown) > 0:
 		c.cancelReview(ctx, ev, cancelUnknown, g.unknown, "", c.text(tenants.TemplateCancelUnknown, tenants.MessageData{}))
-	case len(g.withdrawn) > 0 && workflow.GetVersion(ctx, versionCancelledUnconfirmedIsAnswered, workflow.DefaultVersion, 1) >= 1:
+	case len(g.withdrawn) > 0 && c.versions.GetVersion(ctx, versionCancelledUnconfirmedIsAnswered, workflow.DefaultVersion, 1) >= 1:
 		c.alreadyCancelled(ctx, ev, g.withdrawn)
 	default:
-		if ch, ok := c.justCancelled(ctx, r); ok && workflow.GetVersion(ctx, versionCancelAgainAfterItEnded, workflow.DefaultVersion, 1) >= 1 {
+		if ch, ok := c.justCancelled(ctx, r); ok && c.versions.GetVersion(ctx, versionCancelAgainAfterItEnded, workflow.DefaultVersion, 1) >= 1 {
 			c.reply(ctx, ev, c.text(tenants.TemplateCancelAlready, c.slot(ch.Service, ch.Slot)))
 			return
 		}
@@ -163,7 +163,7 @@ func (c *conversation) alreadyCancelled(ctx workflow.Context, ev InboundEvent, c
 		}
 	}
 	ap := cancelled[0]
-	if ap.Lifecycle == string(workflows.StatusCancelling) && workflow.GetVersion(ctx, versionCancellingIsUnderWay, workflow.DefaultVersion, 1) >= 1 {
+	if ap.Lifecycle == string(workflows.StatusCancelling) && c.versions.GetVersion(ctx, versionCancellingIsUnderWay, workflow.DefaultVersion, 1) >= 1 {
 		// Not cancelled yet (a refund may wait for the payment API):
 		// "already cancelled" would be false, and a customer who then asks
 		// for the slot again would be merged into the booking still ending.

@@ -49,7 +49,7 @@ func (c *conversation) wishIntent(ctx workflow.Context, ev InboundEvent, service
 		Channel: string(ev.Channel), EventID: ev.EventID, ConversationID: c.id,
 	}
 	legacy := workflows.LegacyIntentID(c.in.Tenant, c.in.Customer, service, "", start)
-	if workflow.GetVersion(ctx, versionKeyedIntentID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if c.versions.GetVersion(ctx, versionKeyedIntentID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		in.IntentID = legacy
 	} else {
 		id, err := workflows.IntentID(c.in.Tenant, c.in.CustomerKey, service, "", start)
@@ -73,7 +73,7 @@ const versionWishOutlastsOutage = "wish-outlasts-outage"
 // decideCtx is the options of the dedup decision: keyed by the event, so
 // asking again can only find the decision already taken.
 func (c *conversation) decideCtx(ctx workflow.Context, activityID string) workflow.Context {
-	if workflow.GetVersion(ctx, versionWishOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
+	if c.versions.GetVersion(ctx, versionWishOutlastsOutage, workflow.DefaultVersion, 1) >= 1 {
 		return workflows.ReconcileCtx(ctx, workflows.Tuning{}.WithDefaults(), activityID, "Cross-channel dedup decision")
 	}
 	return c.opts(ctx, activityID, "Cross-channel dedup decision")
@@ -116,7 +116,7 @@ func (c *conversation) start(ctx workflow.Context, in dedup.Intent, ev InboundEv
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		StaticSummary:         fmt.Sprintf("%s for %s at %s", in.Service, mask.Phones(in.Customer), in.SlotStart.Format(time.RFC3339)),
-		TypedSearchAttributes: appointment.StartAttributes(workflows.CustomerAttributes(ctx, workflows.Versions{}, in.Customer, c.in.CustomerKey), appointment.Request{Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
+		TypedSearchAttributes: appointment.StartAttributes(workflows.CustomerAttributes(ctx, c.versions, in.Customer, c.in.CustomerKey), appointment.Request{Channel: ch, Service: in.Service, SlotStart: in.SlotStart}),
 	})
 	amount, currency := c.deposit(in.Service)
 	f := workflow.ExecuteChildWorkflow(cctx, appointment.WorkflowName, appointment.Request{

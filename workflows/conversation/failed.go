@@ -21,7 +21,7 @@ const versionDedupFailureReviewed = "dedup-failure-reviewed"
 
 // decideFailed hands a wish that could not be checked to a person.
 func (c *conversation) decideFailed(ctx workflow.Context, ev InboundEvent, in dedup.Intent, cause error) {
-	if workflow.GetVersion(ctx, versionDedupFailureReviewed, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if c.versions.GetVersion(ctx, versionDedupFailureReviewed, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		c.reply(ctx, ev, c.text(tenants.TemplateCheckFailed, tenants.MessageData{}))
 		return
 	}
@@ -44,7 +44,7 @@ const versionStartFailureReviewed = "conversation-start-failure-reviewed"
 // person and tells the customer so; false for runs recorded before the
 // change, which replied as if it had started.
 func (c *conversation) startFailed(ctx workflow.Context, ev InboundEvent, in dedup.Intent, cause error) bool {
-	if workflow.GetVersion(ctx, versionStartFailureReviewed, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if c.versions.GetVersion(ctx, versionStartFailureReviewed, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return false
 	}
 	workflow.GetLogger(ctx).Error("appointment not started", "workflow_id", in.WorkflowID, "error", cause)

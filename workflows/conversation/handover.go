@@ -46,7 +46,7 @@ func (c *conversation) takeOverLegacy(ctx workflow.Context, m moveChannels) {
 	if c.in.LegacyChecked || !c.keyed() {
 		return
 	}
-	if workflow.GetVersion(ctx, versionHandOver, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if c.versions.GetVersion(ctx, versionHandOver, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
 	c.in.LegacyChecked = true
@@ -117,7 +117,7 @@ func (c *conversation) hasPending(caseID string) bool {
 // this run and never signal it back), so nothing waits for them. A state
 // that cannot be handed over leaves the conversation running where it is.
 func (c *conversation) handOver(ctx workflow.Context, inbound, decisions workflow.ReceiveChannel) error {
-	if workflow.GetVersion(ctx, versionHandOver, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if c.versions.GetVersion(ctx, versionHandOver, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		// Unreachable for recorded runs (none was asked); kept so the
 		// commands below are only ever issued under the change ID.
 		c.handTo = ""

@@ -19,7 +19,7 @@ import (
 // stay activities: a local activity's ID is a counter, not the stable ID
 // the key is derived from.
 func (c *conversation) read(ctx workflow.Context, id, summary string, step any, args ...any) workflow.Future {
-	if workflow.GetVersion(ctx, versionLocalReads, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if c.versions.GetVersion(ctx, versionLocalReads, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return workflow.ExecuteActivity(c.opts(ctx, id, summary), step, args...)
 	}
 	t := workflows.Tuning{}.WithDefaults()

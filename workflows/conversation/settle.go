@@ -72,7 +72,7 @@ func settlingOrConfirming(ap activities.Appointment) bool {
 func (c *conversation) awaitMoveable(ctx workflow.Context, ev InboundEvent, id string, found *[]activities.Appointment) bool {
 	pending := settling
 	if slices.ContainsFunc(*found, confirming) &&
-		workflow.GetVersion(ctx, versionMoveAwaitsConfirming, workflow.DefaultVersion, 1) >= 1 {
+		c.versions.GetVersion(ctx, versionMoveAwaitsConfirming, workflow.DefaultVersion, 1) >= 1 {
 		pending = settlingOrConfirming
 	}
 	return c.awaitWhile(ctx, ev, id, found, pending)
@@ -88,7 +88,7 @@ func (c *conversation) awaitLifecycles(ctx workflow.Context, ev InboundEvent, id
 
 // awaitWhile is awaitLifecycles waiting while one booking is pending.
 func (c *conversation) awaitWhile(ctx workflow.Context, ev InboundEvent, id string, found *[]activities.Appointment, pending func(activities.Appointment) bool) bool {
-	if !slices.ContainsFunc(*found, pending) || workflow.GetVersion(ctx, versionChangeAwaitsLifecycle, workflow.DefaultVersion, 1) < 1 {
+	if !slices.ContainsFunc(*found, pending) || c.versions.GetVersion(ctx, versionChangeAwaitsLifecycle, workflow.DefaultVersion, 1) < 1 {
 		return true
 	}
 	deadline := workflow.Now(ctx).Add(settleBound)
@@ -120,7 +120,7 @@ func (c *conversation) cancelSignalled(ctx workflow.Context, ev InboundEvent, r 
 		c.reply(ctx, ev, c.text(tenants.TemplateCancelInFlight, slot))
 		return
 	}
-	if again || workflow.GetVersion(ctx, versionChangeAwaitsLifecycle, workflow.DefaultVersion, 1) < 1 {
+	if again || c.versions.GetVersion(ctx, versionChangeAwaitsLifecycle, workflow.DefaultVersion, 1) < 1 {
 		c.cancelReview(ctx, ev, cancelEndedMeanwhile, []activities.Appointment{ap}, err.Error(), c.text(tenants.TemplateCancelEndedMeanwhile, slot))
 		return
 	}

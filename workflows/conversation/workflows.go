@@ -42,7 +42,7 @@ const (
 // through one cross-channel dedup decision: merge, review or a new
 // AppointmentWorkflow. It answers on the channel the customer used last.
 func Workflow(ctx workflow.Context, in Input) error {
-	c := &conversation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID}
+	c := &conversation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID, versions: Baseline.Take(ctx)}
 	inbound := workflow.GetSignalChannel(ctx, SignalInbound)
 	decisions := workflow.GetSignalChannel(ctx, workflows.SignalReviewDecision)
 	move := newMoveChannels(ctx)
@@ -73,7 +73,7 @@ func Workflow(ctx workflow.Context, in Input) error {
 	// Handle what arrived meanwhile, then start afresh so the history stays
 	// small. A signal left in a channel when the run continues as new is
 	// lost, so every channel this workflow reads is drained.
-	if workflow.GetVersion(ctx, versionDrainAllSignals, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if c.versions.GetVersion(ctx, versionDrainAllSignals, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		c.drainInbound(ctx, inbound)
 	} else {
 		c.drainAll(ctx, inbound, decisions)
@@ -128,6 +128,8 @@ type conversation struct {
 	// handTo is the keyed conversation a legacy run hands over to, once
 	// asked (handover.go).
 	handTo string
+	// versions answers the run's GetVersion calls (Baseline).
+	versions workflows.Versions
 }
 
 func (c *conversation) seen(id string) bool {
@@ -158,7 +160,7 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 	if u.Terms != nil {
 		c.in.Terms = u.Terms // the tenant as configured now (a reload reaches running conversations)
 	}
-	if u.Consent != "" && workflow.GetVersion(ctx, versionConsentKeywords, workflow.DefaultVersion, 1) >= 1 {
+	if u.Consent != "" && c.versions.GetVersion(ctx, versionConsentKeywords, workflow.DefaultVersion, 1) >= 1 {
 		c.consent(ctx, ev, u.Consent)
 		return
 	}
@@ -168,7 +170,7 @@ func (c *conversation) handle(ctx workflow.Context, ev InboundEvent) {
 	}
 	switch r.Kind {
 	case intent.KindCancel:
-		if workflow.GetVersion(ctx, versionCancelWish, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		if c.versions.GetVersion(ctx, versionCancelWish, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			c.reply(ctx, ev, c.text(tenants.TemplateCancelAskBooking, tenants.MessageData{}))
 			return
 		}
@@ -233,8 +235,8 @@ func (c *conversation) publishReview(ctx workflow.Context) {
 	if len(c.in.Pending) > 0 {
 		status = workflows.BookingStatusKey.ValueSet(string(workflows.StatusNeedsReview))
 	}
-	updates := append([]temporal.SearchAttributeUpdate{status}, workflows.CustomerUpserts(ctx, workflows.Versions{}, c.in.Customer, c.in.CustomerKey)...)
-	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+	updates := append([]temporal.SearchAttributeUpdate{status}, workflows.CustomerUpserts(ctx, c.versions, c.in.Customer, c.in.CustomerKey)...)
+	if err := c.versions.Upsert(ctx, updates...); err != nil {
 		// Only the Web UI's filter is affected; the review itself is in the
 		// review queue.
 		workflow.GetLogger(ctx).Warn("review status not published", "error", err)
