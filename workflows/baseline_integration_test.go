@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookonce/bookonce/internal/mask"
 	"github.com/bookonce/bookonce/internal/testsupport"
@@ -38,16 +40,17 @@ func TestLifecycleRecordsOnlyItsBaseline(t *testing.T) {
 	lc := e.tc.GetWorkflow(ctx, st.Lifecycle, "")
 
 	published := func() (string, time.Time) {
-		d, err := e.tc.DescribeWorkflow(ctx, st.Lifecycle, "")
-		require.NoError(t, err)
-		status, _ := d.TypedSearchAttributes.GetKeyword(workflows.BookingStatusKey)
-		slot, _ := d.TypedSearchAttributes.GetTime(workflows.SlotStartKey)
+		sa := shownAttributes(t, e.tc, st.Lifecycle)
+		status, _ := sa.GetKeyword(workflows.BookingStatusKey)
+		slot, _ := sa.GetTime(workflows.SlotStartKey)
 		return status, slot
 	}
 	var events []*historypb.HistoryEvent
 	testsupport.Eventually(t, 30*time.Second, "the lifecycle's first workflow task", func() bool {
 		events = history(t, e.tc, lc)
-		return countEvents(events, enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) > 0
+		return slices.ContainsFunc(events, func(ev *historypb.HistoryEvent) bool {
+			return ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+		})
 	})
 	require.Equal(t, []string{lifecycle.Baseline.ID}, versionMarkers(t, &historypb.History{Events: events}))
 	require.Equal(t, [][]string{{"TemporalChangeVersion"}}, upserted(events))
@@ -85,11 +88,10 @@ func TestAppointmentRecordsOnlyItsBaseline(t *testing.T) {
 	require.Equal(t, []string{appointment.Baseline.ID}, versionMarkers(t, &historypb.History{Events: events}))
 	require.Equal(t, []string{"", "Holding", "Authorizing", "Confirming", "Confirmed"}, upsertedStatuses(t, events))
 
-	d, err := e.tc.DescribeWorkflow(context.Background(), r.GetID(), "")
-	require.NoError(t, err)
-	status, _ := d.TypedSearchAttributes.GetKeyword(workflows.BookingStatusKey)
+	sa := shownAttributes(t, e.tc, r.GetID())
+	status, _ := sa.GetKeyword(workflows.BookingStatusKey)
 	require.Equal(t, string(workflows.StatusConfirmed), status)
-	masked, _ := d.TypedSearchAttributes.GetKeyword(workflows.CustomerMaskedKey)
+	masked, _ := sa.GetKeyword(workflows.CustomerMaskedKey)
 	require.Equal(t, mask.Phones(req.Customer), masked)
 	got := e.effects(t, req.Customer, req.SlotStart)
 	require.Equal(t, map[string]int{"confirmed": 1}, got.Reservations)
@@ -150,13 +152,11 @@ func upserted(events []*historypb.HistoryEvent) [][]string {
 	return out
 }
 
-// countEvents counts the events of type typ.
-func countEvents(events []*historypb.HistoryEvent, typ enumspb.EventType) int {
-	n := 0
-	for _, ev := range events {
-		if ev.GetEventType() == typ {
-			n++
-		}
-	}
-	return n
+// shownAttributes are the search attributes of workflowID's latest run,
+// as the Web UI lists them (read from the run, not the visibility store).
+func shownAttributes(t *testing.T, c client.Client, workflowID string) temporal.SearchAttributes {
+	t.Helper()
+	d, err := c.DescribeWorkflow(context.Background(), workflowID, "")
+	require.NoError(t, err)
+	return d.TypedSearchAttributes
 }
