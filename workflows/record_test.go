@@ -11,7 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -98,16 +98,6 @@ func (s recordStack) save(t *testing.T, ctx context.Context, workflowID, name st
 	writeHistory(t, fetchHistory(t, ctx, s.tc, workflowID, ""), name)
 }
 
-// closedLoopbackURL is an http URL on a loopback port nothing listens on.
-func closedLoopbackURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return "http://" + addr
-}
-
 func TestRecordHistories(t *testing.T) {
 	if os.Getenv(recordHistoriesEnv) != "1" {
 		t.Skipf("set %s=1 to record workflow histories into %s (make histories)", recordHistoriesEnv, historiesDir)
@@ -169,13 +159,18 @@ func TestRecordHistories(t *testing.T) {
 	})
 
 	t.Run("review-abandon", func(t *testing.T) {
-		// The calendar is unreachable: the hold's outcome is unknown and
-		// cannot be reconciled, so a review case opens; a person abandons.
-		s := newRecordStack(t, func(c *config.Config) { c.CalendarURL = closedLoopbackURL(t) })
+		// The hold reaches the calendar, its answer is lost and the
+		// calendar stays down past the lookup's budget: the outcome is
+		// unknown, so a review case opens and a person abandons. The
+		// calendar is back by then, and the abandon releases the hold
+		// the saga never heard of.
+		s, outage := newOutageStack(t, func(c *config.Config) *string { return &c.CalendarURL },
+			func(r *http.Request) bool { return r.Method == http.MethodPost && r.URL.Path == "/v1/holds" })
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		req := recordRequest(t, "+4915112340005", time.Friday, 11)
-		req.Tuning = workflows.Tuning{ActivityAttempts: 1, MaxRetryInterval: 100 * time.Millisecond}
+		req.Tuning = outageTuning
+		req.Tuning.ReconcileTimeout = 2 * time.Second // the case opens soon
 		run, existing, err := appointment.Start(ctx, s.tc, s.queue, req)
 		require.NoError(t, err)
 		require.False(t, existing)
@@ -188,12 +183,17 @@ func TestRecordHistories(t *testing.T) {
 		c, err := (&review.Store{Pool: s.pool}).Get(ctx, waiting.ReviewCase)
 		require.NoError(t, err, "the case is in the review queue")
 		require.Equal(t, run.GetID(), c.WorkflowID)
+		outage.Up()
 		require.NoError(t, s.tc.SignalWorkflow(ctx, run.GetID(), "", workflows.SignalReviewDecision,
 			workflows.ReviewDecision{CaseID: waiting.ReviewCase, Action: review.ActionAbandon}))
 		var st appointment.State
 		require.NoError(t, run.Get(ctx, &st))
 		require.Equal(t, workflows.StatusRejected, st.Status)
 		require.Contains(t, st.Reason, "review decided abandon")
+		var status string
+		require.NoError(t, s.pool.QueryRow(ctx, `SELECT status FROM calendar_reservations WHERE reference = $1`, run.GetID()).Scan(&status),
+			"the hold reached the calendar, once")
+		require.Equal(t, "released", status, "the abandon released the hold the saga never heard of")
 		s.save(t, ctx, run.GetID(), "review-abandon.appointment.json")
 	})
 
