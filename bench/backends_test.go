@@ -97,24 +97,44 @@ func databaseURL(t *testing.T, admin, name string) string {
 	return u.String()
 }
 
-// analyzeWithoutAutovacuum runs ANALYZE on each database whose PostgreSQL
-// runs without autovacuum, as this machine's does (autovacuum = off). A
-// production PostgreSQL analyzes a table once a tenth of it has changed;
-// without that the planner kept the statistics of the empty tables the
-// soak started with, took the tenant's GiST overlap index for every
-// lookup of a reservation by reference and read each active reservation
-// every time: PostgreSQL's CPU per booking grew with the bookings open.
-func analyzeWithoutAutovacuum(t *testing.T, urls ...string) {
+// settleDatabases leaves each database as a production PostgreSQL would
+// have it after the seeding, before a level's load is measured.
+//
+//   - Where autovacuum is off (this machine's PostgreSQL), VACUUM
+//     (ANALYZE) does its work. A production PostgreSQL analyses a table
+//     once a tenth of it has changed and vacuums it once a fifth is dead.
+//     Without the statistics the planner read the tenant's whole GiST
+//     overlap index for every reservation lookup; without the vacuum
+//     Temporal's database held more dead rows than live ones at 5000
+//     open (queue tasks done, workflow rows rewritten), and PostgreSQL's
+//     CPU a booking grew with every level.
+//   - Everywhere, a CHECKPOINT writes the pages the seeding (and the
+//     vacuum) dirtied. Otherwise the next checkpoint writes minutes of
+//     seeding inside the measured minute: a burst no steady production
+//     load has, and the load queued behind it (docs/benchmarks.md,
+//     "Vacuum and checkpoint before each level").
+//
+// A CHECKPOINT needs a superuser or pg_checkpoint; without either the
+// soak says so and goes on.
+func settleDatabases(t *testing.T, urls ...string) {
 	ctx := context.Background()
 	for _, u := range urls {
 		conn, err := pgx.Connect(ctx, u)
 		require.NoError(t, err)
 		var on string
 		require.NoError(t, conn.QueryRow(ctx, `SHOW autovacuum`).Scan(&on))
+		start := time.Now()
 		if on == "off" {
-			_, err = conn.Exec(ctx, `ANALYZE`)
+			var dead, live int64
+			require.NoError(t, conn.QueryRow(ctx, `SELECT coalesce(sum(n_dead_tup), 0), coalesce(sum(n_live_tup), 0) FROM pg_stat_user_tables`).Scan(&dead, &live))
+			_, err = conn.Exec(ctx, `VACUUM (ANALYZE)`)
 			require.NoError(t, err)
+			t.Logf("soak: vacuumed %s (autovacuum is off): %d dead rows, %d live", conn.Config().Database, dead, live)
 		}
+		if _, err := conn.Exec(ctx, `CHECKPOINT`); err != nil {
+			t.Logf("soak: no CHECKPOINT before the load (%v): the seeding's writes may land in the measured minute", err)
+		}
+		t.Logf("soak: %s settled in %v", conn.Config().Database, time.Since(start).Round(time.Millisecond))
 		require.NoError(t, conn.Close(ctx))
 	}
 }

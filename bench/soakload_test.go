@@ -171,7 +171,7 @@ func soakOn(t *testing.T, backend temporalBackend, levels []int, loadN int, ever
 		row.seedRate = seeded.OpsPerSec()
 		e.awaitRunning(t, level)
 		e.awaitSettled(t, level)
-		analyzeWithoutAutovacuum(t, append(server.databases, e.pool.Config().ConnString())...)
+		settleDatabases(t, append(server.databases, e.pool.Config().ConnString())...)
 		run.measure(t, &row)
 		writeHeapProfiles(t, fmt.Sprintf("%s-%d", backend.name, level), run.procs)
 		row.history = e.meanHistory(t, 20)
