@@ -73,17 +73,21 @@ func soakBackends(t *testing.T) []temporalBackend {
 const postgresShards = 4
 
 // startPostgresTemporal starts the server on two fresh databases of the
-// tests' PostgreSQL; the size is that of both databases.
+// tests' PostgreSQL; the size is that of both databases, read on a
+// connection opened now: at a level's end the server's and bookonce's
+// pools can hold every connection the PostgreSQL server allows (a full
+// soak on a saturated machine failed at 20,000 open with "too many
+// clients already").
 func startPostgresTemporal(t *testing.T) temporalServer {
 	admin, name := testsupport.TemporalDatabases(t)
+	sizes, err := pgx.Connect(context.Background(), admin)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sizes.Close(context.Background()) })
 	p, addr, metrics := startTemporalProcess(t, soakTemporalPG+"="+admin, soakTemporalPGDB+"="+name)
 	return temporalServer{tc: dialBenchServer(t, addr), hostPort: addr, proc: p, metrics: metrics,
 		databases: []string{databaseURL(t, admin, name), databaseURL(t, admin, name+"_visibility")}, storeSize: func() int64 {
-			conn, err := pgx.Connect(context.Background(), admin)
-			require.NoError(t, err)
-			defer conn.Close(context.Background())
 			var n int64
-			require.NoError(t, conn.QueryRow(context.Background(), `SELECT pg_database_size($1) + pg_database_size($1 || '_visibility')`, name).Scan(&n))
+			require.NoError(t, sizes.QueryRow(context.Background(), `SELECT pg_database_size($1) + pg_database_size($1 || '_visibility')`, name).Scan(&n))
 			return n
 		}}
 }
