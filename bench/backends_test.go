@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -122,23 +123,33 @@ func databaseURL(t *testing.T, admin, name string) string {
 // soak says so and goes on.
 func settleDatabases(t *testing.T, urls ...string) {
 	ctx := context.Background()
+	servers := map[string]string{} // a URL of each PostgreSQL server, by address
 	for _, u := range urls {
 		conn, err := pgx.Connect(ctx, u)
 		require.NoError(t, err)
+		servers[fmt.Sprintf("%s:%d", conn.Config().Host, conn.Config().Port)] = u
 		var on string
 		require.NoError(t, conn.QueryRow(ctx, `SHOW autovacuum`).Scan(&on))
-		start := time.Now()
 		if on == "off" {
+			start := time.Now()
 			var dead, live int64
 			require.NoError(t, conn.QueryRow(ctx, `SELECT coalesce(sum(n_dead_tup), 0), coalesce(sum(n_live_tup), 0) FROM pg_stat_user_tables`).Scan(&dead, &live))
 			_, err = conn.Exec(ctx, `VACUUM (ANALYZE)`)
 			require.NoError(t, err)
-			t.Logf("soak: vacuumed %s (autovacuum is off): %d dead rows, %d live", conn.Config().Database, dead, live)
+			t.Logf("soak: vacuumed %s (autovacuum is off) in %v: %d dead rows, %d live", conn.Config().Database, time.Since(start).Round(time.Millisecond), dead, live)
 		}
+		require.NoError(t, conn.Close(ctx))
+	}
+	// A checkpoint is the whole server's: one each, after every vacuum.
+	for addr, u := range servers {
+		conn, err := pgx.Connect(ctx, u)
+		require.NoError(t, err)
+		start := time.Now()
 		if _, err := conn.Exec(ctx, `CHECKPOINT`); err != nil {
-			t.Logf("soak: no CHECKPOINT before the load (%v): the seeding's writes may land in the measured minute", err)
+			t.Logf("soak: no CHECKPOINT on %s before the load (%v): the seeding's writes may land in the measured minute", addr, err)
+		} else {
+			t.Logf("soak: checkpoint on %s in %v", addr, time.Since(start).Round(time.Millisecond))
 		}
-		t.Logf("soak: %s settled in %v", conn.Config().Database, time.Since(start).Round(time.Millisecond))
 		require.NoError(t, conn.Close(ctx))
 	}
 }
