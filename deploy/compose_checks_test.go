@@ -335,4 +335,5 @@ var checks = []check{
 	{"temporal setup", checkTemporalSetup},
 	{"payments admin", checkPaymentsAdmin},
 	{"calendar admin", checkCalendarAdmin},
+	{"connections", checkConnections},
 }

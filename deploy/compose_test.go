@@ -154,6 +154,9 @@ func TestChecksCanFail(t *testing.T) {
 			s.Ports = append(s.Ports, types.ServicePortConfig{Target: 8093, Published: "8093"}) // every interface
 		})},
 		{"calendar admin", setEnv("gateway", "OPS_SCRAPE_URLS", "http://calendar:8081/metrics,http://payments:8092/metrics,http://worker:8083/metrics")},
+		{"connections", edit("postgres", func(s *types.ServiceConfig) { s.Command = nil })}, // PostgreSQL's 100
+		{"connections", setEnv("temporal", "SQL_MAX_CONNS", "50")},
+		{"connections", setEnv("worker", "DATABASE_URL", "postgres://bookonce:pgsecret@postgres:5432/bookonce?pool_max_conns=200")},
 	}
 	for _, tc := range cases {
 		p := loadProject(t)

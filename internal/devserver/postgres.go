@@ -66,12 +66,16 @@ func postgresStores(p Postgres, logger log.Logger) (stores, error) {
 	}
 	password, _ := u.User.Password()
 	st := stores{shards: p.Shards}
+	// Pools as the temporalio/server image sizes them (SQL_MAX_CONNS,
+	// SQL_VIS_MAX_CONNS), per service as there (docs/deploy.md,
+	// "Database connections").
 	for _, db := range []struct {
 		name, schema string
+		pool         int
 		into         **config.SQL
-	}{{p.Database, pgMainSchema, &st.main}, {p.Database + "_visibility", pgVisibilitySchema, &st.visibility}} {
+	}{{p.Database, pgMainSchema, 20, &st.main}, {p.Database + "_visibility", pgVisibilitySchema, 10, &st.visibility}} {
 		c := &config.SQL{PluginName: pgplugin.PluginName, ConnectAddr: net.JoinHostPort(host, port), ConnectProtocol: "tcp",
-			User: u.User.Username(), Password: password, DatabaseName: db.name, MaxConns: 20, MaxIdleConns: 20}
+			User: u.User.Username(), Password: password, DatabaseName: db.name, MaxConns: db.pool, MaxIdleConns: db.pool}
 		if err := migrate(c, db.schema, logger); err != nil {
 			return stores{}, fmt.Errorf("Temporal database %s: %w", db.name, err)
 		}

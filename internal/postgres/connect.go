@@ -118,6 +118,12 @@ func WithDatabase(raw, name string) (string, error) {
 	return u.String(), nil
 }
 
+// PoolSize is each process's pool unless DATABASE_URL sets
+// pool_max_conns: pgx's default (max(4, CPUs)) is too small for an API
+// server whose requests each hold a transaction for the idempotency
+// record. The deployments' connection budgets count it (docs/deploy.md).
+const PoolSize = 16
+
 // Open connects a pool, waits for the server and applies the migrations.
 func Open(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
@@ -125,9 +131,7 @@ func Open(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
 	}
 	if !strings.Contains(dbURL, "pool_max_conns") {
-		// pgx's default (max(4, CPUs)) is too small for an API server whose
-		// requests each hold a transaction for the idempotency record.
-		cfg.MaxConns = 16
+		cfg.MaxConns = PoolSize
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
