@@ -17,18 +17,12 @@ import (
 // through a webhook, with no-op activities. Conversation: 1 local
 // activity (the hand-over ask) once, then per message 2 local activities
 // (extract, validate), 1 activity (dedup), start the appointment as an
-// abandoned child, 1 activity (reply). Appointment: 1 activity (hold), child payment, wait
-// for its report, 1 activity (confirm), signal it to capture, wait for it,
-// 1 activity (send confirmation), start the booking's lifecycle as an
-// abandoned child. Payment: 1 activity (authorise), report
-// to the parent, wait for the decision, 1 activity (capture), report
-// again. No search attributes, no timers, no work in the activities: what
-// remains is the engine. bareShape is checked against the real histories.
-
-const (
-	bareSignalReport   = "report"
-	bareSignalDecision = "decision"
-)
+// abandoned child, 1 activity (reply). Appointment: 5 activities (hold,
+// authorise the card, confirm, capture, send the confirmation: the card
+// deposit is the appointment's own steps), then start the booking's
+// lifecycle as an abandoned child. No search attributes, no timers, no
+// work in the activities: what remains is the engine. bareShape is
+// checked against the real histories.
 
 // bareInput names the appointment a bare conversation starts.
 type bareInput struct{ Appointment string }
@@ -79,28 +73,11 @@ func BareConversation(ctx workflow.Context, in bareInput) error {
 
 // BareAppointment is the appointment saga's happy path without work.
 func BareAppointment(ctx workflow.Context) (string, error) {
-	if err := bareActivity(ctx); err != nil {
-		return "", err
+	for range 5 { // hold, authorise, confirm, capture, confirmation
+		if err := bareActivity(ctx); err != nil {
+			return "", err
+		}
 	}
-	reports := workflow.GetSignalChannel(ctx, bareSignalReport)
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: "payment:" + workflow.GetInfo(ctx).WorkflowExecution.ID, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE,
-	})
-	child := workflow.ExecuteChildWorkflow(cctx, BarePayment)
-	reports.Receive(ctx, nil) // authorised
-	if err := bareActivity(ctx); err != nil {
-		return "", err
-	}
-	if err := child.SignalChildWorkflow(ctx, bareSignalDecision, "capture").Get(ctx, nil); err != nil {
-		return "", err
-	}
-	if err := child.Get(ctx, nil); err != nil {
-		return "", err
-	}
-	if err := bareActivity(ctx); err != nil {
-		return "", err
-	}
-	reports.ReceiveAsync(nil) // the final report, as the saga drains it
 	// The booking's lifecycle: an abandoned child, started before the end.
 	lctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID: "booking:" + workflow.GetInfo(ctx).WorkflowExecution.ID, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
@@ -115,26 +92,9 @@ func BareAppointment(ctx workflow.Context) (string, error) {
 // slot: here it ends at once.
 func BareBooking(workflow.Context) error { return nil }
 
-// BarePayment is the payment saga's happy path without work.
-func BarePayment(ctx workflow.Context) error {
-	parent := workflow.GetInfo(ctx).ParentWorkflowExecution.ID
-	if err := bareActivity(ctx); err != nil {
-		return err
-	}
-	if err := workflow.SignalExternalWorkflow(ctx, parent, "", bareSignalReport, "authorized").Get(ctx, nil); err != nil {
-		return err
-	}
-	workflow.GetSignalChannel(ctx, bareSignalDecision).Receive(ctx, nil)
-	if err := bareActivity(ctx); err != nil {
-		return err
-	}
-	return workflow.SignalExternalWorkflow(ctx, parent, "", bareSignalReport, "captured").Get(ctx, nil)
-}
-
 func registerBare(r worker.Registry) {
 	r.RegisterWorkflow(BareConversation)
 	r.RegisterWorkflow(BareAppointment)
-	r.RegisterWorkflow(BarePayment)
 	r.RegisterWorkflow(BareBooking)
 	r.RegisterActivity(BareNoop)
 }
@@ -197,13 +157,13 @@ func historyShape(t testing.TB, tc client.Client, id string) shape {
 	return s
 }
 
-// bookingShapes are the shapes of one booking's three workflows.
-type bookingShapes struct{ Conversation, Appointment, Payment shape }
+// bookingShapes are the shapes of one booking's two workflows before its
+// lifecycle (a card deposit is the appointment's own steps).
+type bookingShapes struct{ Conversation, Appointment shape }
 
 func shapesOf(t testing.TB, tc client.Client, conversation, appointment string) bookingShapes {
 	return bookingShapes{
 		Conversation: historyShape(t, tc, conversation),
 		Appointment:  historyShape(t, tc, appointment),
-		Payment:      historyShape(t, tc, "payment:"+appointment),
 	}
 }

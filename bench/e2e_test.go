@@ -275,7 +275,6 @@ func measureE2E(t *testing.T, sz sizes) e2eResult {
 	require.Equal(t, real.Conversation.Activities, bare.Conversation.Activities, "conversation activities")
 	require.Equal(t, real.Conversation.LocalActivities, bare.Conversation.LocalActivities, "conversation local activities")
 	require.Equal(t, real.Appointment.Activities, bare.Appointment.Activities, "appointment activities")
-	require.Equal(t, real.Payment.Activities, bare.Payment.Activities, "payment activities")
 	require.Equal(t, real.Appointment.Children+real.Conversation.Children, bare.Appointment.Children+bare.Conversation.Children, "child workflows")
 	// Effects: exactly one confirmed reservation, one captured deposit and
 	// one confirmation per booking, and one inbox row per webhook.

@@ -67,7 +67,6 @@ func (r *report) e2eTables(b *strings.Builder) []target {
 	real, bare := r.e2e.shapes["booking"], r.e2e.shapes["bare"]
 	fmt.Fprintf(b, "| conversation | %s | %s |\n", real.Conversation, bare.Conversation)
 	fmt.Fprintf(b, "| appointment | %s | %s |\n", real.Appointment, bare.Appointment)
-	fmt.Fprintf(b, "| payment | %s | %s |\n", real.Payment, bare.Payment)
 	return out
 }
 

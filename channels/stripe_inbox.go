@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/bookonce/bookonce/reference"
 	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
@@ -75,20 +76,25 @@ func (g *Gateway) deliverPayment(ctx context.Context, q execer, p paymentInbox) 
 // A workflow that exists has ended: it read the link itself before it
 // decided, and closed it before giving up, so its late events are echoes
 // of its own steps (the capture's payment_intent.succeeded, the second of
-// two hints); they are delivered, not shown to a person. A live
+// two hints); they are delivered, not shown to a person. A card deposit
+// that its appointment runs itself has no payment workflow: the
+// authorisation's events echo the appointment's own steps. A live
 // authorisation without a running saga is the reconciler's to void. Only
-// a reference no payment workflow ever had is unmatched.
+// a reference no workflow ever had is unmatched.
 func (g *Gateway) lateOrUnmatched(ctx context.Context, p paymentInbox) (string, error) {
-	_, err := g.Temporal.DescribeWorkflowExecution(ctx, deposit.WorkflowID(p.Reference), "")
-	var notFound *serviceerror.NotFound
-	switch {
-	case errors.As(err, &notFound):
-		return stateUnmatched, nil
-	case err != nil:
-		return "", err
+	for _, id := range []string{deposit.WorkflowID(p.Reference), reference.SagaOf(p.Reference)} {
+		_, err := g.Temporal.DescribeWorkflowExecution(ctx, id, "")
+		var notFound *serviceerror.NotFound
+		switch {
+		case errors.As(err, &notFound):
+			continue
+		case err != nil:
+			return "", err
+		}
+		g.log().Debug("payment webhook about a payment no saga waits for; delivered as an echo", "event", p.Event.EventID, "type", p.Event.Type)
+		return stateDelivered, nil
 	}
-	g.log().Debug("payment webhook after its payment workflow ended; delivered as late", "event", p.Event.EventID, "type", p.Event.Type)
-	return stateDelivered, nil
+	return stateUnmatched, nil
 }
 
 // paymentUnmatched counts and logs a payment event no workflow waited for

@@ -163,6 +163,27 @@ func TestStripeWebhookAfterTheSagaEndedIsLateNotUnmatched(t *testing.T) {
 	require.Zero(t, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(deposit.EventIntentCapturable)))
 }
 
+// TestStripeWebhookOfACardDepositIsAnEcho: a card deposit is its
+// appointment's own steps, with no payment workflow; the authorisation's
+// event names the appointment, which runs, so it is delivered as an echo,
+// not shown to a person as unmatched.
+func TestStripeWebhookOfACardDepositIsAnEcho(t *testing.T) {
+	t.Parallel()
+	e := newStripeEnv(t)
+	ctx := context.Background()
+	ref := newReference()
+	// The recorder stands in for the appointment, under its ID.
+	_, err := e.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: ref, TaskQueue: e.queue}, paymentRecorder)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.tc.TerminateWorkflow(context.Background(), ref, "", "test over") })
+	id := fmt.Sprintf("evt_%d", rand.Int64())
+	body := stripeEvent(id, deposit.EventIntentCapturable, ref)
+	status, _ := e.post(t, body, signed(body, testWebhookSecret, time.Now()))
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "delivered", e.state(t, id))
+	require.Zero(t, testutil.ToFloat64(e.gw.Metrics.PaymentWebhooksUnmatched().WithLabelValues(deposit.EventIntentCapturable)))
+}
+
 // TestStripeWebhookEchoesAreRecordedNotSignalled: the events the saga has
 // no use for (its own capture's, a declined attempt's) are recorded and
 // answered, and signal nothing.

@@ -46,7 +46,7 @@ func TestHappyPathOneOfEachAndSecondStartIsNoOp(t *testing.T) {
 		require.NotEmpty(t, s.DownstreamID, s.Name)
 		keys[s.Key] = true
 	}
-	require.Equal(t, []string{"hold slot", "authorize deposit (payment saga)", "confirm hold", "capture deposit (payment saga)", "send confirmation"}, names)
+	require.Equal(t, []string{"hold slot", "authorize deposit", "confirm hold", "capture deposit", "send confirmation"}, names)
 	require.Len(t, keys, len(st.Steps), "every step has its own key")
 	require.Equal(t, booked, e.effects(t, req.Customer, req.SlotStart))
 

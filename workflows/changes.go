@@ -18,7 +18,7 @@ type Change struct {
 // TestChangesListsEveryGetVersion fails when a GetVersion is missing here.
 var Changes = []Change{
 	{"already-booked-links-existing", 1},
-	{"appointment-baseline", 1},
+	{"appointment-baseline", 2},
 	{"appointment-publishes-cancelling", 1},
 	{"booking-baseline", 1},
 	{"booking-lifecycle", 1},
@@ -31,6 +31,7 @@ var Changes = []Change{
 	{"cancel-refund-in-full", 1},
 	{"cancelled-unconfirmed-is-answered", 1},
 	{"cancelling-is-under-way", 1},
+	{"card-deposit-inline", 1},
 	{"change-awaits-lifecycle", 1},
 	{"changes-outlast-outage", 1},
 	{"close-intent-retries-until-done", 1},

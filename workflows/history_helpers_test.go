@@ -9,9 +9,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
-
-	"github.com/bookonce/bookonce/workflows/deposit"
 )
 
 func workflowExecution(r client.WorkflowRun) *commonpb.WorkflowExecution {
@@ -45,22 +42,24 @@ func firstWorkflowTaskCompleted(t *testing.T, c client.Client, r client.Workflow
 }
 
 // taskCompletedAfterAuthorisation is the reset point right after the
-// payment saga reported the authorisation: the workflow task that handled
-// that signal. Resetting there keeps the hold and the authorisation in the
+// card's authorisation answered: the workflow task that handled its
+// completion. Resetting there keeps the hold and the authorisation in the
 // new run's history and runs everything after it again.
 func taskCompletedAfterAuthorisation(t *testing.T, c client.Client, r client.WorkflowRun) int64 {
 	t.Helper()
+	authorizations := map[int64]bool{} // scheduled event IDs
 	authorised := false
 	for _, ev := range history(t, c, r) {
-		if s := ev.GetWorkflowExecutionSignaledEventAttributes(); s != nil && s.GetSignalName() == deposit.SignalStatus {
-			var report deposit.State
-			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(s.GetInput(), &report))
-			authorised = authorised || report.Status == deposit.Authorized
+		if s := ev.GetActivityTaskScheduledEventAttributes(); s != nil && s.GetActivityType().GetName() == "AuthorizeDeposit" {
+			authorizations[ev.GetEventId()] = true
+		}
+		if done := ev.GetActivityTaskCompletedEventAttributes(); done != nil && authorizations[done.GetScheduledEventId()] {
+			authorised = true
 		}
 		if authorised && ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
 			return ev.GetEventId()
 		}
 	}
-	t.Fatal("no completed workflow task after the authorisation report")
+	t.Fatal("no completed workflow task after the authorisation")
 	return 0
 }

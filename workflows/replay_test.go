@@ -35,11 +35,8 @@ var historiesDir = filepath.Join("testdata", "histories")
 // present, so a lost file does not silently shrink the replay coverage.
 var recordedHistories = []string{
 	"happy.appointment.json",
-	"happy.payment.json",
 	"payment-declined.appointment.json",
-	"payment-declined.payment.json",
 	"hold-expired.appointment.json",
-	"hold-expired.payment.json",
 	"slot-taken.appointment.json",
 	"review-abandon.appointment.json",
 	"conversation-continue-as-new.json",

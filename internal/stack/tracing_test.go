@@ -139,7 +139,7 @@ func requireBookingTrace(t *testing.T, inTrace []sdktrace.ReadOnlySpan, wish tim
 	for _, name := range []string{
 		"SignalWithStartWorkflow:ConversationWorkflow", "HandleSignal:" + conversation.SignalInbound,
 		"RunActivity:ExtractIntent", "RunActivity:DecideDedup", "StartChildWorkflow:AppointmentWorkflow",
-		"RunWorkflow:AppointmentWorkflow", "RunWorkflow:PaymentWorkflow",
+		"RunWorkflow:AppointmentWorkflow",
 		"RunActivity:HoldSlot", "RunActivity:AuthorizeDeposit", "RunActivity:ConfirmHold", "RunActivity:CaptureDeposit",
 		"RunActivity:SendConfirmation",
 	} {

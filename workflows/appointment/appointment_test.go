@@ -6,6 +6,7 @@ package appointment_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,17 +44,17 @@ func TestUnitHappyPath(t *testing.T) {
 	require.Equal(t, "pi_1", f.lifecycle.IntentID)
 
 	require.Equal(t, []string{
-		"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",
-		"capture deposit (payment saga): ok", "send confirmation: ok",
+		"hold slot: ok", "authorize deposit: ok", "confirm hold: ok",
+		"capture deposit: ok", "send confirmation: ok",
 	}, unitStepNames(st))
 	// Each step carries the key its activity sent downstream, derived from
 	// the execution: all well-formed, all different.
 	sent := map[string]string{
-		"hold slot":                        f.Key("appointment", "hold-slot"),
-		"authorize deposit (payment saga)": f.Key("payment", "authorize-deposit"),
-		"confirm hold":                     f.Key("appointment", "confirm-hold"),
-		"capture deposit (payment saga)":   f.Key("payment", "capture-deposit"),
-		"send confirmation":                f.Key("appointment", "send-confirmation"),
+		"hold slot":         f.Key("appointment", "hold-slot"),
+		"authorize deposit": f.Key("appointment", "authorize-deposit"),
+		"confirm hold":      f.Key("appointment", "confirm-hold"),
+		"capture deposit":   f.Key("appointment", "capture-deposit"),
+		"send confirmation": f.Key("appointment", "send-confirmation"),
 	}
 	seen := map[string]bool{}
 	for _, s := range st.Steps {
@@ -67,8 +68,8 @@ func TestUnitHappyPath(t *testing.T) {
 
 	// Exactly the forward steps, in order; no compensation ran.
 	require.Equal(t, []string{
-		"HoldSlot hold-slot", "payment/AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold",
-		"payment/CaptureDeposit capture-deposit", "SendConfirmation send-confirmation",
+		"HoldSlot hold-slot", "AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold",
+		"CaptureDeposit capture-deposit", "SendConfirmation send-confirmation",
 	}, f.Sequence(""))
 	for _, name := range []string{"ReleaseHold", "VoidDeposit", "CancelBooking", "FindHold", "OpenReviewCase"} {
 		require.Empty(t, f.Started(name), "%s must not run on the happy path", name)
@@ -76,16 +77,15 @@ func TestUnitHappyPath(t *testing.T) {
 
 	// The business reference travels downstream with the hold and the deposit.
 	require.Equal(t, unitWorkflowID, f.Input("appointment", "hold-slot").(activities.HoldSlotInput).Reference)
-	dep := f.Input("payment", "authorize-deposit").(activities.DepositInput)
+	dep := f.Input("appointment", "authorize-deposit").(activities.DepositInput)
 	require.Equal(t, unitWorkflowID, dep.Reference)
 	require.Equal(t, int64(2000), dep.Amount)
-	require.Equal(t, "pi_1", f.Input("payment", "capture-deposit").(activities.IntentInput).IntentID)
+	require.Equal(t, "pi_1", f.Input("appointment", "capture-deposit").(activities.IntentInput).IntentID)
 	require.False(t, f.Live())
 
-	// The payment saga is a child under its derived ID and ended captured.
-	require.NoError(t, f.childErr)
-	require.NotNil(t, f.child)
-	require.Equal(t, deposit.Captured, f.child.Status)
+	// The card deposit ran as the appointment's own steps: no payment saga.
+	require.Nil(t, f.child)
+	require.Empty(t, f.Sequence("payment"))
 }
 
 func TestUnitNoDepositSkipsPaymentSaga(t *testing.T) {
@@ -167,14 +167,13 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			},
 			status: workflows.StatusPaymentFailed, reason: "card_declined", payment: deposit.Declined,
 			// void deposit (registered second) before release hold (first).
-			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
-			payments:    []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
+			appointment: []string{"HoldSlot hold-slot", "AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
+			payments:    []string{},
 			check: func(t *testing.T, st appointment.State, f *unitFake) {
 				require.Len(t, st.Steps, 5)
-				require.Equal(t, "authorize deposit (payment saga)", st.Steps[1].Name)
+				require.Equal(t, "authorize deposit", st.Steps[1].Name)
+				require.Equal(t, "failed", st.Steps[1].Result)
 				require.Equal(t, []string{"void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st)[2:])
-				require.NoError(t, f.childErr)
-				require.Equal(t, deposit.Declined, f.child.Status)
 				require.Equal(t, activities.IntentInput{Tenant: "demo", Reference: unitWorkflowID}, f.Input("appointment", "void-deposit"), "the appointment voids by reference")
 				require.Equal(t, activities.ReleaseHoldInput{Tenant: "demo", Reference: unitWorkflowID}, f.Input("appointment", "release-hold"))
 			},
@@ -191,13 +190,12 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			status: workflows.StatusRejected, reason: "downstream said no: CalendarRejected",
 			// Cancel booking is registered before the confirmation (its answer
 			// may be lost), so it runs, by reference, and finds nothing.
-			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
-			// The appointment's void signal makes the payment saga void too.
-			payments: []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"},
+			appointment: []string{"HoldSlot hold-slot", "AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
+			payments:    []string{},
 			check: func(t *testing.T, st appointment.State, f *unitFake) {
 				require.Empty(t, f.Input("appointment", "cancel-booking").(activities.CancelBookingInput).BookingID, "no booking ID known: cancel by reference")
-				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "cancel booking: compensated", "void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st))
-				require.Equal(t, "pi_1", f.Input("payment", "void-deposit").(activities.IntentInput).IntentID, "the payment saga voids its own intent")
+				require.Equal(t, []string{"hold slot: ok", "authorize deposit: ok", "confirm hold: failed", "cancel booking: compensated", "void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st))
+				require.Equal(t, "pi_1", f.Input("appointment", "void-deposit").(activities.IntentInput).IntentID, "the appointment voids the intent it authorised")
 			},
 		},
 		{
@@ -207,13 +205,13 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 					return activities.IntentResult{}, unitFinalErr(activities.ErrTypePaymentFinal, "intent_expired")
 				}
 			},
-			status: workflows.StatusPaymentFailed, reason: "deposit not captured: capture: ", payment: deposit.Failed,
+			status: workflows.StatusPaymentFailed, reason: "deposit not captured: ", payment: deposit.Failed,
 			// All three compensations, in reverse order of registration.
-			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
-			payments:    []string{"AuthorizeDeposit authorize-deposit", "CaptureDeposit capture-deposit", "VoidDeposit void-deposit"},
+			appointment: []string{"HoldSlot hold-slot", "AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold", "CaptureDeposit capture-deposit", "CancelBooking cancel-booking", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
+			payments:    []string{},
 			check: func(t *testing.T, st appointment.State, f *unitFake) {
 				require.Equal(t, activities.CancelBookingInput{Tenant: "demo", BookingID: "booking-hold-1", Reference: st.Reference}, f.Input("appointment", "cancel-booking"))
-				require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: ok",
+				require.Equal(t, []string{"hold slot: ok", "authorize deposit: ok", "confirm hold: ok", "capture deposit: failed",
 					"cancel booking: compensated", "void deposit: compensated", "release hold: compensated", "send not_booked: ok"}, unitStepNames(st))
 			},
 		},
@@ -230,8 +228,8 @@ func TestUnitFailureAtEachStep(t *testing.T) {
 			if tc.payment != "" {
 				require.Equal(t, tc.payment, st.Payment)
 			}
-			if len(tc.payments) == 0 {
-				require.Empty(t, st.Payment, "no payment saga ran")
+			if !slices.Contains(tc.appointment, "AuthorizeDeposit authorize-deposit") {
+				require.Empty(t, st.Payment, "no deposit was asked for")
 			}
 			require.Equal(t, tc.appointment, f.Sequence("appointment"))
 			require.Equal(t, tc.payments, f.Sequence("payment"))
@@ -291,26 +289,15 @@ func TestUnitCancellationWhileAuthorising(t *testing.T) {
 			require.Equal(t, workflows.StatusCancelled, st.Status)
 			require.Equal(t, "cancelled", st.Reason)
 			seq := f.Sequence("appointment")
-			require.Equal(t, []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"}, seq)
-			// The payment saga voided its side before the appointment voided
-			// by reference: the appointment waits for it to finish.
-			require.NoError(t, f.childErr, "the payment saga finished, it was not terminated")
-			require.Contains(t, []deposit.Status{deposit.Voided, deposit.Failed}, f.child.Status)
-			require.Equal(t, []string{"AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit"}, f.Sequence("payment"))
-			var childVoid, parentVoid time.Time
-			for _, c := range f.Started("VoidDeposit") {
-				if c.Saga == "payment" {
-					childVoid = c.At
-				} else {
-					parentVoid = c.At
-				}
-			}
-			require.False(t, parentVoid.Before(childVoid))
+			require.Equal(t, []string{"HoldSlot hold-slot", "AuthorizeDeposit authorize-deposit", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent"}, seq)
+			// The void waited for the late authorisation's answer and
+			// voided the intent it named, so nothing stays authorised.
+			require.Equal(t, "pi_1", f.Input("appointment", "void-deposit").(activities.IntentInput).IntentID)
 			require.False(t, f.Live(), "no live authorisation is left behind")
 			require.Empty(t, f.Started("ConfirmHold"))
 			require.Empty(t, f.Started("CaptureDeposit"))
 			require.Empty(t, f.Started("SendConfirmation"))
-			require.Equal(t, []string{"hold slot: ok", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
+			require.Equal(t, []string{"hold slot: ok", "authorize deposit: ok", "void deposit: compensated", "release hold: compensated"}, unitStepNames(st))
 		})
 	}
 }
@@ -330,14 +317,14 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 		require.Equal(t, "hold-2", st.HoldID)
 		require.Equal(t, "booking-hold-2", st.BookingID)
 		require.Equal(t, []string{
-			"HoldSlot hold-slot", "payment/AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold",
+			"HoldSlot hold-slot", "AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold",
 			"HoldSlot rehold-slot", "ConfirmHold confirm-hold-2",
-			"payment/CaptureDeposit capture-deposit", "SendConfirmation send-confirmation",
+			"CaptureDeposit capture-deposit", "SendConfirmation send-confirmation",
 		}, f.Sequence(""))
 		require.Equal(t, activities.ConfirmHoldInput{Tenant: "demo", HoldID: "hold-2"}, f.Input("appointment", "confirm-hold-2"))
 		require.NotEqual(t, f.Key("appointment", "hold-slot"), f.Key("appointment", "rehold-slot"), "the re-hold is a new operation with its own key")
-		require.Equal(t, []string{"hold slot: ok", "authorize deposit (payment saga): ok", "confirm hold: failed", "hold slot: ok", "confirm hold: ok",
-			"capture deposit (payment saga): ok", "send confirmation: ok"}, unitStepNames(st))
+		require.Equal(t, []string{"hold slot: ok", "authorize deposit: ok", "confirm hold: failed", "hold slot: ok", "confirm hold: ok",
+			"capture deposit: ok", "send confirmation: ok"}, unitStepNames(st))
 		require.Empty(t, f.Started("ReleaseHold"))
 	})
 	t.Run("expired twice is rejected and compensated", func(t *testing.T) {
@@ -349,7 +336,7 @@ func TestUnitHoldExpiredOnConfirm(t *testing.T) {
 		st := unitResult(t, env)
 		require.Equal(t, workflows.StatusRejected, st.Status)
 		require.Equal(t, "hold_expired", st.Reason)
-		require.Equal(t, []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "HoldSlot rehold-slot", "ConfirmHold confirm-hold-2", "CancelBooking cancel-booking",
+		require.Equal(t, []string{"HoldSlot hold-slot", "AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold", "HoldSlot rehold-slot", "ConfirmHold confirm-hold-2", "CancelBooking cancel-booking",
 			"VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"}, f.Sequence("appointment"), "one re-hold only")
 		require.False(t, f.Live())
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/bookonce/bookonce/tenants"
 	"github.com/bookonce/bookonce/workflows"
 	"github.com/bookonce/bookonce/workflows/appointment"
+	"github.com/bookonce/bookonce/workflows/deposit"
 	"github.com/bookonce/bookonce/workflows/internal/workflowtest"
 	"github.com/bookonce/bookonce/workflows/lifecycle"
 )
@@ -58,14 +59,9 @@ func TestUnitCompensationRetriesBeyondActivityAttempts(t *testing.T) {
 	st := unitResult(t, env)
 	require.Equal(t, workflows.StatusRejected, st.Status, st.Reason)
 	require.Empty(t, st.ReviewCase)
-	var childVoids int
-	for _, c := range f.Started("VoidDeposit") {
-		if c.Saga == "payment" {
-			childVoids++
-		}
-	}
-	require.Greater(t, childVoids, int(req.Tuning.ActivityAttempts), "the void outlived the step retry budget")
-	require.Equal(t, outage+1, childVoids, "retried until it landed, then stopped")
+	voids := len(f.Started("VoidDeposit"))
+	require.Greater(t, voids, int(req.Tuning.ActivityAttempts), "the void outlived the step retry budget")
+	require.Equal(t, outage+1, voids, "retried until it landed, then stopped")
 	require.False(t, f.Live(), "the authorisation was voided")
 	require.Empty(t, reviewReasons(f))
 }
@@ -86,10 +82,7 @@ func TestUnitFinalCompensationFailureOpensReview(t *testing.T) {
 	require.Equal(t, workflows.StatusNeedsReview, st.Status, st.Reason)
 	require.NotEmpty(t, st.ReviewCase)
 	require.Contains(t, st.Reason, "compensation failed")
-	require.Equal(t, []review.Reason{review.ReasonCompensationFailed}, reviewReasons(f),
-		"one failed void, one case: the appointment reuses the payment saga's")
-	require.NotNil(t, f.child)
-	require.Equal(t, f.child.ReviewCase, st.ReviewCase, "the payment saga handed its failed void to a person")
+	require.Equal(t, []review.Reason{review.ReasonCompensationFailed}, reviewReasons(f), "one failed void, one case")
 }
 
 // TestUnitCancelWhileSendingConfirmationGoesToTheLifecycle: a cancel
@@ -164,7 +157,7 @@ func TestUnitHoldReconcileOutlastsACalendarOutage(t *testing.T) {
 	require.Equal(t, "hold-2", st.HoldID)
 	require.Equal(t, outage+1, lookups, "asked under one key until the calendar answered")
 	require.Equal(t, []string{"HoldSlot hold-slot", "FindHold find-hold-slot", "HoldSlot hold-slot-2",
-		"ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.Executions("appointment"))
+		"AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold", "CaptureDeposit capture-deposit", "SendConfirmation send-confirmation"}, f.Executions("appointment"))
 	require.Empty(t, reviewReasons(f))
 }
 
@@ -177,19 +170,32 @@ func TestUnitHoldReconcileOutlastsACalendarOutage(t *testing.T) {
 // the appointment still runs: the booking lands, the deposit is captured,
 // nothing is voided or cancelled. Before, the saga voided on its own at
 // its bound, the capture signal found it ended, and the compensation
-// cancelled the confirmed booking without telling anyone.
+// cancelled the confirmed booking without telling anyone. A payment link
+// has such a saga; a card deposit, the appointment's own steps, waits
+// with it (the card cases).
 func TestUnitConfirmOutlastsThePaymentDecisionBound(t *testing.T) {
 	cases := []struct {
 		name  string
+		link  bool
 		terms *tenants.Terms
 	}{
-		{name: "the derived bound"},
-		{name: "a worker's bound shorter than the outage", terms: &tenants.Terms{DecisionTimeout: 10 * time.Minute}},
+		{name: "link: the derived bound", link: true},
+		{name: "link: a worker's bound shorter than the outage", link: true, terms: &tenants.Terms{DecisionTimeout: 10 * time.Minute}},
+		{name: "card: the derived bound"},
+		{name: "card: a worker's bound shorter than the outage", terms: &tenants.Terms{DecisionTimeout: 10 * time.Minute}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env, f := newUnitEnv(t)
 			req := unitRequest()
+			if tc.link {
+				env, f = newUnitLinkEnv(t)
+				req = unitLinkRequest()
+				env.RegisterDelayedCallback(func() {
+					f.pay()
+					relay(t, env, deposit.EventCheckoutCompleted)
+				}, 5*time.Minute)
+			}
 			req.Terms = tc.terms
 			req.Tuning = workflows.Tuning{ActivityAttempts: 3, CompensationMaxInterval: time.Minute, ActivityTimeout: 10 * time.Minute}
 			f.delays["ConfirmHold"] = 5 * time.Minute // the calendar hangs, then refuses

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/bookonce/bookonce/activities"
@@ -67,7 +66,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 		st := unitResult(t, env)
 		require.Equal(t, workflows.StatusConfirmed, st.Status, st.Reason)
 		require.Equal(t, "hold-lost", st.HoldID)
-		require.Equal(t, []string{"HoldSlot hold-slot", "FindHold find-hold-slot", "ConfirmHold confirm-hold", "SendConfirmation send-confirmation"}, f.Sequence("appointment"))
+		require.Equal(t, []string{"HoldSlot hold-slot", "FindHold find-hold-slot", "AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold", "CaptureDeposit capture-deposit", "SendConfirmation send-confirmation"}, f.Sequence("appointment"))
 		require.Equal(t, activities.FindHoldInput{Tenant: "demo", Reference: unitWorkflowID}, f.Input("appointment", "find-hold-slot"))
 	})
 
@@ -116,7 +115,7 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 			},
 			holdOK:  func(id string) bool { return id == "hold-slot-3" },
 			status:  workflows.StatusConfirmed,
-			after:   []string{"HoldSlot hold-slot-3", "ConfirmHold confirm-hold", "SendConfirmation send-confirmation"},
+			after:   []string{"HoldSlot hold-slot-3", "AuthorizeDeposit authorize-deposit", "ConfirmHold confirm-hold", "CaptureDeposit capture-deposit", "SendConfirmation send-confirmation"},
 			minWait: time.Hour, maxWait: 2 * time.Hour, wantHold: "hold-hold-slot-3",
 		},
 	}
@@ -164,34 +163,29 @@ func TestUnitUnknownHoldOutcome(t *testing.T) {
 	}
 }
 
-// TestUnitUnknownDepositOutcome: the payment saga cannot tell whether the
-// authorisation happened; it opens a review case (pointing at itself) and
-// reports NeedsReview, which the appointment shows; the reviewer's
-// decision goes to the payment saga.
+// TestUnitUnknownDepositOutcome: the appointment cannot tell whether the
+// card's authorisation happened; it opens a review case (pointing at
+// itself) and shows NeedsReview; the reviewer's decision comes back to it.
 func TestUnitUnknownDepositOutcome(t *testing.T) {
-	childID := deposit.WorkflowID(unitWorkflowID)
 	untilReview := []string{
-		"AuthorizeDeposit authorize-deposit", "FindDeposit find-deposit-1", "AuthorizeDeposit authorize-deposit-2",
+		"HoldSlot hold-slot", "AuthorizeDeposit authorize-deposit", "FindDeposit find-deposit-1", "AuthorizeDeposit authorize-deposit-2",
 		"FindDeposit find-deposit-2", "OpenReviewCase open-review-authorize-deposit-2",
 	}
 	cases := []struct {
-		name        string
-		action      review.Action
-		status      workflows.BookingStatus
-		reason      string
-		appointment []string
-		payment     []string
+		name   string
+		action review.Action
+		status workflows.BookingStatus
+		reason string
+		after  []string
 	}{
 		{
 			name: "retry", action: review.ActionRetry, status: workflows.StatusConfirmed,
-			appointment: []string{"HoldSlot hold-slot", "ConfirmHold confirm-hold", "SendConfirmation send-confirmation"},
-			payment:     []string{"AuthorizeDeposit authorize-deposit-3", "CaptureDeposit capture-deposit"},
+			after: []string{"AuthorizeDeposit authorize-deposit-3", "ConfirmHold confirm-hold", "CaptureDeposit capture-deposit", "SendConfirmation send-confirmation"},
 		},
 		{
 			name: "abandon", action: review.ActionAbandon, status: workflows.StatusPaymentFailed,
-			reason:      "deposit outcome unknown, review: abandon",
-			appointment: []string{"HoldSlot hold-slot", "VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
-			payment:     []string{"VoidDeposit void-deposit"},
+			reason: "deposit outcome unknown, review: abandon",
+			after:  []string{"VoidDeposit void-deposit", "ReleaseHold release-hold", "CloseIntent close-intent", "SendConfirmation send-not-booked"},
 		},
 	}
 	for _, tc := range cases {
@@ -213,40 +207,32 @@ func TestUnitUnknownDepositOutcome(t *testing.T) {
 			req := unitRequest()
 			req.Tuning = workflows.Tuning{ActivityAttempts: 1}
 			var appt appointment.State
-			var pay deposit.State
-			var qerr, serr error
+			var qerr error
 			env.RegisterDelayedCallback(func() {
 				if appt, qerr = unitQuery(env); qerr != nil {
 					return
 				}
-				var v converter.EncodedValue
-				if v, qerr = env.QueryWorkflowByID(childID, workflows.QueryStatus); qerr != nil {
-					return
-				}
-				if qerr = v.Get(&pay); qerr != nil {
-					return
-				}
-				serr = env.SignalWorkflowByID(childID, workflows.SignalReviewDecision, workflows.ReviewDecision{Action: tc.action})
+				env.SignalWorkflow(workflows.SignalReviewDecision, workflows.ReviewDecision{Action: tc.action})
 			}, 2*time.Minute)
 			env.ExecuteWorkflow(appointment.WorkflowName, req)
 
 			require.NoError(t, qerr)
-			require.NoError(t, serr)
 			require.Equal(t, workflows.StatusNeedsReview, appt.Status, "the appointment shows the deposit's review")
 			require.Equal(t, deposit.NeedsReview, appt.Payment)
-			require.Equal(t, deposit.NeedsReview, pay.Status)
-			rin := f.Input("payment", "open-review-authorize-deposit-2").(activities.ReviewInput)
-			require.Equal(t, childID, rin.WorkflowID, "the case names the saga that waits for it")
+			require.NotEmpty(t, appt.ReviewCase)
+			rin := f.Input("appointment", "open-review-authorize-deposit-2").(activities.ReviewInput)
+			require.Equal(t, unitWorkflowID, rin.WorkflowID, "the case names the workflow that waits for it")
 
 			st := unitResult(t, env)
 			require.Equal(t, tc.status, st.Status, st.Reason)
 			require.Contains(t, st.Reason, tc.reason)
-			require.Equal(t, tc.appointment, f.Sequence("appointment"))
-			require.Equal(t, append(append([]string{}, untilReview...), tc.payment...), f.Sequence("payment"))
+			require.Equal(t, append(append([]string{}, untilReview...), tc.after...), f.Sequence("appointment"))
+			require.Empty(t, f.Sequence("payment"), "no payment saga")
 			require.False(t, f.Live(), "no live authorisation is left behind")
 			if tc.action == review.ActionRetry {
 				require.Equal(t, "pi_3", st.IntentID)
-				require.Equal(t, f.Key("payment", "authorize-deposit-3"), st.Steps[1].Key)
+				require.Empty(t, st.ReviewCase, "the case is decided")
+				require.Equal(t, f.Key("appointment", "authorize-deposit-3"), st.Steps[len(untilReview)-3].Key)
 			}
 		})
 	}

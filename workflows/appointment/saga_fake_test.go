@@ -3,8 +3,9 @@ package appointment_test
 // The downstream world of the saga unit tests (appointment_test.go,
 // payment_test.go, review_test.go, compensation_test.go): AppointmentWorkflow
 // and PaymentWorkflow run on the SDK's test environment, every activity is
-// mocked (env.OnActivity) by a fake downstream, the payment saga runs for
-// real as a child in the same environment, timers are skipped. Each path
+// mocked (env.OnActivity) by a fake downstream, the payment saga of a
+// payment link runs for real as a child in the same environment (a card
+// deposit is the appointment's own steps), timers are skipped. Each path
 // of the saga is driven by what the fake answers; the assertions are the
 // final state, the status table and the exact order in which activities
 // (compensations included) were started.
@@ -43,8 +44,8 @@ var unitWorkflowID = workflowtest.AppointmentID
 // (nil means the default: everything works) and remember what they saw.
 type unitFake struct {
 	*workflowtest.Recorder
-	// PaymentAPI is the payment API and review queue; the appointment's
-	// tests drive its deposit saga as the child it is.
+	// PaymentAPI is the payment API and review queue, for the card
+	// steps and the payment link's saga alike.
 	*workflowtest.PaymentAPI
 	mu     sync.Mutex
 	delays map[string]time.Duration

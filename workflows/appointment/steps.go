@@ -178,6 +178,9 @@ const versionLinkNeverMade = "link-never-made"
 func (a *appointment) voidDeposit(ctx workflow.Context) error {
 	intentID := a.state.IntentID
 	undone := false // the payment saga ended with nothing held
+	if a.cardAuth != nil {
+		intentID = a.cardIntent(ctx)
+	}
 	if a.child != nil {
 		// The payment saga may still be authorising (its answer not yet
 		// back): tell it to void and wait until it has finished, so an

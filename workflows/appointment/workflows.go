@@ -51,6 +51,11 @@ type appointment struct {
 	honourCancel bool
 	// link: the deposit is paid through a payment link (deposit.VersionPaymentLink).
 	link bool
+	// cardAuth is the card's authorisation run inline (versionCardInline),
+	// nil when a payment saga runs the deposit; reviewing tells the
+	// waiting appointment that a person has its unknown outcome.
+	cardAuth  workflow.Future
+	reviewing workflow.Channel
 	// slotEnd is the booked slot's end as the calendar reported it.
 	slotEnd time.Time
 	// versions answers the run's GetVersion calls (Baseline).
@@ -127,9 +132,15 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 	} else if err := a.upsert(ctx, workflows.StatusHeld, "slot held"); err != nil {
 		return &outcome{workflows.StatusRejected, err.Error()}
 	}
+	inline := a.req.DepositAmount > 0 && !a.link &&
+		a.versions.GetVersion(ctx, versionCardInline, workflow.DefaultVersion, 1) >= 1
 	if a.req.DepositAmount > 0 {
 		a.saga.Add("void deposit", func(ctx workflow.Context) error { return a.voidDeposit(ctx) })
-		if o := a.authorize(ctx); o != nil {
+		authorize := a.authorize
+		if inline {
+			authorize = a.authorizeCard
+		}
+		if o := authorize(ctx); o != nil {
 			return o
 		}
 		a.phase(ctx, telemetry.PhaseAuthorisation)
@@ -150,7 +161,11 @@ func (a *appointment) book(ctx workflow.Context) *outcome {
 		return &outcome{workflows.StatusCancelled, "cancelled by the customer"}
 	}
 	if a.req.DepositAmount > 0 {
-		if o := a.capture(ctx); o != nil {
+		capture := a.capture
+		if inline {
+			capture = a.captureCard
+		}
+		if o := capture(ctx); o != nil {
 			return o
 		}
 		a.phase(ctx, telemetry.PhaseCapture)
@@ -202,15 +217,7 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(a.payments, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &report) })
 		sel.AddFuture(a.child, func(f workflow.Future) { childDone = true; childErr = f.Get(ctx, &report) })
-		sel.AddFuture(timer, func(f workflow.Future) {
-			if f.Get(ctx, nil) != nil {
-				cancelled = true // the timer was cancelled with the workflow
-			} else {
-				timedOut = true
-			}
-		})
-		sel.AddReceive(a.cancel, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); cancelled = true })
-		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
+		a.boundAuthorization(ctx, sel, timer, &timedOut, &cancelled)
 		sel.Select(ctx)
 		switch {
 		case cancelled:
@@ -244,6 +251,21 @@ func (a *appointment) authorize(ctx workflow.Context) *outcome {
 			}
 		}
 	}
+}
+
+// boundAuthorization adds what ends a wait for the deposit's
+// authorisation to sel: its timer, the customer's cancel, the workflow's
+// cancellation.
+func (a *appointment) boundAuthorization(ctx workflow.Context, sel workflow.Selector, timer workflow.Future, timedOut, cancelled *bool) {
+	sel.AddFuture(timer, func(f workflow.Future) {
+		if f.Get(ctx, nil) != nil {
+			*cancelled = true // the timer was cancelled with the workflow
+		} else {
+			*timedOut = true
+		}
+	})
+	sel.AddReceive(a.cancel, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); *cancelled = true })
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { *cancelled = true })
 }
 
 // capture tells the payment saga to capture and waits for it to finish.

@@ -1,12 +1,16 @@
-// Package deposit is the deposit saga, a child of the appointment saga:
-// authorise with manual capture (or send a payment link and wait for it
-// to be paid), tell the parent, then capture or void as the parent
-// decides; without a decision in time it voids on its own.
+// Package deposit is the deposit: its card steps (card.go), which the
+// appointment runs itself, and the deposit saga, a child of the
+// appointment saga for a payment link (and for card deposits of
+// appointments started before they ran inline): authorise with manual
+// capture (or send a payment link and wait for it to be paid), tell the
+// parent, then capture or void as the parent decides; without a decision
+// in time it voids on its own.
 //
 // This file is what callers use: the registered name, the workflow ID,
 // the signals and their payloads, the input and the state.
-// workflows.go is the card flow, link.go and link_steps.go the payment
-// link, samekey.go the retry under the same key after an unknown outcome.
+// card.go is the card steps (with the retry under the same key after an
+// unknown outcome), workflows.go the saga's card flow, link.go and
+// link_steps.go the payment link.
 package deposit
 
 import (

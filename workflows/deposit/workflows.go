@@ -36,7 +36,7 @@ func (p *payment) run(ctx workflow.Context) (State, error) {
 		return p.runLink(ctx)
 	}
 	p.saga.Add("void deposit", func(ctx workflow.Context) error { return p.void(ctx) })
-	intent, err := p.authorize(ctx)
+	intent, err := p.card().Authorize(ctx)
 	if err != nil {
 		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
 			return p.finish(ctx, Failed, "void: "+uerr.Error())
@@ -83,13 +83,7 @@ func (p *payment) authorized(ctx workflow.Context) (State, error) {
 		}
 		return p.finish(ctx, Voided, reason)
 	}
-	if err := p.capture(ctx); err != nil {
-		if !workflows.IsFinal(err) && p.capturedAfterAll(ctx) {
-			// The capture's answer was lost but it happened: a timeout is
-			// an unknown, and the payment API says it is done.
-			p.saga.Clear()
-			return p.finish(ctx, Captured, "")
-		}
+	if err := p.card().Capture(ctx, p.state.IntentID); err != nil {
 		// The compensation voids, or refunds what was captured after all.
 		if uerr := p.undo(ctx); uerr != nil && p.saga.Durable {
 			return p.finish(ctx, Failed, "capture: "+err.Error()+"; void or refund: "+uerr.Error())
@@ -100,64 +94,16 @@ func (p *payment) authorized(ctx workflow.Context) (State, error) {
 	return p.finish(ctx, Captured, "")
 }
 
-// authorize runs the authorisation; an outcome still unknown after the
-// retries is reconciled by reference, then, if still unknown, reviewed.
-func (p *payment) authorize(ctx workflow.Context) (string, error) {
-	// The call is not abandoned on cancellation: its answer tells what to
-	// void. Abandoning it would void by reference before the
-	// authorisation lands and leave it live.
-	ctx, cancel := workflow.NewDisconnectedContext(ctx)
-	defer cancel()
-	in := activities.DepositInput{
-		Tenant: p.req.Tenant, Reference: p.req.Reference, Amount: p.req.Amount, Currency: p.req.Currency,
-		PaymentMethod: p.req.PaymentMethod, Description: p.req.Description,
+// card is the saga's card steps, reporting into its state.
+func (p *payment) card() Card {
+	c := CardOf(p.req, p.tuning)
+	c.Record = p.record
+	c.Reviewing = func(ctx workflow.Context, _ string) {
+		p.set(ctx, NeedsReview, "deposit outcome unknown: waiting for review")
+		p.notifyParent(ctx)
 	}
-	started := workflow.Now(ctx)
-	for attempt := 1; ; attempt++ {
-		id := "authorize-deposit"
-		if attempt > 1 {
-			id = fmt.Sprintf("authorize-deposit-%d", attempt)
-		}
-		var res activities.IntentResult
-		err := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, p.tuning, id, fmt.Sprintf("Authorise %d %s", p.req.Amount, p.req.Currency)),
-			act.AuthorizeDeposit, in).Get(ctx, &res)
-		p.record("authorize deposit", id, res.Step, err)
-		if err == nil {
-			return res.Intent.ID, nil
-		}
-		if workflows.IsFinal(err) {
-			return "", err
-		}
-		// Unknown: look the authorisation up by the booking reference.
-		var found activities.IntentResult
-		ferr := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, p.tuning, fmt.Sprintf("find-deposit-%d", attempt), "Reconcile deposit by reference"),
-			act.FindDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference}).Get(ctx, &found)
-		if ferr == nil && found.Found {
-			return found.Intent.ID, nil
-		}
-		if ferr == nil && attempt == 1 && p.lookupProvesAbsence(ctx, found) {
-			continue // the payment API answered: nothing happened, try once more
-		}
-		if ferr == nil && attempt == 1 {
-			// "Not found" proves nothing here: keep the key that may have
-			// authorised, within the provider's key retention.
-			intent, serr, settled := p.retrySameKey(ctx, in, id, started)
-			if settled {
-				return intent, serr
-			}
-			if serr != nil {
-				err = serr
-			}
-		}
-		action, rerr := workflows.AwaitReview(ctx, p.tuning, p.req.Tenant, id, err, func(string) {
-			p.set(ctx, NeedsReview, "deposit outcome unknown: waiting for review")
-			p.notifyParent(ctx)
-		})
-		if rerr != nil || action != review.ActionRetry {
-			return "", fmt.Errorf("deposit outcome unknown, review: %s: %w", action, err)
-		}
-		p.set(ctx, Authorizing, "retrying after review")
-	}
+	c.Retrying = func(ctx workflow.Context) { p.set(ctx, Authorizing, "retrying after review") }
+	return c
 }
 
 func (p *payment) awaitDecision(ctx workflow.Context) (Action, bool) {
@@ -204,24 +150,6 @@ func (p *payment) parentStillDeciding(ctx workflow.Context) bool {
 	}
 	workflow.GetLogger(ctx).Info("no decision in time; the appointment still runs: waiting another round", "appointment", parent.ID)
 	return true
-}
-
-func (p *payment) capture(ctx workflow.Context) error {
-	var res activities.IntentResult
-	// The booking stands in the calendar: an outage must not undo it, so
-	// the capture retries with its key until the payment API answers.
-	err := workflow.ExecuteActivity(workflows.CompensationCtx(ctx, p.tuning, "capture-deposit", "Capture deposit "+p.state.IntentID),
-		act.CaptureDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference, IntentID: p.state.IntentID}).Get(ctx, &res)
-	p.record("capture deposit", "capture-deposit", res.Step, err)
-	return err
-}
-
-// capturedAfterAll reconciles a capture whose outcome is unknown.
-func (p *payment) capturedAfterAll(ctx workflow.Context) bool {
-	var found activities.IntentResult
-	err := workflow.ExecuteActivity(workflows.ActivityCtx(ctx, p.tuning, "find-capture", "Reconcile capture by reference"),
-		act.FindDeposit, activities.IntentInput{Tenant: p.req.Tenant, Reference: p.req.Reference}).Get(ctx, &found)
-	return err == nil && found.Found && found.Intent.AmountCaptured > 0
 }
 
 func (p *payment) void(ctx workflow.Context) error {
