@@ -89,6 +89,41 @@ func TestContentionLoserMustBeOfferedAnotherTime(t *testing.T) {
 	require.Len(t, c.NotOffered, 1)
 }
 
+// TestLostAuthorisationEndsWhenLookedUp: an authorisation whose answer
+// was lost and never sent again ends reconciled when a later lookup by
+// reference answered with its intent; a lookup whose answer was lost too,
+// or that found another intent, ends nothing.
+func TestLostAuthorisationEndsWhenLookedUp(t *testing.T) {
+	at := time.Date(2026, 12, 8, 12, 0, 0, 0, time.UTC)
+	lost := exchange{upstream: upstreamPayments, at: at, Exchange: chaos.Exchange{
+		Method: "POST", Path: "/v1/payment_intents", IdempotencyKey: "bko1_a", UpstreamStatus: 200, Fault: chaos.DropAfterCommit,
+		Body: []byte("metadata[booking_reference]=appointment:demo:x&metadata[step]=deposit"), Response: []byte(`{"id":"pi_1","object":"payment_intent"}`)}}
+	search := func(found string, fault chaos.Fault) exchange {
+		return exchange{upstream: upstreamPayments, at: at.Add(2 * time.Second), Exchange: chaos.Exchange{
+			Method: "GET", Path: "/v1/payment_intents/search", UpstreamStatus: 200, Fault: fault,
+			Response: []byte(`{"object":"search_result","data":[{"id":"` + found + `","object":"payment_intent"}]}`)}}
+	}
+	cases := []struct {
+		name  string
+		later exchange
+		ended string
+	}{
+		{"found by reference", search("pi_1", ""), "reconciled"},
+		{"the lookup's answer lost too", search("pi_1", chaos.DropAfterCommit), "unresolved"},
+		{"another intent found", search("pi_2", ""), "unresolved"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ended, took, timed := unknownEvidence{}.ending([]exchange{lost, tc.later}, 0)
+			require.Equal(t, tc.ended, ended)
+			require.Equal(t, tc.ended == "reconciled", timed)
+			if timed {
+				require.Equal(t, 2*time.Second, took)
+			}
+		})
+	}
+}
+
 func TestLostAnswersOfKeylessProtocolsEndWhenRedelivered(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	webhook := func(event string, status int, sec int) exchange {

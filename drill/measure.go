@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -98,6 +99,9 @@ func (ev unknownEvidence) ending(all []exchange, i int) (ended string, took time
 			return "reconciled", later.at.Sub(x.at), true // a new key, answered from the business reference
 		}
 	}
+	if took, ok := readBack(all, i); ok {
+		return "reconciled", took, true // looked up by reference, found
+	}
 	ref := x.reference()
 	if ref == "" {
 		id := x.responseID()
@@ -107,6 +111,25 @@ func (ev unknownEvidence) ending(all []exchange, i int) (ended string, took time
 		return "review", 0, false
 	}
 	return "unresolved", 0, false
+}
+
+// readBack reports whether a later read of the same upstream (a lookup
+// by the business reference: the saga's FindHold or FindDeposit) answered
+// the caller with the object whose answer all[i] lost, and how long after.
+func readBack(all []exchange, i int) (took time.Duration, ok bool) {
+	x := all[i]
+	id := x.responseID()
+	if id == "" {
+		return 0, false
+	}
+	needle := []byte(`"id":"` + id + `"`)
+	for _, later := range all[i+1:] {
+		if later.upstream == x.upstream && later.Method == "GET" && later.Committed() && !answerLost(later.Fault) &&
+			bytes.Contains(later.Response, needle) {
+			return later.at.Sub(x.at), true
+		}
+	}
+	return 0, false
 }
 
 // redelivered ends a lost answer of a protocol without Idempotency-Key (a
