@@ -82,7 +82,9 @@ func (g *Gateway) deliverPayment(ctx context.Context, q execer, p paymentInbox) 
 // authorisation without a running saga is the reconciler's to void. Only
 // a reference no workflow ever had is unmatched.
 func (g *Gateway) lateOrUnmatched(ctx context.Context, p paymentInbox) (string, error) {
-	for _, id := range []string{deposit.WorkflowID(p.Reference), reference.SagaOf(p.Reference)} {
+	// The appointment first: a card's echo, the common case, costs one
+	// lookup; a payment saga without one (an older run's) is asked after.
+	for _, id := range []string{reference.SagaOf(p.Reference), deposit.WorkflowID(p.Reference)} {
 		_, err := g.Temporal.DescribeWorkflowExecution(ctx, id, "")
 		var notFound *serviceerror.NotFound
 		switch {

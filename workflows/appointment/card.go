@@ -21,9 +21,8 @@ const versionCardInline = "card-deposit-inline"
 
 // card is the deposit's card steps, reporting into the appointment.
 func (a *appointment) card() deposit.Card {
-	c := deposit.Card{Tenant: a.req.Tenant, Reference: a.state.Reference, Amount: a.req.DepositAmount, Currency: a.req.Currency,
-		PaymentMethod: a.req.PaymentMethod, Description: "Deposit " + a.req.Service, Tuning: a.tuning,
-		Versions: a.versions, Record: a.record}
+	c := deposit.CardOf(a.depositRequest(), a.tuning)
+	c.Versions, c.Record = a.versions, a.record
 	c.Reviewing = func(ctx workflow.Context, caseID string) {
 		a.state.ReviewCase, a.state.Payment = caseID, deposit.NeedsReview
 		a.show(ctx, workflows.StatusNeedsReview, "deposit outcome unknown: waiting for review case "+caseID)

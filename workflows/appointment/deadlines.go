@@ -36,15 +36,22 @@ func (a *appointment) paymentRequest(ctx workflow.Context) deposit.Request {
 		// sooner whether the appointment still runs (VersionDecisionAwaitsParent).
 		decision = a.req.Terms.DecisionTimeout
 	}
-	req := deposit.Request{
-		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Amount: a.req.DepositAmount,
-		Currency: a.req.Currency, PaymentMethod: a.req.PaymentMethod, Description: "Deposit " + a.req.Service,
-		DecisionTimeout: decision, Tuning: a.req.Tuning,
-	}
+	req := a.depositRequest()
+	req.DecisionTimeout = decision
 	if a.link {
 		req.LinkTTL, req.Channel, req.Terms, req.Timezone = deposit.LinkTTL(a.req.LinkTTL), a.req.Channel, a.req.Terms, a.req.Timezone
 	}
 	return req
+}
+
+// depositRequest is what the booking's deposit is asked with, by card
+// (deposit.CardOf) or by the payment saga (paymentRequest).
+func (a *appointment) depositRequest() deposit.Request {
+	return deposit.Request{
+		Tenant: a.req.Tenant, Reference: a.state.Reference, Customer: a.req.Customer, Amount: a.req.DepositAmount,
+		Currency: a.req.Currency, PaymentMethod: a.req.PaymentMethod, Description: "Deposit " + a.req.Service,
+		Tuning: a.req.Tuning,
+	}
 }
 
 // decisionBound is the longest the appointment may take from the
